@@ -1,0 +1,93 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Numbers from RFC 8915 (Network Time Security for NTP) and the RFCs it builds on, each with
+ * the section that defines it, plus the size limits this implementation enforces. */
+
+/* RFC 8915 section 4: NTS-KE runs over TLS on TCP port 4460, ALPN "ntske/1". */
+#define NTS_KE_PORT 4460
+#define NTS_KE_ALPN "ntske/1"
+
+/* RFC 8915 section 4: every record is a 4-byte header (critical bit + 15-bit type, 16-bit
+ * body length) followed by the body. */
+#define NTS_KE_RECORD_HEADER_SIZE 4
+#define NTS_KE_RECORD_CRITICAL 0x8000U
+#define NTS_KE_RECORD_TYPE_MASK 0x7fffU
+
+/* RFC 8915 section 4.1 (registry: section 7.6): record types. */
+enum {
+        NTS_KE_RECORD_END_OF_MESSAGE = 0,    /* 4.1.1 */
+        NTS_KE_RECORD_NEXT_PROTOCOL = 1,     /* 4.1.2 */
+        NTS_KE_RECORD_ERROR = 2,             /* 4.1.3 */
+        NTS_KE_RECORD_WARNING = 3,           /* 4.1.4 */
+        NTS_KE_RECORD_AEAD_ALGORITHM = 4,    /* 4.1.5 */
+        NTS_KE_RECORD_NEW_COOKIE = 5,        /* 4.1.6 */
+        NTS_KE_RECORD_SERVER = 6,            /* 4.1.7 NTPv4 Server Negotiation */
+        NTS_KE_RECORD_PORT = 7,              /* 4.1.8 NTPv4 Port Negotiation */
+};
+
+/* RFC 8915 section 4.1.3 (registry: section 7.8): codes of the Error record. */
+enum {
+        NTS_KE_ERROR_UNRECOGNIZED_CRITICAL_RECORD = 0,
+        NTS_KE_ERROR_BAD_REQUEST = 1,
+        NTS_KE_ERROR_INTERNAL_SERVER_ERROR = 2,
+};
+
+/* RFC 8915 section 7.7: NTS Next Protocols registry, Protocol ID 0 is NTPv4. */
+#define NTS_PROTOCOL_NTPV4 0
+
+/* AEAD algorithm identifiers from the IANA AEAD registry (RFC 5116 section 6):
+ * RFC 5297 section 6 for AES-SIV-CMAC, RFC 8452 section 8 for AES-GCM-SIV. */
+#define NTS_AEAD_ID_AES_SIV_CMAC_256 15
+#define NTS_AEAD_ID_AES_SIV_CMAC_384 16
+#define NTS_AEAD_ID_AES_SIV_CMAC_512 17
+#define NTS_AEAD_ID_AES_128_GCM_SIV 30
+#define NTS_AEAD_ID_AES_256_GCM_SIV 31
+
+/* RFC 8915 section 5.1: key derivation with the TLS exporter; the context is the protocol
+ * ID (2 bytes), the AEAD ID (2 bytes) and 0x00 for client-to-server, 0x01 for
+ * server-to-client keys. */
+#define NTS_EXPORTER_LABEL "EXPORTER-network-time-security"
+#define NTS_EXPORTER_CONTEXT_SIZE 5
+#define NTS_EXPORTER_C2S 0x00
+#define NTS_EXPORTER_S2C 0x01
+
+/* RFC 5905 section 7.3: the NTP header without extension fields or MAC. */
+#define NTP_HEADER_SIZE 48
+
+/* RFC 7822 section 3: extension field header, word alignment and minimum length (the
+ * length counts the header). */
+#define NTP_EF_HEADER_SIZE 4
+#define NTP_EF_MIN_SIZE 16
+
+/* RFC 8915 section 5.3-5.6 (registry: section 7.5): NTP extension field types. */
+#define NTP_EF_NTS_UNIQUE_IDENTIFIER 0x0104
+#define NTP_EF_NTS_COOKIE 0x0204
+#define NTP_EF_NTS_COOKIE_PLACEHOLDER 0x0304
+#define NTP_EF_NTS_AUTH_AND_EEF 0x0404
+
+/* RFC 8915 section 5.3: the Unique Identifier is at least 32 random octets. */
+#define NTS_UID_SIZE 32
+
+/* RFC 8915 section 5.6: nonce plus its padding is at least 16 octets. We send 16-byte nonces
+ * for AES-SIV (RFC 5297 allows any length) and 12-byte nonces for AES-GCM-SIV (RFC 8452). */
+#define NTS_MIN_NONCE_FIELD_SIZE 16
+#define NTS_SIV_NONCE_SIZE 16
+#define NTS_GCM_SIV_NONCE_SIZE 12
+#define NTS_AEAD_TAG_SIZE 16
+
+/* RFC 8915 section 4.1.6: servers SHOULD send eight cookies; section 5.7: a client keeps
+ * about that many by asking for refills with placeholders. */
+#define NTS_MAX_COOKIES 8
+
+/* RFC 8915 section 5.7: the kiss code a server sends when it cannot use a cookie. */
+#define NTS_KISS_NTSN "NTSN"
+
+/* Our limits. A valid KE answer with eight cookies of any real server is a few hundred
+ * bytes; anything larger than these is treated as an attack or a bug. */
+#define NTS_KE_MAX_MESSAGE_SIZE 16384
+#define NTS_MAX_COOKIE_SIZE 1024
+#define NTS_MAX_SERVER_NAME_SIZE 255   /* RFC 1035 section 2.3.4: names are at most 255 octets */
+#define NTS_MAX_AEAD_KEY_SIZE 64       /* AEAD_AES_SIV_CMAC_512 */
+/* An NTP response: header, UID, authenticator with 8 cookies of the largest size. */
+#define NTS_MAX_PACKET_SIZE (NTP_HEADER_SIZE + 2 * 64 + NTS_MAX_COOKIES * (NTS_MAX_COOKIE_SIZE + 8) + 128)

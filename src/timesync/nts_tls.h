@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* A non-blocking TLS 1.3 client session for NTS-KE over an already connected TCP socket,
+ * through libssl (loaded with dlopen() on first use). The caller owns the socket and the
+ * event loop: every call that would block returns -EAGAIN and NTS_tls_events() tells which
+ * poll events to wait for. */
+
+#include <time.h>
+
+#include "nts.h"
+
+typedef struct NTS_TLS NTS_TLS;
+
+typedef struct NTS_TLSOptions {
+        const char *hostname;           /* name or IP literal to verify; a name is also sent as SNI */
+        const char *ca_file;            /* PEM file of trusted CAs; NULL: system store */
+        const char *ca_dir;             /* hashed directory of trusted CAs; NULL: system store */
+        time_t verify_time;             /* check certificate validity at this time; 0: now */
+        bool no_verify_time;            /* do not check validity periods at all (bootstrap) */
+} NTS_TLSOptions;
+
+/* Loads libssl; takes no ownership of fd. Returns -EOPNOTSUPP if libssl is missing. */
+int NTS_tls_new(int fd, const NTS_TLSOptions *o, NTS_TLS **ret);
+NTS_TLS *NTS_tls_free(NTS_TLS *t);
+
+/* Drives the handshake. 0 when complete and verified (chain, hostname or IP, ALPN "ntske/1"
+ * selected by the server, TLS >= 1.3); -EAGAIN to be called again when NTS_tls_events()
+ * happen; another negative errno on failure, with the reason in NTS_tls_error(). */
+int NTS_tls_handshake(NTS_TLS *t);
+
+/* Returns bytes written/read, 0 on read for an orderly close by the peer, -EAGAIN (see
+ * NTS_tls_events()), or another negative errno with NTS_tls_error() set. */
+ssize_t NTS_tls_write(NTS_TLS *t, const void *buf, size_t size);
+ssize_t NTS_tls_read(NTS_TLS *t, void *buf, size_t size);
+
+/* EPOLLIN and/or EPOLLOUT: what the last -EAGAIN waits for. */
+uint32_t NTS_tls_events(const NTS_TLS *t);
+
+/* RFC 8915 section 5.1: exports the C2S and S2C keys for aead (each key_size bytes of the
+ * algorithm) into c2s and s2c (iov_len is capacity on entry, key size on return). */
+int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, struct iovec *c2s, struct iovec *s2c);
+
+/* Text of the last failure (certificate verification message, TLS alert, ALPN refusal,
+ * system error); "" if none. Valid until the next call on t. */
+const char *NTS_tls_error(const NTS_TLS *t);
+
+/* What an operator wants to see about the session (nts-query, debug logs). Strings are owned
+ * by t. */
+typedef struct NTS_TLSInfo {
+        const char *version;            /* "TLSv1.3" */
+        const char *cipher;             /* "TLS_AES_256_GCM_SHA384" */
+        char subject[256];
+        char issuer[256];
+        time_t not_before;
+        time_t not_after;
+        const char *verify_result;      /* "ok" or the verification message */
+} NTS_TLSInfo;
+
+int NTS_tls_info(NTS_TLS *t, NTS_TLSInfo *ret);
+
+/* Sends close_notify, best effort, without blocking. */
+void NTS_tls_shutdown(NTS_TLS *t);

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <string.h>
+
+#include "ntp_packet.h"
+#include "unaligned.h"
+
+#define NSEC_PER_SEC INT64_C(1000000000)
+
+static void put_ts(uint8_t *p, NTPTimestamp t) {
+        unaligned_write_be32(p, t.seconds);
+        unaligned_write_be32(p + 4, t.fraction);
+}
+
+static NTPTimestamp get_ts(const uint8_t *p) {
+        return (NTPTimestamp) { unaligned_read_be32(p), unaligned_read_be32(p + 4) };
+}
+
+void ntp_header_encode(const NTPHeader *h, uint8_t buf[static NTP_HEADER_SIZE]) {
+        buf[0] = (uint8_t) ((h->leap & 3) << 6 | (h->version & 7) << 3 | (h->mode & 7));
+        buf[1] = h->stratum;
+        buf[2] = (uint8_t) h->poll;
+        buf[3] = (uint8_t) h->precision;
+        unaligned_write_be16(buf + 4, h->root_delay.seconds);
+        unaligned_write_be16(buf + 6, h->root_delay.fraction);
+        unaligned_write_be16(buf + 8, h->root_dispersion.seconds);
+        unaligned_write_be16(buf + 10, h->root_dispersion.fraction);
+        memcpy(buf + 12, h->refid, 4);
+        put_ts(buf + 16, h->reference);
+        put_ts(buf + 24, h->origin);
+        put_ts(buf + 32, h->receive);
+        put_ts(buf + 40, h->transmit);
+}
+
+void ntp_header_decode(const uint8_t buf[static NTP_HEADER_SIZE], NTPHeader *ret) {
+        *ret = (NTPHeader) {
+                .leap = buf[0] >> 6,
+                .version = (buf[0] >> 3) & 7,
+                .mode = buf[0] & 7,
+                .stratum = buf[1],
+                .poll = (int8_t) buf[2],
+                .precision = (int8_t) buf[3],
+                .root_delay = { unaligned_read_be16(buf + 4), unaligned_read_be16(buf + 6) },
+                .root_dispersion = { unaligned_read_be16(buf + 8), unaligned_read_be16(buf + 10) },
+                .reference = get_ts(buf + 16),
+                .origin = get_ts(buf + 24),
+                .receive = get_ts(buf + 32),
+                .transmit = get_ts(buf + 40),
+        };
+        memcpy(ret->refid, buf + 12, 4);
+}
+
+static int64_t ntp_seconds_to_unix(uint32_t seconds) {
+        /* Era 1 for values below 2^31 (dates after 2036-02-07). */
+        int64_t s = (int64_t) seconds - (int64_t) NTP_UNIX_EPOCH_OFFSET;
+        if (seconds < UINT32_C(0x80000000))
+                s += INT64_C(1) << 32;
+        return s;
+}
+
+struct timespec ntp_ts_to_timespec(NTPTimestamp t) {
+        return (struct timespec) {
+                .tv_sec = (time_t) ntp_seconds_to_unix(t.seconds),
+                .tv_nsec = (long) (((uint64_t) t.fraction * (uint64_t) NSEC_PER_SEC) >> 32),
+        };
+}
+
+int64_t ntp_ts_to_nsec(NTPTimestamp t) {
+        struct timespec ts = ntp_ts_to_timespec(t);
+        return (int64_t) ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
+NTPTimestamp ntp_ts_from_timespec(const struct timespec *ts) {
+        uint64_t frac = (((uint64_t) ts->tv_nsec) << 32) / (uint64_t) NSEC_PER_SEC;
+        return (NTPTimestamp) {
+                .seconds = (uint32_t) ((uint64_t) ts->tv_sec + NTP_UNIX_EPOCH_OFFSET),
+                .fraction = (uint32_t) frac,
+        };
+}
+
+NTPTimestamp ntp_ts_from_nsec(int64_t nsec) {
+        struct timespec ts = {
+                .tv_sec = (time_t) (nsec / NSEC_PER_SEC),
+                .tv_nsec = (long) (nsec % NSEC_PER_SEC),
+        };
+        if (ts.tv_nsec < 0) {
+                ts.tv_sec--;
+                ts.tv_nsec += NSEC_PER_SEC;
+        }
+        return ntp_ts_from_timespec(&ts);
+}
+
+int64_t ntp_short_to_nsec(NTPShort s) {
+        return (int64_t) s.seconds * NSEC_PER_SEC + (((int64_t) s.fraction * NSEC_PER_SEC) >> 16);
+}
+
+NTPShort ntp_short_from_nsec(int64_t nsec) {
+        if (nsec <= 0)
+                return (NTPShort) {};
+        if (nsec >= INT64_C(65536) * NSEC_PER_SEC)
+                return (NTPShort) { UINT16_MAX, UINT16_MAX };
+        return (NTPShort) {
+                .seconds = (uint16_t) (nsec / NSEC_PER_SEC),
+                .fraction = (uint16_t) (((nsec % NSEC_PER_SEC) << 16) / NSEC_PER_SEC),
+        };
+}

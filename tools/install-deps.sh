@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Installs everything needed to build timesyncd-nts and run its whole test suite on Debian 12.
+# Idempotent and quick when everything is present. Peer servers (chrony, NTPsec) are not
+# installed as packages (their maintainer scripts would start services): test/tools/fetch-peers.sh
+# extracts them into the build tree instead.
+set -euo pipefail
+
+packages=(
+        # build
+        gcc clang llvm meson ninja-build pkg-config libsystemd-dev libssl-dev libssl3 scdoc
+        # tests
+        openssl dbus systemd iproute2 util-linux procps python3 ca-certificates valgrind
+)
+
+missing=()
+for p in "${packages[@]}"; do
+        dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$' || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ]; then
+        echo "Installing: ${missing[*]}"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

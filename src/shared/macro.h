@@ -88,6 +88,16 @@ _noreturn_ void assert_failed(const char *text, const char *file, int line, cons
                 _fd_;                                                                          \
         })
 
+/* Allocation that cannot overflow in the size multiplication. */
+#define new(t, n) ((t *) malloc_multiply(sizeof(t), (n)))
+#define new0(t, n) ((t *) calloc((n) ?: 1, sizeof(t)))
+
+static inline void *malloc_multiply(size_t size, size_t n) {
+        if (size > 0 && n > SIZE_MAX / size)
+                return NULL;
+        return malloc((size * n) ?: 1);
+}
+
 static inline void *mfree(void *p) {
         free(p);
         return NULL;

@@ -5,7 +5,6 @@
 #include "ntp_packet.h"
 #include "unaligned.h"
 
-#define NSEC_PER_SEC INT64_C(1000000000)
 
 static void put_ts(uint8_t *p, NTPTimestamp t) {
         unaligned_write_be32(p, t.seconds);
@@ -61,17 +60,17 @@ static int64_t ntp_seconds_to_unix(uint32_t seconds) {
 struct timespec ntp_ts_to_timespec(NTPTimestamp t) {
         return (struct timespec) {
                 .tv_sec = (time_t) ntp_seconds_to_unix(t.seconds),
-                .tv_nsec = (long) (((uint64_t) t.fraction * (uint64_t) NSEC_PER_SEC) >> 32),
+                .tv_nsec = (long) (((uint64_t) t.fraction * (uint64_t) NTP_NSEC_PER_SEC) >> 32),
         };
 }
 
 int64_t ntp_ts_to_nsec(NTPTimestamp t) {
         struct timespec ts = ntp_ts_to_timespec(t);
-        return (int64_t) ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+        return (int64_t) ts.tv_sec * NTP_NSEC_PER_SEC + ts.tv_nsec;
 }
 
 NTPTimestamp ntp_ts_from_timespec(const struct timespec *ts) {
-        uint64_t frac = (((uint64_t) ts->tv_nsec) << 32) / (uint64_t) NSEC_PER_SEC;
+        uint64_t frac = (((uint64_t) ts->tv_nsec) << 32) / (uint64_t) NTP_NSEC_PER_SEC;
         return (NTPTimestamp) {
                 .seconds = (uint32_t) ((uint64_t) ts->tv_sec + NTP_UNIX_EPOCH_OFFSET),
                 .fraction = (uint32_t) frac,
@@ -80,27 +79,27 @@ NTPTimestamp ntp_ts_from_timespec(const struct timespec *ts) {
 
 NTPTimestamp ntp_ts_from_nsec(int64_t nsec) {
         struct timespec ts = {
-                .tv_sec = (time_t) (nsec / NSEC_PER_SEC),
-                .tv_nsec = (long) (nsec % NSEC_PER_SEC),
+                .tv_sec = (time_t) (nsec / NTP_NSEC_PER_SEC),
+                .tv_nsec = (long) (nsec % NTP_NSEC_PER_SEC),
         };
         if (ts.tv_nsec < 0) {
                 ts.tv_sec--;
-                ts.tv_nsec += NSEC_PER_SEC;
+                ts.tv_nsec += NTP_NSEC_PER_SEC;
         }
         return ntp_ts_from_timespec(&ts);
 }
 
 int64_t ntp_short_to_nsec(NTPShort s) {
-        return (int64_t) s.seconds * NSEC_PER_SEC + (((int64_t) s.fraction * NSEC_PER_SEC) >> 16);
+        return (int64_t) s.seconds * NTP_NSEC_PER_SEC + (((int64_t) s.fraction * NTP_NSEC_PER_SEC) >> 16);
 }
 
 NTPShort ntp_short_from_nsec(int64_t nsec) {
         if (nsec <= 0)
                 return (NTPShort) {};
-        if (nsec >= INT64_C(65536) * NSEC_PER_SEC)
+        if (nsec >= INT64_C(65536) * NTP_NSEC_PER_SEC)
                 return (NTPShort) { UINT16_MAX, UINT16_MAX };
         return (NTPShort) {
-                .seconds = (uint16_t) (nsec / NSEC_PER_SEC),
-                .fraction = (uint16_t) (((nsec % NSEC_PER_SEC) << 16) / NSEC_PER_SEC),
+                .seconds = (uint16_t) (nsec / NTP_NSEC_PER_SEC),
+                .fraction = (uint16_t) (((nsec % NTP_NSEC_PER_SEC) << 16) / NTP_NSEC_PER_SEC),
         };
 }

@@ -29,6 +29,9 @@ enum {
 #define NTP_STRATUM_MAX 15
 #define NTP_STRATUM_UNSYNC 16
 
+/* Signed, for offsets and other differences of NTP times. */
+#define NTP_NSEC_PER_SEC INT64_C(1000000000)
+
 /* RFC 5905 section 6: seconds from the NTP epoch (1900) to the Unix epoch (1970). */
 #define NTP_UNIX_EPOCH_OFFSET UINT64_C(2208988800)
 

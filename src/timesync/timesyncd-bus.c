@@ -1,0 +1,478 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <netinet/in.h>
+
+#include "log.h"
+#include "server-name.h"
+#include "timesyncd-bus.h"
+#include "timesyncd-manager.h"
+
+#define TIMESYNC_PATH "/org/freedesktop/timesync1"
+#define TIMESYNC_INTERFACE "org.freedesktop.timesync1.Manager"
+#define TIMESYNC_NAME "org.freedesktop.timesync1"
+#define LOG_CONTROL_PATH "/org/freedesktop/LogControl1"
+#define LOG_CONTROL_INTERFACE "org.freedesktop.LogControl1"
+#define POLKIT_ACTION_SET_RUNTIME_SERVERS "org.freedesktop.timesync1.set-runtime-servers"
+
+/* How long to wait before connecting again when the bus is absent or went away. */
+#define BUS_RECONNECT_USEC (2 * USEC_PER_SEC)
+
+static int manager_schedule_bus_reconnect(Manager *m);
+
+static usec_t nsec_to_usec(int64_t nsec) {
+        return nsec > 0 ? (usec_t) nsec / 1000 : 0;
+}
+
+static int property_get_servers(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        ServerName **list = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "s");
+        if (r < 0)
+                return r;
+
+        LIST_FOREACH(names, n, *list) {
+                r = sd_bus_message_append(reply, "s", n->string);
+                if (r < 0)
+                        return r;
+        }
+
+        return sd_bus_message_close_container(reply);
+}
+
+static int property_get_fallback_servers(sd_bus *bus, const char *path, const char *interface,
+                                         const char *property, sd_bus_message *reply, void *userdata,
+                                         sd_bus_error *error) {
+        Manager *m = userdata;
+        return property_get_servers(bus, path, interface, property, reply, &m->fallback_servers, error);
+}
+
+static int property_get_server_name(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "s", m->current_server_name ? m->current_server_name->string : "");
+}
+
+static int property_get_server_address(sd_bus *bus, const char *path, const char *interface,
+                                       const char *property, sd_bus_message *reply, void *userdata,
+                                       sd_bus_error *error) {
+        Manager *m = userdata;
+        const ServerAddress *a = m->current_server_address;
+        const void *bytes = NULL;
+        size_t size = 0;
+        int family = AF_UNSPEC, r;
+
+        if (a && a->sockaddr.sa.sa_family == AF_INET) {
+                family = AF_INET;
+                bytes = &a->sockaddr.in.sin_addr;
+                size = sizeof(struct in_addr);
+        } else if (a && a->sockaddr.sa.sa_family == AF_INET6) {
+                family = AF_INET6;
+                bytes = &a->sockaddr.in6.sin6_addr;
+                size = sizeof(struct in6_addr);
+        }
+
+        r = sd_bus_message_open_container(reply, 'r', "iay");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(reply, "i", family);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append_array(reply, 'y', bytes, size);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+static int property_get_usec(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "t", *(usec_t *) userdata);
+}
+
+static int property_get_ntp_message(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                    sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        const NTPMessage *msg = &m->ntpmsg;
+        const NTPHeader *h = &msg->header;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'r', "uuuuittayttttbtt");
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_append(reply, "uuuuitt",
+                                  (uint32_t) h->leap, (uint32_t) h->version, (uint32_t) h->mode,
+                                  (uint32_t) h->stratum, (int32_t) h->precision,
+                                  nsec_to_usec(ntp_short_to_nsec(h->root_delay)),
+                                  nsec_to_usec(ntp_short_to_nsec(h->root_dispersion)));
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_append_array(reply, 'y', h->refid, sizeof h->refid);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_message_append(reply, "ttttbtt",
+                                  nsec_to_usec(msg->origin_nsec), nsec_to_usec(msg->receive_nsec),
+                                  nsec_to_usec(msg->transmit_nsec), nsec_to_usec(msg->destination_nsec),
+                                  (int) msg->spike, msg->packet_count, nsec_to_usec(msg->jitter_nsec));
+        if (r < 0)
+                return r;
+
+        return sd_bus_message_close_container(reply);
+}
+
+static int property_get_frequency(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "x", m->frequency);
+}
+
+/* ---- SetRuntimeNTPServers, with polkit where it runs ---- */
+
+static int set_runtime_servers_now(Manager *m, sd_bus_message *message, char **names) {
+        int r;
+
+        r = manager_set_runtime_servers(m, names);
+        if (r < 0)
+                return sd_bus_reply_method_errorf(message, SD_BUS_ERROR_FAILED,
+                                                  "Failed to set runtime servers: %s", strerror(-r));
+
+        log_info("Runtime NTP servers set over D-Bus.");
+        (void) manager_bus_emit_changed(m, "RuntimeNTPServers", NULL);
+        return sd_bus_reply_method_return(message, NULL);
+}
+
+typedef struct PendingAuthorization {
+        Manager *manager;
+        sd_bus_message *message;
+        char **names;
+} PendingAuthorization;
+
+static void pending_authorization_free(PendingAuthorization *p) {
+        if (!p)
+                return;
+        sd_bus_message_unref(p->message);
+        strv_free(p->names);
+        free(p);
+}
+
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        PendingAuthorization *p = userdata;
+        int authorized = false, challenge = false, r;
+
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                const sd_bus_error *e = sd_bus_message_get_error(reply);
+                log_warning("polkit check failed: %s", e && e->message ? e->message : "unknown error");
+                r = sd_bus_reply_method_errorf(p->message, SD_BUS_ERROR_ACCESS_DENIED,
+                                               "Authorization check failed.");
+                goto finish;
+        }
+
+        r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
+        if (r < 0) {
+                r = sd_bus_reply_method_errorf(p->message, SD_BUS_ERROR_ACCESS_DENIED,
+                                               "Malformed answer from polkit.");
+                goto finish;
+        }
+
+        if (authorized)
+                r = set_runtime_servers_now(p->manager, p->message, p->names);
+        else if (challenge)
+                r = sd_bus_reply_method_errorf(p->message, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
+                                               "Interactive authentication required.");
+        else
+                r = sd_bus_reply_method_errorf(p->message, SD_BUS_ERROR_ACCESS_DENIED,
+                                               "Access denied to %s.", POLKIT_ACTION_SET_RUNTIME_SERVERS);
+
+finish:
+        pending_authorization_free(p);
+        return r < 0 ? r : 0;
+}
+
+static int ask_polkit(Manager *m, sd_bus_message *message, char **names) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        PendingAuthorization *p;
+        uint32_t flags;
+        int r;
+
+        r = sd_bus_message_new_method_call(m->bus, &call, "org.freedesktop.PolicyKit1",
+                                           "/org/freedesktop/PolicyKit1/Authority",
+                                           "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization");
+        if (r < 0)
+                return r;
+
+        /* Subject: the caller's bus name; flags bit 0: allow interactive authentication. */
+        flags = sd_bus_message_get_allow_interactive_authorization(message) ? 1 : 0;
+        r = sd_bus_message_append(call, "(sa{sv})sa{ss}us",
+                                  "system-bus-name", 1, "name", "s", sd_bus_message_get_sender(message),
+                                  POLKIT_ACTION_SET_RUNTIME_SERVERS, 0, flags, "");
+        if (r < 0)
+                return r;
+
+        p = new0(PendingAuthorization, 1);
+        if (!p)
+                return -ENOMEM;
+        p->manager = m;
+        p->message = sd_bus_message_ref(message);
+        p->names = TAKE_PTR(names);
+
+        r = sd_bus_call_async(m->bus, NULL, call, on_polkit_reply, p, 0);
+        if (r < 0) {
+                pending_authorization_free(p);
+                return r;
+        }
+        return 1;
+}
+
+static int method_set_runtime_servers(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
+        _cleanup_(strv_freep) char **names = NULL;
+        Manager *m = userdata;
+        uid_t uid;
+        int r;
+
+        r = sd_bus_message_read_strv(message, &names);
+        if (r < 0)
+                return r;
+
+        for (char **s = names; s && *s; s++)
+                if (!server_name_is_valid(*s))
+                        return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
+                                                 "Invalid NTP server name or address, refusing: %s", *s);
+
+        r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID, &creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(creds, &uid);
+        if (r < 0)
+                return r;
+
+        if (uid == 0)
+                return set_runtime_servers_now(m, message, names);
+
+        /* Unprivileged callers need polkit's blessing; without polkit, only root may. */
+        r = sd_bus_get_name_creds(m->bus, "org.freedesktop.PolicyKit1", 0, NULL);
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "Only root may set runtime NTP servers here (no polkit).");
+
+        r = ask_polkit(m, message, TAKE_PTR(names));
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "Could not ask polkit: %s", strerror(-r));
+        return 1;
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+
+        SD_BUS_PROPERTY("LinkNTPServers", "as", property_get_servers, offsetof(Manager, link_servers),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("SystemNTPServers", "as", property_get_servers, offsetof(Manager, system_servers),
+                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("RuntimeNTPServers", "as", property_get_servers, offsetof(Manager, runtime_servers),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("FallbackNTPServers", "as", property_get_fallback_servers, 0,
+                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("ServerName", "s", property_get_server_name, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("ServerAddress", "(iay)", property_get_server_address, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("RootDistanceMaxUSec", "t", property_get_usec,
+                        offsetof(Manager, config.root_distance_max_usec), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("PollIntervalMinUSec", "t", property_get_usec,
+                        offsetof(Manager, config.poll_interval_min_usec), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("PollIntervalMaxUSec", "t", property_get_usec,
+                        offsetof(Manager, config.poll_interval_max_usec), SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("PollIntervalUSec", "t", property_get_usec, offsetof(Manager, poll_interval_usec),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NTPMessage", "(uuuuittayttttbtt)", property_get_ntp_message, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Frequency", "x", property_get_frequency, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+
+        SD_BUS_METHOD_WITH_ARGS("SetRuntimeNTPServers", SD_BUS_ARGS("as", runtime_servers), SD_BUS_NO_RESULT,
+                                method_set_runtime_servers, SD_BUS_VTABLE_UNPRIVILEGED),
+
+        SD_BUS_VTABLE_END
+};
+
+/* ---- org.freedesktop.LogControl1 ---- */
+
+static int property_get_log_level(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", log_level_to_string(log_get_max_level()));
+}
+
+static int property_set_log_level(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                  sd_bus_message *value, void *userdata, sd_bus_error *error) {
+        const char *s;
+        int level, r;
+
+        r = sd_bus_message_read(value, "s", &s);
+        if (r < 0)
+                return r;
+
+        level = log_level_from_string(s);
+        if (level < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid log level '%s'", s);
+
+        log_set_max_level(level);
+        log_info("Log level set to %s.", log_level_to_string(level));
+        return 0;
+}
+
+static int property_get_log_target(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", log_target_to_string(log_get_target()));
+}
+
+static int property_set_log_target(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                   sd_bus_message *value, void *userdata, sd_bus_error *error) {
+        LogTarget t;
+        const char *s;
+        int r;
+
+        r = sd_bus_message_read(value, "s", &s);
+        if (r < 0)
+                return r;
+
+        t = log_target_from_string(s);
+        if (t < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "Invalid log target '%s'", s);
+
+        log_set_target(t);
+        log_info("Log target set to %s.", log_target_to_string(t));
+        return 0;
+}
+
+static int property_get_syslog_identifier(sd_bus *bus, const char *path, const char *interface,
+                                          const char *property, sd_bus_message *reply, void *userdata,
+                                          sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", program_invocation_short_name);
+}
+
+static const sd_bus_vtable log_control_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_WRITABLE_PROPERTY("LogLevel", "s", property_get_log_level, property_set_log_level, 0, 0),
+        SD_BUS_WRITABLE_PROPERTY("LogTarget", "s", property_get_log_target, property_set_log_target, 0, 0),
+        SD_BUS_PROPERTY("SyslogIdentifier", "s", property_get_syslog_identifier, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_VTABLE_END
+};
+
+/* ---- connection life cycle ---- */
+
+int manager_bus_emit_changed(Manager *m, const char *property, ...) {
+        _cleanup_(strv_freep) char **names = NULL;
+        va_list ap;
+        int r;
+
+        assert(m);
+
+        if (!m->bus)
+                return 0;
+
+        va_start(ap, property);
+        for (const char *p = property; p; p = va_arg(ap, const char *))
+                if (strv_extend(&names, p) < 0) {
+                        va_end(ap);
+                        return -ENOMEM;
+                }
+        va_end(ap);
+
+        r = sd_bus_emit_properties_changed_strv(m->bus, TIMESYNC_PATH, TIMESYNC_INTERFACE, names);
+        if (r < 0)
+                log_debug_errno(r, "Failed to emit PropertiesChanged, ignoring: %m");
+        return r;
+}
+
+static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+
+        log_notice("Lost the connection to the system bus, reconnecting.");
+        m->bus = sd_bus_flush_close_unref(m->bus);
+        return manager_schedule_bus_reconnect(m);
+}
+
+static int manager_try_connect_bus(Manager *m) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        int r;
+
+        r = sd_bus_open_system(&bus);
+        if (r < 0)
+                return r;
+
+        /* A bus restart must not end the daemon. */
+        r = sd_bus_set_exit_on_disconnect(bus, false);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_add_object_vtable(bus, NULL, TIMESYNC_PATH, TIMESYNC_INTERFACE, manager_vtable, m);
+        if (r < 0)
+                return r;
+        r = sd_bus_add_object_vtable(bus, NULL, LOG_CONTROL_PATH, LOG_CONTROL_INTERFACE, log_control_vtable, m);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
+                                "org.freedesktop.DBus.Local", "Disconnected", on_bus_disconnected, m);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_request_name_async(bus, NULL, TIMESYNC_NAME, 0, NULL, NULL);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_attach_event(bus, m->event, 0);
+        if (r < 0)
+                return r;
+
+        m->bus = TAKE_PTR(bus);
+        log_debug("Connected to the system bus.");
+        return 0;
+}
+
+static int on_bus_reconnect(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        m->event_bus_reconnect = sd_event_source_disable_unref(m->event_bus_reconnect);
+
+        r = manager_try_connect_bus(m);
+        if (r < 0) {
+                log_debug_errno(r, "System bus still not available: %m");
+                return manager_schedule_bus_reconnect(m);
+        }
+        log_info("Connected to the system bus.");
+        return 0;
+}
+
+static int manager_schedule_bus_reconnect(Manager *m) {
+        int r;
+
+        if (m->event_bus_reconnect)
+                return 0;
+
+        r = sd_event_add_time_relative(m->event, &m->event_bus_reconnect, CLOCK_BOOTTIME, BUS_RECONNECT_USEC,
+                                       USEC_PER_SEC, on_bus_reconnect, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm bus reconnection timer: %m");
+        return 0;
+}
+
+int manager_connect_bus(Manager *m) {
+        int r;
+
+        assert(m);
+
+        r = manager_try_connect_bus(m);
+        if (r >= 0)
+                return 0;
+
+        /* Started before dbus (early boot) or without a bus at all: keep syncing and keep
+         * trying, the bus is a window on the daemon, not a need. */
+        log_notice_errno(r, "System bus not available (%m), will retry.");
+        return manager_schedule_bus_reconnect(m);
+}

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* org.freedesktop.timesync1: the stock Manager interface (same names and signatures, so
+ * Debian's timedatectl works unchanged) and org.freedesktop.LogControl1. */
+
+typedef struct Manager Manager;
+
+/* Connects now if the system bus is there, otherwise keeps retrying in the background. */
+int manager_connect_bus(Manager *m);
+
+/* Emits PropertiesChanged for the NULL-terminated list of properties, if connected. */
+int manager_bus_emit_changed(Manager *m, const char *property, ...);

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <sys/timex.h>
+
+#include "log.h"
+#include "ntp_packet.h"
+#include "timesyncd-clock.h"
+
+
+struct ClockBackend {
+        ClockBackendType type;
+
+        /* fake backend */
+        struct timespec fake_now;
+        ClockState fake_state;
+        unsigned n_steps, n_slews;
+};
+
+static const char *const backend_table[_CLOCK_BACKEND_MAX] = {
+        [CLOCK_BACKEND_KERNEL] = "kernel",
+        [CLOCK_BACKEND_OBSERVE] = "observe",
+        [CLOCK_BACKEND_FAKE] = "fake",
+};
+
+const char *clock_backend_type_to_string(ClockBackendType t) {
+        if (t < 0 || t >= _CLOCK_BACKEND_MAX)
+                return NULL;
+        return backend_table[t];
+}
+
+int clock_backend_new(ClockBackendType type, ClockBackend **ret) {
+        ClockBackend *b;
+
+        assert(type >= 0 && type < _CLOCK_BACKEND_MAX);
+        assert(ret);
+
+        b = new0(ClockBackend, 1);
+        if (!b)
+                return -ENOMEM;
+
+        b->type = type;
+        if (type == CLOCK_BACKEND_FAKE)
+                assert_se(clock_gettime(CLOCK_REALTIME, &b->fake_now) == 0);
+
+        *ret = b;
+        return 0;
+}
+
+ClockBackend *clock_backend_free(ClockBackend *b) {
+        return mfree(b);
+}
+
+ClockBackendType clock_backend_type(const ClockBackend *b) {
+        assert(b);
+        return b->type;
+}
+
+static void timespec_add_nsec(struct timespec *ts, int64_t nsec) {
+        int64_t total = (int64_t) ts->tv_nsec + nsec % NTP_NSEC_PER_SEC;
+
+        ts->tv_sec += (time_t) (nsec / NTP_NSEC_PER_SEC);
+        if (total < 0) {
+                total += NTP_NSEC_PER_SEC;
+                ts->tv_sec--;
+        } else if (total >= NTP_NSEC_PER_SEC) {
+                total -= NTP_NSEC_PER_SEC;
+                ts->tv_sec++;
+        }
+        ts->tv_nsec = (long) total;
+}
+
+/* PLL time constant from the poll interval, as the kernel documents it: poll = 2^(tc + 4)
+ * seconds is the recommended pairing (RFC 5905 appendix A.5.5.6 for the reference
+ * implementation; the kernel accepts 0..10). */
+static long time_constant(int poll_log2) {
+        return CLAMP((long) poll_log2 - 4, 0L, 10L);
+}
+
+static int kernel_adjust(const ClockAdjustment *a) {
+        struct timex tmx = {
+                .modes = ADJ_STATUS | ADJ_NANO | ADJ_MAXERROR | ADJ_ESTERROR,
+                .status = STA_PLL,
+                .maxerror = (long) CLAMP(a->max_error_nsec / INT64_C(1000), INT64_C(0), INT64_C(16000000)),
+                .esterror = (long) CLAMP(a->max_error_nsec / INT64_C(1000), INT64_C(0), INT64_C(16000000)),
+        };
+
+        if (a->step) {
+                /* ADJ_SETOFFSET steps atomically relative to the current time, so no time
+                 * passes between reading the clock and setting it. */
+                tmx.modes |= ADJ_SETOFFSET;
+                tmx.time.tv_sec = (time_t) (a->offset_nsec / NTP_NSEC_PER_SEC);
+                tmx.time.tv_usec = (long) (a->offset_nsec % NTP_NSEC_PER_SEC);
+                if (tmx.time.tv_usec < 0) {
+                        tmx.time.tv_sec--;
+                        tmx.time.tv_usec += NTP_NSEC_PER_SEC;
+                }
+        } else {
+                tmx.modes |= ADJ_OFFSET | ADJ_TIMECONST;
+                /* The kernel clamps the PLL offset to +-0.5 s. */
+                tmx.offset = (long) CLAMP(a->offset_nsec, -NTP_NSEC_PER_SEC / 2, NTP_NSEC_PER_SEC / 2);
+                tmx.constant = time_constant(a->poll_log2);
+        }
+
+        if (a->leap == NTP_LEAP_PLUSSEC)
+                tmx.status |= STA_INS;
+        else if (a->leap == NTP_LEAP_MINUSSEC)
+                tmx.status |= STA_DEL;
+
+        if (adjtimex(&tmx) < 0)
+                return -errno;
+
+        return 0;
+}
+
+static int kernel_get_state(ClockState *ret) {
+        struct timex tmx = { .modes = 0 };
+        int r;
+
+        r = adjtimex(&tmx);
+        if (r < 0)
+                return -errno;
+
+        *ret = (ClockState) {
+                .synchronized = !(tmx.status & STA_UNSYNC) && r != TIME_ERROR,
+                .frequency = tmx.freq,
+                .offset_nsec = (tmx.status & STA_NANO) ? tmx.offset : (int64_t) tmx.offset * INT64_C(1000),
+        };
+        return 0;
+}
+
+int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a) {
+        assert(b);
+        assert(a);
+
+        switch (b->type) {
+
+        case CLOCK_BACKEND_KERNEL:
+                return kernel_adjust(a);
+
+        case CLOCK_BACKEND_OBSERVE:
+                log_debug("Observe mode: would %s the clock by %+.6f s, leaving it alone.",
+                          a->step ? "step" : "slew", (double) a->offset_nsec / NTP_NSEC_PER_SEC);
+                return 0;
+
+        case CLOCK_BACKEND_FAKE:
+                if (a->step) {
+                        timespec_add_nsec(&b->fake_now, a->offset_nsec);
+                        b->n_steps++;
+                } else {
+                        b->fake_state.offset_nsec = a->offset_nsec;
+                        b->n_slews++;
+                }
+                b->fake_state.synchronized = true;
+                return 0;
+
+        default:
+                assert_not_reached();
+        }
+}
+
+int clock_backend_get_state(ClockBackend *b, ClockState *ret) {
+        assert(b);
+        assert(ret);
+
+        if (b->type == CLOCK_BACKEND_FAKE) {
+                *ret = b->fake_state;
+                return 0;
+        }
+        return kernel_get_state(ret);
+}
+
+int clock_backend_now(ClockBackend *b, struct timespec *ret) {
+        assert(b);
+        assert(ret);
+
+        if (b->type == CLOCK_BACKEND_FAKE) {
+                *ret = b->fake_now;
+                return 0;
+        }
+        if (clock_gettime(CLOCK_REALTIME, ret) < 0)
+                return -errno;
+        return 0;
+}
+
+int clock_backend_set(ClockBackend *b, const struct timespec *ts) {
+        assert(b);
+        assert(ts);
+
+        switch (b->type) {
+
+        case CLOCK_BACKEND_KERNEL:
+                if (clock_settime(CLOCK_REALTIME, ts) < 0)
+                        return -errno;
+                return 0;
+
+        case CLOCK_BACKEND_OBSERVE:
+                log_debug("Observe mode: would set the clock to %jd.%09ld, leaving it alone.",
+                          (intmax_t) ts->tv_sec, ts->tv_nsec);
+                return 0;
+
+        case CLOCK_BACKEND_FAKE:
+                b->fake_now = *ts;
+                b->n_steps++;
+                return 0;
+
+        default:
+                assert_not_reached();
+        }
+}
+
+void clock_backend_fake_set_now(ClockBackend *b, const struct timespec *ts) {
+        assert(b && b->type == CLOCK_BACKEND_FAKE);
+        b->fake_now = *ts;
+}
+
+unsigned clock_backend_fake_steps(const ClockBackend *b) {
+        assert(b && b->type == CLOCK_BACKEND_FAKE);
+        return b->n_steps;
+}
+
+unsigned clock_backend_fake_slews(const ClockBackend *b) {
+        assert(b && b->type == CLOCK_BACKEND_FAKE);
+        return b->n_slews;
+}

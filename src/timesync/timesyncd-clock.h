@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The only code that may change the system clock, behind one narrow interface, so that
+ * --observe and the tests can swap in backends that provably cannot:
+ *   kernel   adjtimex()/clock_settime(): the real thing
+ *   observe  reads the kernel state (adjtimex modes 0), logs what it would do, changes nothing
+ *   fake     a simulated clock in memory for unit tests (clock file logic, clock jumps)
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+typedef enum ClockBackendType {
+        CLOCK_BACKEND_KERNEL,
+        CLOCK_BACKEND_OBSERVE,
+        CLOCK_BACKEND_FAKE,
+        _CLOCK_BACKEND_MAX,
+} ClockBackendType;
+
+/* One decision of the manager, applied in one call. */
+typedef struct ClockAdjustment {
+        int64_t offset_nsec;    /* measured offset: positive means our clock is behind */
+        bool step;              /* step instead of slewing through the kernel PLL */
+        int leap;               /* NTP leap indicator of the server (ntp_packet.h NTP_LEAP_*) */
+        int poll_log2;          /* current poll interval, sets the PLL time constant */
+        int64_t max_error_nsec; /* root distance, for the kernel's maxerror/esterror */
+} ClockAdjustment;
+
+typedef struct ClockState {
+        bool synchronized;      /* kernel STA_UNSYNC clear */
+        int64_t frequency;      /* kernel frequency offset, scaled ppm (2^-16 ppm) as adjtimex reports */
+        int64_t offset_nsec;    /* remaining PLL offset */
+} ClockState;
+
+typedef struct ClockBackend ClockBackend;
+
+int clock_backend_new(ClockBackendType type, ClockBackend **ret);
+ClockBackend *clock_backend_free(ClockBackend *b);
+ClockBackendType clock_backend_type(const ClockBackend *b);
+const char *clock_backend_type_to_string(ClockBackendType t);
+
+/* Applies an adjustment. Returns 0, or a negative errno (-EPERM without CAP_SYS_TIME). */
+int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a);
+/* Reads the kernel discipline state; never changes it. */
+int clock_backend_get_state(ClockBackend *b, ClockState *ret);
+/* CLOCK_REALTIME of this backend (the fake one has its own). */
+int clock_backend_now(ClockBackend *b, struct timespec *ret);
+/* Sets CLOCK_REALTIME, used only to advance a clock that is behind the clock file. */
+int clock_backend_set(ClockBackend *b, const struct timespec *ts);
+
+/* Fake backend only: move its clock and inspect what was done to it. */
+void clock_backend_fake_set_now(ClockBackend *b, const struct timespec *ts);
+unsigned clock_backend_fake_steps(const ClockBackend *b);
+unsigned clock_backend_fake_slews(const ClockBackend *b);

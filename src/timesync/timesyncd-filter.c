@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <math.h>
+
+#include "macro.h"
+#include "timesyncd-filter.h"
+
+NTPSample ntp_sample_compute(int64_t t1, int64_t t2, int64_t t3, int64_t t4) {
+        /* Halve each difference before adding, so that the sum cannot overflow. */
+        return (NTPSample) {
+                .offset_nsec = (t2 - t1) / 2 + (t3 - t4) / 2,
+                .delay_nsec = (t4 - t1) - (t3 - t2),
+        };
+}
+
+int64_t ntp_root_distance_nsec(const NTPHeader *h) {
+        return ntp_short_to_nsec(h->root_delay) / 2 + ntp_short_to_nsec(h->root_dispersion);
+}
+
+void ntp_filter_reset(NTPFilter *f) {
+        uint64_t count = f->packet_count;
+
+        *f = (NTPFilter) { .packet_count = count };
+}
+
+static int64_t filter_mean(const NTPFilter *f) {
+        double sum = 0;
+
+        for (unsigned i = 0; i < f->n; i++)
+                sum += (double) f->offsets[i];
+        return f->n > 0 ? (int64_t) (sum / f->n) : 0;
+}
+
+bool ntp_filter_add(NTPFilter *f, int64_t offset_nsec) {
+        bool spike = false;
+
+        assert(f);
+
+        f->packet_count++;
+
+        /* Judge against the window as it was before this sample. Two samples are too few to
+         * call anything a spike, and a big offset is a clock error to fix, not noise. */
+        if (f->n >= 3 && llabs(offset_nsec) < NTP_STEP_THRESHOLD_NSEC) {
+                double deviation = fabs((double) (offset_nsec - filter_mean(f)));
+                spike = deviation > 3.0 * f->jitter_nsec && deviation > 1e6; /* 1 ms floor */
+        }
+
+        f->offsets[f->next] = offset_nsec;
+        f->next = (f->next + 1) % NTP_FILTER_SIZE;
+        if (f->n < NTP_FILTER_SIZE)
+                f->n++;
+
+        /* RMS deviation from the mean over the window. */
+        if (f->n >= 2) {
+                double mean = (double) filter_mean(f), sum = 0;
+                for (unsigned i = 0; i < f->n; i++) {
+                        double d = (double) f->offsets[i] - mean;
+                        sum += d * d;
+                }
+                f->jitter_nsec = sqrt(sum / (f->n - 1));
+        } else
+                f->jitter_nsec = 0;
+
+        return spike;
+}
+
+int ntp_poll_next(int poll_log2, int64_t offset_nsec, bool spike, double jitter_nsec,
+                  int min_log2, int max_log2) {
+        int64_t a = llabs(offset_nsec);
+
+        assert(min_log2 <= max_log2);
+
+        if (a >= NTP_STEP_THRESHOLD_NSEC / 2)
+                /* Far off: start over at the shortest interval. */
+                poll_log2 = min_log2;
+        else if (spike)
+                ; /* one odd sample says nothing about the interval */
+        else if (a > INT64_C(50000000))
+                poll_log2--;
+        else if (a < INT64_C(10000000) && jitter_nsec < 10e6)
+                poll_log2++;
+
+        return CLAMP(poll_log2, min_log2, max_log2);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What one NTP exchange measures, and what the recent ones say together: offset and delay
+ * (RFC 5905 section 8), jitter over a small window, spikes, and how often to poll next.
+ * Pure arithmetic, no I/O, so the policy is unit tested on its own. */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ntp_packet.h"
+
+/* RFC 5905 section 8: t1 client transmit, t2 server receive, t3 server transmit, t4 client
+ * receive, all in nanoseconds since the Unix epoch. */
+typedef struct NTPSample {
+        int64_t offset_nsec;    /* ((t2 - t1) + (t3 - t4)) / 2: positive when we are behind */
+        int64_t delay_nsec;     /* (t4 - t1) - (t3 - t2) */
+} NTPSample;
+
+NTPSample ntp_sample_compute(int64_t t1, int64_t t2, int64_t t3, int64_t t4);
+
+/* RFC 5905 section 7.3: half the root delay plus the root dispersion of the server. */
+int64_t ntp_root_distance_nsec(const NTPHeader *h);
+
+#define NTP_FILTER_SIZE 8
+
+typedef struct NTPFilter {
+        int64_t offsets[NTP_FILTER_SIZE];
+        unsigned n, next;
+        double jitter_nsec;
+        uint64_t packet_count;
+} NTPFilter;
+
+/* Offsets larger than this are stepped, not slewed (the kernel PLL takes at most 0.5 s and
+ * slews at 500 ppm at most; stock timesyncd uses the same bound). */
+#define NTP_STEP_THRESHOLD_NSEC INT64_C(400000000)
+
+/* Adds a sample; returns true if it is a spike: far from the recent ones compared to their
+ * jitter, and small enough that it is not a real clock error to be stepped. A spike is still
+ * recorded, so a lasting change is accepted after a few polls. */
+bool ntp_filter_add(NTPFilter *f, int64_t offset_nsec);
+void ntp_filter_reset(NTPFilter *f);
+
+/* The next poll interval (log2 seconds) after a sample with this offset. Large offsets poll
+ * fast to converge; small stable ones back off towards the maximum. */
+int ntp_poll_next(int poll_log2, int64_t offset_nsec, bool spike, double jitter_nsec,
+                  int min_log2, int max_log2);

@@ -1,0 +1,864 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/ip.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "random-util.h"
+#include "timesyncd-bus.h"
+#include "timesyncd-clockfile.h"
+#include "timesyncd-manager.h"
+#include "timesyncd-network.h"
+
+
+/* Kiss codes (RFC 5905 section 7.4) we act on. */
+#define KISS_RATE "RATE"
+#define KISS_DENY "DENY"
+#define KISS_RSTR "RSTR"
+
+static int manager_arm_timer(Manager *m, usec_t next);
+static int manager_clock_watch_setup(Manager *m);
+
+static int64_t timespec_to_nsec(const struct timespec *ts) {
+        return (int64_t) ts->tv_sec * NTP_NSEC_PER_SEC + ts->tv_nsec;
+}
+
+static const char *current_address_pretty(Manager *m, char *buf, size_t size) {
+        if (!m->current_server_address)
+                return "n/a";
+        return server_address_pretty(m->current_server_address, buf, size);
+}
+
+static void manager_notify_status(Manager *m, const char *format, ...) _printf_(2, 3);
+static void manager_notify_status(Manager *m, const char *format, ...) {
+        char buf[512];
+        va_list ap;
+
+        va_start(ap, format);
+        (void) vsnprintf(buf, sizeof buf, format, ap);
+        va_end(ap);
+        (void) sd_notifyf(false, "STATUS=%s", buf);
+}
+
+/* ---- server selection ---- */
+
+ServerName **manager_server_list(Manager *m, ServerType t) {
+        switch (t) {
+        case SERVER_SYSTEM:
+                return &m->system_servers;
+        case SERVER_FALLBACK:
+                return &m->fallback_servers;
+        case SERVER_LINK:
+                return &m->link_servers;
+        case SERVER_RUNTIME:
+                return &m->runtime_servers;
+        default:
+                assert_not_reached();
+        }
+}
+
+static ServerName *first_usable(ServerName *n) {
+        for (; n; n = n->names_next)
+                if (!n->refused)
+                        return n;
+        return NULL;
+}
+
+/* Precedence as in stock timesyncd: runtime, then system, then link servers, round and round;
+ * the fallback list only when none of those exists. *wrapped is set when the walk starts over,
+ * that is when every server was tried once. */
+static ServerName *manager_next_server_name(Manager *m, bool *wrapped) {
+        static const ServerType order[] = { SERVER_RUNTIME, SERVER_SYSTEM, SERVER_LINK };
+        ServerName *n;
+        size_t start = 0;
+
+        *wrapped = false;
+
+        if (!m->runtime_servers && !m->system_servers && !m->link_servers) {
+                n = m->current_server_name ? first_usable(m->current_server_name->names_next) : NULL;
+                if (n)
+                        return n;
+                *wrapped = m->current_server_name;
+                return first_usable(m->fallback_servers);
+        }
+
+        if (m->current_server_name && m->current_server_name->type != SERVER_FALLBACK) {
+                n = first_usable(m->current_server_name->names_next);
+                if (n)
+                        return n;
+                for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                        if (order[i] == m->current_server_name->type)
+                                start = i + 1;
+        }
+
+        for (size_t i = start; i < ELEMENTSOF(order); i++) {
+                n = first_usable(*manager_server_list(m, order[i]));
+                if (n)
+                        return n;
+        }
+
+        *wrapped = m->current_server_name;
+        for (size_t i = 0; i < ELEMENTSOF(order); i++) {
+                n = first_usable(*manager_server_list(m, order[i]));
+                if (n)
+                        return n;
+        }
+        return NULL;
+}
+
+void manager_set_server_name(Manager *m, ServerName *n) {
+        assert(m);
+
+        if (m->current_server_name == n)
+                return;
+
+        m->current_server_name = n;
+        /* A new server starts with a clean slate: its offsets say nothing about the old one. */
+        manager_set_server_address(m, NULL);
+        m->resolve_query = resolve_query_free(m->resolve_query);
+
+        if (n)
+                log_debug("Selected server %s.", n->string);
+        (void) manager_bus_emit_changed(m, "ServerName", NULL);
+}
+
+void manager_set_server_address(Manager *m, ServerAddress *a) {
+        assert(m);
+
+        if (m->current_server_address == a)
+                return;
+
+        m->current_server_address = a;
+        manager_disconnect(m);
+        m->talking = false;
+        ntp_filter_reset(&m->filter);
+        m->poll_resync = true;
+
+        if (a) {
+                char buf[80];
+                log_debug("Selected address %s of server %s.",
+                          server_address_pretty(a, buf, sizeof buf), a->name->string);
+        }
+        (void) manager_bus_emit_changed(m, "ServerAddress", NULL);
+}
+
+void manager_flush_server_names(Manager *m, ServerType t) {
+        ServerName **list = manager_server_list(m, t);
+
+        while (*list)
+                server_name_free(*list);
+}
+
+/* ---- request and reply ---- */
+
+void manager_disconnect(Manager *m) {
+        assert(m);
+
+        m->event_receive = sd_event_source_disable_unref(m->event_receive);
+        m->event_timeout = sd_event_source_disable_unref(m->event_timeout);
+        m->event_timer = sd_event_source_disable_unref(m->event_timer);
+        m->socket_fd = safe_close(m->socket_fd);
+        m->pending = false;
+}
+
+static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata);
+
+static int manager_open_socket(Manager *m) {
+        const int on = 1, tos = IPTOS_LOWDELAY;
+        union sockaddr_union any = {};
+        int family, r;
+
+        assert(m->current_server_address);
+
+        if (m->socket_fd >= 0)
+                return 0;
+
+        family = m->current_server_address->sockaddr.sa.sa_family;
+        m->socket_fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (m->socket_fd < 0)
+                return log_error_errno(errno, "Failed to open UDP socket: %m");
+
+        any.sa.sa_family = family;
+        if (bind(m->socket_fd, &any.sa, family == AF_INET6 ? sizeof any.in6 : sizeof any.in) < 0)
+                return log_error_errno(errno, "Failed to bind UDP socket: %m");
+
+        /* Kernel receive timestamps make t4 independent of how busy the loop is. */
+        if (setsockopt(m->socket_fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) < 0)
+                log_debug_errno(errno, "Failed to enable receive timestamps, ignoring: %m");
+        if (family == AF_INET)
+                (void) setsockopt(m->socket_fd, IPPROTO_IP, IP_TOS, &tos, sizeof tos);
+
+        r = sd_event_add_io(m->event, &m->event_receive, m->socket_fd, EPOLLIN, manager_on_reply, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch UDP socket: %m");
+
+        return 0;
+}
+
+static int manager_on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        char buf[80];
+
+        log_info("Timed out waiting for reply from %s (%s).",
+                 current_address_pretty(m, buf, sizeof buf), strna(server_name_string(m->current_server_name)));
+
+        return manager_connect(m);
+}
+
+static int manager_send_request(Manager *m) {
+        uint8_t packet[NTP_HEADER_SIZE];
+        struct timespec ts;
+        NTPHeader h = {
+                .leap = m->synchronized ? NTP_LEAP_NONE : NTP_LEAP_NOTINSYNC,
+                .version = NTP_VERSION,
+                .mode = NTP_MODE_CLIENT,
+        };
+        ssize_t l;
+        int r;
+
+        assert(m->current_server_address);
+
+        m->event_timeout = sd_event_source_disable_unref(m->event_timeout);
+
+        r = manager_open_socket(m);
+        if (r < 0)
+                return r;
+
+        /* A random transmit timestamp (RFC 5905 section 15, "bogus packet" defence): a reply
+         * must echo it as its origin timestamp, which an off-path attacker cannot guess. Our
+         * real send time is kept locally. */
+        r = random_bytes(&h.transmit, sizeof h.transmit);
+        if (r < 0)
+                return log_error_errno(r, "Failed to generate request nonce: %m");
+        m->request_nonce = h.transmit;
+
+        ntp_header_encode(&h, packet);
+
+        assert_se(clock_backend_now(m->clock, &ts) == 0);
+        m->request_realtime_nsec = timespec_to_nsec(&ts);
+        m->request_monotonic = now(CLOCK_MONOTONIC);
+
+        l = sendto(m->socket_fd, packet, sizeof packet, MSG_DONTWAIT,
+                   &m->current_server_address->sockaddr.sa, m->current_server_address->socklen);
+        if (l < 0) {
+                char buf[80];
+                log_debug_errno(errno, "Sending NTP request to %s failed: %m",
+                                current_address_pretty(m, buf, sizeof buf));
+        } else
+                m->pending = true;
+
+        /* A send error is treated like a lost packet: the timeout moves on to the next
+         * address, so an unreachable network cannot spin the loop. */
+        r = sd_event_add_time_relative(m->event, &m->event_timeout, CLOCK_BOOTTIME,
+                                       NTP_REQUEST_TIMEOUT_USEC, 0, manager_on_timeout, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm reply timeout: %m");
+
+        return 0;
+}
+
+static int manager_on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        m->event_timer = sd_event_source_disable_unref(m->event_timer);
+        return manager_send_request(m);
+}
+
+static int manager_arm_timer(Manager *m, usec_t next) {
+        int r;
+
+        assert(m);
+
+        m->event_timer = sd_event_source_disable_unref(m->event_timer);
+        if (next == 0)
+                return manager_send_request(m);
+
+        r = sd_event_add_time_relative(m->event, &m->event_timer, CLOCK_BOOTTIME, next, 0,
+                                       manager_on_timer, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm poll timer: %m");
+        return 0;
+}
+
+static void manager_write_sync_flag(Manager *m) {
+        _cleanup_free_ char *p = NULL;
+        _cleanup_close_ int fd = -EBADF;
+
+        if (m->sync_flag_written || !m->runtime_dir)
+                return;
+
+        if (asprintf(&p, "%s/synchronized", m->runtime_dir) < 0) {
+                log_oom();
+                return;
+        }
+        fd = open(p, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0644);
+        if (fd < 0) {
+                log_warning_errno(errno, "Failed to touch %s, ignoring: %m", p);
+                return;
+        }
+        m->sync_flag_written = true;
+}
+
+void manager_save_clock(Manager *m) {
+        _cleanup_free_ char *p = NULL;
+        struct timespec ts;
+        int r;
+
+        if (!m->state_dir)
+                return;
+        if (asprintf(&p, "%s/clock", m->state_dir) < 0) {
+                log_oom();
+                return;
+        }
+        if (clock_backend_now(m->clock, &ts) < 0)
+                return;
+        r = clock_file_save(p, &ts);
+        if (r < 0)
+                log_debug_errno(r, "Failed to save clock file %s: %m", p);
+}
+
+static int manager_adjust_clock(Manager *m, int64_t offset_nsec, int leap, int64_t root_distance_nsec) {
+        ClockAdjustment a = {
+                .offset_nsec = offset_nsec,
+                .step = llabs(offset_nsec) >= NTP_STEP_THRESHOLD_NSEC,
+                .leap = leap,
+                .poll_log2 = m->poll_log2,
+                .max_error_nsec = root_distance_nsec,
+        };
+        ClockState st;
+        int r;
+
+        r = clock_backend_adjust(m->clock, &a);
+        if (r < 0)
+                return log_error_errno(r, "Failed to adjust the system clock: %m");
+
+        if (a.step) {
+                /* Our own step fires the clock-change watch; set it up anew so it does not
+                 * read as a foreign jump. */
+                (void) manager_clock_watch_setup(m);
+                ntp_filter_reset(&m->filter);
+        }
+
+        if (clock_backend_get_state(m->clock, &st) >= 0)
+                m->frequency = st.frequency;
+
+        return 0;
+}
+
+static bool reply_is_from_current_server(Manager *m, const union sockaddr_union *from, socklen_t len) {
+        const union sockaddr_union *s = &m->current_server_address->sockaddr;
+
+        if (from->sa.sa_family != s->sa.sa_family)
+                return false;
+        if (from->sa.sa_family == AF_INET)
+                return from->in.sin_port == s->in.sin_port &&
+                       from->in.sin_addr.s_addr == s->in.sin_addr.s_addr;
+        if (from->sa.sa_family == AF_INET6)
+                return from->in6.sin6_port == s->in6.sin6_port &&
+                       memcmp(&from->in6.sin6_addr, &s->in6.sin6_addr, sizeof(struct in6_addr)) == 0;
+        return false;
+}
+
+/* Kiss-o'-death (RFC 5905 section 7.4). Returns > 0 if the caller should stop handling this
+ * reply, after acting on it. */
+static int manager_handle_kiss(Manager *m, const NTPHeader *h) {
+        char code[5] = {};
+
+        memcpy(code, h->refid, 4);
+        for (size_t i = 0; i < 4; i++)
+                if (code[i] < 0x20 || code[i] > 0x7e)
+                        code[i] = '?';
+
+        if (ntp_header_is_kiss(h, KISS_RATE)) {
+                /* Slow down: double the interval, even past our maximum if we must. */
+                m->poll_log2 = MIN(m->poll_log2 + 1, 17);
+                log_notice("Server %s asks us to slow down (kiss code RATE), polling every %llus.",
+                           m->current_server_name->string, 1ULL << m->poll_log2);
+                m->poll_interval_usec = (usec_t) (1ULL << m->poll_log2) * USEC_PER_SEC;
+                return manager_arm_timer(m, m->poll_interval_usec) < 0 ? -1 : 1;
+        }
+
+        if (ntp_header_is_kiss(h, KISS_DENY) || ntp_header_is_kiss(h, KISS_RSTR)) {
+                log_warning("Server %s refuses service (kiss code %s), not using it any more.",
+                            m->current_server_name->string, code);
+                m->current_server_name->refused = true;
+                /* Skip its other addresses too: it is the same operator. */
+                manager_set_server_address(m, NULL);
+                return manager_connect(m) < 0 ? -1 : 1;
+        }
+
+        log_debug("Ignoring kiss-o'-death packet with code %s.", code);
+        return 1;
+}
+
+static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        uint8_t buf[NTS_MAX_PACKET_SIZE];
+        union sockaddr_union from;
+        struct iovec iov = IOVEC_MAKE(buf, sizeof buf);
+        uint8_t control[CMSG_SPACE(sizeof(struct timespec))];
+        struct msghdr mh = {
+                .msg_name = &from,
+                .msg_namelen = sizeof from,
+                .msg_iov = &iov,
+                .msg_iovlen = 1,
+                .msg_control = control,
+                .msg_controllen = sizeof control,
+        };
+        struct timespec recv_ts = {}, now_ts;
+        NTPHeader h;
+        NTPSample sample;
+        char addr[80];
+        int64_t t4, root_distance;
+        bool spike, first;
+        ssize_t l;
+        int r;
+
+        l = recvmsg(fd, &mh, MSG_DONTWAIT);
+        if (l < 0) {
+                if (errno == EAGAIN || errno == EINTR)
+                        return 0;
+                /* ICMP errors show up here (ECONNREFUSED): the server's port is closed. */
+                log_debug_errno(errno, "Failed to receive NTP reply: %m");
+                return 0;
+        }
+
+        if (!m->current_server_address || !reply_is_from_current_server(m, &from, mh.msg_namelen)) {
+                log_debug("Reply from unknown source, ignoring.");
+                return 0;
+        }
+
+        if (!m->pending) {
+                log_debug("Unexpected reply, ignoring.");
+                return 0;
+        }
+
+        if ((size_t) l < NTP_HEADER_SIZE) {
+                log_debug("Invalid NTP reply of %zd bytes, ignoring.", l);
+                return 0;
+        }
+
+        for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+                if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS &&
+                    c->cmsg_len == CMSG_LEN(sizeof(struct timespec)))
+                        memcpy(&recv_ts, CMSG_DATA(c), sizeof recv_ts);
+
+        ntp_header_decode(buf, &h);
+
+        /* The origin check comes first: anything that does not echo our nonce is not an
+         * answer to our request, whatever else it says. */
+        if (!ntp_ts_equal(h.origin, m->request_nonce)) {
+                log_debug("Reply does not match our request (origin timestamp), ignoring.");
+                return 0;
+        }
+
+        if (h.mode != NTP_MODE_SERVER || (h.version != 4 && h.version != 3)) {
+                log_debug("Unsupported reply (mode %u, version %u), ignoring.", h.mode, h.version);
+                return 0;
+        }
+
+        m->pending = false;
+        m->event_timeout = sd_event_source_disable_unref(m->event_timeout);
+
+        if (h.stratum == NTP_STRATUM_KISS) {
+                r = manager_handle_kiss(m, &h);
+                return r < 0 ? r : 0;
+        }
+
+        if (h.leap == NTP_LEAP_NOTINSYNC || h.stratum > NTP_STRATUM_MAX) {
+                log_info("Server %s is not synchronized, trying the next one.",
+                         current_address_pretty(m, addr, sizeof addr));
+                return manager_connect(m);
+        }
+
+        if (ntp_ts_is_zero(h.receive) || ntp_ts_is_zero(h.transmit)) {
+                log_debug("Reply has zero timestamps, ignoring.");
+                return manager_arm_timer(m, m->poll_interval_usec);
+        }
+
+        root_distance = ntp_root_distance_nsec(&h);
+        if (root_distance > (int64_t) m->config.root_distance_max_usec * 1000) {
+                log_info("Server %s has too large root distance (%.3f s > %.3f s), trying the next one.",
+                         current_address_pretty(m, addr, sizeof addr), (double) root_distance / NTP_NSEC_PER_SEC,
+                         (double) m->config.root_distance_max_usec / USEC_PER_SEC);
+                return manager_connect(m);
+        }
+
+        /* t4 from the kernel timestamp if we have one; otherwise now. Both are checked against
+         * the monotonic clock, so a clock step while waiting cannot produce a huge sample. */
+        assert_se(clock_backend_now(m->clock, &now_ts) == 0);
+        t4 = recv_ts.tv_sec > 0 && clock_backend_type(m->clock) != CLOCK_BACKEND_FAKE
+                ? timespec_to_nsec(&recv_ts) : timespec_to_nsec(&now_ts);
+        {
+                int64_t elapsed = (int64_t) (now(CLOCK_MONOTONIC) - m->request_monotonic) * 1000;
+                if (t4 < m->request_realtime_nsec || t4 - m->request_realtime_nsec > elapsed + NTP_NSEC_PER_SEC)
+                        t4 = m->request_realtime_nsec + elapsed;
+        }
+
+        sample = ntp_sample_compute(m->request_realtime_nsec, ntp_ts_to_nsec(h.receive),
+                                    ntp_ts_to_nsec(h.transmit), t4);
+        if (sample.delay_nsec < 0)
+                sample.delay_nsec = 0;
+
+        spike = ntp_filter_add(&m->filter, sample.offset_nsec);
+        first = !m->talking;
+
+        m->ntpmsg = (NTPMessage) {
+                .header = h,
+                .origin_nsec = m->request_realtime_nsec,
+                .receive_nsec = ntp_ts_to_nsec(h.receive),
+                .transmit_nsec = ntp_ts_to_nsec(h.transmit),
+                .destination_nsec = t4,
+                .spike = spike,
+                .packet_count = m->filter.packet_count,
+                .jitter_nsec = (int64_t) m->filter.jitter_nsec,
+        };
+
+        log_debug("NTP reply from %s: stratum %u, offset %+.6f s, delay %.6f s, jitter %.6f s%s.",
+                  current_address_pretty(m, addr, sizeof addr), h.stratum,
+                  (double) sample.offset_nsec / NTP_NSEC_PER_SEC, (double) sample.delay_nsec / NTP_NSEC_PER_SEC,
+                  m->filter.jitter_nsec / NTP_NSEC_PER_SEC, spike ? " (spike)" : "");
+
+        if (first) {
+                m->talking = true;
+                log_info("Contacted time server %s (%s).", addr, m->current_server_name->string);
+                manager_notify_status(m, "Contacted time server %s (%s).", addr, m->current_server_name->string);
+        }
+
+        if (m->poll_resync) {
+                m->poll_log2 = ntp_poll_next(m->poll_log2, INT64_MAX / 2, false, 0,
+                                             m->config.poll_min_log2, m->config.poll_max_log2);
+                m->poll_resync = false;
+        } else
+                m->poll_log2 = ntp_poll_next(m->poll_log2, sample.offset_nsec, spike, m->filter.jitter_nsec,
+                                             m->config.poll_min_log2, m->config.poll_max_log2);
+
+        if (!spike) {
+                r = manager_adjust_clock(m, sample.offset_nsec, h.leap, root_distance);
+                if (r >= 0) {
+                        m->last_offset_nsec = sample.offset_nsec;
+                        if (!m->synchronized) {
+                                m->synchronized = true;
+                                log_info("Initial clock synchronization to %s (offset %+.6f s%s).",
+                                         m->current_server_name->string, (double) sample.offset_nsec / NTP_NSEC_PER_SEC,
+                                         m->observe ? ", observe mode: clock left alone" : "");
+                        }
+                        manager_write_sync_flag(m);
+                        manager_save_clock(m);
+                }
+        }
+
+        m->poll_interval_usec = (usec_t) (1ULL << m->poll_log2) * USEC_PER_SEC;
+        (void) manager_bus_emit_changed(m, "NTPMessage", "PollIntervalUSec", "Frequency", NULL);
+        return manager_arm_timer(m, m->poll_interval_usec);
+}
+
+/* ---- connecting ---- */
+
+static int manager_begin(Manager *m) {
+        char buf[80];
+
+        assert(m->current_server_address);
+
+        m->poll_log2 = m->config.poll_min_log2;
+        m->poll_interval_usec = (usec_t) (1ULL << m->poll_log2) * USEC_PER_SEC;
+
+        log_debug("Connecting to time server %s (%s).",
+                  current_address_pretty(m, buf, sizeof buf), m->current_server_name->string);
+        manager_notify_status(m, "Connecting to time server %s (%s).", buf, m->current_server_name->string);
+
+        return manager_send_request(m);
+}
+
+static void manager_on_resolved(ResolveQuery *q, int error, const struct addrinfo *ai, void *userdata) {
+        Manager *m = userdata;
+        ServerName *n = m->current_server_name;
+        uint16_t port;
+        int r;
+
+        m->resolve_query = resolve_query_free(m->resolve_query);
+        assert(n);
+
+        if (error < 0) {
+                log_info("Failed to resolve %s: %s", n->host, resolve_error_string(error));
+                (void) manager_connect(m);
+                return;
+        }
+
+        server_name_flush_addresses(n);
+        port = n->port > 0 ? n->port : 123;
+
+        for (; ai; ai = ai->ai_next) {
+                union sockaddr_union sa = {};
+
+                if (ai->ai_family == AF_INET && ai->ai_addrlen == sizeof(struct sockaddr_in)) {
+                        memcpy(&sa.in, ai->ai_addr, sizeof sa.in);
+                        sa.in.sin_port = htons(port);
+                } else if (ai->ai_family == AF_INET6 && ai->ai_addrlen == sizeof(struct sockaddr_in6)) {
+                        memcpy(&sa.in6, ai->ai_addr, sizeof sa.in6);
+                        sa.in6.sin6_port = htons(port);
+                } else
+                        continue;
+
+                r = server_address_new(n, NULL, &sa.sa, (socklen_t) ai->ai_addrlen);
+                if (r < 0) {
+                        log_oom();
+                        return;
+                }
+        }
+
+        if (!n->addresses) {
+                log_info("Server %s resolved to no usable address.", n->string);
+                (void) manager_connect(m);
+                return;
+        }
+
+        manager_set_server_address(m, n->addresses);
+        (void) manager_begin(m);
+}
+
+static int manager_on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        m->event_retry = sd_event_source_disable_unref(m->event_retry);
+        return manager_connect(m);
+}
+
+int manager_connect(Manager *m) {
+        ServerName *n;
+        bool wrapped;
+        int r;
+
+        assert(m);
+
+        manager_disconnect(m);
+        m->event_retry = sd_event_source_disable_unref(m->event_retry);
+
+        /* Next address of the current name, if any. */
+        if (m->current_server_address && m->current_server_address->addresses_next) {
+                manager_set_server_address(m, m->current_server_address->addresses_next);
+                return manager_begin(m);
+        }
+
+        n = manager_next_server_name(m, &wrapped);
+        if (!n) {
+                manager_set_server_name(m, NULL);
+                log_debug("No usable server configured.");
+                manager_notify_status(m, "Idle.");
+                return 0;
+        }
+
+        if (wrapped && !m->exhausted_servers) {
+                /* Every server failed once: wait before going round again. */
+                m->exhausted_servers = true;
+                manager_set_server_name(m, NULL);
+                log_debug("Tried every server, waiting %s before trying again.",
+                          FORMAT_TIMESPAN(m->config.connection_retry_usec, USEC_PER_SEC));
+                manager_notify_status(m, "No server answered, retrying.");
+                r = sd_event_add_time_relative(m->event, &m->event_retry, CLOCK_BOOTTIME,
+                                               m->config.connection_retry_usec, 0, manager_on_retry, m);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to arm retry timer: %m");
+                return 0;
+        }
+        m->exhausted_servers = false;
+
+        manager_set_server_name(m, n);
+        /* Resolve anew every time a name comes up: DNS answers change. */
+        server_name_flush_addresses(n);
+
+        r = resolve_query_new(m->event, n->host, NULL, AF_UNSPEC, SOCK_DGRAM, manager_on_resolved, m,
+                              &m->resolve_query);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start resolving %s: %m", n->host);
+
+        return 0;
+}
+
+int manager_set_runtime_servers(Manager *m, char **names) {
+        int r;
+
+        manager_flush_server_names(m, SERVER_RUNTIME);
+        for (char **s = names; s && *s; s++) {
+                r = server_name_new(m, NULL, SERVER_RUNTIME, *s);
+                if (r < 0)
+                        return r;
+        }
+
+        manager_set_server_name(m, NULL);
+        m->exhausted_servers = false;
+        return manager_connect(m);
+}
+
+/* ---- clock changes made by others ---- */
+
+static int manager_on_clock_change(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+
+        log_info("System clock changed, resynchronizing.");
+        (void) manager_clock_watch_setup(m);
+
+        /* Samples from before the jump are meaningless. */
+        ntp_filter_reset(&m->filter);
+        m->poll_resync = true;
+
+        if (m->current_server_address && !m->pending)
+                return manager_arm_timer(m, 0);
+        return 0;
+}
+
+/* A timerfd that fires on any CLOCK_REALTIME change (TFD_TIMER_CANCEL_ON_SET). */
+static int manager_clock_watch_setup(Manager *m) {
+        struct itimerspec its = { .it_value.tv_sec = INT32_MAX };
+        int r;
+
+        m->event_clock_watch = sd_event_source_disable_unref(m->event_clock_watch);
+        m->clock_watch_fd = safe_close(m->clock_watch_fd);
+
+        m->clock_watch_fd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
+        if (m->clock_watch_fd < 0)
+                return log_error_errno(errno, "Failed to create clock watch: %m");
+
+        if (timerfd_settime(m->clock_watch_fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL) < 0)
+                return log_error_errno(errno, "Failed to arm clock watch: %m");
+
+        r = sd_event_add_io(m->event, &m->event_clock_watch, m->clock_watch_fd, EPOLLIN,
+                            manager_on_clock_change, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch for clock changes: %m");
+        return 0;
+}
+
+static int manager_on_save_clock(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->synchronized)
+                manager_save_clock(m);
+        return sd_event_source_set_time_relative(s, m->config.save_interval_usec);
+}
+
+/* ---- life cycle ---- */
+
+int manager_new(Manager **ret, const ManagerOptions *o) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        int r;
+
+        assert(ret);
+        assert(o);
+
+        m = new0(Manager, 1);
+        if (!m)
+                return log_oom();
+
+        m->socket_fd = m->clock_watch_fd = -EBADF;
+        m->observe = o->observe;
+
+        if ((o->config_file && !(m->config_file = strdup(o->config_file))) ||
+            (o->state_dir && !(m->state_dir = strdup(o->state_dir))) ||
+            (o->runtime_dir && !(m->runtime_dir = strdup(o->runtime_dir))))
+                return log_oom();
+
+        r = clock_backend_new(o->observe ? CLOCK_BACKEND_OBSERVE : CLOCK_BACKEND_KERNEL, &m->clock);
+        if (r < 0)
+                return log_oom();
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate event loop: %m");
+
+        (void) sd_event_add_signal(m->event, NULL, SIGTERM | SD_EVENT_SIGNAL_PROCMASK, NULL, NULL);
+        (void) sd_event_add_signal(m->event, NULL, SIGINT | SD_EVENT_SIGNAL_PROCMASK, NULL, NULL);
+
+        /* Pings the service manager when WATCHDOG_USEC is set. */
+        (void) sd_event_set_watchdog(m->event, true);
+
+        timesync_config_init(&m->config);
+
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+
+        manager_disconnect(m);
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                manager_flush_server_names(m, t);
+
+        m->resolve_query = resolve_query_free(m->resolve_query);
+        m->event_retry = sd_event_source_disable_unref(m->event_retry);
+        m->event_clock_watch = sd_event_source_disable_unref(m->event_clock_watch);
+        m->event_save_clock = sd_event_source_disable_unref(m->event_save_clock);
+        m->event_network = sd_event_source_disable_unref(m->event_network);
+        m->event_bus_reconnect = sd_event_source_disable_unref(m->event_bus_reconnect);
+        safe_close(m->clock_watch_fd);
+
+        sd_bus_flush_close_unref(m->bus);
+        sd_event_unref(m->event);
+        clock_backend_free(m->clock);
+        timesync_config_done(&m->config);
+
+        free(m->config_file);
+        free(m->state_dir);
+        free(m->runtime_dir);
+        return mfree(m);
+}
+
+static int manager_add_servers(Manager *m, ServerType type, char **names) {
+        int r;
+
+        for (char **s = names; s && *s; s++) {
+                r = server_name_new(m, NULL, type, *s);
+                if (r == -ENOMEM)
+                        return log_oom();
+                if (r < 0)
+                        log_warning_errno(r, "Ignoring invalid server name '%s'.", *s);
+        }
+        return 0;
+}
+
+int manager_load_config(Manager *m) {
+        int r;
+
+        r = timesync_config_load(&m->config, m->config_file);
+        if (r < 0)
+                return r;
+
+        manager_flush_server_names(m, SERVER_SYSTEM);
+        manager_flush_server_names(m, SERVER_FALLBACK);
+
+        r = manager_add_servers(m, SERVER_SYSTEM, m->config.ntp_servers);
+        if (r < 0)
+                return r;
+        return manager_add_servers(m, SERVER_FALLBACK, m->config.fallback_ntp_servers);
+}
+
+int manager_start(Manager *m) {
+        _cleanup_free_ char *clock_file = NULL;
+        int r;
+
+        if (m->state_dir) {
+                if (asprintf(&clock_file, "%s/clock", m->state_dir) < 0)
+                        return log_oom();
+                (void) clock_file_restore(m->clock, clock_file, TIME_EPOCH, NULL);
+        }
+
+        r = manager_clock_watch_setup(m);
+        if (r < 0)
+                return r;
+
+        r = sd_event_add_time_relative(m->event, &m->event_save_clock, CLOCK_BOOTTIME,
+                                       m->config.save_interval_usec, 10 * USEC_PER_SEC,
+                                       manager_on_save_clock, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm clock file timer: %m");
+
+        /* Connects once the network is up (at once without networkd). */
+        return manager_network_watch(m);
+}

@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The Manager owns the event loop state of the daemon: which server is in use, the request
+ * in flight, the samples, the poll interval and the decisions passed to the clock backend. */
+
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "ntp_packet.h"
+#include "resolve-util.h"
+#include "time-util.h"
+#include "timesyncd-clock.h"
+#include "timesyncd-conf.h"
+#include "timesyncd-filter.h"
+#include "timesyncd-server.h"
+
+/* Seconds to wait for one reply before trying the next address (stock: 10 s). */
+#define NTP_REQUEST_TIMEOUT_USEC (10 * USEC_PER_SEC)
+
+typedef struct ManagerOptions {
+        bool observe;
+        const char *config_file;        /* NULL: the standard search */
+        const char *state_dir;          /* clock file */
+        const char *runtime_dir;        /* "synchronized" flag file */
+} ManagerOptions;
+
+/* The last reply, as the NTPMessage D-Bus property shows it. */
+typedef struct NTPMessage {
+        NTPHeader header;
+        int64_t origin_nsec, receive_nsec, transmit_nsec, destination_nsec;
+        bool spike;
+        uint64_t packet_count;
+        int64_t jitter_nsec;
+} NTPMessage;
+
+struct Manager {
+        sd_event *event;
+        sd_bus *bus;
+        ClockBackend *clock;
+
+        bool observe;
+        char *config_file, *state_dir, *runtime_dir;
+        TimesyncConfig config;
+
+        ServerName *system_servers, *fallback_servers, *link_servers, *runtime_servers;
+        ServerName *current_server_name;
+        ServerAddress *current_server_address;
+        ResolveQuery *resolve_query;
+        bool exhausted_servers;
+
+        int socket_fd;
+        sd_event_source *event_receive, *event_timer, *event_timeout, *event_retry;
+        sd_event_source *event_clock_watch, *event_save_clock, *event_network, *event_bus_reconnect;
+        int clock_watch_fd;
+
+        /* the request in flight */
+        bool pending;
+        NTPTimestamp request_nonce;     /* random transmit timestamp: the reply must echo it */
+        int64_t request_realtime_nsec;  /* t1 */
+        usec_t request_monotonic;
+
+        NTPFilter filter;
+        int poll_log2;
+        bool poll_resync;
+        usec_t poll_interval_usec;
+
+        bool network_online;
+        bool talking;                   /* a server answered since the last change */
+        bool synchronized;              /* the clock was disciplined (or would have been) */
+        bool sync_flag_written;
+        NTPMessage ntpmsg;
+        int64_t last_offset_nsec;
+        int64_t frequency;              /* kernel frequency offset, for the Frequency property */
+};
+
+int manager_new(Manager **ret, const ManagerOptions *o);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/* Reads the configuration and builds the system and fallback server lists. */
+int manager_load_config(Manager *m);
+/* Starts polling: called once the loop is set up. */
+int manager_start(Manager *m);
+
+int manager_connect(Manager *m);
+void manager_disconnect(Manager *m);
+void manager_set_server_name(Manager *m, ServerName *n);
+void manager_set_server_address(Manager *m, ServerAddress *a);
+void manager_flush_server_names(Manager *m, ServerType t);
+/* Replaces the runtime list (SetRuntimeNTPServers); names already validated. */
+int manager_set_runtime_servers(Manager *m, char **names);
+
+/* Saves the clock file now. */
+void manager_save_clock(Manager *m);

@@ -1,0 +1,197 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/inotify.h>
+
+#include "log.h"
+#include "string-util.h"
+#include "strv.h"
+#include "timesyncd-bus.h"
+#include "timesyncd-manager.h"
+#include "timesyncd-network.h"
+
+#define NETWORK_STATE_MAX 65536
+
+/* networkd's carrier and address states that mean "no usable network". */
+static bool state_is_offline(const char *key, const char *value) {
+        if (streq(key, "CARRIER_STATE"))
+                return streq(value, "off") || streq(value, "no-carrier") || streq(value, "dormant");
+        if (streq(key, "ADDRESS_STATE"))
+                return streq(value, "off");
+        return false;
+}
+
+int network_state_parse(const char *contents, NetworkState *ret) {
+        _cleanup_(strv_freep) char **ntp = NULL;
+        bool online = true;
+        const char *p = contents;
+
+        assert(contents);
+        assert(ret);
+
+        while (*p) {
+                _cleanup_free_ char *line = NULL;
+                const char *eol = strchrnul(p, '\n');
+                char *eq;
+
+                line = strndup(p, eol - p);
+                if (!line)
+                        return -ENOMEM;
+                p = *eol ? eol + 1 : eol;
+
+                eq = strchr(line, '=');
+                if (line[0] == '#' || !eq)
+                        continue;
+                *eq = '\0';
+
+                if (streq(line, "NTP")) {
+                        strv_free(ntp);
+                        ntp = strv_split_whitespace(eq + 1);
+                        if (!ntp)
+                                return -ENOMEM;
+                } else if (state_is_offline(line, eq + 1))
+                        online = false;
+        }
+
+        *ret = (NetworkState) {
+                .online = online,
+                .ntp_servers = TAKE_PTR(ntp),
+        };
+        return 0;
+}
+
+int network_state_read(const char *dir, NetworkState *ret) {
+        _cleanup_free_ char *path = NULL, *contents = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t size = 0;
+
+        assert(dir);
+        assert(ret);
+
+        if (asprintf(&path, "%s/state", dir) < 0)
+                return -ENOMEM;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0) {
+                if (errno != ENOENT)
+                        return -errno;
+                *ret = (NetworkState) { .online = true };
+                return 0;
+        }
+
+        /* networkd's file is small; anything past 64 KiB is not networkd's and is cut. */
+        contents = malloc(NETWORK_STATE_MAX + 1);
+        if (!contents)
+                return -ENOMEM;
+        while (size < NETWORK_STATE_MAX) {
+                ssize_t l = read(fd, contents + size, NETWORK_STATE_MAX - size);
+                if (l < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (l == 0)
+                        break;
+                size += (size_t) l;
+        }
+        contents[size] = '\0';
+
+        return network_state_parse(contents, ret);
+}
+
+void network_state_done(NetworkState *s) {
+        if (s)
+                s->ntp_servers = strv_free(s->ntp_servers);
+}
+
+static bool link_servers_equal(Manager *m, char **names) {
+        size_t i = 0;
+
+        LIST_FOREACH(names, n, m->link_servers) {
+                if (!names || !names[i] || !streq(n->string, names[i]))
+                        return false;
+                i++;
+        }
+        return !names || !names[i];
+}
+
+int manager_network_update(Manager *m) {
+        _cleanup_(network_state_done) NetworkState st = {};
+        bool changed;
+        int r;
+
+        r = network_state_read(NETIF_STATE_DIR, &st);
+        if (r < 0)
+                return log_warning_errno(r, "Failed to read network state, ignoring: %m");
+
+        changed = !link_servers_equal(m, st.ntp_servers);
+        if (changed) {
+                bool current_was_link = m->current_server_name && m->current_server_name->type == SERVER_LINK;
+
+                manager_flush_server_names(m, SERVER_LINK);
+                for (char **s = st.ntp_servers; s && *s; s++) {
+                        r = server_name_new(m, NULL, SERVER_LINK, *s);
+                        if (r == -ENOMEM)
+                                return log_oom();
+                        if (r < 0)
+                                log_debug_errno(r, "Ignoring invalid link NTP server '%s': %m", *s);
+                }
+                (void) manager_bus_emit_changed(m, "LinkNTPServers", NULL);
+                if (current_was_link)
+                        manager_set_server_name(m, NULL);
+        }
+
+        if (!st.online) {
+                if (m->current_server_address || m->resolve_query) {
+                        log_info("Network is offline, suspending synchronization.");
+                        manager_set_server_name(m, NULL);
+                        manager_disconnect(m);
+                }
+                m->network_online = false;
+                return 0;
+        }
+
+        if (!m->network_online || changed || !m->current_server_name) {
+                m->network_online = true;
+                if (!m->current_server_address && !m->resolve_query && !m->event_retry)
+                        return manager_connect(m);
+        }
+        return 0;
+}
+
+static int on_netif_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        uint8_t buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+
+        /* Drain the queue; what changed does not matter, the state file says it all. */
+        while (read(fd, buf, sizeof buf) > 0)
+                ;
+
+        return manager_network_update(userdata);
+}
+
+int manager_network_watch(Manager *m) {
+        _cleanup_close_ int fd = -EBADF;
+        int r;
+
+        fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+        if (fd < 0)
+                return log_error_errno(errno, "Failed to create inotify watch: %m");
+
+        if (inotify_add_watch(fd, NETIF_STATE_DIR, IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_CREATE) < 0) {
+                /* No networkd: nothing to watch, we count as online. */
+                log_debug_errno(errno, "Not watching %s: %m", NETIF_STATE_DIR);
+                m->network_online = true;
+                return 0;
+        }
+
+        r = sd_event_add_io(m->event, &m->event_network, fd, EPOLLIN, on_netif_event, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch network state: %m");
+        r = sd_event_source_set_io_fd_own(m->event_network, true);
+        if (r < 0)
+                return r;
+        TAKE_FD(fd);
+
+        return manager_network_update(m);
+}

@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <getopt.h>
+#include <grp.h>
+#include <linux/capability.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <systemd/sd-daemon.h>
+
+#include "log.h"
+#include "timesyncd-bus.h"
+#include "timesyncd-manager.h"
+
+#define TIMESYNC_USER "systemd-timesync"
+
+static bool arg_observe = false;
+static const char *arg_config_file = NULL;
+static const char *arg_state_dir = "/var/lib/systemd/timesync";
+static const char *arg_runtime_dir = "/run/systemd/timesync";
+
+static void help(void) {
+        printf("%s [OPTIONS...]\n\n"
+               "Synchronizes the system clock with NTP servers, authenticated with NTS where\n"
+               "NTS= servers are configured.\n\n"
+               "  -h --help             Show this help\n"
+               "     --version          Show package version\n"
+               "     --observe          Measure and report, never change the clock; runs\n"
+               "                        without any capability\n"
+               "     --config=FILE      Read only FILE instead of timesyncd.conf and drop-ins\n"
+               "     --state-dir=DIR    Keep the clock file in DIR (default %s)\n"
+               "     --runtime-dir=DIR  Write the 'synchronized' flag in DIR (default %s)\n",
+               program_invocation_short_name, arg_state_dir, arg_runtime_dir);
+}
+
+static int parse_argv(int argc, char *argv[]) {
+        enum {
+                ARG_VERSION = 0x100,
+                ARG_OBSERVE,
+                ARG_CONFIG,
+                ARG_STATE_DIR,
+                ARG_RUNTIME_DIR,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
+                { "observe", no_argument, NULL, ARG_OBSERVE },
+                { "config", required_argument, NULL, ARG_CONFIG },
+                { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
+                {}
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        return 0;
+                case ARG_VERSION:
+                        printf("timesyncd-nts %s (NTS %s)\n", PROJECT_VERSION, HAVE_NTS ? "+" : "-");
+                        return 0;
+                case ARG_OBSERVE:
+                        arg_observe = true;
+                        break;
+                case ARG_CONFIG:
+                        arg_config_file = optarg;
+                        break;
+                case ARG_STATE_DIR:
+                        arg_state_dir = optarg;
+                        break;
+                case ARG_RUNTIME_DIR:
+                        arg_runtime_dir = optarg;
+                        break;
+                case '?':
+                        return -EINVAL;
+                default:
+                        assert_not_reached();
+                }
+
+        if (optind < argc)
+                return log_error_errno(EINVAL, "%s takes no arguments.", program_invocation_short_name);
+
+        return 1;
+}
+
+static int prepare_dir(const char *path, uid_t uid, gid_t gid) {
+        if (mkdir(path, 0755) < 0 && errno != EEXIST)
+                return log_error_errno(errno, "Failed to create %s: %m", path);
+        if (uid != 0 && chown(path, uid, gid) < 0)
+                return log_error_errno(errno, "Failed to hand %s to %s: %m", path, TIMESYNC_USER);
+        return 0;
+}
+
+/* Keeps CAP_SYS_TIME only (none with --observe) and, when started as root, becomes the
+ * systemd-timesync user if it exists. The bounding set is emptied too, so not even a
+ * bug followed by an exec could regain anything. */
+static int drop_privileges(bool keep_sys_time) {
+        struct __user_cap_header_struct header = { .version = _LINUX_CAPABILITY_VERSION_3 };
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3] = {};
+        struct passwd *pw = NULL;
+        int r;
+
+        if (geteuid() == 0) {
+                pw = getpwnam(TIMESYNC_USER);
+                if (pw) {
+                        r = prepare_dir(arg_state_dir, pw->pw_uid, pw->pw_gid);
+                        if (r < 0)
+                                return r;
+                        r = prepare_dir(arg_runtime_dir, pw->pw_uid, pw->pw_gid);
+                        if (r < 0)
+                                return r;
+                } else
+                        log_debug("User %s does not exist, staying root with reduced capabilities.",
+                                  TIMESYNC_USER);
+
+                for (unsigned long cap = 0; cap <= CAP_LAST_CAP; cap++)
+                        if (!(keep_sys_time && cap == CAP_SYS_TIME) &&
+                            prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+                                return log_error_errno(errno, "Failed to drop capability bounding set: %m");
+
+                if (pw) {
+                        if (prctl(PR_SET_KEEPCAPS, 1, 0, 0, 0) < 0)
+                                return log_error_errno(errno, "Failed to keep capabilities: %m");
+                        if (setgroups(0, NULL) < 0 ||
+                            setresgid(pw->pw_gid, pw->pw_gid, pw->pw_gid) < 0 ||
+                            setresuid(pw->pw_uid, pw->pw_uid, pw->pw_uid) < 0)
+                                return log_error_errno(errno, "Failed to become user %s: %m", TIMESYNC_USER);
+                }
+        }
+
+        if (keep_sys_time) {
+                data[CAP_TO_INDEX(CAP_SYS_TIME)].effective = CAP_TO_MASK(CAP_SYS_TIME);
+                data[CAP_TO_INDEX(CAP_SYS_TIME)].permitted = CAP_TO_MASK(CAP_SYS_TIME);
+        }
+        if (syscall(SYS_capset, &header, data) < 0)
+                return log_error_errno(errno, "Failed to drop privileges: %m");
+
+        if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+                return log_error_errno(errno, "Failed to set no_new_privs: %m");
+
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        _cleanup_(manager_freep) Manager *m = NULL;
+        int r;
+
+        log_parse_environment();
+
+        r = parse_argv(argc, argv);
+        if (r <= 0)
+                return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+
+        umask(0022);
+
+        r = drop_privileges(!arg_observe);
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        r = manager_new(&m, &(ManagerOptions) {
+                        .observe = arg_observe,
+                        .config_file = arg_config_file,
+                        .state_dir = arg_state_dir,
+                        .runtime_dir = arg_runtime_dir,
+                });
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        r = manager_load_config(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        if (arg_observe)
+                log_info("Observe mode: measuring only, the system clock is never changed.");
+
+        r = manager_connect_bus(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        r = manager_start(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        (void) sd_notify(false, "READY=1\nSTATUS=Daemon is running");
+
+        r = sd_event_loop(m->event);
+        if (r < 0) {
+                log_error_errno(r, "Event loop failed: %m");
+                return EXIT_FAILURE;
+        }
+
+        (void) sd_notify(false, "STOPPING=1\nSTATUS=Shutting down...");
+        if (m->synchronized)
+                manager_save_clock(m);
+
+        return EXIT_SUCCESS;
+}

@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include "tests.h"
+#include "timesyncd-filter.h"
+
+#define MSEC INT64_C(1000000)
+#define SEC INT64_C(1000000000)
+
+static void test_offset_and_delay_follow_rfc5905(void) {
+        /* Server 5 s ahead, 20 ms each way, 2 ms processing. */
+        int64_t t1 = 1000 * SEC, t2 = t1 + 5 * SEC + 20 * MSEC, t3 = t2 + 2 * MSEC, t4 = t1 + 42 * MSEC;
+        NTPSample s = ntp_sample_compute(t1, t2, t3, t4);
+
+        ASSERT_EQ(s.offset_nsec, 5 * SEC);
+        ASSERT_EQ(s.delay_nsec, 40 * MSEC);
+}
+
+static void test_offset_is_negative_when_we_are_ahead(void) {
+        int64_t t1 = 1000 * SEC, t2 = t1 - 3 * SEC + 10 * MSEC, t3 = t2, t4 = t1 + 20 * MSEC;
+        NTPSample s = ntp_sample_compute(t1, t2, t3, t4);
+
+        ASSERT_EQ(s.offset_nsec, -3 * SEC);
+        ASSERT_EQ(s.delay_nsec, 20 * MSEC);
+}
+
+static void test_offset_does_not_overflow_for_far_dates(void) {
+        int64_t t1 = INT64_C(4000000000) * SEC, t2 = INT64_C(100) * SEC;
+        NTPSample s = ntp_sample_compute(t1, t2, t2, t1);
+
+        ASSERT_TRUE(s.offset_nsec < 0);
+        ASSERT_EQ(s.offset_nsec, t2 - t1);
+}
+
+static void test_root_distance_is_half_delay_plus_dispersion(void) {
+        NTPHeader h = {
+                .root_delay = { .seconds = 1 },                 /* 1 s */
+                .root_dispersion = { .fraction = 0x8000 },      /* 0.5 s */
+        };
+
+        ASSERT_EQ(ntp_root_distance_nsec(&h), SEC);
+}
+
+static void test_first_samples_are_never_spikes(void) {
+        NTPFilter f = {};
+
+        ASSERT_FALSE(ntp_filter_add(&f, 1 * MSEC));
+        ASSERT_FALSE(ntp_filter_add(&f, 100 * MSEC));
+        ASSERT_FALSE(ntp_filter_add(&f, -100 * MSEC));
+        ASSERT_EQ(f.packet_count, 3);
+}
+
+static void test_outlier_is_a_spike_and_lasting_change_is_accepted(void) {
+        NTPFilter f = {};
+        unsigned spikes = 0;
+
+        for (int i = 0; i < 8; i++)
+                ASSERT_FALSE(ntp_filter_add(&f, (i % 2 ? 1 : -1) * 100000)); /* +-0.1 ms */
+
+        ASSERT_TRUE(ntp_filter_add(&f, 150 * MSEC));
+
+        /* The offset stays: after a few samples it is the new normal, not a spike. */
+        for (int i = 0; i < 8; i++)
+                spikes += ntp_filter_add(&f, 150 * MSEC);
+        ASSERT_TRUE(spikes < 8);
+        ASSERT_FALSE(ntp_filter_add(&f, 150 * MSEC));
+}
+
+static void test_big_offset_is_not_a_spike(void) {
+        NTPFilter f = {};
+
+        for (int i = 0; i < 8; i++)
+                (void) ntp_filter_add(&f, 0);
+        /* A clock error that needs a step must never be filtered out as noise. */
+        ASSERT_FALSE(ntp_filter_add(&f, 30 * 60 * SEC));
+}
+
+static void test_reset_keeps_packet_count(void) {
+        NTPFilter f = {};
+
+        (void) ntp_filter_add(&f, 0);
+        (void) ntp_filter_add(&f, 0);
+        ntp_filter_reset(&f);
+        ASSERT_EQ(f.n, 0);
+        ASSERT_EQ(f.packet_count, 2);
+}
+
+static void test_poll_interval_backs_off_when_stable_and_stays_in_bounds(void) {
+        int p = 5;
+
+        for (int i = 0; i < 20; i++)
+                p = ntp_poll_next(p, 100000, false, 50000, 5, 11);
+        ASSERT_EQ(p, 11);
+}
+
+static void test_poll_interval_resets_on_large_offset(void) {
+        ASSERT_EQ(ntp_poll_next(11, 300 * MSEC, false, 0, 5, 11), 5);
+        ASSERT_EQ(ntp_poll_next(11, -300 * MSEC, false, 0, 5, 11), 5);
+}
+
+static void test_poll_interval_ignores_spikes(void) {
+        ASSERT_EQ(ntp_poll_next(8, 100 * MSEC, true, 0, 5, 11), 8);
+        ASSERT_EQ(ntp_poll_next(8, 100 * MSEC, false, 0, 5, 11), 7);
+}
+
+TEST_MAIN(TEST_CASE(test_offset_and_delay_follow_rfc5905),
+          TEST_CASE(test_offset_is_negative_when_we_are_ahead),
+          TEST_CASE(test_offset_does_not_overflow_for_far_dates),
+          TEST_CASE(test_root_distance_is_half_delay_plus_dispersion),
+          TEST_CASE(test_first_samples_are_never_spikes),
+          TEST_CASE(test_outlier_is_a_spike_and_lasting_change_is_accepted),
+          TEST_CASE(test_big_offset_is_not_a_spike),
+          TEST_CASE(test_reset_keeps_packet_count),
+          TEST_CASE(test_poll_interval_backs_off_when_stable_and_stays_in_bounds),
+          TEST_CASE(test_poll_interval_resets_on_large_offset),
+          TEST_CASE(test_poll_interval_ignores_spikes));

@@ -81,11 +81,23 @@ const char *resolve_error_string(int error) {
 static int on_resolved(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         ResolveQuery *q = userdata;
         ResolveJob *j = q->job;
+        resolve_handler_t handler = q->handler;
+        void *handler_data = q->userdata;
+        struct addrinfo *ai;
+        int error;
 
         /* The thread has finished writing j before it sent the byte. */
         __atomic_thread_fence(__ATOMIC_ACQUIRE);
         q->source = sd_event_source_disable_unref(q->source);
-        q->handler(q, eai_to_errno(j->eai), j->eai == 0 ? j->result : NULL, q->userdata);
+
+        /* Take the answer out of the job: the handler may free q, and with it the job. */
+        ai = TAKE_PTR(j->result);
+        error = eai_to_errno(j->eai);
+
+        handler(q, error, error == 0 ? ai : NULL, handler_data);
+
+        if (ai)
+                freeaddrinfo(ai);
         return 0;
 }
 

@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "server-name.h"
+#include "strv.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-manager.h"
 

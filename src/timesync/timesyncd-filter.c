@@ -64,21 +64,22 @@ bool ntp_filter_add(NTPFilter *f, int64_t offset_nsec) {
         return spike;
 }
 
-int ntp_poll_next(int poll_log2, int64_t offset_nsec, bool spike, double jitter_nsec,
-                  int min_log2, int max_log2) {
+unsigned ntp_poll_next(unsigned level, int64_t offset_nsec, bool spike, double jitter_nsec,
+                       unsigned min_level, unsigned max_level) {
         int64_t a = llabs(offset_nsec);
 
-        assert(min_log2 <= max_log2);
+        assert(min_level <= max_level);
 
         if (a >= NTP_STEP_THRESHOLD_NSEC / 2)
                 /* Far off: start over at the shortest interval. */
-                poll_log2 = min_log2;
+                level = min_level;
         else if (spike)
                 ; /* one odd sample says nothing about the interval */
-        else if (a > INT64_C(50000000))
-                poll_log2--;
-        else if (a < INT64_C(10000000) && jitter_nsec < 10e6)
-                poll_log2++;
+        else if (a > INT64_C(50000000)) {
+                if (level > min_level)
+                        level--;
+        } else if (a < INT64_C(10000000) && jitter_nsec < 10e6)
+                level++;
 
-        return CLAMP(poll_log2, min_log2, max_log2);
+        return CLAMP(level, min_level, max_level);
 }

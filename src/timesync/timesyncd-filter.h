@@ -41,7 +41,8 @@ typedef struct NTPFilter {
 bool ntp_filter_add(NTPFilter *f, int64_t offset_nsec);
 void ntp_filter_reset(NTPFilter *f);
 
-/* The next poll interval (log2 seconds) after a sample with this offset. Large offsets poll
- * fast to converge; small stable ones back off towards the maximum. */
-int ntp_poll_next(int poll_log2, int64_t offset_nsec, bool spike, double jitter_nsec,
-                  int min_log2, int max_log2);
+/* The next poll level (the interval is the minimum doubled that many times) after a sample
+ * with this offset. Large offsets poll fast to converge; small stable ones back off towards
+ * the maximum. */
+unsigned ntp_poll_next(unsigned level, int64_t offset_nsec, bool spike, double jitter_nsec,
+                       unsigned min_level, unsigned max_level);

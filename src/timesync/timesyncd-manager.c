@@ -8,6 +8,7 @@
 #include <sys/timerfd.h>
 #include <systemd/sd-daemon.h>
 
+#include "iovec-util.h"
 #include "log.h"
 #include "random-util.h"
 #include "timesyncd-bus.h"
@@ -22,6 +23,19 @@
 #define KISS_RSTR "RSTR"
 
 static int manager_arm_timer(Manager *m, usec_t next);
+
+static int poll_log2_seconds(usec_t interval) {
+        int l = 0;
+
+        while (l < 30 && ((usec_t) 2 << l) * USEC_PER_SEC <= interval)
+                l++;
+        return l;
+}
+
+static void manager_update_poll_interval(Manager *m) {
+        m->poll_interval_usec = MIN(m->config.poll_interval_min_usec << m->poll_level,
+                                    m->config.poll_interval_max_usec);
+}
 static int manager_clock_watch_setup(Manager *m);
 
 static int64_t timespec_to_nsec(const struct timespec *ts) {
@@ -327,7 +341,7 @@ static int manager_adjust_clock(Manager *m, int64_t offset_nsec, int leap, int64
                 .offset_nsec = offset_nsec,
                 .step = llabs(offset_nsec) >= NTP_STEP_THRESHOLD_NSEC,
                 .leap = leap,
-                .poll_log2 = m->poll_log2,
+                .poll_log2 = poll_log2_seconds(m->poll_interval_usec),
                 .max_error_nsec = root_distance_nsec,
         };
         ClockState st;
@@ -375,11 +389,12 @@ static int manager_handle_kiss(Manager *m, const NTPHeader *h) {
                         code[i] = '?';
 
         if (ntp_header_is_kiss(h, KISS_RATE)) {
-                /* Slow down: double the interval, even past our maximum if we must. */
-                m->poll_log2 = MIN(m->poll_log2 + 1, 17);
-                log_notice("Server %s asks us to slow down (kiss code RATE), polling every %llus.",
-                           m->current_server_name->string, 1ULL << m->poll_log2);
-                m->poll_interval_usec = (usec_t) (1ULL << m->poll_log2) * USEC_PER_SEC;
+                /* Slow down: double the interval, up to our maximum. */
+                if (m->poll_level < m->poll_level_max)
+                        m->poll_level++;
+                manager_update_poll_interval(m);
+                log_notice("Server %s asks us to slow down (kiss code RATE), polling every %s.",
+                           m->current_server_name->string, FORMAT_TIMESPAN(m->poll_interval_usec, USEC_PER_SEC));
                 return manager_arm_timer(m, m->poll_interval_usec) < 0 ? -1 : 1;
         }
 
@@ -519,8 +534,9 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                 .jitter_nsec = (int64_t) m->filter.jitter_nsec,
         };
 
+        (void) current_address_pretty(m, addr, sizeof addr);
         log_debug("NTP reply from %s: stratum %u, offset %+.6f s, delay %.6f s, jitter %.6f s%s.",
-                  current_address_pretty(m, addr, sizeof addr), h.stratum,
+                  addr, h.stratum,
                   (double) sample.offset_nsec / NTP_NSEC_PER_SEC, (double) sample.delay_nsec / NTP_NSEC_PER_SEC,
                   m->filter.jitter_nsec / NTP_NSEC_PER_SEC, spike ? " (spike)" : "");
 
@@ -531,12 +547,12 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
         }
 
         if (m->poll_resync) {
-                m->poll_log2 = ntp_poll_next(m->poll_log2, INT64_MAX / 2, false, 0,
-                                             m->config.poll_min_log2, m->config.poll_max_log2);
+                m->poll_level = 0;
                 m->poll_resync = false;
         } else
-                m->poll_log2 = ntp_poll_next(m->poll_log2, sample.offset_nsec, spike, m->filter.jitter_nsec,
-                                             m->config.poll_min_log2, m->config.poll_max_log2);
+                m->poll_level = ntp_poll_next(m->poll_level, sample.offset_nsec, spike, m->filter.jitter_nsec,
+                                              0, m->poll_level_max);
+        manager_update_poll_interval(m);
 
         if (!spike) {
                 r = manager_adjust_clock(m, sample.offset_nsec, h.leap, root_distance);
@@ -553,7 +569,6 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                 }
         }
 
-        m->poll_interval_usec = (usec_t) (1ULL << m->poll_log2) * USEC_PER_SEC;
         (void) manager_bus_emit_changed(m, "NTPMessage", "PollIntervalUSec", "Frequency", NULL);
         return manager_arm_timer(m, m->poll_interval_usec);
 }
@@ -565,8 +580,8 @@ static int manager_begin(Manager *m) {
 
         assert(m->current_server_address);
 
-        m->poll_log2 = m->config.poll_min_log2;
-        m->poll_interval_usec = (usec_t) (1ULL << m->poll_log2) * USEC_PER_SEC;
+        m->poll_level = 0;
+        manager_update_poll_interval(m);
 
         log_debug("Connecting to time server %s (%s).",
                   current_address_pretty(m, buf, sizeof buf), m->current_server_name->string);
@@ -777,8 +792,6 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
         /* Pings the service manager when WATCHDOG_USEC is set. */
         (void) sd_event_set_watchdog(m->event, true);
 
-        timesync_config_init(&m->config);
-
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -826,9 +839,21 @@ static int manager_add_servers(Manager *m, ServerType type, char **names) {
 int manager_load_config(Manager *m) {
         int r;
 
-        r = timesync_config_load(&m->config, m->config_file);
-        if (r < 0)
-                return r;
+        timesync_config_done(&m->config);
+        /* Like stock, a file that cannot be parsed to its end still leaves a usable
+         * configuration: what was read, defaults for the rest. Errors are logged there. */
+        if (m->config_file) {
+                r = timesync_config_load_file(&m->config, m->config_file);
+                if (r == -ENOENT)
+                        return log_error_errno(r, "Configuration file %s does not exist.", m->config_file);
+        } else
+                (void) timesync_config_load(&m->config, NULL);
+
+        /* Poll intervals are the minimum doubled k times, capped at the maximum. */
+        m->poll_level_max = 0;
+        while (m->poll_level_max < 20 &&
+               (m->config.poll_interval_min_usec << (m->poll_level_max + 1)) <= m->config.poll_interval_max_usec)
+                m->poll_level_max++;
 
         manager_flush_server_names(m, SERVER_SYSTEM);
         manager_flush_server_names(m, SERVER_FALLBACK);
@@ -836,7 +861,7 @@ int manager_load_config(Manager *m) {
         r = manager_add_servers(m, SERVER_SYSTEM, m->config.ntp_servers);
         if (r < 0)
                 return r;
-        return manager_add_servers(m, SERVER_FALLBACK, m->config.fallback_ntp_servers);
+        return manager_add_servers(m, SERVER_FALLBACK, m->config.fallback_servers);
 }
 
 int manager_start(Manager *m) {

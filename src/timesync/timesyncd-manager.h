@@ -61,7 +61,8 @@ struct Manager {
         usec_t request_monotonic;
 
         NTPFilter filter;
-        int poll_log2;
+        unsigned poll_level;            /* poll interval: the minimum doubled this many times */
+        unsigned poll_level_max;
         bool poll_resync;
         usec_t poll_interval_usec;
 

@@ -179,10 +179,9 @@ int manager_network_watch(Manager *m) {
                 return log_error_errno(errno, "Failed to create inotify watch: %m");
 
         if (inotify_add_watch(fd, NETIF_STATE_DIR, IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_CREATE) < 0) {
-                /* No networkd: nothing to watch, we count as online. */
+                /* No networkd: nothing to watch, and we count as online. */
                 log_debug_errno(errno, "Not watching %s: %m", NETIF_STATE_DIR);
-                m->network_online = true;
-                return 0;
+                return manager_network_update(m);
         }
 
         r = sd_event_add_io(m->event, &m->event_network, fd, EPOLLIN, on_netif_event, m);

@@ -156,10 +156,6 @@ int main(int argc, char *argv[]) {
 
         umask(0022);
 
-        r = drop_privileges(!arg_observe);
-        if (r < 0)
-                return EXIT_FAILURE;
-
         r = manager_new(&m, &(ManagerOptions) {
                         .observe = arg_observe,
                         .config_file = arg_config_file,
@@ -169,7 +165,12 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return EXIT_FAILURE;
 
+        /* Configuration is read first, as the invoking user: --config may point anywhere. */
         r = manager_load_config(m);
+        if (r < 0)
+                return EXIT_FAILURE;
+
+        r = drop_privileges(!arg_observe);
         if (r < 0)
                 return EXIT_FAILURE;
 

@@ -85,21 +85,21 @@ static void test_reset_keeps_packet_count(void) {
 }
 
 static void test_poll_interval_backs_off_when_stable_and_stays_in_bounds(void) {
-        int p = 5;
+        unsigned p = 0;
 
         for (int i = 0; i < 20; i++)
-                p = ntp_poll_next(p, 100000, false, 50000, 5, 11);
-        ASSERT_EQ(p, 11);
+                p = ntp_poll_next(p, 100000, false, 50000, 0, 6);
+        ASSERT_EQ(p, 6);
 }
 
 static void test_poll_interval_resets_on_large_offset(void) {
-        ASSERT_EQ(ntp_poll_next(11, 300 * MSEC, false, 0, 5, 11), 5);
-        ASSERT_EQ(ntp_poll_next(11, -300 * MSEC, false, 0, 5, 11), 5);
+        ASSERT_EQ(ntp_poll_next(6, 300 * MSEC, false, 0, 0, 6), 0);
+        ASSERT_EQ(ntp_poll_next(6, -300 * MSEC, false, 0, 0, 6), 0);
 }
 
 static void test_poll_interval_ignores_spikes(void) {
-        ASSERT_EQ(ntp_poll_next(8, 100 * MSEC, true, 0, 5, 11), 8);
-        ASSERT_EQ(ntp_poll_next(8, 100 * MSEC, false, 0, 5, 11), 7);
+        ASSERT_EQ(ntp_poll_next(3, 100 * MSEC, true, 0, 0, 6), 3);
+        ASSERT_EQ(ntp_poll_next(3, 100 * MSEC, false, 0, 0, 6), 2);
 }
 
 TEST_MAIN(TEST_CASE(test_offset_and_delay_follow_rfc5905),

@@ -3,6 +3,7 @@
 # NTS client. Facts behind the configuration: /work/shared/PEERS.md.
 [ -n "${_TSNTS_CHRONY_SH:-}" ] && return 0
 _TSNTS_CHRONY_SH=1
+# shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # Exported so that functions run through netns_exec or in_systemd_run see them.

@@ -29,7 +29,7 @@ readonly CAP_SYS_TIME_BIT=25
 
 _tsnts_pids=()
 _tsnts_cleanups=()
-_tsnts_ports=()
+_tsnts_port_dir="${TMPDIR:-/tmp}/tsnts-ports"
 
 log() { echo "[$(date +%T.%3N)] $*" >&2; }
 fail() { echo "FAIL: $*" >&2; exit 1; }
@@ -141,21 +141,35 @@ _port_in_use() {
         [ -n "$(ss -Htuan "sport = :$1" 2>/dev/null)" ]
 }
 
-# Prints a random TCP+UDP port below the kernel's ephemeral range that no socket uses and that
-# this test has not handed out before. Pass NETNS to check inside that namespace instead.
+# Reserves PORT for this test across concurrently running tests: mkdir is atomic. A reservation
+# whose owner died is taken over.
+_port_reserve() {
+        local dir="$_tsnts_port_dir/$1" owner
+        if ! mkdir "$dir" 2>/dev/null; then
+                owner=$(cat "$dir/owner" 2>/dev/null || true)
+                [ -n "$owner" ] && ! pid_alive "$owner" || return 1
+        fi
+        # $$ is the test shell even inside $(free_port).
+        echo $$ >"$dir/owner"
+}
+
+_ports_release() {
+        local owner
+        for owner in "$_tsnts_port_dir"/*/owner; do
+                [ "$(cat "$owner" 2>/dev/null)" != $$ ] || rm -rf "$(dirname "$owner")"
+        done
+}
+
+# Prints a random port, below the kernel's ephemeral range, that no TCP or UDP socket uses and
+# that no other running test has reserved. Call it as port=$(free_port): the reservation is
+# kept by the test shell and released at cleanup.
 free_port() {
-        local netns=${1:-} port i p taken
-        for i in $(seq 1 200); do
+        local port
+        mkdir -p "$_tsnts_port_dir"
+        for _ in $(seq 1 200); do
                 port=$(( 10000 + SRANDOM % 22000 ))
-                taken=0
-                for p in "${_tsnts_ports[@]}"; do [ "$p" != "$port" ] || taken=1; done
-                [ "$taken" = 0 ] || continue
-                if [ -n "$netns" ]; then
-                        ip netns exec "$netns" ss -Htuan "sport = :$port" | grep -q . && continue
-                else
-                        _port_in_use "$port" && continue
-                fi
-                _tsnts_ports+=("$port")
+                _port_in_use "$port" && continue
+                _port_reserve "$port" || continue
                 echo "$port"
                 return 0
         done
@@ -193,16 +207,19 @@ _clock_snapshot() {
         "$TSNTS_ADJTIMEX_READ" | grep -E '^(status|offset|freq|tick)='
 }
 
+# clock_guard_start DIR: saves the snapshot to DIR/clock.before.
 clock_guard_start() {
         [ -x "$TSNTS_ADJTIMEX_READ" ] || fail "adjtimex-read not found at $TSNTS_ADJTIMEX_READ (build first)"
-        _clock_snapshot >"$TEST_TMPDIR/clock.before"
+        _clock_snapshot >"$1/clock.before"
 }
 
-# Returns 1 (and says what differs) if the kernel clock discipline changed since the start.
+# clock_guard_check DIR: returns 1 (and says what differs) if the kernel clock discipline
+# changed since clock_guard_start DIR.
 clock_guard_check() {
-        [ -e "$TEST_TMPDIR/clock.before" ] || return 0
-        _clock_snapshot >"$TEST_TMPDIR/clock.after"
-        if ! diff -u "$TEST_TMPDIR/clock.before" "$TEST_TMPDIR/clock.after" >&2; then
+        local dir=$1
+        [ -e "$dir/clock.before" ] || return 0
+        _clock_snapshot >"$dir/clock.after"
+        if ! diff -u "$dir/clock.before" "$dir/clock.after" >&2; then
                 echo "FAIL: the kernel clock discipline changed during the test (see diff above)" >&2
                 return 1
         fi
@@ -220,12 +237,13 @@ _test_cleanup() {
         for (( i = ${#_tsnts_cleanups[@]} - 1; i >= 0; i-- )); do
                 eval "${_tsnts_cleanups[i]}"
         done
-        clock_guard_check || rc=1
+        _ports_release
+        clock_guard_check "$TEST_TMPDIR" || rc=1
         if [ "$rc" != 0 ] && [ "$rc" != "$EXIT_SKIP" ]; then
-                for f in $(find "$TEST_TMPDIR" -name '*.log' -size +0 2>/dev/null); do
+                while IFS= read -r -d '' f; do
                         echo "---- ${f#"$TEST_TMPDIR"/} (last 40 lines)" >&2
                         tail -n 40 "$f" >&2
-                done
+                done < <(find "$TEST_TMPDIR" -name '*.log' -size +0 -print0 2>/dev/null)
         fi
         if [ -n "${TSNTS_KEEP_TMP:-}" ]; then
                 echo "kept $TEST_TMPDIR" >&2
@@ -247,7 +265,7 @@ test_init() {
         trap _test_cleanup EXIT
         trap 'exit 130' INT
         trap 'exit 143' TERM
-        clock_guard_start
+        clock_guard_start "$TEST_TMPDIR"
 }
 
 # make_test_certs: the test PKI of test/tools/make-certs.sh in TEST_TMPDIR/certs. Sets CERTDIR.

@@ -4,6 +4,7 @@
 # used or changed.
 [ -n "${_TSNTS_DBUS_SH:-}" ] && return 0
 _TSNTS_DBUS_SH=1
+# shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # start_system_bus: starts dbus-daemon with a system-bus configuration of our own: a unix socket
@@ -47,6 +48,7 @@ in_systemd_run() {
         [ -d /run/systemd ] || missing_prerequisite "/run/systemd does not exist to bind-mount over"
         mkdir -p "$dir/system"
         # unshare makes all mounts private first, so the bind mount never reaches the host.
+        # shellcheck disable=SC2016,SC2034 # $0/$@ are the inner shell's; run_with_prefix reads it
         prefix=(unshare --mount --propagation private
                 bash -c 'mount --bind "$0" /run/systemd && exec "$@"' "$dir")
         run_with_prefix prefix "$@"

@@ -4,6 +4,7 @@
 # namespace of the test. Facts behind the configuration: /work/shared/PEERS.md.
 [ -n "${_TSNTS_NTPSEC_SH:-}" ] && return 0
 _TSNTS_NTPSEC_SH=1
+# shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 # Exported so that functions run through netns_exec or in_systemd_run see them.

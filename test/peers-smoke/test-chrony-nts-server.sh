@@ -3,6 +3,7 @@
 # The chrony NTS server fixture works: the reference client gets authenticated time from it with
 # the test CA, is refused with another CA, and serverstats sees the key exchanges.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR/../lib source=chrony.sh
 . "$(dirname "$0")/../lib/chrony.sh"
 
 test_init

@@ -3,19 +3,20 @@
 # The guards of test/lib/common.sh catch what they are there for: a changed clock discipline, a
 # daemon holding CAP_SYS_TIME, and processes or namespaces a test leaves behind.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR/../lib source=common.sh
 . "$(dirname "$0")/../lib/common.sh"
 
 test_init
 
 test_clock_guard_passes_when_nothing_changed() {
-        clock_guard_check || fail "clock guard reports a change although nothing touched the clock"
+        clock_guard_check "$TEST_TMPDIR" || fail "clock guard reports a change although nothing touched the clock"
 }
 
 test_clock_guard_detects_a_changed_discipline() {
         local scratch="$TEST_TMPDIR/guard"
         mkdir -p "$scratch"
         sed 's/^freq=.*/freq=424242/' "$TEST_TMPDIR/clock.before" >"$scratch/clock.before"
-        if (TEST_TMPDIR=$scratch; clock_guard_check) 2>/dev/null; then
+        if clock_guard_check "$scratch" 2>/dev/null; then
                 fail "clock guard missed a changed freq"
         fi
 }
@@ -46,15 +47,16 @@ test_wait_for_gives_up_after_timeout() {
 }
 
 test_free_port_returns_distinct_unused_ports() {
-        local ports=() p i
-        for i in 1 2 3 4 5; do ports+=("$(free_port)"); done
+        local ports=() p
+        for _ in 1 2 3 4 5; do ports+=("$(free_port)"); done
         [ "$(printf '%s\n' "${ports[@]}" | sort -u | wc -l)" = 5 ] || fail "free_port repeated a port: ${ports[*]}"
         for p in "${ports[@]}"; do
                 [ -z "$(ss -Htuan "sport = :$p")" ] || fail "free_port returned port $p which is in use"
         done
 }
 
-# A test that leaves a child, a process outside its tree, and a network namespace behind.
+# A test that leaves a child, a process outside its tree, a network namespace and a port
+# reservation behind.
 write_leaky_test() {
         cat >"$1" <<LEAKY
 set -euo pipefail
@@ -66,23 +68,25 @@ child=\$!
 (sleep 600 >/dev/null 2>&1 & echo \$! >"$2.orphan")
 track_pid "\$(cat "$2.orphan")"
 netns_create
-echo "\$DAEMON_PID \$child \$(cat "$2.orphan") \$NETNS \$TEST_TMPDIR" >"$2"
+port=\$(free_port)
+echo "\$DAEMON_PID \$child \$(cat "$2.orphan") \$NETNS \$TEST_TMPDIR \$port" >"$2"
 exit "\${LEAKY_EXIT:-0}"
 LEAKY
 }
 
 test_cleanup_stops_everything_the_test_started() {
         local script="$TEST_TMPDIR/leaky.sh" state="$TEST_TMPDIR/leaky.state" pid rc=0
-        local daemon child orphan ns tmp
+        local daemon child orphan ns tmp port
         write_leaky_test "$script" "$state"
         LEAKY_EXIT=3 bash "$script" 2>"$TEST_TMPDIR/leaky.log" || rc=$?
         [ "$rc" = 3 ] || fail "cleanup changed the test's exit code 3 into $rc"
-        read -r daemon child orphan ns tmp <"$state"
+        read -r daemon child orphan ns tmp port <"$state"
         for pid in "$daemon" "$child" "$orphan"; do
                 ! pid_alive "$pid" || fail "process $pid survived the test's cleanup"
         done
         ! ip netns list | grep -qw "$ns" || fail "network namespace $ns survived the test's cleanup"
         [ ! -e "$tmp" ] || fail "temp dir $tmp survived the test's cleanup"
+        [ ! -e "$_tsnts_port_dir/$port" ] || fail "reservation of port $port survived the test's cleanup"
 }
 
 test_skip_keeps_exit_code_77() {

@@ -3,7 +3,9 @@
 # The NTPsec NTS server fixture works: inside the test's own network namespace it serves
 # synchronised stratum-1 time, and the reference client gets NTS-authenticated time from it.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR/../lib source=ntpsec.sh
 . "$(dirname "$0")/../lib/ntpsec.sh"
+# shellcheck source-path=SCRIPTDIR/../lib source=chrony.sh
 . "$(dirname "$0")/../lib/chrony.sh"
 
 test_init

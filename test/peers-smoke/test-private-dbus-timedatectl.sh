@@ -3,6 +3,7 @@
 # The D-Bus fixture works: Debian's timedatectl reaches the private system bus from inside
 # in_systemd_run, and the host's /run/systemd is left as it was.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR/../lib source=dbus.sh
 . "$(dirname "$0")/../lib/dbus.sh"
 
 command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"

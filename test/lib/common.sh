@@ -225,15 +225,21 @@ clock_guard_check() {
         fi
 }
 
-_test_cleanup() {
-        local rc=$? pids=() pid i f
-        set +e
-        trap - EXIT INT TERM
+# Stops the tracked processes and every descendant of this shell.
+_stop_started() {
+        local pids=() pid
         for pid in "${_tsnts_pids[@]}" $(_descendants $$); do
                 pid_alive "$pid" && pids+=("$pid")
         done
         kill_pids "${pids[@]}"
-        wait 2>/dev/null
+        wait 2>/dev/null || true
+}
+
+_test_cleanup() {
+        local rc=$? i f
+        set +e
+        trap - EXIT INT TERM
+        _stop_started
         for (( i = ${#_tsnts_cleanups[@]} - 1; i >= 0; i-- )); do
                 eval "${_tsnts_cleanups[i]}"
         done
@@ -286,13 +292,20 @@ peers_bin() {
 
 # run_with_prefix ARRAY CMD...: runs CMD through the command prefix in the array named ARRAY
 # (ip netns exec NS, unshare ...). CMD may be a shell function of the test: all function
-# definitions are carried over, and the inner shell sees exported variables only.
+# definitions are carried over, the inner shell sees exported variables only, and whatever the
+# function started in the background is stopped when it returns (the namespace would otherwise
+# outlive the call, and the processes would leave the test's process tree).
 run_with_prefix() {
         local -n _prefix=$1
         shift
         if declare -F "$1" >/dev/null; then
-                "${_prefix[@]}" bash -c "set -euo pipefail; $(declare -f; declare -p EXIT_SKIP CAP_SYS_TIME_BIT TSNTS_LIB_DIR NOSYSTIME)
-                        _TSNTS_COMMON_SH=1; \"\$@\"" bash "$@"
+                "${_prefix[@]}" bash -c "set -euo pipefail
+                        $(declare -f)
+                        $(declare -p EXIT_SKIP CAP_SYS_TIME_BIT TSNTS_LIB_DIR NOSYSTIME _tsnts_port_dir)
+                        _TSNTS_COMMON_SH=1
+                        _tsnts_pids=()
+                        trap _stop_started EXIT
+                        \"\$@\"" bash "$@"
         else
                 "${_prefix[@]}" "$@"
         fi
@@ -306,6 +319,7 @@ ntp_probe() {
                 prefix=(ip netns exec "$2")
                 shift 2
         fi
+        [ -x /usr/bin/python3 ] || missing_prerequisite "/usr/bin/python3 not installed (fetch-peers.sh installs it)"
         "${prefix[@]}" /usr/bin/python3 - "$1" "$2" <<'PY'
 import socket, sys
 host, port = sys.argv[1], int(sys.argv[2])
@@ -323,7 +337,7 @@ PY
 # netns_create: makes a network namespace with a unique name and lo up, deleted (with everything
 # running in it) at cleanup. Sets NETNS.
 netns_create() {
-        NETNS="tsnts-$$-$SRANDOM"
+        export NETNS="tsnts-$$-$SRANDOM"
         ip netns add "$NETNS"
         at_cleanup netns_delete "$NETNS"
         ip netns exec "$NETNS" ip link set lo up

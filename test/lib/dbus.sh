@@ -40,16 +40,25 @@ CONF
 }
 
 # in_systemd_run CMD...: runs CMD (a program, or a function of the test with everything it
-# starts) in a private mount namespace where a directory of ours holding system/ is bind-mounted
-# onto /run/systemd, which is how systemd tools decide that systemd is PID 1. A test that needs
-# the daemon and timedatectl together runs both from one function, inside one namespace.
+# starts) in a private mount namespace where
+#  - a directory of ours holding system/ is bind-mounted onto /run/systemd, which is how systemd
+#    tools such as timedatectl decide that systemd is PID 1;
+#  - /etc/hosts is a private copy that also resolves ntp.test to 127.0.0.1 and ::1 (a name in
+#    the test certificates that is not "localhost").
+# A test that needs the daemon and timedatectl together runs both from one function, inside one
+# namespace. It composes with netns_exec: `netns_exec "$NETNS" in_systemd_run FUNCTION`.
 in_systemd_run() {
-        local dir="$TEST_TMPDIR/run-systemd" prefix
+        local dir="$TEST_TMPDIR/run-systemd" hosts="$TEST_TMPDIR/hosts" prefix
         [ -d /run/systemd ] || missing_prerequisite "/run/systemd does not exist to bind-mount over"
         mkdir -p "$dir/system"
-        # unshare makes all mounts private first, so the bind mount never reaches the host.
-        # shellcheck disable=SC2016,SC2034 # $0/$@ are the inner shell's; run_with_prefix reads it
+        if [ ! -e "$hosts" ]; then
+                cat /etc/hosts >"$hosts"
+                printf '127.0.0.1 ntp.test\n::1 ntp.test\n' >>"$hosts"
+        fi
+        # unshare makes all mounts private first, so neither bind mount ever reaches the host.
+        # shellcheck disable=SC2016,SC2034 # $0/$1/$@ are the inner shell's; run_with_prefix reads it
         prefix=(unshare --mount --propagation private
-                bash -c 'mount --bind "$0" /run/systemd && exec "$@"' "$dir")
+                bash -c 'mount --bind "$0" /run/systemd && mount --bind "$1" /etc/hosts && shift && exec "$@"'
+                "$dir" "$hosts")
         run_with_prefix prefix "$@"
 }

@@ -89,6 +89,19 @@ test_cleanup_stops_everything_the_test_started() {
         [ ! -e "$_tsnts_port_dir/$port" ] || fail "reservation of port $port survived the test's cleanup"
 }
 
+start_sleeper_and_return() {
+        start_daemon "$TEST_TMPDIR/inner-sleep.log" sleep 600
+        echo "$DAEMON_PID" >"$TEST_TMPDIR/inner.pid"
+}
+
+test_function_in_namespace_leaves_nothing_running() {
+        local pid
+        netns_create
+        netns_exec "$NETNS" start_sleeper_and_return
+        pid=$(cat "$TEST_TMPDIR/inner.pid")
+        ! pid_alive "$pid" || fail "a process started inside netns_exec outlived the call"
+}
+
 test_skip_keeps_exit_code_77() {
         local rc=0
         bash -c ". '$TSNTS_LIB_DIR/common.sh'; test_init; skip 'on purpose'" 2>/dev/null || rc=$?
@@ -102,4 +115,5 @@ run_case test_cap_check_rejects_process_with_cap_sys_time
 run_case test_wait_for_gives_up_after_timeout
 run_case test_free_port_returns_distinct_unused_ports
 run_case test_cleanup_stops_everything_the_test_started
+run_case test_function_in_namespace_leaves_nothing_running
 run_case test_skip_keeps_exit_code_77

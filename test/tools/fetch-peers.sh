@@ -12,9 +12,9 @@ set -euo pipefail
 dest=${1:?usage: fetch-peers.sh DEST}
 packages=(chrony ntpsec python3-ntp)
 # What chronyd, chronyc, ntpd, libntpc and ntpq link against or run on (found with ldd on the
-# unpacked binaries). python3 is Debian's interpreter: ntpq's #! is /usr/bin/python3.
-runtime_libs=(libc6 libcap2 libedit2 libgnutls30 libnettle8 libseccomp2 libbsd0 libssl3 python3)
-stamp="$dest/.stamp"
+# unpacked binaries). python3 is Debian's interpreter: ntpq's #! is /usr/bin/python3. netbase
+# (/etc/services) is a dependency of ntpsec that ntpd consults for port names.
+runtime_libs=(libc6 libcap2 libedit2 libgnutls30 libnettle8 libseccomp2 libbsd0 libssl3 python3 netbase)
 
 report() {
         echo "chronyd: $dest/root/usr/sbin/chronyd"
@@ -32,12 +32,25 @@ if [ -e "$stamp" ]; then
         exit 0
 fi
 
+# Two runs at once (parallel CI steps) must not unpack over each other.
+exec 9>"$dest/.lock"
+flock 9
+if [ -e "$stamp" ]; then
+        report
+        exit 0
+fi
+
+# A fresh machine may have no package lists yet: refresh them once and retry.
+apt_retry() {
+        "$@" || { apt-get update && "$@"; }
+}
+
 missing=()
 for p in "${runtime_libs[@]}"; do
         dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
 done
 if [ "${#missing[@]}" -gt 0 ]; then
-        DEBIAN_FRONTEND=noninteractive apt-get install -y --no-upgrade --no-install-recommends "${missing[@]}"
+        DEBIAN_FRONTEND=noninteractive apt_retry apt-get install -y --no-upgrade --no-install-recommends "${missing[@]}"
 fi
 
 rm -rf "$dest/debs" "$dest/root"
@@ -46,7 +59,7 @@ mkdir -p "$dest/debs" "$dest/root"
 dl=$(mktemp -d)
 trap 'rm -rf "$dl"' EXIT
 chmod 0777 "$dl"
-(cd "$dl" && apt-get download "${packages[@]}")
+(cd "$dl" && apt_retry apt-get download "${packages[@]}")
 mv "$dl"/*.deb "$dest/debs/"
 for deb in "$dest"/debs/*.deb; do
         dpkg-deb -x "$deb" "$dest/root"

@@ -13,7 +13,7 @@ dest=${1:?usage: fetch-peers.sh DEST}
 packages=(chrony ntpsec python3-ntp)
 # What chronyd, chronyc, ntpd, libntpc and ntpq link against or run on (found with ldd on the
 # unpacked binaries). python3 is Debian's interpreter: ntpq's #! is /usr/bin/python3. netbase
-# (/etc/services) is a dependency of ntpsec that ntpd consults for port names.
+# (/etc/services) is a dependency of the ntpsec package, kept for its name lookups.
 runtime_libs=(libc6 libcap2 libedit2 libgnutls30 libnettle8 libseccomp2 libbsd0 libssl3 python3 netbase)
 
 report() {

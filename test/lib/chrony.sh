@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# chronyd 4.3 (from test/tools/fetch-peers.sh) as NTS server on loopback, and as the reference
+# NTS client. Facts behind the configuration: /work/shared/PEERS.md.
+[ -n "${_TSNTS_CHRONY_SH:-}" ] && return 0
+_TSNTS_CHRONY_SH=1
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# Exported so that functions run through netns_exec or in_systemd_run see them.
+CHRONYD=$(peers_bin usr/sbin/chronyd)
+CHRONYC=$(peers_bin usr/bin/chronyc)
+export CHRONYD CHRONYC
+
+_chrony_listening() {
+        local rundir=$1 ntpport=$2 keport=$3
+        pid_alive "$(cat "$rundir/daemon.pid")" || fail "chronyd exited during startup: $(tail -n 5 "$rundir/chronyd.log")"
+        [ -S "$rundir/chronyd.sock" ] &&
+                ss -Hltn "sport = :$keport" | grep -q '127\.0\.0\.1' &&
+                ss -Hltn "sport = :$keport" | grep -q '\[::1\]' &&
+                ss -Hlun "sport = :$ntpport" | grep -q '127\.0\.0\.1' &&
+                ss -Hlun "sport = :$ntpport" | grep -q '\[::1\]'
+}
+
+# start_chrony_nts_server RUNDIR CERTDIR NTPPORT KEPORT [CONFIG-LINE...]
+# Serves stratum 1 with NTS on 127.0.0.1 and ::1, without CAP_SYS_TIME and with -x. Returns once
+# both ports and the command socket are up. Sets CHRONYD_PID. Log: RUNDIR/chronyd.log.
+start_chrony_nts_server() {
+        local rundir=$1 certdir=$2 ntpport=$3 keport=$4 line
+        shift 4
+        mkdir -p "$rundir"
+        # chronyd refuses a command socket directory that others can read.
+        chmod 0700 "$rundir"
+        rm -f "$rundir/chronyd.sock"
+        {
+                echo "local stratum 1"
+                echo "allow 127.0.0.0/8"
+                echo "allow ::1"
+                echo "bindaddress 127.0.0.1"
+                echo "bindaddress ::1"
+                echo "port $ntpport"
+                echo "ntsport $keport"
+                echo "ntsservercert $certdir/server-chain.pem"
+                echo "ntsserverkey $certdir/server.key"
+                echo "ntsdumpdir $rundir"
+                echo "ntsprocesses 0"
+                echo "cmdport 0"
+                echo "bindcmdaddress $rundir/chronyd.sock"
+                echo "pidfile $rundir/chronyd.pid"
+                for line; do echo "$line"; done
+        } >"$rundir/chrony.conf"
+        start_daemon "$rundir/chronyd.log" "$CHRONYD" -x -d -u root -f "$rundir/chrony.conf"
+        CHRONYD_PID=$DAEMON_PID
+        echo "$CHRONYD_PID" >"$rundir/daemon.pid"
+        wait_for 10 _chrony_listening "$rundir" "$ntpport" "$keport" ||
+                fail "chronyd did not listen on $ntpport/udp and $keport/tcp within 10 s"
+        assert_no_sys_time "$CHRONYD_PID" chronyd
+}
+
+# stop_chrony RUNDIR: stops the server started with that RUNDIR (its ntskeys file stays).
+stop_chrony() {
+        stop_daemon "$(cat "$1/daemon.pid")"
+}
+
+# chrony_serverstats RUNDIR: prints `chronyc serverstats` as NAME=VALUE lines, e.g.
+#   NTS-KE connections accepted=1
+#   Authenticated NTP packets=3
+chrony_serverstats() {
+        "$CHRONYC" -n -h "$1/chronyd.sock" serverstats |
+                sed -n 's/^\(.*[^ ]\) *: *\([0-9][0-9.]*\)$/\1=\2/p'
+}
+
+# chrony_serverstat RUNDIR NAME: prints one counter of chrony_serverstats.
+chrony_serverstat() {
+        local value
+        value=$(chrony_serverstats "$1" | sed -n "s/^$2=//p")
+        [ -n "$value" ] || fail "chronyc serverstats has no counter '$2'"
+        echo "$value"
+}
+
+# chrony_query_nts [--netns NS] HOST NTPPORT KEPORT CAFILE [CONFIG-LINE...]
+# One measurement with the reference client (`chronyd -Q`, clock never touched), trusting only
+# CAFILE. Succeeds only if chronyd printed "System clock wrong by": an NTS-authenticated
+# response was accepted. Its output goes to stdout. CHRONY_QUERY_TIMEOUT (default 5 s) bounds
+# how long it tries.
+chrony_query_nts() {
+        local prefix=() dir line rc=0
+        if [ "$1" = --netns ]; then
+                prefix=(ip netns exec "$2")
+                shift 2
+        fi
+        local host=$1 ntpport=$2 keport=$3 cafile=$4
+        shift 4
+        dir=$(mktemp -d "$TEST_TMPDIR/chrony-query.XXXXXX")
+        {
+                echo "server $host port $ntpport nts ntsport $keport iburst minpoll -6 maxpoll -6"
+                echo "ntstrustedcerts $cafile"
+                echo "nosystemcert"
+                echo "pidfile $dir/chronyd.pid"
+                echo "cmdport 0"
+                for line; do echo "$line"; done
+        } >"$dir/client.conf"
+        "${prefix[@]}" "${NOSYSTIME[@]}" "$CHRONYD" -Q -t "${CHRONY_QUERY_TIMEOUT:-5}" -u root -f "$dir/client.conf" >"$dir/query.log" 2>&1 || rc=$?
+        cat "$dir/query.log"
+        [ "$rc" = 0 ] && grep -q 'System clock wrong by' "$dir/query.log"
+}

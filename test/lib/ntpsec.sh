@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# NTPsec ntpd 1.2.2 (from test/tools/fetch-peers.sh) as NTS server. Its ports are fixed (NTS-KE
+# 4460, NTP 123) and it binds the wildcard addresses, so it only ever runs inside a network
+# namespace of the test. Facts behind the configuration: /work/shared/PEERS.md.
+[ -n "${_TSNTS_NTPSEC_SH:-}" ] && return 0
+_TSNTS_NTPSEC_SH=1
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# Exported so that functions run through netns_exec or in_systemd_run see them.
+NTPD=$(peers_bin usr/sbin/ntpd)
+NTPQ=$(peers_bin usr/bin/ntpq)
+export NTPD NTPQ
+# Fixed in NTPsec: the NTS-KE port is compiled in.
+export NTPSEC_NTP_PORT=123 NTPSEC_KE_PORT=4460
+
+_ntpsec_ke_listening() {
+        local rundir=$1 ns=$2
+        pid_alive "$(cat "$rundir/daemon.pid")" || fail "ntpd exited during startup: $(tail -n 5 "$rundir/ntpd.log")"
+        ip netns exec "$ns" ss -Hltn "sport = :$NTPSEC_KE_PORT" | grep -q LISTEN
+}
+
+# Orphan mode needs about a second before ntpd stops answering "unsynchronised, stratum 16".
+_ntpsec_synchronised() {
+        local ns=$1 answer leap stratum
+        answer=$(ntp_probe --netns "$ns" 127.0.0.1 "$NTPSEC_NTP_PORT" 2>/dev/null) || return 1
+        read -r leap stratum <<<"$answer"
+        [ "$leap" != 3 ] && [ "$stratum" != 16 ]
+}
+
+# start_ntpsec_nts_server RUNDIR CERTDIR NS [CONFIG-LINE...]
+# Runs ntpd inside NS (see netns_create) without CAP_SYS_TIME, as a stratum-1 orphan with NTS on
+# 4460/tcp and 123/udp. Returns when the KE port listens and NTP answers are synchronised.
+# Sets NTPSEC_PID. Logs: RUNDIR/ntpd.log (its own log) and RUNDIR/ntpd.out.log.
+start_ntpsec_nts_server() {
+        local rundir=$1 certdir=$2 ns=$3 line
+        shift 3
+        mkdir -p "$rundir"
+        {
+                echo "nts enable"
+                echo "nts cert $certdir/server-chain.pem"
+                echo "nts key $certdir/server.key"
+                echo "nts cookie $rundir/nts-keys"
+                echo "nts mintls TLS1.3"
+                echo "tos orphan 1 orphanwait 0"
+                echo "disable ntp"
+                echo "disable kernel"
+                echo "restrict default kod limited nomodify noquery"
+                echo "restrict 127.0.0.1"
+                echo "restrict ::1"
+                echo "statsdir $rundir/"
+                for line; do echo "$line"; done
+        } >"$rundir/ntp.conf"
+        # No -u: without CAP_SYS_TIME ntpd cannot drop root and would exit.
+        start_daemon "$rundir/ntpd.out.log" ip netns exec "$ns" "${NOSYSTIME[@]}" \
+                "$NTPD" -n -c "$rundir/ntp.conf" -p "$rundir/ntpd.pid" -l "$rundir/ntpd.log"
+        NTPSEC_PID=$DAEMON_PID
+        echo "$NTPSEC_PID" >"$rundir/daemon.pid"
+        wait_for 10 _ntpsec_ke_listening "$rundir" "$ns" ||
+                fail "ntpd did not listen on $NTPSEC_KE_PORT/tcp in $ns within 10 s"
+        wait_for 10 _ntpsec_synchronised "$ns" ||
+                fail "ntpd still answers unsynchronised after 10 s"
+        assert_no_sys_time "$NTPSEC_PID" ntpd
+}
+
+# stop_ntpsec RUNDIR
+stop_ntpsec() {
+        stop_daemon "$(cat "$1/daemon.pid")"
+}
+
+# ntpsec_ntpq NS ARG...: NTPsec's ntpq from the fetch-peers tree, run inside NS.
+ntpsec_ntpq() {
+        local ns=$1
+        shift
+        PYTHONPATH="$TSNTS_PEERS_DIR/root/usr/lib/python3/dist-packages" \
+                ip netns exec "$ns" /usr/bin/python3 "$NTPQ" "$@"
+}

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
 # Shared test harness for integration tests (bash, sourced). A test does:
 #   . "$TSNTS_SRC_DIR/test/lib/common.sh"; test_init
 # and gets a private temp dir, a cleanup trap that stops everything it started, and a guard
@@ -68,12 +69,13 @@ at_cleanup() {
         _tsnts_cleanups+=("$(printf '%q ' "$@")")
 }
 
-# Starts CMD... in the background without CAP_SYS_TIME, output to LOGFILE. Sets DAEMON_PID.
+# Starts CMD... in the background without CAP_SYS_TIME, output appended to LOGFILE (a restart
+# keeps the earlier run). Sets DAEMON_PID.
 start_daemon() {
         local logfile=$1
         shift
         # A simple command, not a function, so that $! is the daemon itself after setpriv's exec.
-        "${NOSYSTIME[@]}" "$@" >"$logfile" 2>&1 &
+        "${NOSYSTIME[@]}" "$@" >>"$logfile" 2>&1 &
         DAEMON_PID=$!
         track_pid "$DAEMON_PID"
 }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
 # A private system-type D-Bus for tests, and a way to run Debian's timedatectl 252 against it
 # although PID 1 is not systemd (see /work/shared/PEERS.md). The host's bus and /run are never
 # used or changed.

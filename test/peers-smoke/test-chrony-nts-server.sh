@@ -38,6 +38,18 @@ test_query_with_other_ca_fails() {
                 fail "authenticated packets went from $auth_before to $auth_after without a trusted KE"
 }
 
+# Tests of "no new key exchange after a restart" stop and start the server on the same ports.
+test_restart_on_same_ports_serves_again() {
+        stop_chrony "$rundir"
+        ! pid_alive "$CHRONYD_PID" || fail "chronyd still runs after stop_chrony"
+        [ -s "$rundir/ntskeys" ] || fail "chronyd left no ntskeys file in its ntsdumpdir"
+        start_chrony_nts_server "$rundir" "$CERTDIR" "$ntpport" "$keport"
+        [ "$(chrony_serverstat "$rundir" "NTS-KE connections accepted")" = 0 ] ||
+                fail "serverstats of the restarted server did not start from zero"
+        chrony_query_nts localhost "$ntpport" "$keport" "$CERTDIR/ca.pem" >/dev/null ||
+                fail "chronyd -Q got no NTS-authenticated time after the restart"
+}
+
 test_server_runs_without_cap_sys_time() {
         assert_no_sys_time "$CHRONYD_PID" chronyd
 }
@@ -45,4 +57,5 @@ test_server_runs_without_cap_sys_time() {
 run_case test_query_with_test_ca_succeeds
 run_case test_serverstats_count_key_exchange_and_authenticated_packets
 run_case test_query_with_other_ca_fails
+run_case test_restart_on_same_ports_serves_again
 run_case test_server_runs_without_cap_sys_time

@@ -1,0 +1,55 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Helpers for tests of the daemon itself, on top of test/lib. Source after test/lib/*.sh.
+# The daemon always runs with --observe and without CAP_SYS_TIME (start_daemon drops it).
+
+export TIMESYNCD=${TSNTS_TIMESYNCD:-$TSNTS_BUILD_DIR/src/timesync/systemd-timesyncd}
+export NTP_TEST_SERVER=${TSNTS_NTP_TEST_SERVER:-$TSNTS_BUILD_DIR/test/tools/ntp-test-server}
+
+# The daemon drops to the systemd-timesync user when it exists: let it reach its directories.
+timesyncd_prepare() {
+        [ -x "$TIMESYNCD" ] || fail "$TIMESYNCD not built"
+        chmod 0755 "$TEST_TMPDIR"
+        mkdir -p "$TEST_TMPDIR/state" "$TEST_TMPDIR/runtime"
+        export TIMESYNCD_LOG=$TEST_TMPDIR/timesyncd.log
+}
+
+# write_conf FILE LINE...: a timesyncd.conf with a [Time] section.
+write_conf() {
+        local f=$1
+        shift
+        { echo "[Time]"; printf '%s\n' "$@"; } >"$f"
+        chmod 0644 "$f"
+}
+
+# start_timesyncd CONF [ARG...]: the daemon in observe mode, debug logs in $TIMESYNCD_LOG.
+start_timesyncd() {
+        local conf=$1
+        shift
+        start_daemon "$TIMESYNCD_LOG" env SYSTEMD_LOG_LEVEL=debug SYSTEMD_LOG_TARGET=console \
+                "$TIMESYNCD" --observe --config="$conf" --state-dir="$TEST_TMPDIR/state" \
+                --runtime-dir="$TEST_TMPDIR/runtime" "$@"
+        TIMESYNCD_PID=$DAEMON_PID
+        wait_exec "$TIMESYNCD_PID" systemd-timesyncd
+        assert_no_sys_time "$TIMESYNCD_PID" systemd-timesyncd
+}
+
+log_has() { grep -q -- "$1" "$TIMESYNCD_LOG"; }
+
+# wait_log PATTERN [SECS]: fails the test with the log excerpt if PATTERN does not appear.
+wait_log() {
+        wait_for "${2:-10}" log_has "$1" || fail "no '$1' in the daemon log within ${2:-10} s"
+}
+
+# start_ntp_test_server NAME PORT [ARG...]: sets NTS_SERVER_PID_<NAME>; waits for READY.
+start_ntp_test_server() {
+        local name=$1 port=$2 out
+        shift 2
+        out=$TEST_TMPDIR/ntp-$name.log
+        "${NOSYSTIME[@]}" "$NTP_TEST_SERVER" --listen="127.0.0.1:$port" \
+                --count-file="$TEST_TMPDIR/ntp-$name.count" "$@" >"$out" 2>&1 &
+        track_pid $!
+        printf -v "NTP_SERVER_PID_$name" '%s' $!
+        wait_for 5 grep -q READY "$out" || fail "ntp-test-server $name did not start"
+}
+
+ntp_served() { cat "$TEST_TMPDIR/ntp-$1.count" 2>/dev/null || echo 0; }

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The daemon reaches synchronization against a real chronyd on loopback, in observe mode and
+# without CAP_SYS_TIME, and measures a same-host offset below 1 ms. The clock guard of the
+# harness checks that the kernel clock discipline was not touched.
+set -euo pipefail
+. "$(dirname "$0")/../lib/chrony.sh"
+. "$(dirname "$0")/lib-timesyncd.sh"
+test_init
+timesyncd_prepare
+make_test_certs >/dev/null
+
+ntp=$(free_port)
+ke=$(free_port)
+start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$ntp" "$ke"
+
+test_observe_mode_syncs_with_chronyd() {
+        write_conf "$TEST_TMPDIR/ts.conf" "NTP=127.0.0.1:$ntp" "PollIntervalMinSec=16"
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "Initial clock synchronization to 127.0.0.1:$ntp"
+        log_has "Observe mode" || fail "observe mode not announced"
+        [ -e "$TEST_TMPDIR/runtime/synchronized" ] || fail "synchronized flag not written"
+        [ -e "$TEST_TMPDIR/state/clock" ] || fail "clock file not written"
+}
+
+test_same_host_offset_is_below_one_millisecond() {
+        local line offset
+        line=$(grep -m1 "Initial clock synchronization" "$TIMESYNCD_LOG")
+        offset=$(sed -n 's/.*offset \([-+][0-9.]*\) s.*/\1/p' <<<"$line")
+        [ -n "$offset" ] || fail "no offset in: $line"
+        awk -v o="$offset" 'BEGIN { exit !(o < 0.001 && o > -0.001) }' || fail "offset $offset s is not below 1 ms"
+}
+
+test_sigterm_ends_cleanly() {
+        kill -TERM "$TIMESYNCD_PID"
+        local rc=0
+        wait "$TIMESYNCD_PID" || rc=$?
+        [ "$rc" = 0 ] || fail "daemon exited with $rc on SIGTERM"
+}
+
+run_case test_observe_mode_syncs_with_chronyd
+run_case test_same_host_offset_is_below_one_millisecond
+run_case test_sigterm_ends_cleanly

@@ -1,35 +1,74 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* Writes the seed corpus of fuzz-nts-ke-response: answers shaped like chrony's and NTPsec's,
- * and one for each way an answer can be refused. Run once by hand after changing it:
- *     build/test/fuzz/generate-nts-ke-corpus test/fuzz/corpus/fuzz-nts-ke-response */
+/* Writes the seed corpora of fuzz-nts-ke-response (answers shaped like chrony's and NTPsec's,
+ * and one for each way an answer can be refused) and fuzz-nts-ke-request (our requests and
+ * broken ones). Run by hand after changing it:
+ *     build/test/fuzz/generate-nts-ke-corpus test/fuzz/corpus */
 
 #include <fcntl.h>
 #include <stdio.h>
 
+#include "iovec-util.h"
 #include "macro.h"
 #include "nts-server-ke.h"
 
 static uint8_t buf[NTS_KE_MAX_MESSAGE_SIZE * 2];
 
-static int write_seed(const char *dir, const char *name, const NTSServerKEResponse *r, size_t cut) {
+static int write_file(const char *dir, const char *subdir, const char *name, const void *data, size_t size) {
         _cleanup_free_ char *path = NULL;
         _cleanup_close_ int fd = -EBADF;
+
+        if (asprintf(&path, "%s/%s/%s", dir, subdir, name) < 0)
+                return -ENOMEM;
+        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        if (write(fd, data, size) != (ssize_t) size)
+                return -EIO;
+        return 0;
+}
+
+static int write_seed(const char *dir, const char *name, const NTSServerKEResponse *r, size_t cut) {
         ssize_t n;
 
         n = nts_server_ke_encode_response(buf, sizeof(buf), r);
         if (n < 0)
                 return (int) n;
-        n -= (ssize_t) MIN(cut, (size_t) n);
+        return write_file(dir, "fuzz-nts-ke-response", name, buf, (size_t) n - MIN(cut, (size_t) n));
+}
 
-        if (asprintf(&path, "%s/%s", dir, name) < 0)
-                return -ENOMEM;
-        fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-        if (fd < 0)
-                return -errno;
-        if (write(fd, buf, (size_t) n) != n)
-                return -EIO;
-        return 0;
+static int write_request(const char *dir, const char *name, const NTS_AEADAlgorithm *aead, size_t n_aead) {
+        ssize_t n;
+
+        n = NTS_encode_request(buf, sizeof(buf), aead, n_aead);
+        if (n < 0)
+                return (int) n;
+        return write_file(dir, "fuzz-nts-ke-request", name, buf, (size_t) n);
+}
+
+/* Our request with one more record before End of Message, or after it. */
+static int write_request_with(const char *dir, const char *name, uint16_t type, bool critical, bool after_end) {
+        static const NTS_AEADAlgorithm aead[] = { NTS_AEAD_AES_SIV_CMAC_256 };
+        struct iovec out = IOVEC_MAKE(buf, sizeof(buf));
+        ssize_t n;
+        int k;
+
+        n = NTS_encode_request(buf, sizeof(buf), aead, ELEMENTSOF(aead));
+        if (n < 0)
+                return (int) n;
+        if (!after_end)
+                n -= NTS_KE_RECORD_HEADER_SIZE;
+        iovec_inc(&out, (size_t) n);
+
+        k = NTS_record_append(&out, type, critical, "\0\0", 2);
+        if (k < 0)
+                return k;
+        if (!after_end) {
+                k = NTS_record_append(&out, NTS_KE_RECORD_END_OF_MESSAGE, true, NULL, 0);
+                if (k < 0)
+                        return k;
+        }
+        return write_file(dir, "fuzz-nts-ke-request", name, buf, sizeof(buf) - out.iov_len);
 }
 
 #define CHRONY NTS_SERVER_KE_RESPONSE_DEFAULT(NTS_AEAD_ID_AES_SIV_CMAC_256)
@@ -48,7 +87,7 @@ int main(int argc, char *argv[]) {
         int k = 0;
 
         if (argc != 2) {
-                fprintf(stderr, "Usage: %s DIRECTORY\n", argv[0]);
+                fprintf(stderr, "Usage: %s CORPUS-DIRECTORY\n", argv[0]);
                 return EXIT_FAILURE;
         }
 
@@ -99,6 +138,20 @@ int main(int argc, char *argv[]) {
         k = k < 0 ? k : write_seed(argv[1], "duplicate-port", &r, 0);
         r = CHRONY, r.data_after_end = true;
         k = k < 0 ? k : write_seed(argv[1], "data-after-end", &r, 0);
+
+        static const NTS_AEADAlgorithm all[] = {
+                NTS_AEAD_AES_SIV_CMAC_256, NTS_AEAD_AES_SIV_CMAC_384, NTS_AEAD_AES_SIV_CMAC_512,
+                NTS_AEAD_AES_128_GCM_SIV, NTS_AEAD_AES_256_GCM_SIV,
+        };
+        k = k < 0 ? k : write_request(argv[1], "request-siv-256", all, 1);
+        k = k < 0 ? k : write_request(argv[1], "request-all", all, ELEMENTSOF(all));
+        k = k < 0 ? k : write_request(argv[1], "request-gcm-siv", all + 3, 1);
+        k = k < 0 ? k : write_request_with(argv[1], "request-unknown-critical", 0x1234, true, false);
+        k = k < 0 ? k : write_request_with(argv[1], "request-unknown-noncritical", 0x1234, false, false);
+        k = k < 0 ? k : write_request_with(argv[1], "request-port", NTS_KE_RECORD_PORT, false, false);
+        k = k < 0 ? k : write_request_with(argv[1], "request-error", NTS_KE_RECORD_ERROR, true, false);
+        k = k < 0 ? k : write_request_with(argv[1], "request-second-aead", NTS_KE_RECORD_AEAD_ALGORITHM, true, false);
+        k = k < 0 ? k : write_request_with(argv[1], "request-data-after-end", NTS_KE_RECORD_PORT, false, true);
 
         if (k < 0) {
                 fprintf(stderr, "Failed to write the corpus: %s\n", strerror(-k));

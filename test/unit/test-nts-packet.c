@@ -39,9 +39,9 @@ static size_t build(const Rec *recs, size_t n) {
         return sizeof(buf) - out.iov_len;
 }
 
-/* Decodes buf[0..size) and checks the decoder's contract on the result, whatever it is. */
-static ssize_t decode(size_t size, NTS_Agreement *a) {
-        struct iovec msg = IOVEC_MAKE(buf, size);
+/* Decodes p[0..size) and checks the decoder's contract on the result, whatever it is. */
+static ssize_t decode_at(const uint8_t *p, size_t size, NTS_Agreement *a) {
+        struct iovec msg = IOVEC_MAKE(p, size);
         const char *broken;
         ssize_t r;
 
@@ -52,6 +52,20 @@ static ssize_t decode(size_t size, NTS_Agreement *a) {
                 abort();
         }
         return r;
+}
+
+static ssize_t decode(size_t size, NTS_Agreement *a) {
+        return decode_at(buf, size, a);
+}
+
+/* Like decode(), from a heap copy of exactly size bytes, so that the sanitizers catch any read
+ * past the end. */
+static ssize_t decode_exact(size_t size, NTS_Agreement *a) {
+        _cleanup_free_ uint8_t *p = malloc(MAX(size, (size_t) 1));
+
+        ASSERT_TRUE(p);
+        memcpy(p, buf, size);
+        return decode_at(p, size, a);
 }
 
 static ssize_t decode_records(const Rec *recs, size_t n, NTS_Agreement *a) {
@@ -561,7 +575,7 @@ static void test_flipped_bits_never_yield_an_unsafe_success(void) {
                 for (unsigned mask = 1; mask <= 0x100; mask <<= 1) {
                         memcpy(buf, orig, size);
                         buf[i] ^= (uint8_t) (mask == 0x100 ? 0xff : mask);
-                        if (decode(size, &a) >= 0)
+                        if (decode_exact(size, &a) >= 0)
                                 accepted++;
                         else
                                 refused++;
@@ -577,7 +591,7 @@ static void test_truncation_at_any_length_is_incomplete(void) {
         NTS_Agreement a;
 
         for (size_t n = 0; n < size; n++) {
-                ASSERT_ERROR(decode(n, &a), ENODATA);
+                ASSERT_ERROR(decode_exact(n, &a), ENODATA);
                 ASSERT_EQ(a.error, NTS_ERROR_KE_TRUNCATED);
         }
         ASSERT_EQ(decode(size, &a), size);

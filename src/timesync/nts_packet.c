@@ -122,7 +122,8 @@ static bool server_is_valid(const struct iovec *body) {
 
 /* Fills in why the response was refused, and drops everything else so that no half-decoded
  * agreement can be used by mistake. */
-static ssize_t refuse(NTS_Agreement *ret, int r, NTS_Error error, uint16_t record_type, uint16_t server_code) {
+static ssize_t refuse(NTS_Agreement *ret, int r, NTS_Error error, uint16_t record_type,
+                      uint16_t server_code) {
         *ret = (NTS_Agreement) {
                 .error = error,
                 .record_type = record_type,

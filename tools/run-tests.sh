@@ -25,7 +25,7 @@ peers="$top/build-peers"
 if [ -x test/tools/fetch-peers.sh ]; then
         test/tools/fetch-peers.sh "$peers" || exit 1
 fi
-export TIMESYNCD_NTS_PEERS="$peers"
+export TSNTS_PEERS_DIR="$peers"
 
 # build_and_test DIR MESON-OPTIONS...
 build_and_test() {
@@ -78,7 +78,11 @@ if [ "${SKIP_FUZZ:-0}" != 1 ]; then
 fi
 
 phase "summary"
-[ "$status" = 0 ] || echo "a build step failed"
+if [ "$status" != 0 ]; then
+        # A build that failed ran no tests: count it, so the summary cannot look green.
+        echo "FAIL build" > "$top/build-ci-status.txt"
+        extra+=(--extra "$top/build-ci-status.txt")
+fi
 summary=$(tools/test-summary.py "${extra[@]}" "${logs[@]}")
 rc=$?
 [ "$status" = 0 ] || rc=1

@@ -19,7 +19,8 @@
 #include "nts_crypto.h"
 #include "siv-s2v.h"
 
-/* RFC 5297 section 2.6 bounds the associated data of SIV to 126 components. */
+/* RFC 5297 section 7: S2V's security holds for at most 127 components, i.e. 126 of associated
+ * data and nonce besides the plaintext. */
 #define SIV_MAX_AD_COMPONENTS 126
 
 /* Key sizes: RFC 5297 section 6 (AES-SIV-CMAC-256/384/512 take two AES keys of 128, 192 or

@@ -1,14 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include "iovec-util.h"
 #include "ntp_packet.h"
 #include "nts-server-ef.h"
-#include "nts_crypto.h"
+#include "nts-test-util.h"
 #include "nts_extfields.h"
-#include "tests.h"
 #include "unaligned.h"
-
-DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_AEADContext *, NTS_aead_free);
 
 #define N_COOKIES 3
 
@@ -25,21 +21,6 @@ typedef struct Exchange {
         size_t response_size;
         uint8_t scratch[NTS_MAX_PACKET_SIZE];
 } Exchange;
-
-static void fill(uint8_t *p, size_t n, uint8_t seed) {
-        for (size_t i = 0; i < n; i++)
-                p[i] = (uint8_t) (seed + i * 13);
-}
-
-static NTS_AEADContext *key_new(NTS_AEADAlgorithm id, uint8_t seed) {
-        const NTS_AEADParam *p = NTS_aead_param(id);
-        uint8_t key[NTS_MAX_AEAD_KEY_SIZE];
-        NTS_AEADContext *c;
-
-        fill(key, p->key_size, seed);
-        ASSERT_OK(NTS_aead_new(id, &IOVEC_MAKE(key, p->key_size), &c));
-        return c;
-}
 
 static void server_header(uint8_t buf[static NTP_HEADER_SIZE]) {
         NTPHeader h = {
@@ -71,11 +52,11 @@ static void exchange_done(Exchange *x) {
 /* The client sends a request with two placeholders. */
 static void exchange_request(Exchange *x, NTS_AEADAlgorithm id) {
         *x = (Exchange) {};
-        x->c2s = key_new(id, 1);
-        x->s2c = key_new(id, 2);
-        fill(x->cookie, sizeof(x->cookie), 3);
+        x->c2s = test_aead_new(id, 1);
+        x->s2c = test_aead_new(id, 2);
+        test_fill(x->cookie, sizeof(x->cookie), 3);
         for (size_t i = 0; i < N_COOKIES; i++) {
-                fill(x->new_cookies[i], sizeof(x->new_cookies[i]), (uint8_t) (100 + i));
+                test_fill(x->new_cookies[i], sizeof(x->new_cookies[i]), (uint8_t) (100 + i));
                 x->new_cookie_iov[i] = IOVEC_MAKE(x->new_cookies[i], sizeof(x->new_cookies[i]));
         }
 
@@ -192,10 +173,10 @@ static void test_request_layout_follows_rfc8915(void) {
 
 static void test_placeholders_are_sized_like_the_cookie(void) {
         static const size_t sizes[] = { 1, 13, 16, 100, NTS_MAX_COOKIE_SIZE };
-        _cleanup_(NTS_aead_freep) NTS_AEADContext *c2s = key_new(NTS_AEAD_AES_SIV_CMAC_256, 1);
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *c2s = test_aead_new(NTS_AEAD_AES_SIV_CMAC_256, 1);
         uint8_t cookie[NTS_MAX_COOKIE_SIZE], buf[NTS_MAX_PACKET_SIZE];
 
-        fill(cookie, sizeof(cookie), 5);
+        test_fill(cookie, sizeof(cookie), 5);
 
         for (size_t i = 0; i < ELEMENTSOF(sizes); i++) {
                 NTS_Query q = {
@@ -296,7 +277,7 @@ static void test_ef_append_pads_to_word_and_minimum(void) {
         uint8_t buf[64], body[13];
         struct iovec out;
 
-        fill(body, sizeof(body), 1);
+        test_fill(body, sizeof(body), 1);
         memset(buf, 0xaa, sizeof(buf));
 
         out = IOVEC_MAKE(buf, sizeof(buf));
@@ -537,7 +518,7 @@ static void test_cookies_outside_the_encrypted_part_are_ignored(void) {
         assert_refused(&x, NTS_ERROR_NTP_NO_COOKIES, ENOMSG);
 
         /* A clear cookie next to sealed ones: only the sealed ones are taken. */
-        fill(outside, sizeof(outside), 77);
+        test_fill(outside, sizeof(outside), 77);
         build_custom_response(&x, true, &IOVEC_MAKE(outside, sizeof(outside)));
         ASSERT_OK(exchange_parse(&x, &receipt));
         assert_new_cookies(&x, &receipt);
@@ -551,7 +532,7 @@ static void test_fields_after_the_authenticator_are_ignored(void) {
         exchange_request(&x, NTS_AEAD_AES_SIV_CMAC_256);
         exchange_response(&x, NTS_SERVER_HONEST);
 
-        fill(junk, sizeof(junk), 9);
+        test_fill(junk, sizeof(junk), 9);
         append_to_response(&x, NTP_EF_NTS_COOKIE, junk, sizeof(junk));
         append_to_response(&x, NTP_EF_NTS_UNIQUE_IDENTIFIER, wrong_uid, sizeof(wrong_uid));
         append_to_response(&x, 0x7777, junk, 12);

@@ -33,8 +33,8 @@ static const NTS_AEADParam aead_params[] = {
         { NTS_AEAD_AES_256_GCM_SIV, "AEAD_AES_256_GCM_SIV", "AES-256-GCM-SIV", 32, NTS_AEAD_TAG_SIZE, NTS_GCM_SIV_NONCE_SIZE, false },
 };
 
-/* Order of preference in a KE request: strongest SIV first; GCM-SIV last, as peers that
- * offer it also offer SIV. */
+/* Order of preference in a KE request: AES-SIV, strongest first, then AES-GCM-SIV, which
+ * fewer servers implement (RFC 8915 section 5.1 requires only AEAD_AES_SIV_CMAC_256). */
 static const NTS_AEADAlgorithm aead_preference[] = {
         NTS_AEAD_AES_SIV_CMAC_512,
         NTS_AEAD_AES_SIV_CMAC_384,

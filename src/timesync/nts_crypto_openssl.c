@@ -45,6 +45,8 @@ static const NTS_AEADAlgorithm aead_preference[] = {
 
 struct NTS_AEADContext {
         const NTS_AEADParam *param;
+        /* Keyed once and only ever copied into work; one per direction, as EVP fixes the
+         * direction when a context is initialised. */
         EVP_CIPHER_CTX *encrypt_template;
         EVP_CIPHER_CTX *decrypt_template;
         EVP_CIPHER_CTX *work;

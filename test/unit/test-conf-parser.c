@@ -111,6 +111,7 @@ static void test_escaped_backslash_does_not_continue(void) {
         _cleanup_free_ char *out = PARSE_OK("[Test]\nRecord=a\\\\\nRecord=b\n", &s);
 
         ASSERT_RECORDS(s.records, "test.conf:2:a\\\\", "test.conf:3:b");
+        ASSERT_STREQ(out, "");
 }
 
 static void test_continuation_at_end_of_file_still_counts(void) {
@@ -118,6 +119,7 @@ static void test_continuation_at_end_of_file_still_counts(void) {
         _cleanup_free_ char *out = PARSE_OK("[Test]\nRecord=last\\", &s);
 
         ASSERT_RECORDS(s.records, "test.conf:2:last");
+        ASSERT_STREQ(out, "");
 }
 
 static void test_unknown_key_warns_with_file_and_line_and_the_rest_applies(void) {
@@ -213,6 +215,7 @@ static void test_nul_byte_ends_a_line(void) {
         _cleanup_free_ char *out = parse_text(text, sizeof text - 1, &s, 0);
 
         ASSERT_RECORDS(s.records, "test.conf:2:a", "test.conf:3:b", "test.conf:4:c");
+        ASSERT_STREQ(out, "");
 }
 
 static void test_crlf_and_cr_line_endings_are_understood(void) {
@@ -220,6 +223,7 @@ static void test_crlf_and_cr_line_endings_are_understood(void) {
         _cleanup_free_ char *out = PARSE_OK("[Test]\r\nRecord=a\r\nRecord=b\rRecord=c", &s);
 
         ASSERT_RECORDS(s.records, "test.conf:2:a", "test.conf:3:b", "test.conf:4:c");
+        ASSERT_STREQ(out, "");
 }
 
 static void test_byte_order_mark_is_skipped(void) {

@@ -75,11 +75,13 @@ static void assert_records(char **records, const char *const *expected) {
         ASSERT_EQ(strv_length(records), n);
 }
 
-#define ASSERT_RECORDS(records, ...) assert_records((records), (const char *const[]) { __VA_ARGS__, NULL })
+#define ASSERT_RECORDS(records, ...)                                                               \
+        assert_records((records), (const char *const[]) { __VA_ARGS__, NULL })
 
 static void test_assignments_apply_in_order_and_later_ones_win(void) {
         _cleanup_(settings_done) Settings s = {};
-        _cleanup_free_ char *out = PARSE_OK("[Test]\nRecord=a\nInterval=5s\nRecord=b\nInterval=1min 4s\n", &s);
+        _cleanup_free_ char *out =
+                PARSE_OK("[Test]\nRecord=a\nInterval=5s\nRecord=b\nInterval=1min 4s\n", &s);
 
         ASSERT_RECORDS(s.records, "test.conf:2:a", "test.conf:4:b");
         ASSERT_TRUE(s.interval == 64 * USEC_PER_SEC);
@@ -99,8 +101,12 @@ static void test_comments_blank_lines_and_surrounding_whitespace_are_ignored(voi
 
 static void test_trailing_backslash_continues_the_line(void) {
         _cleanup_(settings_done) Settings s = {};
-        _cleanup_free_ char *out = PARSE_OK(
-                "[Test]\nRecord=one\\\n# a comment inside is skipped\ntwo \\\n  three\nRecord=four\n", &s);
+        _cleanup_free_ char *out = PARSE_OK("[Test]\nRecord=one\\\n"
+                                            "# a comment inside is skipped\n"
+                                            "two \\\n"
+                                            "  three\n"
+                                            "Record=four\n",
+                                            &s);
 
         ASSERT_RECORDS(s.records, "test.conf:5:one two    three", "test.conf:6:four");
         ASSERT_STREQ(out, "");
@@ -124,10 +130,13 @@ static void test_continuation_at_end_of_file_still_counts(void) {
 
 static void test_unknown_key_warns_with_file_and_line_and_the_rest_applies(void) {
         _cleanup_(settings_done) Settings s = {};
-        _cleanup_free_ char *out = PARSE_OK("[Test]\nRecord=a\nFoo=bar\nrecord=case matters\nRecord=b\n", &s);
+        _cleanup_free_ char *out =
+                PARSE_OK("[Test]\nRecord=a\nFoo=bar\nrecord=case matters\nRecord=b\n", &s);
 
-        ASSERT_CONTAINS(out, "/etc/test.conf:3: Unknown key name 'Foo' in section 'Test', ignoring.");
-        ASSERT_CONTAINS(out, "/etc/test.conf:4: Unknown key name 'record' in section 'Test', ignoring.");
+        ASSERT_CONTAINS(out,
+                        "/etc/test.conf:3: Unknown key name 'Foo' in section 'Test', ignoring.");
+        ASSERT_CONTAINS(out,
+                        "/etc/test.conf:4: Unknown key name 'record' in section 'Test', ignoring.");
         ASSERT_RECORDS(s.records, "test.conf:2:a", "test.conf:5:b");
 }
 
@@ -143,7 +152,8 @@ static void test_unknown_section_warns_once_and_its_keys_are_skipped(void) {
 
 static void test_x_prefixed_sections_and_keys_are_silently_ignored(void) {
         _cleanup_(settings_done) Settings s = {};
-        _cleanup_free_ char *out = PARSE_OK("[X-Vendor]\nRecord=x\n[Test]\nX-Mine=1\nRecord=y\n", &s);
+        _cleanup_free_ char *out =
+                PARSE_OK("[X-Vendor]\nRecord=x\n[Test]\nX-Mine=1\nRecord=y\n", &s);
 
         ASSERT_STREQ(out, "");
         ASSERT_RECORDS(s.records, "test.conf:5:y");
@@ -151,7 +161,8 @@ static void test_x_prefixed_sections_and_keys_are_silently_ignored(void) {
 
 static void test_lines_without_key_or_equals_warn_and_are_skipped(void) {
         _cleanup_(settings_done) Settings s = {};
-        _cleanup_free_ char *out = PARSE_OK("Record=early\n[Test]\nnot an assignment\n=value\nRecord=ok\n", &s);
+        _cleanup_free_ char *out =
+                PARSE_OK("Record=early\n[Test]\nnot an assignment\n=value\nRecord=ok\n", &s);
 
         ASSERT_CONTAINS(out, "/etc/test.conf:1: Assignment outside of section. Ignoring.");
         ASSERT_CONTAINS(out, "/etc/test.conf:3: Missing '=', ignoring line.");
@@ -161,11 +172,12 @@ static void test_lines_without_key_or_equals_warn_and_are_skipped(void) {
 
 static void test_bad_value_warns_with_file_and_line_and_keeps_the_old_one(void) {
         _cleanup_(settings_done) Settings s = { .interval = 7 };
-        _cleanup_free_ char *out = PARSE_OK(
-                "[Test]\nInterval=5x\nPath=relative/path\nInterval=\nRecord=after\n", &s);
+        _cleanup_free_ char *out =
+                PARSE_OK("[Test]\nInterval=5x\nPath=relative/path\nInterval=\nRecord=after\n", &s);
 
         ASSERT_CONTAINS(out, "/etc/test.conf:2: Failed to parse sec value, ignoring: 5x");
-        ASSERT_CONTAINS(out, "/etc/test.conf:3: Path= path is not absolute, ignoring: relative/path");
+        ASSERT_CONTAINS(out,
+                        "/etc/test.conf:3: Path= path is not absolute, ignoring: relative/path");
         ASSERT_CONTAINS(out, "/etc/test.conf:4: Failed to parse sec value, ignoring: ");
         ASSERT_TRUE(s.interval == 7);
         ASSERT_TRUE(!s.path);
@@ -288,8 +300,10 @@ static void test_missing_file_is_not_an_error(void) {
 }
 
 static void test_root_prefix_is_joined_without_double_slashes(void) {
-        _cleanup_free_ char *a = path_prefix_root(NULL, "/etc/x"), *b = path_prefix_root("/", "/etc/x"),
-                            *c = path_prefix_root("/tmp/root//", "/etc/x"), *d = path_prefix_root("", "/etc/x");
+        _cleanup_free_ char *a = path_prefix_root(NULL, "/etc/x"),
+                            *b = path_prefix_root("/", "/etc/x"),
+                            *c = path_prefix_root("/tmp/root//", "/etc/x"),
+                            *d = path_prefix_root("", "/etc/x");
 
         ASSERT_STREQ(a, "/etc/x");
         ASSERT_STREQ(b, "/etc/x");
@@ -302,15 +316,18 @@ static void test_standard_search_reads_main_file_then_dropins_sorted_by_name(voi
         _cleanup_free_ char *root = test_tmpdir_new();
 
         test_write_file(root, "etc/systemd/test.conf", "[Test]\nRecord=main\n");
-        test_write_file(root, "usr/lib/systemd/test.conf.d/10-vendor.conf", "[Test]\nRecord=usr-lib-10\n");
-        test_write_file(root, "usr/local/lib/systemd/test.conf.d/20-local.conf", "[Test]\nRecord=usr-local-20\n");
+        test_write_file(root, "usr/lib/systemd/test.conf.d/10-vendor.conf",
+                        "[Test]\nRecord=usr-lib-10\n");
+        test_write_file(root, "usr/local/lib/systemd/test.conf.d/20-local.conf",
+                        "[Test]\nRecord=usr-local-20\n");
         test_write_file(root, "run/systemd/test.conf.d/30-run.conf", "[Test]\nRecord=run-30\n");
         test_write_file(root, "etc/systemd/test.conf.d/05-admin.conf", "[Test]\nRecord=etc-05\n");
         test_write_file(root, "etc/systemd/test.conf.d/99-last.conf", "[Test]\nRecord=etc-99\n");
 
         ASSERT_OK(config_parse_standard(root, "systemd/test.conf", TEST_SPEC(&s)));
-        ASSERT_RECORDS(s.records, "test.conf:2:main", "05-admin.conf:2:etc-05", "10-vendor.conf:2:usr-lib-10",
-                       "20-local.conf:2:usr-local-20", "30-run.conf:2:run-30", "99-last.conf:2:etc-99");
+        ASSERT_RECORDS(s.records, "test.conf:2:main", "05-admin.conf:2:etc-05",
+                       "10-vendor.conf:2:usr-lib-10", "20-local.conf:2:usr-local-20",
+                       "30-run.conf:2:run-30", "99-last.conf:2:etc-99");
         test_rm_rf(root);
 }
 
@@ -319,15 +336,20 @@ static void test_dropin_in_more_local_directory_masks_the_same_name(void) {
         _cleanup_free_ char *root = test_tmpdir_new();
 
         test_write_file(root, "usr/lib/systemd/test.conf.d/50-x.conf", "[Test]\nRecord=usr-lib\n");
-        test_write_file(root, "usr/local/lib/systemd/test.conf.d/50-x.conf", "[Test]\nRecord=usr-local\n");
+        test_write_file(root, "usr/local/lib/systemd/test.conf.d/50-x.conf",
+                        "[Test]\nRecord=usr-local\n");
         test_write_file(root, "run/systemd/test.conf.d/50-x.conf", "[Test]\nRecord=run\n");
-        test_write_file(root, "usr/lib/systemd/test.conf.d/60-y.conf", "[Test]\nRecord=y-usr-lib\n");
-        test_write_file(root, "usr/local/lib/systemd/test.conf.d/60-y.conf", "[Test]\nRecord=y-usr-local\n");
-        test_write_file(root, "usr/lib/systemd/test.conf.d/70-z.conf", "[Test]\nRecord=z-usr-lib\n");
+        test_write_file(root, "usr/lib/systemd/test.conf.d/60-y.conf",
+                        "[Test]\nRecord=y-usr-lib\n");
+        test_write_file(root, "usr/local/lib/systemd/test.conf.d/60-y.conf",
+                        "[Test]\nRecord=y-usr-local\n");
+        test_write_file(root, "usr/lib/systemd/test.conf.d/70-z.conf",
+                        "[Test]\nRecord=z-usr-lib\n");
         test_write_file(root, "etc/systemd/test.conf.d/70-z.conf", "[Test]\nRecord=z-etc\n");
 
         ASSERT_OK(config_parse_standard(root, "systemd/test.conf", TEST_SPEC(&s)));
-        ASSERT_RECORDS(s.records, "50-x.conf:2:run", "60-y.conf:2:y-usr-local", "70-z.conf:2:z-etc");
+        ASSERT_RECORDS(s.records, "50-x.conf:2:run", "60-y.conf:2:y-usr-local",
+                       "70-z.conf:2:z-etc");
         test_rm_rf(root);
 }
 
@@ -353,7 +375,8 @@ static void test_only_visible_conf_files_are_dropins(void) {
         test_write_file(root, "etc/systemd/test.conf.d/.hidden.conf", "[Test]\nRecord=hidden\n");
         test_write_file(root, "etc/systemd/test.conf.d/notes.txt", "[Test]\nRecord=txt\n");
         test_write_file(root, "etc/systemd/test.conf.d/a.conf~", "[Test]\nRecord=backup\n");
-        test_write_file(root, "etc/systemd/test.conf.d/dir.conf/x.conf", "[Test]\nRecord=in-subdir\n");
+        test_write_file(root, "etc/systemd/test.conf.d/dir.conf/x.conf",
+                        "[Test]\nRecord=in-subdir\n");
         test_write_file(root, "etc/systemd/test.conf.d/ok.conf", "[Test]\nRecord=ok\n");
 
         ASSERT_OK(config_parse_standard(root, "systemd/test.conf", TEST_SPEC(&s)));
@@ -380,7 +403,8 @@ static void test_broken_file_stops_the_search_but_keeps_what_was_read(void) {
         LogCapture c;
 
         test_write_file(root, "etc/systemd/test.conf", "[Test]\nRecord=main\n");
-        test_write_file(root, "etc/systemd/test.conf.d/10-broken.conf", "[Test]\nRecord=first\n[Test\n");
+        test_write_file(root, "etc/systemd/test.conf.d/10-broken.conf",
+                        "[Test]\nRecord=first\n[Test\n");
         test_write_file(root, "etc/systemd/test.conf.d/20-later.conf", "[Test]\nRecord=never\n");
 
         log_capture_start(&c);
@@ -397,7 +421,8 @@ static void test_dropin_listing_with_missing_directories_is_empty(void) {
         _cleanup_strv_free_ char **files = NULL;
         _cleanup_free_ char *root = test_tmpdir_new();
 
-        ASSERT_OK(conf_files_list_dropins(root, CONF_PATHS_STRV, "systemd/none.conf.d", ".conf", &files));
+        ASSERT_OK(conf_files_list_dropins(root, CONF_PATHS_STRV, "systemd/none.conf.d", ".conf",
+                                          &files));
         ASSERT_TRUE(files);
         ASSERT_EQ(strv_length(files), 0);
         test_rm_rf(root);

@@ -7,8 +7,8 @@ static void assert_parses(const char *s, usec_t expected) {
         usec_t u = 0;
 
         if (parse_sec(s, &u) < 0 || u != expected) {
-                fprintf(stderr, "parse_sec(\"%s\") gave " USEC_FMT ", expected " USEC_FMT "\n", s, u,
-                        expected);
+                fprintf(stderr, "parse_sec(\"%s\") gave " USEC_FMT ", expected " USEC_FMT "\n",
+                        s, u, expected);
                 abort();
         }
 }
@@ -119,7 +119,8 @@ static void test_format_timespan_prints_like_systemd(void) {
                 { 32 * USEC_PER_SEC, USEC_PER_SEC, "32s" },
                 { 2048 * USEC_PER_SEC, USEC_PER_SEC, "34min 8s" },
                 { 2 * USEC_PER_HOUR + 8 * USEC_PER_MINUTE, USEC_PER_SEC, "2h 8min" },
-                { USEC_PER_DAY + USEC_PER_HOUR + USEC_PER_MINUTE + USEC_PER_SEC, 1, "1d 1h 1min 1s" },
+                { USEC_PER_DAY + USEC_PER_HOUR + USEC_PER_MINUTE + USEC_PER_SEC, 1,
+                  "1d 1h 1min 1s" },
                 { 1500 * USEC_PER_MSEC, USEC_PER_MSEC, "1.500s" },
                 { 1500 * USEC_PER_MSEC, 1, "1.500000s" },
                 { 1500 * USEC_PER_MSEC, USEC_PER_SEC, "1s" },

@@ -10,7 +10,8 @@
 
 /* Where systemd looks for configuration, most local first (CONF_PATHS on merged /usr, which
  * Debian 12 is). */
-#define CONF_PATHS_STRV ((const char *const[]) { "/etc", "/run", "/usr/local/lib", "/usr/lib", NULL })
+#define CONF_PATHS_STRV                                                                        \
+        ((const char *const[]) { "/etc", "/run", "/usr/local/lib", "/usr/lib", NULL })
 
 /* root + path; root NULL, "" or "/" means the real root. NULL on allocation failure. */
 char *path_prefix_root(const char *root, const char *path);

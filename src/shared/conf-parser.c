@@ -92,7 +92,8 @@ static int parse_line(ParseState *st, unsigned line, char *l) {
 
         e = strchr(l, '=');
         if (!e)
-                return log_syntax(st->filename, line, LOG_WARNING, 0, "Missing '=', ignoring line.");
+                return log_syntax(st->filename, line, LOG_WARNING, 0,
+                                  "Missing '=', ignoring line.");
         if (e == l)
                 return log_syntax(st->filename, line, LOG_WARNING, 0,
                                   "Missing key name before '=', ignoring line.");
@@ -154,7 +155,8 @@ int config_parse_stream(FILE *f, const char *filename, const ConfigSpec *spec) {
                 if (r == -ENOBUFS)
                         return log_error_errno(r, "%s:%u: Line too long", filename, line + 1);
                 if (r < 0)
-                        return log_error_errno(r, "%s:%u: Error while reading configuration file: %m",
+                        return log_error_errno(r,
+                                               "%s:%u: Error while reading configuration file: %m",
                                                filename, line + 1);
                 total += (size_t) r;
                 if (total > CONFIG_FILE_MAX)
@@ -192,7 +194,8 @@ int config_parse_stream(FILE *f, const char *filename, const ConfigSpec *spec) {
 
                 r = parse_line(&st, line, p);
                 if (r < 0)
-                        return log_warning_errno(r, "%s:%u: Failed to parse file: %m", filename, line);
+                        return log_warning_errno(r, "%s:%u: Failed to parse file: %m",
+                                                 filename, line);
                 continuation = mfree(continuation);
         }
 
@@ -200,7 +203,8 @@ int config_parse_stream(FILE *f, const char *filename, const ConfigSpec *spec) {
         if (continuation) {
                 r = parse_line(&st, line, continuation);
                 if (r < 0)
-                        return log_warning_errno(r, "%s:%u: Failed to parse file: %m", filename, line);
+                        return log_warning_errno(r, "%s:%u: Failed to parse file: %m",
+                                                 filename, line);
         }
 
         return 0;
@@ -270,8 +274,8 @@ int config_parse_sec(const char *filename, unsigned line, const char *section, c
 
         r = parse_sec(rvalue, &v);
         if (r < 0) {
-                log_syntax(filename, line, LOG_WARNING, r, "Failed to parse sec value, ignoring: %s",
-                           rvalue);
+                log_syntax(filename, line, LOG_WARNING, r,
+                           "Failed to parse sec value, ignoring: %s", rvalue);
                 return 0;
         }
 

@@ -19,7 +19,7 @@
 
 #include "log.h"
 
-#define CONFIG_FILE_MAX (16U * 1024U * 1024U)
+#define CONFIG_FILE_MAX (4U * 1024U * 1024U)
 
 /* Logs "<filename>:<line>: <message>" and evaluates to -abs(error), 0 for error 0. */
 #define log_syntax(filename, line, level, error, fmt, ...)                                     \

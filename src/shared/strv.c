@@ -84,15 +84,3 @@ char **strv_split_whitespace(const char *s) {
 
         return TAKE_PTR(l);
 }
-
-static int compare_strings(const void *a, const void *b) {
-        return strcmp(*(char * const *) a, *(char * const *) b);
-}
-
-char **strv_sort(char **l) {
-        size_t n = strv_length(l);
-
-        if (n > 1)
-                qsort(l, n, sizeof(char *), compare_strings);
-        return l;
-}

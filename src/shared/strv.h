@@ -23,7 +23,4 @@ int strv_push(char ***l, char *value);
  * NULL on allocation failure. */
 char **strv_split_whitespace(const char *s);
 
-/* Sorts in strcmp() order. */
-char **strv_sort(char **l);
-
 #define STRV_FOREACH(s, l) for (char * const *s = (l); s && *s; s++)

@@ -70,7 +70,8 @@ usec_t timespec_load(const struct timespec *ts) {
 
         if (ts->tv_sec < 0 || ts->tv_nsec < 0)
                 return USEC_INFINITY;
-        if ((usec_t) ts->tv_sec > (USEC_INFINITY - (usec_t) ts->tv_nsec / NSEC_PER_USEC) / USEC_PER_SEC)
+        if ((usec_t) ts->tv_sec >
+            (USEC_INFINITY - (usec_t) ts->tv_nsec / NSEC_PER_USEC) / USEC_PER_SEC)
                 return USEC_INFINITY;
 
         return (usec_t) ts->tv_sec * USEC_PER_SEC + (usec_t) ts->tv_nsec / NSEC_PER_USEC;
@@ -79,8 +80,9 @@ usec_t timespec_load(const struct timespec *ts) {
 struct timespec *timespec_store(struct timespec *ts, usec_t u) {
         assert(ts);
 
-        /* time_t is signed and at least as wide as 32 bits; anything it cannot hold is "unset". */
-        if (u == USEC_INFINITY || u / USEC_PER_SEC > (usec_t) (((uint64_t) 1 << (sizeof(time_t) * 8 - 1)) - 1)) {
+        /* time_t is signed; whatever it cannot hold is stored as "unset". */
+        const usec_t time_t_max = ((usec_t) 1 << (sizeof(time_t) * 8 - 1)) - 1;
+        if (u == USEC_INFINITY || u / USEC_PER_SEC > time_t_max) {
                 ts->tv_sec = (time_t) -1;
                 ts->tv_nsec = -1L;
                 return ts;

@@ -95,7 +95,8 @@ static int timesync_config_finish(TimesyncConfig *c) {
                                    ? USEC_INFINITY
                                    : c->poll_interval_min_usec * 32;
 
-                log_warning("PollIntervalMaxSec= is smaller than PollIntervalMinSec=. Using default value.");
+                log_warning("PollIntervalMaxSec= is smaller than PollIntervalMinSec=. "
+                            "Using default value.");
                 c->poll_interval_max_usec = MAX(TIMESYNC_POLL_INTERVAL_MAX_USEC_DEFAULT, m);
         }
 
@@ -108,18 +109,20 @@ static int timesync_config_finish(TimesyncConfig *c) {
 }
 
 static int timesync_config_parse(TimesyncConfig *c, const char *root, const char *path) {
+#define T(key, parser, ltype, field) { "Time", key, parser, ltype, &c->field }
         const ConfigTableItem table[] = {
-                { "Time", "NTP", config_parse_servers, SERVER_LIST_NTP, &c->ntp_servers },
-                { "Time", "FallbackNTP", config_parse_servers, SERVER_LIST_FALLBACK, &c->fallback_servers },
-                { "Time", "RootDistanceMaxSec", config_parse_sec, 0, &c->root_distance_max_usec },
-                { "Time", "PollIntervalMinSec", config_parse_sec, 0, &c->poll_interval_min_usec },
-                { "Time", "PollIntervalMaxSec", config_parse_sec, 0, &c->poll_interval_max_usec },
-                { "Time", "ConnectionRetrySec", config_parse_sec, 0, &c->connection_retry_usec },
-                { "Time", "SaveIntervalSec", config_parse_sec, 0, &c->save_interval_usec },
-                { "Time", "NTS", config_parse_servers, SERVER_LIST_NTS, &c->nts_servers },
-                { "Time", "NTSTrustedCertificates", config_parse_path, 0, &c->nts_trusted_certificates },
+                T("NTP", config_parse_servers, SERVER_LIST_NTP, ntp_servers),
+                T("FallbackNTP", config_parse_servers, SERVER_LIST_FALLBACK, fallback_servers),
+                T("RootDistanceMaxSec", config_parse_sec, 0, root_distance_max_usec),
+                T("PollIntervalMinSec", config_parse_sec, 0, poll_interval_min_usec),
+                T("PollIntervalMaxSec", config_parse_sec, 0, poll_interval_max_usec),
+                T("ConnectionRetrySec", config_parse_sec, 0, connection_retry_usec),
+                T("SaveIntervalSec", config_parse_sec, 0, save_interval_usec),
+                T("NTS", config_parse_servers, SERVER_LIST_NTS, nts_servers),
+                T("NTSTrustedCertificates", config_parse_path, 0, nts_trusted_certificates),
                 {}
         };
+#undef T
         const ConfigSpec spec = {
                 .sections = timesync_sections,
                 .table = table,
@@ -132,7 +135,8 @@ static int timesync_config_parse(TimesyncConfig *c, const char *root, const char
         if (path) {
                 r = config_parse_file(path, &spec);
                 if (r == 0)
-                        r = log_error_errno(ENOENT, "Configuration file '%s' does not exist.", path);
+                        r = log_error_errno(ENOENT, "Configuration file '%s' does not exist.",
+                                            path);
         } else
                 r = config_parse_standard(root, TIMESYNC_CONFIG_NAME, &spec);
 

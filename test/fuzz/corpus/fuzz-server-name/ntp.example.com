@@ -1,0 +1,1 @@
+ntp.example.com

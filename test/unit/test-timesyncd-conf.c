@@ -1,0 +1,328 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include "strv.h"
+#include "test-util.h"
+#include "timesyncd-conf.h"
+
+typedef struct Loaded {
+        TimesyncConfig config;
+        char *log;
+        int r;
+} Loaded;
+
+static void loaded_done(Loaded *l) {
+        timesync_config_done(&l->config);
+        l->log = mfree(l->log);
+}
+
+/* Writes the (relative path, contents) pairs under a fresh root, runs the standard search there
+ * and removes the tree again. */
+static Loaded load_tree(const char *const *files) {
+        _cleanup_free_ char *root = test_tmpdir_new();
+        Loaded l = {};
+        LogCapture c;
+
+        for (size_t i = 0; files && files[i]; i += 2)
+                test_write_file(root, files[i], files[i + 1]);
+
+        log_capture_start(&c);
+        l.r = timesync_config_load(&l.config, root);
+        l.log = log_capture_stop(&c);
+        test_rm_rf(root);
+        return l;
+}
+
+#define LOAD(...) load_tree((const char *const[]) { __VA_ARGS__, NULL })
+#define MAIN "etc/systemd/timesyncd.conf"
+#define ETC_D "etc/systemd/timesyncd.conf.d/"
+#define RUN_D "run/systemd/timesyncd.conf.d/"
+#define USR_D "usr/lib/systemd/timesyncd.conf.d/"
+
+static void assert_strv(char **l, const char *const *expected) {
+        if (!strv_equal(l, (char **) expected)) {
+                fprintf(stderr, "got:");
+                STRV_FOREACH(s, l)
+                        fprintf(stderr, " \"%s\"", *s);
+                fprintf(stderr, "\nexpected:");
+                for (size_t i = 0; expected[i]; i++)
+                        fprintf(stderr, " \"%s\"", expected[i]);
+                fprintf(stderr, "\n");
+                abort();
+        }
+}
+
+#define ASSERT_SERVERS(l, ...)                                                                     \
+        assert_strv((l), (const char *const[]) { __VA_ARGS__ __VA_OPT__(,) NULL })
+
+static void assert_compiled_in_fallback(char **l) {
+        _cleanup_strv_free_ char **expected = strv_split_whitespace(DEFAULT_FALLBACK_NTP);
+
+        ASSERT_TRUE(expected);
+        ASSERT_TRUE(strv_length(expected) > 0);
+        assert_strv(l, (const char *const *) expected);
+}
+
+static void test_no_files_give_stock_defaults(void) {
+        _cleanup_(loaded_done) Loaded l = load_tree(NULL);
+
+        ASSERT_OK(l.r);
+        ASSERT_TRUE(!l.config.ntp_servers);
+        ASSERT_TRUE(!l.config.nts_servers);
+        ASSERT_TRUE(!l.config.nts_trusted_certificates);
+        assert_compiled_in_fallback(l.config.fallback_servers);
+        ASSERT_TRUE(l.config.root_distance_max_usec == 5 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.poll_interval_min_usec == 32 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.poll_interval_max_usec == 2048 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.connection_retry_usec == 30 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.save_interval_usec == 60 * USEC_PER_SEC);
+        ASSERT_STREQ(l.log, "");
+}
+
+static void test_default_fallback_list_is_the_debian_pool(void) {
+        /* The meson option's default; a distribution may override it. */
+        _cleanup_(loaded_done) Loaded l = load_tree(NULL);
+
+        if (streq(DEFAULT_FALLBACK_NTP, "0.debian.pool.ntp.org 1.debian.pool.ntp.org "
+                                        "2.debian.pool.ntp.org 3.debian.pool.ntp.org"))
+                ASSERT_SERVERS(l.config.fallback_servers, "0.debian.pool.ntp.org",
+                               "1.debian.pool.ntp.org", "2.debian.pool.ntp.org",
+                               "3.debian.pool.ntp.org");
+}
+
+static void test_ntp_servers_are_appended_across_files_without_duplicates(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nNTP=a.example b.example\nNTP=c.example a.example\n",
+                     ETC_D "10-more.conf", "[Time]\nNTP=d.example:4460 b.example\n");
+
+        ASSERT_OK(l.r);
+        ASSERT_SERVERS(l.config.ntp_servers, "a.example", "b.example", "c.example",
+                       "d.example:4460");
+}
+
+static void test_empty_ntp_assignment_resets_the_list(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nNTP=a.example b.example\n",
+                     USR_D "10-vendor.conf", "[Time]\nNTP=vendor.example\n",
+                     ETC_D "20-admin.conf", "[Time]\nNTP=\nNTP=admin.example\n");
+
+        ASSERT_SERVERS(l.config.ntp_servers, "admin.example");
+}
+
+static void test_empty_ntp_assignment_last_leaves_no_servers(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nNTP=a.example\n", RUN_D "50-off.conf", "[Time]\nNTP=\n");
+
+        ASSERT_SERVERS(l.config.ntp_servers);
+}
+
+static void test_fallback_ntp_replaces_the_compiled_in_list(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nFallbackNTP=fb1.example 192.0.2.1\n");
+
+        ASSERT_SERVERS(l.config.fallback_servers, "fb1.example", "192.0.2.1");
+}
+
+static void test_empty_fallback_ntp_alone_keeps_the_compiled_in_list(void) {
+        /* systemd 252 behaviour (systemd issue #40621): emptying a list that was never set does not
+         * count as setting it. */
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nFallbackNTP=\n");
+
+        assert_compiled_in_fallback(l.config.fallback_servers);
+}
+
+static void test_fallback_ntp_set_then_emptied_stays_empty(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nFallbackNTP=fb.example\n",
+                                               ETC_D "90-none.conf", "[Time]\nFallbackNTP=\n");
+
+        ASSERT_SERVERS(l.config.fallback_servers);
+}
+
+static void test_invalid_server_names_are_warned_about_with_file_and_line_and_skipped(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nNTP=good.example bad..name [::1]:4460 host:0 "
+                           "fe80::1\nNTS=nts.example:99999 nts.example\n");
+
+        ASSERT_OK(l.r);
+        ASSERT_SERVERS(l.config.ntp_servers, "good.example", "[::1]:4460", "fe80::1");
+        ASSERT_SERVERS(l.config.nts_servers, "nts.example");
+        ASSERT_CONTAINS(l.log, "etc/systemd/timesyncd.conf:2: Invalid NTP server name or address, "
+                               "ignoring: bad..name");
+        ASSERT_CONTAINS(l.log, "etc/systemd/timesyncd.conf:2: Invalid NTP server name or address, "
+                               "ignoring: host:0");
+        ASSERT_CONTAINS(l.log, "etc/systemd/timesyncd.conf:3: Invalid NTP server name or address, "
+                               "ignoring: nts.example:99999");
+}
+
+static void test_time_values_are_parsed_and_the_last_file_wins(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(
+                MAIN,
+                "[Time]\nRootDistanceMaxSec=1min\nPollIntervalMinSec=64\nPollIntervalMaxSec=1h\n"
+                "ConnectionRetrySec=10s\nSaveIntervalSec=infinity\n",
+                USR_D "10-vendor.conf", "[Time]\nRootDistanceMaxSec=2\n",
+                ETC_D "20-admin.conf", "[Time]\nRootDistanceMaxSec=3s 500ms\n");
+
+        ASSERT_OK(l.r);
+        ASSERT_TRUE(l.config.root_distance_max_usec == 3500 * USEC_PER_MSEC);
+        ASSERT_TRUE(l.config.poll_interval_min_usec == 64 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.poll_interval_max_usec == USEC_PER_HOUR);
+        ASSERT_TRUE(l.config.connection_retry_usec == 10 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.save_interval_usec == USEC_INFINITY);
+        ASSERT_STREQ(l.log, "");
+}
+
+static void test_bad_time_value_is_warned_about_and_the_rest_applies(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nPollIntervalMinSec=64\n", ETC_D "10-typo.conf",
+                     "[Time]\nPollIntervalMinSec=5 minutes please\nSaveIntervalSec=2min\n");
+
+        ASSERT_OK(l.r);
+        ASSERT_CONTAINS(l.log, "timesyncd.conf.d/10-typo.conf:2: Failed to parse sec value, "
+                               "ignoring: 5 minutes please");
+        ASSERT_TRUE(l.config.poll_interval_min_usec == 64 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.save_interval_usec == 2 * USEC_PER_MINUTE);
+}
+
+static void test_poll_interval_min_below_16s_falls_back_to_the_default(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nPollIntervalMinSec=15s\n");
+
+        ASSERT_CONTAINS(l.log, "Invalid PollIntervalMinSec=. Using default value.");
+        ASSERT_TRUE(l.config.poll_interval_min_usec == 32 * USEC_PER_SEC);
+}
+
+static void test_poll_interval_max_below_min_is_raised_like_stock(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nPollIntervalMinSec=128\nPollIntervalMaxSec=100\n");
+
+        /* Stock keeps the minimum and raises the maximum to MAX(2048s, 32 * minimum). */
+        ASSERT_CONTAINS(
+                l.log,
+                "PollIntervalMaxSec= is smaller than PollIntervalMinSec=. Using default value.");
+        ASSERT_TRUE(l.config.poll_interval_min_usec == 128 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.poll_interval_max_usec == 4096 * USEC_PER_SEC);
+}
+
+static void test_poll_interval_max_below_small_min_becomes_2048s(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nPollIntervalMinSec=20\nPollIntervalMaxSec=16\n");
+
+        ASSERT_TRUE(l.config.poll_interval_min_usec == 20 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.poll_interval_max_usec == 2048 * USEC_PER_SEC);
+}
+
+static void test_infinite_poll_interval_min_does_not_overflow(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nPollIntervalMinSec=infinity\n");
+
+        ASSERT_TRUE(l.config.poll_interval_min_usec == USEC_INFINITY);
+        ASSERT_TRUE(l.config.poll_interval_max_usec == USEC_INFINITY);
+}
+
+static void test_connection_retry_below_1s_falls_back_to_the_default(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nConnectionRetrySec=500ms\n");
+
+        ASSERT_CONTAINS(l.log, "Invalid ConnectionRetrySec=. Using default value.");
+        ASSERT_TRUE(l.config.connection_retry_usec == 30 * USEC_PER_SEC);
+}
+
+static void test_nts_servers_and_trusted_certificates(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN,
+                     "[Time]\nNTS=time.cloudflare.com "
+                     "nts.netnod.se:4460\nNTSTrustedCertificates=/etc/ssl/ntp-ca.pem\n",
+                     ETC_D "10-test.conf",
+                     "[Time]\nNTS=\nNTS=[::1]:4460\nNTSTrustedCertificates=relative.pem\n");
+
+        ASSERT_SERVERS(l.config.nts_servers, "[::1]:4460");
+        ASSERT_STREQ(l.config.nts_trusted_certificates, "/etc/ssl/ntp-ca.pem");
+        ASSERT_CONTAINS(l.log, "10-test.conf:4: NTSTrustedCertificates= path is not absolute, "
+                               "ignoring: relative.pem");
+}
+
+static void test_unknown_keys_and_sections_are_warned_about(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(
+                MAIN,
+                "[Time]\nFoo=1\nntp=x.example\n[Network]\nNTP=y.example\n[Time]\nNTP=z.example\n");
+
+        ASSERT_CONTAINS(l.log,
+                        "timesyncd.conf:2: Unknown key name 'Foo' in section 'Time', ignoring.");
+        ASSERT_CONTAINS(l.log,
+                        "timesyncd.conf:3: Unknown key name 'ntp' in section 'Time', ignoring.");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:4: Unknown section 'Network'. Ignoring.");
+        ASSERT_SERVERS(l.config.ntp_servers, "z.example");
+}
+
+static void test_broken_dropin_keeps_earlier_values_and_still_validates(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nNTP=a.example\n", ETC_D "10-broken.conf",
+                     "[Time]\nPollIntervalMinSec=1\n[Time\n", ETC_D "20-never.conf",
+                     "[Time]\nNTP=never.example\n");
+
+        ASSERT_ERROR(l.r, EBADMSG);
+        ASSERT_SERVERS(l.config.ntp_servers, "a.example");
+        ASSERT_TRUE(l.config.poll_interval_min_usec == 32 * USEC_PER_SEC);
+        assert_compiled_in_fallback(l.config.fallback_servers);
+}
+
+static void test_explicit_file_is_the_only_one_read(void) {
+        _cleanup_free_ char *root = test_tmpdir_new();
+        _cleanup_free_ char *path = NULL;
+        TimesyncConfig c;
+
+        path = test_write_file_bytes(root, "custom.conf", "[Time]\nNTP=only.example\n",
+                                     strlen("[Time]\nNTP=only.example\n"));
+        test_write_file(root, "custom.conf.d/10-x.conf", "[Time]\nNTP=dropin.example\n");
+
+        ASSERT_OK(timesync_config_load_file(&c, path));
+        ASSERT_SERVERS(c.ntp_servers, "only.example");
+        assert_compiled_in_fallback(c.fallback_servers);
+        timesync_config_done(&c);
+        test_rm_rf(root);
+}
+
+static void test_missing_explicit_file_is_enoent_with_defaults(void) {
+        TimesyncConfig c;
+        LogCapture cap;
+
+        log_capture_start(&cap);
+        int r = timesync_config_load_file(&c, "/nonexistent/timesyncd-test.conf");
+        _cleanup_free_ char *out = log_capture_stop(&cap);
+
+        ASSERT_ERROR(r, ENOENT);
+        ASSERT_CONTAINS(out, "/nonexistent/timesyncd-test.conf");
+        ASSERT_TRUE(c.poll_interval_max_usec == 2048 * USEC_PER_SEC);
+        assert_compiled_in_fallback(c.fallback_servers);
+        timesync_config_done(&c);
+}
+
+static void test_servers_extend_without_file_warns_plainly(void) {
+        _cleanup_strv_free_ char **l = NULL;
+        LogCapture c;
+
+        log_capture_start(&c);
+        ASSERT_OK(timesync_servers_extend(&l, "  a.example\tb..example  a.example ", NULL, 0));
+        _cleanup_free_ char *out = log_capture_stop(&c);
+
+        ASSERT_SERVERS(l, "a.example");
+        ASSERT_STREQ(out, "Invalid NTP server name or address, ignoring: b..example\n");
+}
+
+TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
+          TEST_CASE(test_default_fallback_list_is_the_debian_pool),
+          TEST_CASE(test_ntp_servers_are_appended_across_files_without_duplicates),
+          TEST_CASE(test_empty_ntp_assignment_resets_the_list),
+          TEST_CASE(test_empty_ntp_assignment_last_leaves_no_servers),
+          TEST_CASE(test_fallback_ntp_replaces_the_compiled_in_list),
+          TEST_CASE(test_empty_fallback_ntp_alone_keeps_the_compiled_in_list),
+          TEST_CASE(test_fallback_ntp_set_then_emptied_stays_empty),
+          TEST_CASE(test_invalid_server_names_are_warned_about_with_file_and_line_and_skipped),
+          TEST_CASE(test_time_values_are_parsed_and_the_last_file_wins),
+          TEST_CASE(test_bad_time_value_is_warned_about_and_the_rest_applies),
+          TEST_CASE(test_poll_interval_min_below_16s_falls_back_to_the_default),
+          TEST_CASE(test_poll_interval_max_below_min_is_raised_like_stock),
+          TEST_CASE(test_poll_interval_max_below_small_min_becomes_2048s),
+          TEST_CASE(test_infinite_poll_interval_min_does_not_overflow),
+          TEST_CASE(test_connection_retry_below_1s_falls_back_to_the_default),
+          TEST_CASE(test_nts_servers_and_trusted_certificates),
+          TEST_CASE(test_unknown_keys_and_sections_are_warned_about),
+          TEST_CASE(test_broken_dropin_keeps_earlier_values_and_still_validates),
+          TEST_CASE(test_explicit_file_is_the_only_one_read),
+          TEST_CASE(test_missing_explicit_file_is_enoent_with_defaults),
+          TEST_CASE(test_servers_extend_without_file_warns_plainly));

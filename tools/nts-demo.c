@@ -58,7 +58,7 @@ static int demo(const char *certs) {
         char a[SOCKET_ADDRESS_STRING_MAX], fp_c2s[17], fp_s2c[17];
         SocketAddress ntp_server;
         NTS_NTPResult ntp;
-        MockServer mock;
+        MockProcess mock;
         int r;
 
         if (asprintf(&ca, "%s/ca.pem", certs) < 0)

@@ -154,10 +154,10 @@ static bool port_bound(const char *table, uint16_t port, const char *state) {
         return false;
 }
 
-int mock_server_start(const char *certs, const char *mode, MockServer *ret) {
+int mock_server_start(const char *certs, const char *mode, MockProcess *ret) {
         _cleanup_free_ char *chain = NULL, *key = NULL;
         char ke_port[8], ntp_port[8];
-        MockServer s = {};
+        MockProcess s = {};
         int r;
 
         r = free_port(SOCK_STREAM, &s.ke_port);
@@ -200,7 +200,7 @@ int mock_server_start(const char *certs, const char *mode, MockServer *ret) {
         return log_error_errno(ETIMEDOUT, "%s did not bind its ports.", MOCK_SERVER_PATH);
 }
 
-void mock_server_stop(MockServer *s) {
+void mock_server_stop(MockProcess *s) {
         if (!s || s->pid <= 0)
                 return;
         (void) kill(s->pid, SIGTERM);

@@ -10,12 +10,12 @@
 #include "nts_crypto.h"
 #include "nts_ntp_client.h"
 
-typedef struct MockServer {
+typedef struct MockProcess {
         pid_t pid;
         uint16_t ke_port;
         uint16_t ntp_port;
         SocketAddress ke_address;
-} MockServer;
+} MockProcess;
 
 /* Makes a temporary directory with the test PKI (test/tools/make-certs.sh); *ret is its path.
  * mock_certs_remove() deletes it again. */
@@ -27,8 +27,8 @@ bool mock_server_has_mode(const char *mode);
 
 /* Starts the mock server in the given mode ("good" for a correct server) on 127.0.0.1 with
  * free ports and waits until both ports are bound. */
-int mock_server_start(const char *certs, const char *mode, MockServer *ret);
-void mock_server_stop(MockServer *s);
+int mock_server_start(const char *certs, const char *mode, MockProcess *ret);
+void mock_server_stop(MockProcess *s);
 
 /* Runs one KE session against the given addresses on a private sd-event loop. Returns 0 with
  * *ret set (check (*ret)->error), or a negative errno when the session could not start. */

@@ -22,7 +22,7 @@
 static char *certs;
 static char *ca_file;
 static char *other_ca_file;
-static MockServer good;
+static MockProcess good;
 
 typedef enum Phase {
         PHASE_KE,       /* the KE session must fail */
@@ -40,11 +40,15 @@ typedef struct Sabotage {
 
 static const Sabotage sabotages[] = {
         { "test_bad_alpn_fails_in_tls_stage", "bad-alpn", PHASE_KE, NTS_KE_STAGE_TLS, NTS_OK },
+        { "test_missing_alpn_fails_in_tls_stage", "no-alpn", PHASE_KE, NTS_KE_STAGE_TLS, NTS_OK },
         { "test_ke_without_cookies_is_refused", "no-cookies", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_NO_COOKIES },
-        { "test_ke_error_record_is_refused", "error-record", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_SERVER_BAD_REQUEST },
+        { "test_ke_error_record_is_refused", "error-record", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
+          NTS_ERROR_SERVER_INTERNAL_ERROR },
+        { "test_ke_warning_record_is_refused", "warning-record", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_SERVER_WARNING },
         { "test_unknown_critical_record_is_refused", "unknown-critical", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
           NTS_ERROR_KE_UNKNOWN_CRITICAL_RECORD },
         { "test_aead_not_offered_is_refused", "wrong-aead", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_AEAD_NOT_OFFERED },
+        { "test_missing_aead_record_is_refused", "no-aead", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_NO_AEAD },
         { "test_endless_records_are_refused_as_too_long", "endless-records", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
           NTS_ERROR_KE_TOO_LONG },
         { "test_slow_server_times_out", "slow", PHASE_KE, NTS_KE_STAGE_TIMEOUT, NTS_OK, SLOW_KE_TIMEOUT_USEC },
@@ -233,7 +237,7 @@ static void test_freeing_a_running_session_is_safe(void) {
 }
 
 static void run_sabotage(const Sabotage *s) {
-        MockServer mock;
+        MockProcess mock;
         uint64_t timeout = s->ke_timeout_usec ?: KE_TIMEOUT_USEC;
 
         ASSERT_OK(mock_server_start(certs, s->mode, &mock));

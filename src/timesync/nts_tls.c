@@ -84,7 +84,7 @@ static void tls_info_callback(const SSL *ssl, int where, int value) {
         NTS_TLS *t;
 
         /* value is level << 8 | description (RFC 8446 section 6) */
-        if (!(where & SSL_CB_READ_ALERT) || (value >> 8) != SSL3_AL_FATAL)
+        if ((where & SSL_CB_READ_ALERT) != SSL_CB_READ_ALERT || (value >> 8) != SSL3_AL_FATAL)
                 return;
 
         t = sym_SSL_get_ex_data(ssl, 0);

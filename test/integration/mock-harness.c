@@ -4,19 +4,17 @@
 #include <ftw.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <sys/wait.h>
-#include <time.h>
 
 #include "log.h"
 #include "mock-harness.h"
 #include "nts_crypto.h"
 
 extern char **environ;
-
-DEFINE_TRIVIAL_CLEANUP_FUNC_VOID(FILE *, fclose);
 
 static int spawn(char *const argv[], int stdout_fd, pid_t *ret) {
         posix_spawn_file_actions_t actions;
@@ -74,24 +72,62 @@ void mock_certs_remove(char *dir) {
         free(dir);
 }
 
-bool mock_server_has_mode(const char *mode) {
+/* Runs argv with stdout into a pipe and returns the read end. */
+static int spawn_reading_stdout(char *const argv[], pid_t *ret_pid) {
         _cleanup_close_ int rfd = -EBADF, wfd = -EBADF;
-        char buf[4096], line[128];
-        size_t size = 0;
-        pid_t pid;
-        int fds[2];
+        int fds[2], r;
 
         if (pipe2(fds, O_CLOEXEC) < 0)
-                return false;
+                return -errno;
         rfd = fds[0];
         wfd = fds[1];
 
-        if (spawn((char *[]) { (char *) MOCK_SERVER_PATH, (char *) "--list-modes", NULL }, wfd, &pid) < 0)
-                return false;
-        wfd = safe_close(wfd);
+        r = spawn(argv, wfd, ret_pid);
+        if (r < 0)
+                return r;
+        return TAKE_FD(rfd);
+}
 
+/* Reads from fd until a newline, EOF or the timeout; returns the length read. */
+static ssize_t read_line(int fd, char *buf, size_t size, int timeout_msec) {
+        size_t n = 0;
+
+        assert(size > 0);
+
+        while (n < size - 1 && !memchr(buf, '\n', n)) {
+                struct pollfd pfd = { .fd = fd, .events = POLLIN };
+                ssize_t l;
+
+                if (poll(&pfd, 1, timeout_msec) <= 0)
+                        return -ETIMEDOUT;
+                l = read(fd, buf + n, size - 1 - n);
+                if (l < 0 && errno == EINTR)
+                        continue;
+                if (l < 0)
+                        return -errno;
+                if (l == 0)
+                        break;
+                n += (size_t) l;
+        }
+        buf[n] = 0;
+        return (ssize_t) n;
+}
+
+bool mock_server_has_mode(const char *mode) {
+        _cleanup_close_ int fd = -EBADF;
+        char buf[4096];
+        const char *p;
+        ssize_t n;
+        pid_t pid;
+
+        fd = spawn_reading_stdout((char *[]) { (char *) MOCK_SERVER_PATH, (char *) "--help", NULL }, &pid);
+        if (fd < 0)
+                return false;
+
+        /* The help text ends with "--sabotage=MODE  one of: MODE MODE ...". */
+        size_t size = 0;
         for (;;) {
-                ssize_t n = read(rfd, buf + size, sizeof(buf) - 1 - size);
+                n = read(fd, buf + size, sizeof(buf) - 1 - size);
                 if (n < 0 && errno == EINTR)
                         continue;
                 if (n <= 0)
@@ -104,27 +140,27 @@ bool mock_server_has_mode(const char *mode) {
         if (wait_exit_status(pid) != 0)
                 return false;
 
-        /* One mode per line, the name first. */
-        for (const char *p = buf; *p; ) {
+        p = strstr(buf, "one of:");
+        if (!p)
+                return false;
+        p += strlen("one of:");
+        for (;;) {
+                p += strspn(p, " \t");
                 size_t l = strcspn(p, " \t\n");
-                if (l < sizeof(line)) {
-                        memcpy(line, p, l);
-                        line[l] = 0;
-                        if (streq(line, mode))
-                                return true;
-                }
-                p += strcspn(p, "\n");
-                p += *p == '\n';
+                if (l == 0)
+                        return false;
+                if (l == strlen(mode) && strneq(p, mode, l))
+                        return true;
+                p += l;
         }
-        return false;
 }
 
-static int free_port(int type, uint16_t *ret) {
+static int free_udp_port(uint16_t *ret) {
         struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         socklen_t l = sizeof(in);
         _cleanup_close_ int fd = -EBADF;
 
-        fd = socket(AF_INET, type | SOCK_CLOEXEC, 0);
+        fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
         if (bind(fd, (struct sockaddr *) &in, sizeof(in)) < 0)
@@ -135,69 +171,43 @@ static int free_port(int type, uint16_t *ret) {
         return 0;
 }
 
-/* Whether /proc/net/{tcp,udp} lists a socket bound to port in the given state. Reading the
- * table instead of probing with connect() keeps the mock's connection log clean. */
-static bool port_bound(const char *table, uint16_t port, const char *state) {
-        _cleanup_(fclosep) FILE *f = fopen(table, "re");
-        char line[512], local[64], st[8];
-
-        if (!f)
-                return false;
-        while (fgets(line, sizeof(line), f)) {
-                unsigned p;
-                if (sscanf(line, " %*d: %63s %*s %7s", local, st) != 2)
-                        continue;
-                const char *colon = strrchr(local, ':');
-                if (colon && sscanf(colon + 1, "%x", &p) == 1 && p == port && streq(st, state))
-                        return true;
-        }
-        return false;
-}
-
 int mock_server_start(const char *certs, const char *mode, MockProcess *ret) {
-        _cleanup_free_ char *chain = NULL, *key = NULL;
-        char ke_port[8], ntp_port[8];
+        _cleanup_free_ char *cert = NULL, *key = NULL, *ntp_port = NULL, *sabotage = NULL;
+        _cleanup_close_ int fd = -EBADF;
         MockProcess s = {};
+        char line[256];
+        ssize_t n;
         int r;
 
-        r = free_port(SOCK_STREAM, &s.ke_port);
+        /* The KE port comes from the kernel (--ke-port=0, reported on the READY line). The NTP
+         * port must be known before start, since the mock announces it in a Port Negotiation
+         * record: take one that is free now. */
+        r = free_udp_port(&s.ntp_port);
         if (r < 0)
                 return r;
-        r = free_port(SOCK_DGRAM, &s.ntp_port);
-        if (r < 0)
-                return r;
-        if (asprintf(&chain, "%s/server-chain.pem", certs) < 0 || asprintf(&key, "%s/server.key", certs) < 0)
+        if (asprintf(&cert, "--cert=%s/server-chain.pem", certs) < 0 ||
+            asprintf(&key, "--key=%s/server.key", certs) < 0 ||
+            asprintf(&ntp_port, "--ntp-port=%u", s.ntp_port) < 0 ||
+            asprintf(&sabotage, "--sabotage=%s", mode) < 0)
                 return -ENOMEM;
-        snprintf(ke_port, sizeof(ke_port), "%u", s.ke_port);
-        snprintf(ntp_port, sizeof(ntp_port), "%u", s.ntp_port);
 
-        r = spawn((char *[]) { (char *) MOCK_SERVER_PATH,
-                               (char *) "--address", (char *) "127.0.0.1",
-                               (char *) "--ke-port", ke_port,
-                               (char *) "--ntp-port", ntp_port,
-                               (char *) "--cert", chain,
-                               (char *) "--key", key,
-                               (char *) "--mode", (char *) mode,
-                               NULL },
-                  -1, &s.pid);
-        if (r < 0)
-                return log_error_errno(r, "Failed to start %s: %m", MOCK_SERVER_PATH);
+        fd = spawn_reading_stdout((char *[]) { (char *) MOCK_SERVER_PATH, cert, key,
+                                               (char *) "--address=127.0.0.1", (char *) "--ke-port=0",
+                                               ntp_port, sabotage, NULL },
+                                  &s.pid);
+        if (fd < 0)
+                return log_error_errno(fd, "Failed to start %s: %m", MOCK_SERVER_PATH);
 
-        for (unsigned i = 0; i < 1000; i++) {
-                int status;
-
-                if (port_bound("/proc/net/tcp", s.ke_port, "0A") && port_bound("/proc/net/udp", s.ntp_port, "07")) {
-                        assert_se(socket_address_from_string("127.0.0.1", s.ke_port, &s.ke_address) >= 0);
-                        *ret = s;
-                        return 0;
-                }
-                if (waitpid(s.pid, &status, WNOHANG) == s.pid)
-                        return log_error_errno(ESRCH, "%s --mode %s exited before listening.", MOCK_SERVER_PATH, mode);
-                (void) nanosleep(&(struct timespec) { .tv_nsec = 10 * 1000 * 1000 }, NULL);
+        n = read_line(fd, line, sizeof(line), 10 * 1000);
+        if (n < 0 || sscanf(line, "READY ke-port=%hu ntp-port=%hu", &s.ke_port, &s.ntp_port) != 2) {
+                mock_server_stop(&s);
+                return log_error_errno(n < 0 ? (int) n : EIO, "%s --sabotage=%s did not get ready.",
+                                       MOCK_SERVER_PATH, mode);
         }
 
-        mock_server_stop(&s);
-        return log_error_errno(ETIMEDOUT, "%s did not bind its ports.", MOCK_SERVER_PATH);
+        assert_se(socket_address_from_string("127.0.0.1", s.ke_port, &s.ke_address) >= 0);
+        *ret = s;
+        return 0;
 }
 
 void mock_server_stop(MockProcess *s) {

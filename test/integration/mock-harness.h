@@ -22,11 +22,11 @@ typedef struct MockProcess {
 int mock_certs_make(char **ret);
 void mock_certs_remove(char *dir);
 
-/* Whether the mock server implements mode (asks it with --list-modes). */
+/* Whether the mock server implements the sabotage mode (from its --help text). */
 bool mock_server_has_mode(const char *mode);
 
-/* Starts the mock server in the given mode ("good" for a correct server) on 127.0.0.1 with
- * free ports and waits until both ports are bound. */
+/* Starts the mock server with --sabotage=mode ("none" for a correct server) on 127.0.0.1 with
+ * free ports and waits for its READY line. */
 int mock_server_start(const char *certs, const char *mode, MockProcess *ret);
 void mock_server_stop(MockProcess *s);
 

@@ -6,6 +6,7 @@
  * does not implement yet show up as skipped instead of passing silently. */
 
 #include <stdio.h>
+#include <sys/wait.h>
 
 #include "iovec-util.h"
 #include "mock-harness.h"
@@ -31,7 +32,7 @@ typedef enum Phase {
 
 typedef struct Sabotage {
         const char *test;       /* the rule the case checks */
-        const char *mode;       /* nts-mock-server --mode */
+        const char *mode;       /* nts-mock-server --sabotage= */
         Phase phase;
         NTS_KEStage stage;      /* PHASE_KE: the stage named in the result */
         NTS_Error error;        /* the cause; NTS_OK where the stage says it all */
@@ -57,6 +58,14 @@ static const Sabotage sabotages[] = {
         { "test_nak_is_reported", "nak", PHASE_NTP, 0, NTS_ERROR_NTP_NAK },
         { "test_unauthenticated_reply_is_rejected", "unauthenticated", PHASE_NTP, 0, NTS_ERROR_NTP_NO_AUTHENTICATOR },
 };
+
+static int wait_for_child(pid_t pid) {
+        int status;
+
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
 
 static NTS_KEResult *run_ke(const SocketAddress *addresses, size_t n, const char *hostname, const char *ca,
                             uint64_t timeout_usec) {
@@ -196,6 +205,36 @@ static void test_untrusted_ca_fails_in_tls_stage(void) {
         ASSERT_EQ(ke->n_cookies, 0);
 }
 
+/* A server that accepts and closes at once, as chrony does for clients it does not allow: the
+ * client's writes then meet a reset connection, which must be an error, not SIGPIPE. */
+static void test_server_closing_at_once_fails_in_tls_stage(void) {
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        SocketAddress listener;
+        socklen_t l = sizeof(listener.sa);
+        pid_t pid;
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(socket_address_from_string("127.0.0.1", 0, &listener));
+        ASSERT_OK(bind(fd, (struct sockaddr *) &listener.sa, listener.len));
+        ASSERT_OK(listen(fd, 1));
+        ASSERT_OK(getsockname(fd, (struct sockaddr *) &listener.sa, &l));
+
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                int c = accept(fd, NULL, NULL);
+                char b;
+                /* Read one byte of the ClientHello: closing with the rest unread sends a reset. */
+                (void) recv(c, &b, 1, 0);
+                _exit(c >= 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+        }
+
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&listener, 1, "localhost", ca_file, KE_TIMEOUT_USEC);
+        ASSERT_TRUE(ke->error < 0);
+        ASSERT_EQ(ke->stage, NTS_KE_STAGE_TLS);
+        ASSERT_EQ(wait_for_child(pid), EXIT_SUCCESS);
+}
+
 static void on_ke_done_unexpected(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
         bool *called = userdata;
 
@@ -272,6 +311,7 @@ static const TestCase tests[] = {
         TEST_CASE(test_connect_failure_moves_to_next_address),
         TEST_CASE(test_wrong_hostname_fails_in_tls_stage),
         TEST_CASE(test_untrusted_ca_fails_in_tls_stage),
+        TEST_CASE(test_server_closing_at_once_fails_in_tls_stage),
         TEST_CASE(test_freeing_a_running_session_is_safe),
 };
 
@@ -286,7 +326,7 @@ int main(void) {
         ASSERT_OK(mock_certs_make(&certs));
         ASSERT_OK(asprintf(&ca_file, "%s/ca.pem", certs));
         ASSERT_OK(asprintf(&other_ca_file, "%s/other-ca.pem", certs));
-        ASSERT_OK(mock_server_start(certs, "good", &good));
+        ASSERT_OK(mock_server_start(certs, "none", &good));
 
         for (size_t i = 0; i < ELEMENTSOF(tests); i++) {
                 tests[i].func();

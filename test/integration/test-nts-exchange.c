@@ -232,6 +232,26 @@ static void test_server_closing_at_once_fails_in_tls_stage(void) {
         ASSERT_EQ(wait_for_child(pid), EXIT_SUCCESS);
 }
 
+/* The kernel completes the TCP handshake for a listener that never accepts: the TLS handshake
+ * then waits forever unless the session's timer ends it. */
+static void test_silent_server_times_out(void) {
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        SocketAddress listener;
+        socklen_t l = sizeof(listener.sa);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(socket_address_from_string("127.0.0.1", 0, &listener));
+        ASSERT_OK(bind(fd, (struct sockaddr *) &listener.sa, listener.len));
+        ASSERT_OK(listen(fd, 1));
+        ASSERT_OK(getsockname(fd, (struct sockaddr *) &listener.sa, &l));
+
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&listener, 1, "localhost", ca_file,
+                                                                 SLOW_KE_TIMEOUT_USEC);
+        ASSERT_EQ(ke->error, -ETIMEDOUT);
+        ASSERT_EQ(ke->stage, NTS_KE_STAGE_TIMEOUT);
+        ASSERT_TRUE(strstr(ke->reason, "TLS handshake"));
+}
+
 static void on_ke_done_unexpected(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
         bool *called = userdata;
 
@@ -309,6 +329,7 @@ static const TestCase tests[] = {
         TEST_CASE(test_wrong_hostname_fails_in_tls_stage),
         TEST_CASE(test_untrusted_ca_fails_in_tls_stage),
         TEST_CASE(test_server_closing_at_once_fails_in_tls_stage),
+        TEST_CASE(test_silent_server_times_out),
         TEST_CASE(test_freeing_a_running_session_is_safe),
 };
 

@@ -151,15 +151,23 @@ static void test_cookie_from_ntp_reply_is_accepted(void) {
         NTS_ntp_result_done(&second);
 }
 
-static void closed_port_address(SocketAddress *ret) {
-        /* A port that was free a moment ago: nothing listens there. */
-        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+/* A TCP socket on a free loopback port, listening or not. */
+static int loopback_socket(bool listening, SocketAddress *ret) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         socklen_t l = sizeof(ret->sa);
 
         ASSERT_TRUE(fd >= 0);
         ASSERT_OK(socket_address_from_string("127.0.0.1", 0, ret));
         ASSERT_OK(bind(fd, (struct sockaddr *) &ret->sa, ret->len));
+        if (listening)
+                ASSERT_OK(listen(fd, 1));
         ASSERT_OK(getsockname(fd, (struct sockaddr *) &ret->sa, &l));
+        return fd;
+}
+
+static void closed_port_address(SocketAddress *ret) {
+        /* A port that was free a moment ago: nothing listens there. */
+        safe_close(loopback_socket(false, ret));
 }
 
 static void test_connect_refused_fails_in_connect_stage(void) {
@@ -208,16 +216,9 @@ static void test_untrusted_ca_fails_in_tls_stage(void) {
 /* A server that accepts and closes at once, as chrony does for clients it does not allow: the
  * client's writes then meet a reset connection, which must be an error, not SIGPIPE. */
 static void test_server_closing_at_once_fails_in_tls_stage(void) {
-        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         SocketAddress listener;
-        socklen_t l = sizeof(listener.sa);
+        _cleanup_close_ int fd = loopback_socket(true, &listener);
         pid_t pid;
-
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(socket_address_from_string("127.0.0.1", 0, &listener));
-        ASSERT_OK(bind(fd, (struct sockaddr *) &listener.sa, listener.len));
-        ASSERT_OK(listen(fd, 1));
-        ASSERT_OK(getsockname(fd, (struct sockaddr *) &listener.sa, &l));
 
         pid = fork();
         ASSERT_TRUE(pid >= 0);
@@ -235,15 +236,8 @@ static void test_server_closing_at_once_fails_in_tls_stage(void) {
 /* The kernel completes the TCP handshake for a listener that never accepts: the TLS handshake
  * then waits forever unless the session's timer ends it. */
 static void test_silent_server_times_out(void) {
-        _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
         SocketAddress listener;
-        socklen_t l = sizeof(listener.sa);
-
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(socket_address_from_string("127.0.0.1", 0, &listener));
-        ASSERT_OK(bind(fd, (struct sockaddr *) &listener.sa, listener.len));
-        ASSERT_OK(listen(fd, 1));
-        ASSERT_OK(getsockname(fd, (struct sockaddr *) &listener.sa, &l));
+        _cleanup_close_ int fd = loopback_socket(true, &listener);
 
         _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&listener, 1, "localhost", ca_file,
                                                                  SLOW_KE_TIMEOUT_USEC);

@@ -6,29 +6,33 @@
 
 #include "socket-address.h"
 
-const char *socket_address_to_string(const SocketAddress *a, char buf[static SOCKET_ADDRESS_STRING_MAX]) {
-        char ip[INET6_ADDRSTRLEN];
+const char *socket_address_host_to_string(const SocketAddress *a, char buf[static SOCKET_ADDRESS_HOST_MAX]) {
+        const void *addr = NULL;
 
         assert(a);
 
-        switch (a->sa.ss_family) {
-        case AF_INET: {
-                const struct sockaddr_in *in = (const struct sockaddr_in *) &a->sa;
-                if (!inet_ntop(AF_INET, &in->sin_addr, ip, sizeof(ip)))
-                        break;
-                snprintf(buf, SOCKET_ADDRESS_STRING_MAX, "%s:%u", ip, ntohs(in->sin_port));
-                return buf;
-        }
-        case AF_INET6: {
-                const struct sockaddr_in6 *in6 = (const struct sockaddr_in6 *) &a->sa;
-                if (!inet_ntop(AF_INET6, &in6->sin6_addr, ip, sizeof(ip)))
-                        break;
-                snprintf(buf, SOCKET_ADDRESS_STRING_MAX, "[%s]:%u", ip, ntohs(in6->sin6_port));
-                return buf;
-        }
-        }
+        if (a->sa.ss_family == AF_INET)
+                addr = &((const struct sockaddr_in *) &a->sa)->sin_addr;
+        else if (a->sa.ss_family == AF_INET6)
+                addr = &((const struct sockaddr_in6 *) &a->sa)->sin6_addr;
 
-        snprintf(buf, SOCKET_ADDRESS_STRING_MAX, "(unknown)");
+        if (!addr || !inet_ntop(a->sa.ss_family, addr, buf, SOCKET_ADDRESS_HOST_MAX))
+                snprintf(buf, SOCKET_ADDRESS_HOST_MAX, "(unknown)");
+        return buf;
+}
+
+const char *socket_address_to_string(const SocketAddress *a, char buf[static SOCKET_ADDRESS_STRING_MAX]) {
+        char ip[SOCKET_ADDRESS_HOST_MAX];
+
+        assert(a);
+
+        socket_address_host_to_string(a, ip);
+        if (a->sa.ss_family == AF_INET)
+                snprintf(buf, SOCKET_ADDRESS_STRING_MAX, "%s:%u", ip, socket_address_port(a));
+        else if (a->sa.ss_family == AF_INET6)
+                snprintf(buf, SOCKET_ADDRESS_STRING_MAX, "[%s]:%u", ip, socket_address_port(a));
+        else
+                snprintf(buf, SOCKET_ADDRESS_STRING_MAX, "(unknown)");
         return buf;
 }
 

@@ -17,6 +17,10 @@ typedef struct SocketAddress {
 #define SOCKET_ADDRESS_STRING_MAX (1 + 46 + 2 + 5 + 1)
 const char *socket_address_to_string(const SocketAddress *a, char buf[static SOCKET_ADDRESS_STRING_MAX]);
 
+/* The address alone, "127.0.0.1" or "::1", for a host name field. */
+#define SOCKET_ADDRESS_HOST_MAX 46 /* INET6_ADDRSTRLEN */
+const char *socket_address_host_to_string(const SocketAddress *a, char buf[static SOCKET_ADDRESS_HOST_MAX]);
+
 /* Parses an IPv4 or IPv6 literal (no name resolution) with the given port. Returns 0 or
  * -EINVAL. */
 int socket_address_from_string(const char *ip, uint16_t port, SocketAddress *ret);

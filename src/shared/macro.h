@@ -67,6 +67,18 @@ _noreturn_ void assert_failed(const char *text, const char *file, int line, cons
                 UNIQ_T(A, aq) < UNIQ_T(B, bq) ? UNIQ_T(A, aq) : UNIQ_T(B, bq);                 \
         })
 
+#define IN_SET(x, first, ...)                                                                  \
+        ({                                                                                     \
+                const typeof(first) _in_set[] = { first, __VA_ARGS__ };                        \
+                bool _found = false;                                                           \
+                for (size_t _i = 0; _i < ELEMENTSOF(_in_set); _i++)                            \
+                        if (_in_set[_i] == (x)) {                                              \
+                                _found = true;                                                 \
+                                break;                                                         \
+                        }                                                                      \
+                _found;                                                                        \
+        })
+
 #define CLAMP(x, low, high) MIN(MAX((x), (low)), (high))
 
 /* Round up to the next multiple of four: NTP extension fields are word aligned. */

@@ -52,6 +52,8 @@ typeof(SSL_get1_peer_certificate) *sym_SSL_get1_peer_certificate;
 typeof(SSL_alert_desc_string_long) *sym_SSL_alert_desc_string_long;
 typeof(SSL_set_info_callback) *sym_SSL_set_info_callback;
 typeof(SSL_get_servername) *sym_SSL_get_servername;
+typeof(SSL_set_ex_data) *sym_SSL_set_ex_data;
+typeof(SSL_get_ex_data) *sym_SSL_get_ex_data;
 typeof(X509_free) *sym_X509_free;
 typeof(X509_get_subject_name) *sym_X509_get_subject_name;
 typeof(X509_get_issuer_name) *sym_X509_get_issuer_name;
@@ -65,6 +67,7 @@ typeof(X509_VERIFY_PARAM_set_flags) *sym_X509_VERIFY_PARAM_set_flags;
 typeof(X509_VERIFY_PARAM_set1_host) *sym_X509_VERIFY_PARAM_set1_host;
 typeof(X509_STORE_set_flags) *sym_X509_STORE_set_flags;
 typeof(ASN1_TIME_to_tm) *sym_ASN1_TIME_to_tm;
+typeof(ERR_reason_error_string) *sym_ERR_reason_error_string;
 
 int dlopen_libssl(int log_level) {
         int r;
@@ -117,6 +120,8 @@ int dlopen_libssl(int log_level) {
                         DLSYM_ARG(SSL_alert_desc_string_long),
                         DLSYM_ARG(SSL_set_info_callback),
                         DLSYM_ARG(SSL_get_servername),
+                        DLSYM_ARG(SSL_set_ex_data),
+                        DLSYM_ARG(SSL_get_ex_data),
                         DLSYM_ARG(X509_free),
                         DLSYM_ARG(X509_get_subject_name),
                         DLSYM_ARG(X509_get_issuer_name),
@@ -129,7 +134,8 @@ int dlopen_libssl(int log_level) {
                         DLSYM_ARG(X509_VERIFY_PARAM_set_flags),
                         DLSYM_ARG(X509_VERIFY_PARAM_set1_host),
                         DLSYM_ARG(X509_STORE_set_flags),
-                        DLSYM_ARG(ASN1_TIME_to_tm));
+                        DLSYM_ARG(ASN1_TIME_to_tm),
+                        DLSYM_ARG(ERR_reason_error_string));
         return r < 0 ? r : 0;
 }
 

@@ -8,6 +8,7 @@
 #include "macro.h"
 
 #if HAVE_NTS
+#include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
@@ -54,6 +55,8 @@ extern typeof(SSL_get1_peer_certificate) *sym_SSL_get1_peer_certificate;
 extern typeof(SSL_alert_desc_string_long) *sym_SSL_alert_desc_string_long;
 extern typeof(SSL_set_info_callback) *sym_SSL_set_info_callback;
 extern typeof(SSL_get_servername) *sym_SSL_get_servername;
+extern typeof(SSL_set_ex_data) *sym_SSL_set_ex_data;
+extern typeof(SSL_get_ex_data) *sym_SSL_get_ex_data;
 extern typeof(X509_free) *sym_X509_free;
 extern typeof(X509_get_subject_name) *sym_X509_get_subject_name;
 extern typeof(X509_get_issuer_name) *sym_X509_get_issuer_name;
@@ -67,6 +70,7 @@ extern typeof(X509_VERIFY_PARAM_set_flags) *sym_X509_VERIFY_PARAM_set_flags;
 extern typeof(X509_VERIFY_PARAM_set1_host) *sym_X509_VERIFY_PARAM_set1_host;
 extern typeof(X509_STORE_set_flags) *sym_X509_STORE_set_flags;
 extern typeof(ASN1_TIME_to_tm) *sym_ASN1_TIME_to_tm;
+extern typeof(ERR_reason_error_string) *sym_ERR_reason_error_string;
 
 /* Loads libcrypto, then libssl (LIBSSL_SONAME) and every symbol above. */
 int dlopen_libssl(int log_level);

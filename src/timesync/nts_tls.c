@@ -1,4 +1,450 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* Placeholder until the module is written. */
-#include "nts.h"
+#include <arpa/inet.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/epoll.h>
+
+#include "crypto-util.h"
+#include "log.h"
+#include "nts_tls.h"
+#include "ssl-util.h"
+#include "unaligned.h"
+
+/* RFC 8915 section 4: the ALPN protocol list as it goes on the wire (length-prefixed). */
+static const uint8_t alpn_ntske[] = { sizeof(NTS_KE_ALPN) - 1, 'n', 't', 's', 'k', 'e', '/', '1' };
+assert_cc(sizeof(alpn_ntske) == sizeof(NTS_KE_ALPN));
+
+struct NTS_TLS {
+        SSL_CTX *ctx;
+        SSL *ssl;
+        uint32_t events;
+        bool handshake_done;
+        int alert;              /* last fatal alert the peer sent, -1 if none */
+        char error[256];
+};
+
+/* OpenSSL's error queue is per thread and shared with every other user of libcrypto in the
+ * process. SSL_get_error() is only reliable on an empty queue, and whatever a call leaves
+ * behind would be misread by the next user, so every entry point empties it on the way in and
+ * on the way out. */
+static void error_queue_clear(const NTS_TLS **t) {
+        sym_ERR_clear_error();
+}
+#define ERROR_QUEUE_SCOPE(t)                                                                   \
+        _cleanup_(error_queue_clear) _unused_ const NTS_TLS *UNIQ_T(scope, UNIQ) =             \
+                (sym_ERR_clear_error(), (t))
+
+_printf_(3, 4) static int tls_fail(NTS_TLS *t, int r, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        (void) vsnprintf(t->error, sizeof(t->error), format, ap);
+        va_end(ap);
+        return r;
+}
+
+/* Turns the result of an SSL_*() call that returned ret <= 0 into -EAGAIN, 0 (orderly close)
+ * or a negative errno with t->error explaining it. */
+static int tls_result(NTS_TLS *t, int ret, const char *op) {
+        int saved_errno = errno;
+        unsigned long e;
+        long verify;
+
+        switch (sym_SSL_get_error(t->ssl, ret)) {
+        case SSL_ERROR_WANT_READ:
+                t->events = EPOLLIN;
+                return -EAGAIN;
+        case SSL_ERROR_WANT_WRITE:
+                t->events = EPOLLOUT;
+                return -EAGAIN;
+        case SSL_ERROR_ZERO_RETURN:
+                return 0;
+        case SSL_ERROR_SYSCALL:
+                if (saved_errno != 0)
+                        return tls_fail(t, -saved_errno, "%s: %s", op, strerror(saved_errno));
+                return tls_fail(t, -ECONNRESET, "%s: connection closed by peer", op);
+        case SSL_ERROR_SSL:
+                verify = sym_SSL_get_verify_result(t->ssl);
+                if (!t->handshake_done && verify != X509_V_OK)
+                        return tls_fail(t, -EKEYREJECTED, "%s: certificate verification failed: %s",
+                                        op, sym_X509_verify_cert_error_string(verify));
+                if (t->alert >= 0)
+                        return tls_fail(t, -EPROTO, "%s: peer sent TLS alert: %s", op,
+                                        sym_SSL_alert_desc_string_long(t->alert));
+                e = sym_ERR_peek_last_error();
+                return tls_fail(t, -EPROTO, "%s: %s", op,
+                                e != 0 ? strna(sym_ERR_reason_error_string(e)) : "TLS protocol error");
+        default:
+                return tls_fail(t, -EIO, "%s: unexpected libssl error", op);
+        }
+}
+
+static void tls_info_callback(const SSL *ssl, int where, int value) {
+        NTS_TLS *t;
+
+        /* value is level << 8 | description (RFC 8446 section 6) */
+        if ((where & SSL_CB_READ_ALERT) != SSL_CB_READ_ALERT || (value >> 8) != SSL3_AL_FATAL)
+                return;
+
+        t = sym_SSL_get_ex_data(ssl, 0);
+        if (t)
+                t->alert = value;
+}
+
+static bool hostname_is_ip_literal(const char *s) {
+        union {
+                struct in_addr in;
+                struct in6_addr in6;
+        } buf;
+
+        return inet_pton(AF_INET, s, &buf) == 1 || inet_pton(AF_INET6, s, &buf) == 1;
+}
+
+static int tls_ctx_new(const NTS_TLSOptions *o, SSL_CTX **ret) {
+        SSL_CTX *ctx;
+        char buf[256];
+
+        ctx = sym_SSL_CTX_new(sym_TLS_client_method());
+        if (!ctx)
+                return log_debug_errno(ENOMEM, "Failed to create TLS context: %s",
+                                       crypto_last_error(buf, sizeof(buf)));
+
+        /* RFC 8915 section 3: TLS 1.2 or older must not be negotiated. */
+        if (sym_SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_3_VERSION, NULL) != 1 ||
+            sym_SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MAX_PROTO_VERSION, TLS1_3_VERSION, NULL) != 1) {
+                sym_SSL_CTX_free(ctx);
+                return log_debug_errno(EOPNOTSUPP, "libssl cannot restrict the protocol to TLS 1.3: %s",
+                                       crypto_last_error(buf, sizeof(buf)));
+        }
+
+        sym_SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+
+        if (o->ca_file || o->ca_dir) {
+                if (sym_SSL_CTX_load_verify_locations(ctx, o->ca_file, o->ca_dir) != 1) {
+                        sym_SSL_CTX_free(ctx);
+                        return log_error_errno(EINVAL, "Failed to load trusted CA certificates from %s%s%s: %s",
+                                               strempty(o->ca_file), o->ca_file && o->ca_dir ? " and " : "",
+                                               strempty(o->ca_dir), crypto_last_error(buf, sizeof(buf)));
+                }
+        } else if (sym_SSL_CTX_set_default_verify_paths(ctx) != 1) {
+                sym_SSL_CTX_free(ctx);
+                return log_error_errno(EIO, "Failed to load the system's trusted CA certificates: %s",
+                                       crypto_last_error(buf, sizeof(buf)));
+        }
+
+        /* Unlike every other SSL_CTX setter, this one returns 0 on success. */
+        if (sym_SSL_CTX_set_alpn_protos(ctx, alpn_ntske, sizeof(alpn_ntske)) != 0) {
+                sym_SSL_CTX_free(ctx);
+                return log_debug_errno(ENOMEM, "Failed to set ALPN protocol: %s",
+                                       crypto_last_error(buf, sizeof(buf)));
+        }
+
+        *ret = ctx;
+        return 0;
+}
+
+static int tls_ssl_setup(NTS_TLS *t, int fd, const NTS_TLSOptions *o) {
+        X509_VERIFY_PARAM *param;
+        char buf[256];
+
+        t->ssl = sym_SSL_new(t->ctx);
+        if (!t->ssl)
+                return log_debug_errno(ENOMEM, "Failed to create TLS session: %s",
+                                       crypto_last_error(buf, sizeof(buf)));
+
+        if (sym_SSL_set_ex_data(t->ssl, 0, t) != 1 || sym_SSL_set_fd(t->ssl, fd) != 1)
+                return log_debug_errno(ENOMEM, "Failed to set up TLS session: %s",
+                                       crypto_last_error(buf, sizeof(buf)));
+        sym_SSL_set_info_callback(t->ssl, tls_info_callback);
+        sym_SSL_set_connect_state(t->ssl);
+
+        param = sym_SSL_get0_param(t->ssl);
+
+        if (hostname_is_ip_literal(o->hostname)) {
+                /* No SNI: RFC 6066 section 3 forbids IP literals there, and some servers (chrony)
+                 * drop the connection when they see one. */
+                if (sym_X509_VERIFY_PARAM_set1_ip_asc(param, o->hostname) != 1)
+                        return log_debug_errno(EINVAL, "Failed to set IP address %s to verify: %s",
+                                               o->hostname, crypto_last_error(buf, sizeof(buf)));
+        } else {
+                if (sym_SSL_ctrl(t->ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
+                                 (void *) o->hostname) != 1)
+                        return log_debug_errno(EINVAL, "Invalid server name for SNI '%s': %s",
+                                               o->hostname, crypto_last_error(buf, sizeof(buf)));
+
+                sym_SSL_set_hostflags(t->ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
+                if (sym_SSL_set1_host(t->ssl, o->hostname) != 1)
+                        return log_debug_errno(EINVAL, "Failed to set host name %s to verify: %s",
+                                               o->hostname, crypto_last_error(buf, sizeof(buf)));
+        }
+
+        if (o->no_verify_time) {
+                if (sym_X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_NO_CHECK_TIME) != 1)
+                        return log_debug_errno(EIO, "Failed to disable certificate time checks: %s",
+                                               crypto_last_error(buf, sizeof(buf)));
+        } else if (o->verify_time != 0)
+                sym_X509_VERIFY_PARAM_set_time(param, o->verify_time);
+
+        return 0;
+}
+
+int NTS_tls_new(int fd, const NTS_TLSOptions *o, NTS_TLS **ret) {
+        NTS_TLS *t;
+        int r;
+
+        assert(fd >= 0);
+        assert(o);
+        assert(ret);
+
+        if (isempty(o->hostname))
+                return -EINVAL;
+
+        r = dlopen_libssl(LOG_WARNING);
+        if (r < 0)
+                return r;
+
+        ERROR_QUEUE_SCOPE(NULL);
+
+        t = calloc(1, sizeof(NTS_TLS));
+        if (!t)
+                return -ENOMEM;
+        t->alert = -1;
+
+        r = tls_ctx_new(o, &t->ctx);
+        if (r >= 0)
+                r = tls_ssl_setup(t, fd, o);
+        if (r < 0) {
+                NTS_tls_free(t);
+                return r;
+        }
+
+        *ret = t;
+        return 0;
+}
+
+NTS_TLS *NTS_tls_free(NTS_TLS *t) {
+        if (!t)
+                return NULL;
+
+        sym_SSL_free(t->ssl);
+        sym_SSL_CTX_free(t->ctx);
+        sym_ERR_clear_error();
+        return mfree(t);
+}
+
+static bool alpn_printable(const uint8_t *p, unsigned len) {
+        for (unsigned i = 0; i < len; i++)
+                if (p[i] < 0x20 || p[i] > 0x7e)
+                        return false;
+        return true;
+}
+
+int NTS_tls_handshake(NTS_TLS *t) {
+        const unsigned char *alpn = NULL;
+        unsigned alpn_len = 0;
+        long verify;
+        int r;
+
+        assert(t);
+
+        if (t->handshake_done)
+                return 0;
+
+        ERROR_QUEUE_SCOPE(t);
+        t->error[0] = 0;
+
+        r = sym_SSL_connect(t->ssl);
+        if (r <= 0) {
+                r = tls_result(t, r, "TLS handshake");
+                /* A close during the handshake is a failure, never an orderly end. */
+                return r == 0 ? tls_fail(t, -ECONNRESET, "TLS handshake: connection closed by peer") : r;
+        }
+
+        /* SSL_VERIFY_PEER already fails the handshake; this guards against a future change of
+         * the verify mode. */
+        verify = sym_SSL_get_verify_result(t->ssl);
+        if (verify != X509_V_OK)
+                return tls_fail(t, -EKEYREJECTED, "TLS handshake: certificate verification failed: %s",
+                                sym_X509_verify_cert_error_string(verify));
+
+        /* RFC 8915 section 4: a server that does not select "ntske/1" does not speak NTS-KE. */
+        sym_SSL_get0_alpn_selected(t->ssl, &alpn, &alpn_len);
+        if (alpn_len == 0)
+                return tls_fail(t, -EPROTO, "TLS handshake: server did not select ALPN protocol \"%s\" (not an NTS-KE server?)",
+                                NTS_KE_ALPN);
+        if (alpn_len != strlen(NTS_KE_ALPN) || memcmp(alpn, NTS_KE_ALPN, alpn_len) != 0) {
+                if (alpn_printable(alpn, alpn_len))
+                        return tls_fail(t, -EPROTO, "TLS handshake: server selected ALPN protocol \"%.*s\", not \"%s\"",
+                                        (int) alpn_len, (const char *) alpn, NTS_KE_ALPN);
+                return tls_fail(t, -EPROTO, "TLS handshake: server selected a non-printable ALPN protocol (%u bytes), not \"%s\"",
+                                alpn_len, NTS_KE_ALPN);
+        }
+
+        t->handshake_done = true;
+        return 0;
+}
+
+ssize_t NTS_tls_write(NTS_TLS *t, const void *buf, size_t size) {
+        int r;
+
+        assert(t);
+        assert(t->handshake_done);
+        assert(buf || size == 0);
+
+        if (size == 0)
+                return 0;
+
+        ERROR_QUEUE_SCOPE(t);
+        t->error[0] = 0;
+
+        r = sym_SSL_write(t->ssl, buf, (int) MIN(size, (size_t) INT_MAX));
+        if (r > 0)
+                return r;
+
+        r = tls_result(t, r, "TLS write");
+        return r == 0 ? tls_fail(t, -EPIPE, "TLS write: connection closed by peer") : r;
+}
+
+ssize_t NTS_tls_read(NTS_TLS *t, void *buf, size_t size) {
+        int r;
+
+        assert(t);
+        assert(t->handshake_done);
+        assert(buf);
+        assert(size > 0);
+
+        ERROR_QUEUE_SCOPE(t);
+        t->error[0] = 0;
+
+        r = sym_SSL_read(t->ssl, buf, (int) MIN(size, (size_t) INT_MAX));
+        if (r > 0)
+                return r;
+
+        return tls_result(t, r, "TLS read");
+}
+
+uint32_t NTS_tls_events(const NTS_TLS *t) {
+        assert(t);
+        return t->events;
+}
+
+static size_t aead_key_size(NTS_AEADAlgorithm aead) {
+        /* RFC 5297 section 6 and RFC 8452 section 8: the key lengths of each algorithm. */
+        switch (aead) {
+        case NTS_AEAD_AES_SIV_CMAC_256:
+                return 32;
+        case NTS_AEAD_AES_SIV_CMAC_384:
+                return 48;
+        case NTS_AEAD_AES_SIV_CMAC_512:
+                return 64;
+        case NTS_AEAD_AES_128_GCM_SIV:
+                return 16;
+        case NTS_AEAD_AES_256_GCM_SIV:
+                return 32;
+        }
+        return 0;
+}
+
+static int tls_export_key(NTS_TLS *t, NTS_AEADAlgorithm aead, uint8_t direction, struct iovec *key,
+                          size_t key_size) {
+        uint8_t context[NTS_EXPORTER_CONTEXT_SIZE];
+
+        if (key->iov_len < key_size)
+                return -ENOBUFS;
+
+        unaligned_write_be16(context, NTS_PROTOCOL_NTPV4);
+        unaligned_write_be16(context + 2, aead);
+        context[4] = direction;
+
+        if (sym_SSL_export_keying_material(t->ssl, key->iov_base, key_size,
+                                           NTS_EXPORTER_LABEL, strlen(NTS_EXPORTER_LABEL),
+                                           context, sizeof(context), 1) != 1)
+                return tls_fail(t, -EIO, "TLS key export failed");
+
+        key->iov_len = key_size;
+        return 0;
+}
+
+int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, struct iovec *c2s, struct iovec *s2c) {
+        size_t key_size;
+        int r;
+
+        assert(t);
+        assert(t->handshake_done);
+        assert(c2s && c2s->iov_base);
+        assert(s2c && s2c->iov_base);
+
+        key_size = aead_key_size(aead);
+        if (key_size == 0)
+                return -EOPNOTSUPP;
+        if (c2s->iov_len < key_size || s2c->iov_len < key_size)
+                return -ENOBUFS;
+
+        ERROR_QUEUE_SCOPE(t);
+        t->error[0] = 0;
+
+        r = tls_export_key(t, aead, NTS_EXPORTER_C2S, c2s, key_size);
+        if (r >= 0)
+                r = tls_export_key(t, aead, NTS_EXPORTER_S2C, s2c, key_size);
+        if (r < 0) {
+                explicit_bzero_safe(c2s->iov_base, c2s->iov_len);
+                explicit_bzero_safe(s2c->iov_base, s2c->iov_len);
+                return r;
+        }
+        return 0;
+}
+
+const char *NTS_tls_error(const NTS_TLS *t) {
+        assert(t);
+        return t->error;
+}
+
+static int asn1_time_to_time_t(const ASN1_TIME *a, time_t *ret) {
+        struct tm tm = {};
+        time_t x;
+
+        if (!a || sym_ASN1_TIME_to_tm(a, &tm) != 1)
+                return -EINVAL;
+
+        x = timegm(&tm);
+        if (x == (time_t) -1)
+                return -ERANGE;
+
+        *ret = x;
+        return 0;
+}
+
+int NTS_tls_info(NTS_TLS *t, NTS_TLSInfo *ret) {
+        X509 *cert;
+
+        assert(t);
+        assert(ret);
+
+        ERROR_QUEUE_SCOPE(t);
+
+        *ret = (NTS_TLSInfo) {
+                .version = sym_SSL_get_version(t->ssl),
+                .cipher = sym_SSL_CIPHER_get_name(sym_SSL_get_current_cipher(t->ssl)),
+                .verify_result = sym_X509_verify_cert_error_string(sym_SSL_get_verify_result(t->ssl)),
+        };
+
+        cert = sym_SSL_get1_peer_certificate(t->ssl);
+        if (!cert)
+                return -ENODATA;
+
+        (void) sym_X509_NAME_oneline(sym_X509_get_subject_name(cert), ret->subject, sizeof(ret->subject));
+        (void) sym_X509_NAME_oneline(sym_X509_get_issuer_name(cert), ret->issuer, sizeof(ret->issuer));
+        (void) asn1_time_to_time_t(sym_X509_get0_notBefore(cert), &ret->not_before);
+        (void) asn1_time_to_time_t(sym_X509_get0_notAfter(cert), &ret->not_after);
+
+        sym_X509_free(cert);
+        return 0;
+}
+
+void NTS_tls_shutdown(NTS_TLS *t) {
+        assert(t);
+
+        ERROR_QUEUE_SCOPE(t);
+        (void) sym_SSL_shutdown(t->ssl);
+}

@@ -7,6 +7,7 @@
 #include "strv.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-manager.h"
+#include "timesyncd-nts.h"
 
 #define TIMESYNC_PATH "/org/freedesktop/timesync1"
 #define TIMESYNC_INTERFACE "org.freedesktop.timesync1.Manager"
@@ -132,24 +133,26 @@ static int property_get_frequency(sd_bus *bus, const char *path, const char *int
 
 /* ---- SetRuntimeNTPServers, with polkit where it runs ---- */
 
-static int set_runtime_servers_now(Manager *m, sd_bus_message *message, char **names) {
+typedef struct PendingAuthorization {
+        Manager *manager;
+        sd_bus_message *message;
+        ServerType type;
+        char **names;
+} PendingAuthorization;
+
+static int set_runtime_servers_now(Manager *m, sd_bus_message *message, ServerType type, char **names) {
         int r;
 
-        r = manager_set_runtime_servers(m, names);
+        r = manager_set_runtime_servers(m, type, names);
         if (r < 0)
                 return sd_bus_reply_method_errorf(message, SD_BUS_ERROR_FAILED,
                                                   "Failed to set runtime servers: %s", strerror(-r));
 
-        log_info("Runtime NTP servers set over D-Bus.");
-        (void) manager_bus_emit_changed(m, "RuntimeNTPServers", NULL);
+        log_info("Runtime %s servers set over D-Bus.", type == SERVER_NTS_RUNTIME ? "NTS" : "NTP");
+        (void) manager_bus_emit_changed(m, type == SERVER_NTS_RUNTIME ? "RuntimeNTSServers" : "RuntimeNTPServers",
+                                        "NTS", NULL);
         return sd_bus_reply_method_return(message, NULL);
 }
-
-typedef struct PendingAuthorization {
-        Manager *manager;
-        sd_bus_message *message;
-        char **names;
-} PendingAuthorization;
 
 static void pending_authorization_free(PendingAuthorization *p) {
         if (!p)
@@ -181,7 +184,7 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         }
 
         if (authorized)
-                r = set_runtime_servers_now(p->manager, p->message, p->names);
+                r = set_runtime_servers_now(p->manager, p->message, p->type, p->names);
         else if (challenge)
                 r = sd_bus_reply_method_errorf(p->message, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
                                                "Interactive authentication required.");
@@ -194,7 +197,7 @@ finish:
         return r < 0 ? r : 0;
 }
 
-static int ask_polkit(Manager *m, sd_bus_message *message, char **names) {
+static int ask_polkit(Manager *m, sd_bus_message *message, ServerType type, char **names) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         PendingAuthorization *p;
         uint32_t flags;
@@ -219,6 +222,7 @@ static int ask_polkit(Manager *m, sd_bus_message *message, char **names) {
                 return -ENOMEM;
         p->manager = m;
         p->message = sd_bus_message_ref(message);
+        p->type = type;
         p->names = TAKE_PTR(names);
 
         r = sd_bus_call_async(m->bus, NULL, call, on_polkit_reply, p, 0);
@@ -229,10 +233,9 @@ static int ask_polkit(Manager *m, sd_bus_message *message, char **names) {
         return 1;
 }
 
-static int method_set_runtime_servers(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+static int set_runtime_servers(sd_bus_message *message, Manager *m, ServerType type, sd_bus_error *error) {
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
         _cleanup_(strv_freep) char **names = NULL;
-        Manager *m = userdata;
         uid_t uid;
         int r;
 
@@ -253,7 +256,7 @@ static int method_set_runtime_servers(sd_bus_message *message, void *userdata, s
                 return r;
 
         if (uid == 0)
-                return set_runtime_servers_now(m, message, names);
+                return set_runtime_servers_now(m, message, type, names);
 
         /* Unprivileged callers need polkit's blessing; without polkit, only root may. */
         r = sd_bus_get_name_creds(m->bus, "org.freedesktop.PolicyKit1", 0, NULL);
@@ -261,11 +264,64 @@ static int method_set_runtime_servers(sd_bus_message *message, void *userdata, s
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Only root may set runtime NTP servers here (no polkit).");
 
-        r = ask_polkit(m, message, TAKE_PTR(names));
+        r = ask_polkit(m, message, type, TAKE_PTR(names));
         if (r < 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
                                          "Could not ask polkit: %s", strerror(-r));
         return 1;
+}
+
+static int method_set_runtime_ntp_servers(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        return set_runtime_servers(message, userdata, SERVER_RUNTIME, error);
+}
+
+static int method_set_runtime_nts_servers(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        return set_runtime_servers(message, userdata, SERVER_NTS_RUNTIME, error);
+}
+
+/* ---- NTS properties ---- */
+
+static int property_get_nts(sd_bus *bus, const char *path, const char *interface, const char *property,
+                            sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "b", manager_nts_enabled(userdata));
+}
+
+static int property_get_nts_authenticated(sd_bus *bus, const char *path, const char *interface,
+                                          const char *property, sd_bus_message *reply, void *userdata,
+                                          sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "b", m->ntpmsg_authenticated && m->ntpmsg.packet_count > 0);
+}
+
+static int property_get_nts_ke_server(sd_bus *bus, const char *path, const char *interface,
+                                      const char *property, sd_bus_message *reply, void *userdata,
+                                      sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", strempty(manager_nts_ke_server(userdata)));
+}
+
+static int property_get_nts_aead(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                 sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", strempty(manager_nts_aead_name(userdata)));
+}
+
+static int property_get_nts_cookies(sd_bus *bus, const char *path, const char *interface,
+                                    const char *property, sd_bus_message *reply, void *userdata,
+                                    sd_bus_error *error) {
+        return sd_bus_message_append(reply, "u", (uint32_t) manager_nts_cookies(userdata));
+}
+
+static int property_get_nts_ke_failures(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "u", (uint32_t) m->nts_ke_failures);
+}
+
+static int property_get_nts_status(sd_bus *bus, const char *path, const char *interface,
+                                   const char *property, sd_bus_message *reply, void *userdata,
+                                   sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append(reply, "s", m->nts_status);
 }
 
 static const sd_bus_vtable manager_vtable[] = {
@@ -295,7 +351,27 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Frequency", "x", property_get_frequency, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 
         SD_BUS_METHOD_WITH_ARGS("SetRuntimeNTPServers", SD_BUS_ARGS("as", runtime_servers), SD_BUS_NO_RESULT,
-                                method_set_runtime_servers, SD_BUS_VTABLE_UNPRIVILEGED),
+                                method_set_runtime_ntp_servers, SD_BUS_VTABLE_UNPRIVILEGED),
+
+        /* NTS, our addition to the stock interface. */
+        SD_BUS_PROPERTY("SystemNTSServers", "as", property_get_servers, offsetof(Manager, nts_servers),
+                        SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("RuntimeNTSServers", "as", property_get_servers, offsetof(Manager, nts_runtime_servers),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NTS", "b", property_get_nts, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NTSAuthenticated", "b", property_get_nts_authenticated, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NTSKeyExchangeServer", "s", property_get_nts_ke_server, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NTSAEAD", "s", property_get_nts_aead, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NTSCookies", "u", property_get_nts_cookies, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NTSKeyExchangeFailures", "u", property_get_nts_ke_failures, 0,
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NTSLastKeyExchangeUSec", "t", property_get_usec, offsetof(Manager, nts_last_ke_realtime),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("NTSStatus", "s", property_get_nts_status, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_METHOD_WITH_ARGS("SetRuntimeNTSServers", SD_BUS_ARGS("as", runtime_servers), SD_BUS_NO_RESULT,
+                                method_set_runtime_nts_servers, SD_BUS_VTABLE_UNPRIVILEGED),
 
         SD_BUS_VTABLE_END
 };

@@ -15,6 +15,7 @@
 #include "timesyncd-clockfile.h"
 #include "timesyncd-manager.h"
 #include "timesyncd-network.h"
+#include "timesyncd-nts.h"
 
 
 /* Kiss codes (RFC 5905 section 7.4) we act on. */
@@ -71,6 +72,10 @@ ServerName **manager_server_list(Manager *m, ServerType t) {
                 return &m->link_servers;
         case SERVER_RUNTIME:
                 return &m->runtime_servers;
+        case SERVER_NTS:
+                return &m->nts_servers;
+        case SERVER_NTS_RUNTIME:
+                return &m->nts_runtime_servers;
         default:
                 assert_not_reached();
         }
@@ -78,7 +83,7 @@ ServerName **manager_server_list(Manager *m, ServerType t) {
 
 static ServerName *first_usable(ServerName *n) {
         for (; n; n = n->names_next)
-                if (!n->refused)
+                if (!n->refused && !nts_state_backing_off(n->nts))
                         return n;
         return NULL;
 }
@@ -87,13 +92,17 @@ static ServerName *first_usable(ServerName *n) {
  * the fallback list only when none of those exists. *wrapped is set when the walk starts over,
  * that is when every server was tried once. */
 static ServerName *manager_next_server_name(Manager *m, bool *wrapped) {
-        static const ServerType order[] = { SERVER_RUNTIME, SERVER_SYSTEM, SERVER_LINK };
+        static const ServerType ntp_order[] = { SERVER_RUNTIME, SERVER_SYSTEM, SERVER_LINK };
+        static const ServerType nts_order[] = { SERVER_NTS_RUNTIME, SERVER_NTS };
+        /* With NTS servers configured, the others do not exist for us: no downgrade. */
+        const ServerType *order = manager_nts_enabled(m) ? nts_order : ntp_order;
+        size_t n_order = manager_nts_enabled(m) ? ELEMENTSOF(nts_order) : ELEMENTSOF(ntp_order);
         ServerName *n;
         size_t start = 0;
 
         *wrapped = false;
 
-        if (!m->runtime_servers && !m->system_servers && !m->link_servers) {
+        if (!manager_nts_enabled(m) && !m->runtime_servers && !m->system_servers && !m->link_servers) {
                 n = m->current_server_name ? first_usable(m->current_server_name->names_next) : NULL;
                 if (n)
                         return n;
@@ -105,19 +114,19 @@ static ServerName *manager_next_server_name(Manager *m, bool *wrapped) {
                 n = first_usable(m->current_server_name->names_next);
                 if (n)
                         return n;
-                for (size_t i = 0; i < ELEMENTSOF(order); i++)
+                for (size_t i = 0; i < n_order; i++)
                         if (order[i] == m->current_server_name->type)
                                 start = i + 1;
         }
 
-        for (size_t i = start; i < ELEMENTSOF(order); i++) {
+        for (size_t i = start; i < n_order; i++) {
                 n = first_usable(*manager_server_list(m, order[i]));
                 if (n)
                         return n;
         }
 
         *wrapped = m->current_server_name;
-        for (size_t i = 0; i < ELEMENTSOF(order); i++) {
+        for (size_t i = 0; i < n_order; i++) {
                 n = first_usable(*manager_server_list(m, order[i]));
                 if (n)
                         return n;
@@ -225,7 +234,8 @@ static int manager_on_timeout(sd_event_source *s, uint64_t usec, void *userdata)
 }
 
 static int manager_send_request(Manager *m) {
-        uint8_t packet[NTP_HEADER_SIZE];
+        uint8_t packet[NTS_MAX_PACKET_SIZE];
+        size_t size = NTP_HEADER_SIZE;
         struct timespec ts;
         NTPHeader h = {
                 .leap = m->synchronized ? NTP_LEAP_NONE : NTP_LEAP_NOTINSYNC,
@@ -253,11 +263,18 @@ static int manager_send_request(Manager *m) {
 
         ntp_header_encode(&h, packet);
 
+        if (m->current_server_name->nts) {
+                ssize_t n = manager_nts_build_request(m, packet, sizeof packet);
+                if (n <= 0)
+                        return (int) n; /* 0: no cookie left, a key exchange takes over */
+                size = (size_t) n;
+        }
+
         assert_se(clock_backend_now(m->clock, &ts) == 0);
         m->request_realtime_nsec = timespec_to_nsec(&ts);
         m->request_monotonic = now(CLOCK_MONOTONIC);
 
-        l = sendto(m->socket_fd, packet, sizeof packet, MSG_DONTWAIT,
+        l = sendto(m->socket_fd, packet, size, MSG_DONTWAIT,
                    &m->current_server_address->sockaddr.sa, m->current_server_address->socklen);
         if (l < 0) {
                 char buf[80];
@@ -477,6 +494,15 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                 return 0;
         }
 
+        /* With NTS, nothing of a reply is looked at before it verified: not its time, not
+         * its kiss codes. Only a NAK for our own request is acted on (inside). */
+        if (m->current_server_name->nts) {
+                r = manager_nts_verify_reply(m, buf, (size_t) l);
+                if (r < 0)
+                        return 0;
+        }
+        m->ntpmsg_authenticated = m->current_server_name->nts;
+
         m->pending = false;
         m->event_timeout = sd_event_source_disable_unref(m->event_timeout);
 
@@ -560,8 +586,9 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                         m->last_offset_nsec = sample.offset_nsec;
                         if (!m->synchronized) {
                                 m->synchronized = true;
-                                log_info("Initial clock synchronization to %s (offset %+.6f s%s).",
+                                log_info("Initial clock synchronization to %s (offset %+.6f s%s%s).",
                                          m->current_server_name->string, (double) sample.offset_nsec / NTP_NSEC_PER_SEC,
+                                         m->ntpmsg_authenticated ? ", NTS authenticated" : "",
                                          m->observe ? ", observe mode: clock left alone" : "");
                         }
                         manager_write_sync_flag(m);
@@ -569,7 +596,8 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                 }
         }
 
-        (void) manager_bus_emit_changed(m, "NTPMessage", "PollIntervalUSec", "Frequency", NULL);
+        (void) manager_bus_emit_changed(m, "NTPMessage", "PollIntervalUSec", "Frequency", "NTSAuthenticated",
+                                        "NTSCookies", NULL);
         return manager_arm_timer(m, m->poll_interval_usec);
 }
 
@@ -593,7 +621,6 @@ static int manager_begin(Manager *m) {
 static void manager_on_resolved(ResolveQuery *q, int error, const struct addrinfo *ai, void *userdata) {
         Manager *m = userdata;
         ServerName *n = m->current_server_name;
-        uint16_t port;
         int r;
 
         m->resolve_query = resolve_query_free(m->resolve_query);
@@ -606,17 +633,16 @@ static void manager_on_resolved(ResolveQuery *q, int error, const struct addrinf
         }
 
         server_name_flush_addresses(n);
-        port = n->port > 0 ? n->port : 123;
 
         for (; ai; ai = ai->ai_next) {
                 union sockaddr_union sa = {};
 
                 if (ai->ai_family == AF_INET && ai->ai_addrlen == sizeof(struct sockaddr_in)) {
                         memcpy(&sa.in, ai->ai_addr, sizeof sa.in);
-                        sa.in.sin_port = htons(port);
+                        sa.in.sin_port = htons(m->resolve_port);
                 } else if (ai->ai_family == AF_INET6 && ai->ai_addrlen == sizeof(struct sockaddr_in6)) {
                         memcpy(&sa.in6, ai->ai_addr, sizeof sa.in6);
-                        sa.in6.sin6_port = htons(port);
+                        sa.in6.sin6_port = htons(m->resolve_port);
                 } else
                         continue;
 
@@ -637,6 +663,23 @@ static void manager_on_resolved(ResolveQuery *q, int error, const struct addrinf
         (void) manager_begin(m);
 }
 
+int manager_resolve_ntp(Manager *m, const char *host, uint16_t port) {
+        int r;
+
+        assert(m->current_server_name);
+
+        m->resolve_query = resolve_query_free(m->resolve_query);
+        /* Resolve anew every time a name comes up: DNS answers change. */
+        server_name_flush_addresses(m->current_server_name);
+        m->resolve_port = port;
+
+        r = resolve_query_new(m->event, host, NULL, AF_UNSPEC, SOCK_DGRAM, manager_on_resolved, m,
+                              &m->resolve_query);
+        if (r < 0)
+                return log_error_errno(r, "Failed to start resolving %s: %m", host);
+        return 0;
+}
+
 static int manager_on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
@@ -644,10 +687,20 @@ static int manager_on_retry(sd_event_source *s, uint64_t usec, void *userdata) {
         return manager_connect(m);
 }
 
+static int manager_arm_retry(Manager *m) {
+        int r;
+
+        m->event_retry = sd_event_source_disable_unref(m->event_retry);
+        r = sd_event_add_time_relative(m->event, &m->event_retry, CLOCK_BOOTTIME,
+                                       m->config.connection_retry_usec, 0, manager_on_retry, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm retry timer: %m");
+        return 0;
+}
+
 int manager_connect(Manager *m) {
         ServerName *n;
         bool wrapped;
-        int r;
 
         assert(m);
 
@@ -663,6 +716,11 @@ int manager_connect(Manager *m) {
         n = manager_next_server_name(m, &wrapped);
         if (!n) {
                 manager_set_server_name(m, NULL);
+                if (manager_nts_enabled(m) && !m->nts_unavailable) {
+                        /* Every NTS server backs off after failed key exchanges: look again. */
+                        manager_notify_status(m, "No NTS server usable, retrying.");
+                        return manager_arm_retry(m);
+                }
                 log_debug("No usable server configured.");
                 manager_notify_status(m, "Idle.");
                 return 0;
@@ -675,38 +733,32 @@ int manager_connect(Manager *m) {
                 log_debug("Tried every server, waiting %s before trying again.",
                           FORMAT_TIMESPAN(m->config.connection_retry_usec, USEC_PER_SEC));
                 manager_notify_status(m, "No server answered, retrying.");
-                r = sd_event_add_time_relative(m->event, &m->event_retry, CLOCK_BOOTTIME,
-                                               m->config.connection_retry_usec, 0, manager_on_retry, m);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to arm retry timer: %m");
-                return 0;
+                return manager_arm_retry(m);
         }
         m->exhausted_servers = false;
 
         manager_set_server_name(m, n);
-        /* Resolve anew every time a name comes up: DNS answers change. */
-        server_name_flush_addresses(n);
-
-        r = resolve_query_new(m->event, n->host, NULL, AF_UNSPEC, SOCK_DGRAM, manager_on_resolved, m,
-                              &m->resolve_query);
-        if (r < 0)
-                return log_error_errno(r, "Failed to start resolving %s: %m", n->host);
-
-        return 0;
+        if (n->nts)
+                return manager_nts_connect(m, n);
+        return manager_resolve_ntp(m, n->host, n->port > 0 ? n->port : 123);
 }
 
-int manager_set_runtime_servers(Manager *m, char **names) {
+int manager_set_runtime_servers(Manager *m, ServerType type, char **names) {
         int r;
 
-        manager_flush_server_names(m, SERVER_RUNTIME);
+        assert(IN_SET(type, SERVER_RUNTIME, SERVER_NTS_RUNTIME));
+
+        manager_flush_server_names(m, type);
         for (char **s = names; s && *s; s++) {
-                r = server_name_new(m, NULL, SERVER_RUNTIME, *s);
+                r = server_name_new(m, NULL, type, *s);
                 if (r < 0)
                         return r;
         }
 
         manager_set_server_name(m, NULL);
         m->exhausted_servers = false;
+        if (m->nts_unavailable || (type == SERVER_NTS_RUNTIME && manager_nts_prepare(m) < 0))
+                return 0;
         return manager_connect(m);
 }
 
@@ -858,7 +910,12 @@ int manager_load_config(Manager *m) {
         manager_flush_server_names(m, SERVER_SYSTEM);
         manager_flush_server_names(m, SERVER_FALLBACK);
 
+        manager_flush_server_names(m, SERVER_NTS);
+
         r = manager_add_servers(m, SERVER_SYSTEM, m->config.ntp_servers);
+        if (r < 0)
+                return r;
+        r = manager_add_servers(m, SERVER_NTS, m->config.nts_servers);
         if (r < 0)
                 return r;
         return manager_add_servers(m, SERVER_FALLBACK, m->config.fallback_servers);
@@ -877,6 +934,9 @@ int manager_start(Manager *m) {
         r = manager_clock_watch_setup(m);
         if (r < 0)
                 return r;
+
+        /* Without libssl, NTS servers stay configured and unused: an error, never plain NTP. */
+        (void) manager_nts_prepare(m);
 
         r = sd_event_add_time_relative(m->event, &m->event_save_clock, CLOCK_BOOTTIME,
                                        m->config.save_interval_usec, 10 * USEC_PER_SEC,

@@ -44,9 +44,11 @@ struct Manager {
         TimesyncConfig config;
 
         ServerName *system_servers, *fallback_servers, *link_servers, *runtime_servers;
+        ServerName *nts_servers, *nts_runtime_servers;
         ServerName *current_server_name;
         ServerAddress *current_server_address;
         ResolveQuery *resolve_query;
+        uint16_t resolve_port;          /* NTP port for the addresses being resolved */
         bool exhausted_servers;
 
         int socket_fd;
@@ -73,6 +75,13 @@ struct Manager {
         NTPMessage ntpmsg;
         int64_t last_offset_nsec;
         int64_t frequency;              /* kernel frequency offset, for the Frequency property */
+
+        /* NTS, see timesyncd-nts.h */
+        bool nts_unavailable;           /* NTS servers configured but libssl/libcrypto missing */
+        bool ntpmsg_authenticated;      /* the last sample came over NTS and verified */
+        unsigned nts_ke_failures;       /* total, all servers */
+        usec_t nts_last_ke_realtime;
+        char nts_status[256];           /* why NTS does not work, "" when it does */
 };
 
 int manager_new(Manager **ret, const ManagerOptions *o);
@@ -89,8 +98,10 @@ void manager_disconnect(Manager *m);
 void manager_set_server_name(Manager *m, ServerName *n);
 void manager_set_server_address(Manager *m, ServerAddress *a);
 void manager_flush_server_names(Manager *m, ServerType t);
-/* Replaces the runtime list (SetRuntimeNTPServers); names already validated. */
-int manager_set_runtime_servers(Manager *m, char **names);
+/* Replaces a runtime list (SERVER_RUNTIME or SERVER_NTS_RUNTIME); names already validated. */
+int manager_set_runtime_servers(Manager *m, ServerType type, char **names);
+/* Resolves host and continues with the first address: the NTP server of the current name. */
+int manager_resolve_ntp(Manager *m, const char *host, uint16_t port);
 
 /* Saves the clock file now. */
 void manager_save_clock(Manager *m);

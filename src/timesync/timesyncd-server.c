@@ -5,6 +5,7 @@
 
 #include "server-name.h"
 #include "timesyncd-manager.h"
+#include "timesyncd-nts.h"
 #include "timesyncd-server.h"
 
 static const char *const server_type_table[_SERVER_TYPE_MAX] = {
@@ -12,6 +13,8 @@ static const char *const server_type_table[_SERVER_TYPE_MAX] = {
         [SERVER_FALLBACK] = "fallback",
         [SERVER_LINK] = "link",
         [SERVER_RUNTIME] = "runtime",
+        [SERVER_NTS] = "nts",
+        [SERVER_NTS_RUNTIME] = "nts-runtime",
 };
 
 const char *server_type_to_string(ServerType t) {
@@ -43,7 +46,8 @@ int server_name_new(Manager *m, ServerName **ret, ServerType type, const char *s
         n->port = port;
         n->host = TAKE_PTR(host);
         n->string = strdup(string);
-        if (!n->string) {
+        if (!n->string || (server_type_is_nts(type) && nts_state_new(n, &n->nts) < 0)) {
+                free(n->string);
                 free(n->host);
                 free(n);
                 return -ENOMEM;
@@ -68,6 +72,7 @@ ServerName *server_name_free(ServerName *n) {
                         manager_set_server_name(n->manager, NULL);
         }
 
+        nts_state_free(n->nts);
         free(n->string);
         free(n->host);
         return mfree(n);

@@ -11,6 +11,7 @@
 #include "list.h"
 
 typedef struct Manager Manager;
+typedef struct NTSState NTSState;
 typedef struct ServerName ServerName;
 typedef struct ServerAddress ServerAddress;
 
@@ -19,6 +20,8 @@ typedef enum ServerType {
         SERVER_FALLBACK,        /* FallbackNTP= or the compiled-in list */
         SERVER_LINK,            /* per-link, from systemd-networkd */
         SERVER_RUNTIME,         /* SetRuntimeNTPServers() over D-Bus */
+        SERVER_NTS,             /* NTS=: NTS-KE servers */
+        SERVER_NTS_RUNTIME,     /* SetRuntimeNTSServers() over D-Bus */
         _SERVER_TYPE_MAX,
         _SERVER_TYPE_INVALID = -EINVAL,
 } ServerType;
@@ -45,7 +48,8 @@ struct ServerName {
         uint16_t port;          /* 0: the protocol's default */
         bool marked;            /* set while a list is rebuilt: names still marked go away */
         bool refused;           /* the server sent DENY or RSTR: skipped until configured anew */
-        ServerAddress *addresses;
+        NTSState *nts;          /* NTS servers only: keys, cookies, key exchange */
+        ServerAddress *addresses;       /* NTP addresses (for NTS: of the negotiated server) */
         LIST_FIELDS(ServerName, names);
 };
 
@@ -63,6 +67,9 @@ ServerAddress *server_address_free(ServerAddress *a);
 char *server_address_pretty(const ServerAddress *a, char *buf, size_t size);
 
 const char *server_type_to_string(ServerType t);
+static inline bool server_type_is_nts(ServerType t) {
+        return t == SERVER_NTS || t == SERVER_NTS_RUNTIME;
+}
 
 /* The list head a type lives on. */
 ServerName **manager_server_list(Manager *m, ServerType t);

@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* One NTS-KE session (RFC 8915 section 4) on an sd-event loop: TCP connect to each of the
+ * given addresses in turn, TLS 1.3 handshake, request, response, key export. It knows nothing
+ * of the daemon: the caller resolves names, keeps the cookies, retries and logs the outcome;
+ * this module logs at debug level only.
+ *
+ * All I/O waits on the loop and one timer bounds the whole session, so a slow or silent server
+ * never stalls the loop. Freeing the session at any time (also from its own callback) cancels
+ * it. */
+
+#include <systemd/sd-event.h>
+
+#include "nts.h"
+#include "nts_tls.h"
+#include "socket-address.h"
+
+typedef struct NTS_KEClient NTS_KEClient;
+
+/* Where a session failed. */
+typedef enum NTS_KEStage {
+        NTS_KE_STAGE_CONNECT,           /* no address accepted a TCP connection */
+        NTS_KE_STAGE_TLS,               /* handshake, verification, TLS I/O or key export */
+        NTS_KE_STAGE_PROTOCOL,          /* the KE response was refused: see nts_error */
+        NTS_KE_STAGE_TIMEOUT,           /* the overall timeout expired */
+        _NTS_KE_STAGE_MAX,
+} NTS_KEStage;
+
+const char *NTS_ke_stage_to_string(NTS_KEStage s);
+
+/* Everything here is owned by the result; free it with NTS_ke_result_free(). */
+typedef struct NTS_KEResult {
+        int error;                      /* 0, or the negative errno of the failure */
+        NTS_KEStage stage;              /* with error: where it failed */
+        NTS_Error nts_error;            /* with NTS_KE_STAGE_PROTOCOL: why the response was refused */
+        char reason[256];               /* with error: one line naming the stage and the cause */
+
+        NTS_AEADAlgorithm aead;
+        struct iovec c2s_key;
+        struct iovec s2c_key;
+        struct iovec cookies[NTS_MAX_COOKIES];
+        size_t n_cookies;
+        char *ntp_server;               /* Server Negotiation, NUL-terminated; NULL: the KE server's address */
+        uint16_t ntp_port;              /* Port Negotiation; 0: not negotiated, use 123 */
+        SocketAddress address;          /* the KE address that answered, or the last one tried */
+} NTS_KEResult;
+
+NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r);
+
+typedef struct NTS_KEClientParams {
+        const SocketAddress *addresses; /* tried in this order; a connect failure moves on */
+        size_t n_addresses;
+        NTS_TLSOptions tls;             /* tls.hostname is required: verification and SNI */
+        const NTS_AEADAlgorithm *aead;  /* offer, in order of preference (NTS_aead_offer()) */
+        size_t n_aead;
+        uint64_t timeout_usec;          /* for the whole session, all addresses included */
+} NTS_KEClientParams;
+
+/* Called exactly once unless the session is freed first; it receives ownership of result. It
+ * may free the session. */
+typedef void (*NTS_KEClientHandler)(NTS_KEClient *c, NTS_KEResult *result, void *userdata);
+
+/* Starts a session: copies everything in p, so the caller's buffers may go away at once. The
+ * handler runs from the loop, never from inside this call. Returns 0, -EINVAL for empty
+ * address or AEAD lists or a missing hostname, -ENOMEM, or an sd-event error. */
+int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHandler handler, void *userdata,
+                        NTS_KEClient **ret);
+NTS_KEClient *NTS_ke_client_free(NTS_KEClient *c);
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_KEClient *, NTS_ke_client_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_KEResult *, NTS_ke_result_free);

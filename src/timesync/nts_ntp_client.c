@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <poll.h>
+#include <sys/socket.h>
+#include <time.h>
+
+#include "iovec-util.h"
+#include "log.h"
+#include "nts_ntp_client.h"
+#include "random-util.h"
+
+void NTS_ntp_result_done(NTS_NTPResult *r) {
+        if (!r)
+                return;
+
+        for (size_t i = 0; i < r->n_cookies; i++)
+                iovec_done_erase(&r->cookies[i]);
+        r->n_cookies = 0;
+}
+
+static int64_t timespec_to_nsec(const struct timespec *ts) {
+        return (int64_t) ts->tv_sec * 1000000000 + ts->tv_nsec;
+}
+
+static int64_t now_nsec(clockid_t clock) {
+        struct timespec ts;
+
+        assert_se(clock_gettime(clock, &ts) == 0);
+        return timespec_to_nsec(&ts);
+}
+
+/* Waits for a server reply whose origin timestamp is our transmit timestamp. Returns its
+ * length, -ETIMEDOUT, or a socket error. */
+static ssize_t ntp_client_receive(int fd, const NTPTimestamp *sent, int64_t deadline, uint8_t *buf, size_t size,
+                                  int64_t *ret_received, NTPHeader *ret_header) {
+        for (;;) {
+                struct pollfd pfd = { .fd = fd, .events = POLLIN };
+                int64_t left = deadline - now_nsec(CLOCK_MONOTONIC);
+                NTPHeader h;
+                ssize_t n;
+
+                if (left <= 0)
+                        return -ETIMEDOUT;
+
+                /* Round up, so that a wait shorter than a millisecond does not spin. */
+                if (poll(&pfd, 1, (int) MIN((left + 999999) / 1000000, (int64_t) INT32_MAX)) < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+
+                n = recv(fd, buf, size, MSG_DONTWAIT);
+                if (n < 0) {
+                        if (errno == EAGAIN || errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                *ret_received = now_nsec(CLOCK_REALTIME);
+
+                if ((size_t) n < NTP_HEADER_SIZE)
+                        continue;
+                ntp_header_decode(buf, &h);
+                if (h.mode != NTP_MODE_SERVER || h.version != NTP_VERSION || !ntp_ts_equal(h.origin, *sent)) {
+                        log_debug("Ignoring a packet that is not a reply to our request.");
+                        continue;
+                }
+
+                *ret_header = h;
+                return n;
+        }
+}
+
+int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *p, NTS_NTPResult *ret) {
+        uint8_t request[NTS_MAX_PACKET_SIZE], reply[NTS_MAX_PACKET_SIZE], scratch[NTS_MAX_PACKET_SIZE];
+        NTS_Query q = {
+                .cookie = p->cookie,
+                .n_placeholders = p->n_placeholders,
+                .c2s = p->c2s,
+        };
+        NTPHeader h = {
+                .leap = NTP_LEAP_NONE,
+                .version = NTP_VERSION,
+                .mode = NTP_MODE_CLIENT,
+        };
+        NTS_Receipt receipt = {};
+        _cleanup_close_ int fd = -EBADF;
+        int64_t deadline, t1, t2, t3, t4 = 0;
+        ssize_t n, len;
+        int r;
+
+        assert(server);
+        assert(p);
+        assert(ret);
+
+        *ret = (NTS_NTPResult) {};
+
+        /* The transmit timestamp is only matched against the origin of the reply: random bytes
+         * keep our clock private and make blind spoofing harder (RFC 9109 section 3). */
+        r = random_bytes(&h.transmit, sizeof(h.transmit));
+        if (r < 0)
+                return r;
+        ntp_header_encode(&h, request);
+
+        n = NTS_add_extension_fields(request, sizeof(request), NTP_HEADER_SIZE, &q);
+        if (n < 0)
+                return (int) n;
+
+        fd = socket(server->sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0)
+                return -errno;
+        /* Connected: the kernel drops datagrams from other sources. */
+        if (connect(fd, (const struct sockaddr *) &server->sa, server->len) < 0)
+                return -errno;
+
+        deadline = now_nsec(CLOCK_MONOTONIC) + (int64_t) MIN(p->timeout_usec, (uint64_t) INT64_MAX / 2000) * 1000;
+        t1 = now_nsec(CLOCK_REALTIME);
+        if (send(fd, request, (size_t) n, 0) < 0)
+                return -errno;
+
+        len = ntp_client_receive(fd, &h.transmit, deadline, reply, sizeof(reply), &t4, &ret->header);
+        if (len < 0)
+                return (int) len;
+
+        r = NTS_parse_extension_fields(&IOVEC_MAKE(reply, (size_t) len), &q, p->s2c,
+                                       &IOVEC_MAKE(scratch, sizeof(scratch)), &receipt);
+        if (r < 0) {
+                ret->nts_error = receipt.error;
+                return r;
+        }
+
+        if (ret->header.stratum == NTP_STRATUM_KISS) {
+                memcpy(ret->kiss, ret->header.refid, 4);
+                return -EPROTO;
+        }
+
+        for (size_t i = 0; i < receipt.n_cookies; i++) {
+                r = iovec_memdup(&receipt.cookies[i], &ret->cookies[i]);
+                if (r < 0) {
+                        NTS_ntp_result_done(ret);
+                        return r;
+                }
+                ret->n_cookies++;
+        }
+        explicit_bzero_safe(scratch, sizeof(scratch));
+
+        /* RFC 5905 section 8: offset ((T2 - T1) + (T3 - T4)) / 2, delay (T4 - T1) - (T3 - T2). */
+        t2 = ntp_ts_to_nsec(ret->header.receive);
+        t3 = ntp_ts_to_nsec(ret->header.transmit);
+        ret->offset_nsec = ((t2 - t1) + (t3 - t4)) / 2;
+        ret->delay_nsec = (t4 - t1) - (t3 - t2);
+        return 0;
+}

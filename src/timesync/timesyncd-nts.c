@@ -1,0 +1,454 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "iovec-util.h"
+#include "log.h"
+#include "nts_crypto.h"
+#include "socket-address.h"
+#include "ssl-util.h"
+#include "timesyncd-bus.h"
+#include "timesyncd-manager.h"
+#include "timesyncd-nts.h"
+
+/* At most this many addresses of one KE server are tried in one exchange. */
+#define NTS_KE_MAX_ADDRESSES 16
+
+bool manager_nts_enabled(Manager *m) {
+        return m->nts_servers || m->nts_runtime_servers;
+}
+
+int manager_nts_prepare(Manager *m) {
+        int r;
+
+        if (!manager_nts_enabled(m))
+                return 0;
+
+        log_info("NTS servers are configured: time comes only from them; NTP=, FallbackNTP= and "
+                 "per-link servers are not used.");
+
+        r = dlopen_libssl(LOG_ERR);
+        if (r < 0) {
+                m->nts_unavailable = true;
+                snprintf(m->nts_status, sizeof m->nts_status,
+                         "NTS unavailable: %s could not be loaded", LIBSSL_SONAME);
+                return log_error_errno(r, "NTS servers are configured but %s or %s is missing: the clock "
+                                       "is not synchronized (no fallback to unauthenticated NTP).",
+                                       LIBSSL_SONAME, LIBCRYPTO_SONAME);
+        }
+        return 0;
+}
+
+/* ---- state and its file ---- */
+
+int nts_state_new(ServerName *n, NTSState **ret) {
+        NTSState *s;
+
+        assert(n);
+        assert(ret);
+
+        s = new0(NTSState, 1);
+        if (!s)
+                return -ENOMEM;
+        s->name = n;
+        *ret = s;
+        return 0;
+}
+
+static void nts_state_forget_keys(NTSState *s) {
+        s->c2s = NTS_aead_free(s->c2s);
+        s->s2c = NTS_aead_free(s->s2c);
+        nts_jar_done(&s->jar);
+        s->query_pending = false;
+        s->authenticated = false;
+}
+
+NTSState *nts_state_free(NTSState *s) {
+        if (!s)
+                return NULL;
+
+        s->resolve = resolve_query_free(s->resolve);
+        s->ke = NTS_ke_client_free(s->ke);
+        nts_state_forget_keys(s);
+        explicit_bzero_safe(&s->query, sizeof s->query);
+        free(s->ke_address);
+        return mfree(s);
+}
+
+bool nts_state_backing_off(const NTSState *s) {
+        return s && s->ke_retry_after > 0 && now(CLOCK_BOOTTIME) < s->ke_retry_after;
+}
+
+static char *nts_state_path(Manager *m, NTSState *s) {
+        char *p, *e;
+
+        if (!m->state_dir)
+                return NULL;
+
+        /* One file per KE server; the name keeps only characters that are safe in a file name.
+         * The file records the exact server string, so a collision is refused on load. */
+        if (asprintf(&p, "%s/nts-%s.jar", m->state_dir, s->name->string) < 0)
+                return NULL;
+        for (e = p + strlen(m->state_dir) + 1; *e; e++)
+                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *e))
+                        *e = '_';
+        return p;
+}
+
+static int nts_state_make_contexts(NTSState *s) {
+        int r;
+
+        s->c2s = NTS_aead_free(s->c2s);
+        s->s2c = NTS_aead_free(s->s2c);
+
+        r = NTS_aead_new(s->jar.aead, &IOVEC_MAKE(s->jar.c2s, s->jar.key_size), &s->c2s);
+        if (r < 0)
+                return r;
+        return NTS_aead_new(s->jar.aead, &IOVEC_MAKE(s->jar.s2c, s->jar.key_size), &s->s2c);
+}
+
+static void nts_state_save(Manager *m, NTSState *s) {
+        _cleanup_free_ char *path = nts_state_path(m, s);
+        int r;
+
+        if (!path)
+                return;
+
+        if (!nts_jar_usable(&s->jar)) {
+                (void) unlink(path);
+                return;
+        }
+
+        r = nts_jar_save(&s->jar, s->name->string, path);
+        if (r < 0)
+                log_warning_errno(r, "Failed to save NTS cookies to %s, ignoring: %m", path);
+}
+
+static void nts_state_load(Manager *m, NTSState *s) {
+        _cleanup_free_ char *path = NULL;
+        NTSJar jar = {};
+        int r;
+
+        if (s->jar_loaded)
+                return;
+        s->jar_loaded = true;
+
+        path = nts_state_path(m, s);
+        if (!path)
+                return;
+
+        r = nts_jar_load(path, s->name->string, now(CLOCK_REALTIME), &jar);
+        if (r == -ENOENT)
+                return;
+        if (r < 0) {
+                log_notice_errno(r, "Discarding NTS state file %s: %s", path,
+                                 r == -ESTALE ? "too old" : r == -EBADMSG ? "malformed" : strerror(-r));
+                (void) unlink(path);
+                return;
+        }
+
+        nts_jar_done(&s->jar);
+        s->jar = jar;
+        r = nts_state_make_contexts(s);
+        if (r < 0) {
+                log_notice_errno(r, "Discarding NTS state file %s: %m", path);
+                nts_state_forget_keys(s);
+                return;
+        }
+
+        log_info("Resuming NTS with %s: %zu cookies from %s, no key exchange needed.",
+                 s->name->string, s->jar.n_cookies, path);
+}
+
+/* ---- key exchange ---- */
+
+static void nts_emit_changed(Manager *m) {
+        (void) manager_bus_emit_changed(m, "NTSAuthenticated", "NTSKeyExchangeServer", "NTSAEAD", "NTSCookies",
+                                        "NTSKeyExchangeFailures", "NTSLastKeyExchangeUSec", "NTSStatus", NULL);
+}
+
+static void nts_ke_failed(Manager *m, NTSState *s, const char *reason) {
+        usec_t backoff = m->config.connection_retry_usec;
+
+        s->ke_failures++;
+        for (unsigned i = 1; i < s->ke_failures && backoff < NTS_KE_BACKOFF_MAX_USEC; i++)
+                backoff *= 2;
+        backoff = MIN(backoff, NTS_KE_BACKOFF_MAX_USEC);
+        s->ke_retry_after = now(CLOCK_BOOTTIME) + backoff;
+
+        snprintf(s->last_error, sizeof s->last_error, "%s", reason);
+        snprintf(m->nts_status, sizeof m->nts_status, "Key exchange with %s failed: %s", s->name->string, reason);
+        m->nts_ke_failures++;
+
+        log_warning("NTS key exchange with %s failed: %s. Trying again in %s at the earliest.",
+                    s->name->string, reason, FORMAT_TIMESPAN(backoff, USEC_PER_SEC));
+        nts_emit_changed(m);
+
+        if (m->current_server_name == s->name)
+                (void) manager_connect(m);
+}
+
+static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
+        NTSState *s = userdata;
+        ServerName *n = s->name;
+        Manager *m = n->manager;
+        char addr[SOCKET_ADDRESS_STRING_MAX];
+        int r;
+
+        s->ke = NTS_ke_client_free(c);
+
+        if (result->error < 0) {
+                nts_ke_failed(m, s, result->reason);
+                NTS_ke_result_free(result);
+                return;
+        }
+
+        nts_state_forget_keys(s);
+        s->jar.aead = result->aead;
+        s->jar.key_size = result->c2s_key.iov_len;
+        memcpy(s->jar.c2s, result->c2s_key.iov_base, s->jar.key_size);
+        memcpy(s->jar.s2c, result->s2c_key.iov_base, s->jar.key_size);
+        s->jar.ke_realtime = now(CLOCK_REALTIME);
+        s->jar.ntp_port = result->ntp_port;
+        /* RFC 8915 section 4.1.7: without a Server record, NTP goes to the address of the KE
+         * server that answered, not to whatever its name resolves to next time. */
+        s->jar.ntp_server = result->ntp_server ? strdup(result->ntp_server)
+                                               : strdup(socket_address_host_to_string(&result->address, addr));
+        for (size_t i = 0; i < result->n_cookies; i++)
+                if (nts_jar_add_cookie(&s->jar, &result->cookies[i]) < 0)
+                        break;
+
+        r = !s->jar.ntp_server ? -ENOMEM : nts_state_make_contexts(s);
+        if (r < 0) {
+                nts_state_forget_keys(s);
+                NTS_ke_result_free(result);
+                nts_ke_failed(m, s, "out of memory or AEAD unusable after key exchange");
+                return;
+        }
+
+        s->ke_failures = 0;
+        s->ke_retry_after = 0;
+        s->last_error[0] = '\0';
+        m->nts_status[0] = '\0';
+        m->nts_last_ke_realtime = s->jar.ke_realtime;
+
+        log_info("NTS key exchange with %s (%s) done: %s, %zu cookies, NTP server %s port %u.", n->string,
+                 socket_address_to_string(&result->address, addr), strna(NTS_aead_name(s->jar.aead)),
+                 s->jar.n_cookies, s->jar.ntp_server, s->jar.ntp_port ?: 123);
+        NTS_ke_result_free(result);
+
+        nts_state_save(m, s);
+        nts_emit_changed(m);
+
+        if (m->current_server_name == n)
+                (void) manager_resolve_ntp(m, s->jar.ntp_server, s->jar.ntp_port ?: 123);
+}
+
+static void nts_ke_resolved(ResolveQuery *q, int error, const struct addrinfo *ai, void *userdata) {
+        NTSState *s = userdata;
+        Manager *m = s->name->manager;
+        SocketAddress addresses[NTS_KE_MAX_ADDRESSES];
+        NTS_AEADAlgorithm offer[8];
+        struct stat st;
+        size_t n = 0;
+        const char *ca = m->config.nts_trusted_certificates;
+        char reason[256];
+        int r, n_offer;
+
+        s->resolve = resolve_query_free(s->resolve);
+
+        if (error < 0) {
+                snprintf(reason, sizeof reason, "cannot resolve %s: %s", s->name->host, resolve_error_string(error));
+                nts_ke_failed(m, s, reason);
+                return;
+        }
+
+        for (; ai && n < ELEMENTSOF(addresses); ai = ai->ai_next)
+                if ((ai->ai_family == AF_INET || ai->ai_family == AF_INET6) &&
+                    ai->ai_addrlen <= sizeof(addresses[n].sa)) {
+                        memcpy(&addresses[n].sa, ai->ai_addr, ai->ai_addrlen);
+                        addresses[n].len = ai->ai_addrlen;
+                        n++;
+                }
+        if (n == 0) {
+                nts_ke_failed(m, s, "no usable address");
+                return;
+        }
+
+        n_offer = NTS_aead_offer(offer, ELEMENTSOF(offer));
+        if (n_offer < 0) {
+                nts_ke_failed(m, s, "libcrypto cannot be used");
+                return;
+        }
+
+        NTS_KEClientParams p = {
+                .addresses = addresses,
+                .n_addresses = n,
+                .tls = {
+                        .hostname = s->name->host,
+                        .ca_file = ca && stat(ca, &st) >= 0 && !S_ISDIR(st.st_mode) ? ca : NULL,
+                        .ca_dir = ca && stat(ca, &st) >= 0 && S_ISDIR(st.st_mode) ? ca : NULL,
+                },
+                .aead = offer,
+                .n_aead = (size_t) n_offer,
+                .timeout_usec = NTS_KE_TIMEOUT_USEC,
+        };
+
+        if (ca && !p.tls.ca_file && !p.tls.ca_dir) {
+                snprintf(reason, sizeof reason, "NTSTrustedCertificates=%s does not exist", ca);
+                nts_ke_failed(m, s, reason);
+                return;
+        }
+
+        r = NTS_ke_client_start(m->event, &p, nts_ke_done, s, &s->ke);
+        if (r < 0) {
+                snprintf(reason, sizeof reason, "cannot start: %s", strerror(-r));
+                nts_ke_failed(m, s, reason);
+        }
+}
+
+static int nts_start_ke(Manager *m, NTSState *s) {
+        char service[8];
+        int r;
+
+        if (s->ke || s->resolve)
+                return 0; /* already running */
+
+        snprintf(service, sizeof service, "%u", s->name->port ?: NTS_KE_PORT);
+        free(s->ke_address);
+        if (asprintf(&s->ke_address, "%s:%s", s->name->host, service) < 0)
+                s->ke_address = NULL;
+
+        log_debug("Starting NTS key exchange with %s.", s->name->string);
+        r = resolve_query_new(m->event, s->name->host, service, AF_UNSPEC, SOCK_STREAM, nts_ke_resolved, s,
+                              &s->resolve);
+        if (r < 0)
+                return log_error_errno(r, "Failed to resolve %s: %m", s->name->host);
+        return 0;
+}
+
+int manager_nts_connect(Manager *m, ServerName *n) {
+        NTSState *s = n->nts;
+
+        assert(s);
+
+        if (m->nts_unavailable)
+                return 0;
+
+        nts_state_load(m, s);
+        if (nts_jar_usable(&s->jar) && s->c2s && s->s2c)
+                return manager_resolve_ntp(m, s->jar.ntp_server, s->jar.ntp_port ?: 123);
+
+        return nts_start_ke(m, s);
+}
+
+/* ---- packets ---- */
+
+ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
+        NTSState *s = m->current_server_name->nts;
+        struct iovec cookie;
+        ssize_t l;
+
+        assert(s);
+
+        if (nts_jar_pop_cookie(&s->jar, &cookie) < 0 || !s->c2s) {
+                /* Every cookie is spent (lost replies): only a new key exchange helps. */
+                log_info("No NTS cookies left for %s, running a new key exchange.", s->name->string);
+                nts_state_forget_keys(s);
+                nts_state_save(m, s);
+                manager_disconnect(m);
+                (void) nts_start_ke(m, s);
+                return 0;
+        }
+
+        s->query = (NTS_Query) {
+                .cookie = cookie,
+                /* Ask for enough new cookies to fill the jar again. */
+                .n_placeholders = NTS_MAX_COOKIES - 1 - s->jar.n_cookies,
+                .c2s = s->c2s,
+        };
+
+        l = NTS_add_extension_fields(buf, size, NTP_HEADER_SIZE, &s->query);
+        iovec_done_erase(&cookie);
+        s->query.cookie = IOVEC_NULL;
+        if (l < 0)
+                return log_error_errno((int) l, "Failed to build NTS request: %m");
+
+        s->query_pending = true;
+        /* Written before sending: a crash must never make us send this cookie again. */
+        nts_state_save(m, s);
+        (void) manager_bus_emit_changed(m, "NTSCookies", NULL);
+        return l;
+}
+
+int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
+        NTSState *s = m->current_server_name->nts;
+        uint8_t scratch_buf[NTS_MAX_PACKET_SIZE];
+        struct iovec scratch = IOVEC_MAKE(scratch_buf, sizeof scratch_buf);
+        NTS_Receipt receipt = {};
+        usec_t t;
+        int r;
+
+        assert(s);
+
+        if (!s->query_pending || !s->s2c)
+                return -EAGAIN;
+
+        r = NTS_parse_extension_fields(&IOVEC_MAKE(buf, size), &s->query, s->s2c, &scratch, &receipt);
+        if (r < 0) {
+                if (receipt.error == NTS_ERROR_NTP_NAK) {
+                        log_notice("NTS server %s refused our cookie (NTSN), running a new key exchange.",
+                                   s->name->string);
+                        nts_state_forget_keys(s);
+                        nts_state_save(m, s);
+                        manager_disconnect(m);
+                        (void) nts_start_ke(m, s);
+                        nts_emit_changed(m);
+                        return -EKEYREJECTED;
+                }
+
+                /* Forged or broken replies are ignored: the real one may still come. */
+                t = now(CLOCK_BOOTTIME);
+                if (receipt.error > 0 && receipt.error < _NTS_ERROR_MAX &&
+                    (s->auth_logged[receipt.error] == 0 ||
+                     t >= s->auth_logged[receipt.error] + NTS_AUTH_LOG_INTERVAL_USEC)) {
+                        s->auth_logged[receipt.error] = t;
+                        log_warning("Ignoring reply from %s that fails NTS verification: %s.",
+                                    s->name->string, strna(NTS_error_string(receipt.error)));
+                } else
+                        log_debug("Ignoring reply from %s that fails NTS verification: %s.",
+                                  s->name->string, strna(NTS_error_string(receipt.error)));
+                return -EAGAIN;
+        }
+
+        for (size_t i = 0; i < receipt.n_cookies; i++)
+                (void) nts_jar_add_cookie(&s->jar, &receipt.cookies[i]);
+        explicit_bzero_safe(scratch_buf, sizeof scratch_buf);
+
+        s->query_pending = false;
+        s->authenticated = true;
+        nts_state_save(m, s);
+        return 0;
+}
+
+/* ---- D-Bus views ---- */
+
+static NTSState *current(Manager *m) {
+        return m->current_server_name ? m->current_server_name->nts : NULL;
+}
+
+const char *manager_nts_aead_name(Manager *m) {
+        NTSState *s = current(m);
+        return s && s->jar.key_size > 0 ? NTS_aead_name(s->jar.aead) : NULL;
+}
+
+unsigned manager_nts_cookies(Manager *m) {
+        NTSState *s = current(m);
+        return s ? (unsigned) s->jar.n_cookies : 0;
+}
+
+const char *manager_nts_ke_server(Manager *m) {
+        NTSState *s = current(m);
+        return s ? (s->ke_address ?: s->name->string) : NULL;
+}

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* NTS in the daemon: per NTS-KE server, the key exchange on sd-event, the cookie jar and its
+ * file, the NTS extension fields of every request, and the verification of every reply
+ * before the manager may look at its time. With NTS= servers configured the manager only
+ * ever talks to them: there is no path from here to plain NTP. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "nts.h"
+#include "nts_ke_client.h"
+#include "resolve-util.h"
+#include "time-util.h"
+#include "timesyncd-nts-jar.h"
+
+typedef struct Manager Manager;
+typedef struct ServerName ServerName;
+
+/* One overall bound for a key exchange: connect, handshake, request, response. */
+#define NTS_KE_TIMEOUT_USEC (10 * USEC_PER_SEC)
+/* Failed key exchanges back off exponentially from ConnectionRetrySec up to this. */
+#define NTS_KE_BACKOFF_MAX_USEC (1 * USEC_PER_HOUR)
+/* The same authentication failure is logged at most this often per server. */
+#define NTS_AUTH_LOG_INTERVAL_USEC (10 * USEC_PER_MINUTE)
+
+typedef struct NTSState {
+        ServerName *name;
+
+        NTSJar jar;
+        bool jar_loaded;                /* the state file was looked at */
+        NTS_AEADContext *c2s, *s2c;
+
+        ResolveQuery *resolve;          /* of the KE server */
+        NTS_KEClient *ke;
+        unsigned ke_failures;           /* in a row */
+        usec_t ke_retry_after;          /* CLOCK_BOOTTIME; 0: no backoff */
+        char *ke_address;               /* "host:port" as used for the exchange */
+
+        NTS_Query query;                /* the request in flight */
+        bool query_pending;
+        bool authenticated;             /* the last reply verified */
+
+        usec_t auth_logged[_NTS_ERROR_MAX];
+        char last_error[256];
+} NTSState;
+
+/* True when any NTS server is configured: then time comes from NTS only. */
+bool manager_nts_enabled(Manager *m);
+/* At start: loads libssl/libcrypto once if NTS is enabled; logs one clear error if that
+ * fails. Returns 0 if NTS is usable or not enabled, negative errno otherwise. */
+int manager_nts_prepare(Manager *m);
+
+int nts_state_new(ServerName *n, NTSState **ret);
+NTSState *nts_state_free(NTSState *s);
+/* True while a failed key exchange backs off: the manager skips the server meanwhile. */
+bool nts_state_backing_off(const NTSState *s);
+
+/* The manager selected n: resolves the NTP server if we hold cookies, runs a key exchange
+ * first otherwise. Calls back into the manager (manager_resolve_ntp(), manager_connect()). */
+int manager_nts_connect(Manager *m, ServerName *n);
+
+/* Appends the NTS extension fields for the current server to the header in buf[0..48).
+ * Returns the packet length; 0 when there is no cookie left (a key exchange was started and
+ * the request is not to be sent); negative errno on failure. */
+ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size);
+
+/* Verifies a reply from the current server. 0: authentic, use it. -EAGAIN: not authentic,
+ * ignore the packet and keep waiting (logged, rate limited). -EKEYREJECTED: the server NAKed
+ * our cookie; a new key exchange was started. */
+int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size);
+
+/* What D-Bus shows about the current server. */
+const char *manager_nts_aead_name(Manager *m);
+unsigned manager_nts_cookies(Manager *m);
+const char *manager_nts_ke_server(Manager *m);

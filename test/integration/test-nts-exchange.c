@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* Full NTS exchanges on loopback between our client modules (nts_ke_client, nts_ntp_client)
+ * and the mock server: one correct exchange, then one mock instance per sabotage mode, each of
+ * which the client must refuse for the stated cause. Output is TAP, so that modes the mock
+ * does not implement yet show up as skipped instead of passing silently. */
+
+#include <stdio.h>
+#include <sys/wait.h>
+
+#include "iovec-util.h"
+#include "mock-harness.h"
+#include "nts_crypto.h"
+#include "tests.h"
+
+#define USEC_PER_SEC UINT64_C(1000000)
+#define KE_TIMEOUT_USEC (10 * USEC_PER_SEC)
+#define NTP_TIMEOUT_USEC (5 * USEC_PER_SEC)
+/* Short, so the slow mode costs little; the mock stalls far longer than this. */
+#define SLOW_KE_TIMEOUT_USEC (1 * USEC_PER_SEC)
+#define N_PLACEHOLDERS 2
+
+static char *certs;
+static char *ca_file;
+static char *other_ca_file;
+static MockProcess good;
+
+typedef enum Phase {
+        PHASE_KE,       /* the KE session must fail */
+        PHASE_NTP,      /* KE succeeds, the NTP exchange must fail */
+} Phase;
+
+typedef struct Sabotage {
+        const char *test;       /* the rule the case checks */
+        const char *mode;       /* nts-mock-server --sabotage= */
+        Phase phase;
+        NTS_KEStage stage;      /* PHASE_KE: the stage named in the result */
+        NTS_Error error;        /* the cause; NTS_OK where the stage says it all */
+        uint64_t ke_timeout_usec;
+} Sabotage;
+
+static const Sabotage sabotages[] = {
+        { "test_bad_alpn_fails_in_tls_stage", "bad-alpn", PHASE_KE, NTS_KE_STAGE_TLS, NTS_OK },
+        { "test_missing_alpn_fails_in_tls_stage", "no-alpn", PHASE_KE, NTS_KE_STAGE_TLS, NTS_OK },
+        { "test_ke_without_cookies_is_refused", "no-cookies", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_NO_COOKIES },
+        { "test_ke_error_record_is_refused", "error-record", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
+          NTS_ERROR_SERVER_INTERNAL_ERROR },
+        { "test_ke_warning_record_is_refused", "warning-record", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_SERVER_WARNING },
+        { "test_unknown_critical_record_is_refused", "unknown-critical", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
+          NTS_ERROR_KE_UNKNOWN_CRITICAL_RECORD },
+        { "test_aead_not_offered_is_refused", "wrong-aead", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_AEAD_NOT_OFFERED },
+        { "test_missing_aead_record_is_refused", "no-aead", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_NO_AEAD },
+        { "test_endless_records_are_refused_as_too_long", "endless-records", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
+          NTS_ERROR_KE_TOO_LONG },
+        { "test_slow_server_times_out", "slow", PHASE_KE, NTS_KE_STAGE_TIMEOUT, NTS_OK, SLOW_KE_TIMEOUT_USEC },
+        { "test_bad_authenticator_is_rejected", "bad-auth", PHASE_NTP, 0, NTS_ERROR_NTP_AUTH_FAILED },
+        { "test_uid_mismatch_is_rejected", "wrong-uid", PHASE_NTP, 0, NTS_ERROR_NTP_UID_MISMATCH },
+        { "test_nak_is_reported", "nak", PHASE_NTP, 0, NTS_ERROR_NTP_NAK },
+        { "test_unauthenticated_reply_is_rejected", "unauthenticated", PHASE_NTP, 0, NTS_ERROR_NTP_NO_AUTHENTICATOR },
+};
+
+static int wait_for_child(pid_t pid) {
+        int status;
+
+        ASSERT_EQ(waitpid(pid, &status, 0), pid);
+        ASSERT_TRUE(WIFEXITED(status));
+        return WEXITSTATUS(status);
+}
+
+static NTS_KEResult *run_ke(const SocketAddress *addresses, size_t n, const char *hostname, const char *ca,
+                            uint64_t timeout_usec) {
+        NTS_KEResult *r = NULL;
+
+        ASSERT_OK(harness_run_ke(addresses, n, hostname, ca, timeout_usec, &r));
+        ASSERT_TRUE(r);
+        printf("# KE: error=%i stage=%s nts_error=%s reason=\"%s\"\n", r->error,
+               strna(NTS_ke_stage_to_string(r->stage)), strna(NTS_error_string(r->nts_error)), r->reason);
+        return r;
+}
+
+static void assert_ke_ok(const NTS_KEResult *r) {
+        if (r->error < 0)
+                fprintf(stderr, "KE failed: %s\n", r->reason);
+        ASSERT_OK(r->error);
+        ASSERT_EQ(r->reason[0], 0);
+}
+
+/* Returns the result of one NTP query with the first cookie of ke. */
+static int run_ntp(const NTS_KEResult *ke, const struct iovec *cookie, NTS_NTPResult *ret) {
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *c2s = NULL, *s2c = NULL;
+        SocketAddress server;
+        int r;
+
+        ASSERT_OK(harness_ntp_address(ke, &server));
+        ASSERT_OK(harness_aead_contexts(ke, &c2s, &s2c));
+
+        NTS_NTPQueryParams p = {
+                .c2s = c2s,
+                .s2c = s2c,
+                .cookie = *cookie,
+                .n_placeholders = N_PLACEHOLDERS,
+                .timeout_usec = NTP_TIMEOUT_USEC,
+        };
+        r = NTS_ntp_client_query(&server, &p, ret);
+        printf("# NTP: r=%i (%s) nts_error=%s kiss=\"%s\" cookies=%zu\n", r, r < 0 ? strerror(-r) : "ok",
+               strna(NTS_error_string(ret->nts_error)), ret->kiss, ret->n_cookies);
+        return r;
+}
+
+static void test_full_exchange_is_authenticated(void) {
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&good.ke_address, 1, "localhost", ca_file,
+                                                                 KE_TIMEOUT_USEC);
+        const NTS_AEADParam *param;
+        NTS_NTPResult ntp;
+
+        assert_ke_ok(ke);
+        /* AES-SIV-CMAC-256 is the one algorithm every NTS implementation must support and the
+         * mock answers with it. */
+        ASSERT_EQ(ke->aead, NTS_AEAD_AES_SIV_CMAC_256);
+        ASSERT_EQ(ke->n_cookies, NTS_MAX_COOKIES);
+        for (size_t i = 0; i < ke->n_cookies; i++)
+                ASSERT_TRUE(iovec_is_set(&ke->cookies[i]));
+        param = NTS_aead_param(ke->aead);
+        ASSERT_TRUE(param);
+        ASSERT_EQ(ke->c2s_key.iov_len, param->key_size);
+        ASSERT_EQ(ke->s2c_key.iov_len, param->key_size);
+        ASSERT_FALSE(iovec_equal(&ke->c2s_key, &ke->s2c_key));
+
+        ASSERT_OK(run_ntp(ke, &ke->cookies[0], &ntp));
+        ASSERT_EQ(ntp.nts_error, NTS_OK);
+        ASSERT_EQ(ntp.header.mode, NTP_MODE_SERVER);
+        /* RFC 8915 section 5.7: one new cookie for the one spent and one per placeholder. */
+        ASSERT_EQ(ntp.n_cookies, 1 + N_PLACEHOLDERS);
+        for (size_t i = 0; i < ntp.n_cookies; i++)
+                ASSERT_FALSE(iovec_equal(&ntp.cookies[i], &ke->cookies[0]));
+        printf("# offset %" PRIi64 " ns, delay %" PRIi64 " ns\n", ntp.offset_nsec, ntp.delay_nsec);
+        NTS_ntp_result_done(&ntp);
+}
+
+static void test_cookie_from_ntp_reply_is_accepted(void) {
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&good.ke_address, 1, "localhost", ca_file,
+                                                                 KE_TIMEOUT_USEC);
+        NTS_NTPResult first, second;
+
+        assert_ke_ok(ke);
+        ASSERT_OK(run_ntp(ke, &ke->cookies[0], &first));
+        ASSERT_TRUE(first.n_cookies > 0);
+        ASSERT_OK(run_ntp(ke, &first.cookies[0], &second));
+        ASSERT_TRUE(second.n_cookies > 0);
+        NTS_ntp_result_done(&first);
+        NTS_ntp_result_done(&second);
+}
+
+/* A TCP socket on a free loopback port, listening or not. */
+static int loopback_socket(bool listening, SocketAddress *ret) {
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        socklen_t l = sizeof(ret->sa);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(socket_address_from_string("127.0.0.1", 0, ret));
+        ASSERT_OK(bind(fd, (struct sockaddr *) &ret->sa, ret->len));
+        if (listening)
+                ASSERT_OK(listen(fd, 1));
+        ASSERT_OK(getsockname(fd, (struct sockaddr *) &ret->sa, &l));
+        return fd;
+}
+
+static void closed_port_address(SocketAddress *ret) {
+        /* A port that was free a moment ago: nothing listens there. */
+        safe_close(loopback_socket(false, ret));
+}
+
+static void test_connect_refused_fails_in_connect_stage(void) {
+        SocketAddress closed;
+        closed_port_address(&closed);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&closed, 1, "localhost", ca_file, KE_TIMEOUT_USEC);
+
+        ASSERT_EQ(ke->error, -ECONNREFUSED);
+        ASSERT_EQ(ke->stage, NTS_KE_STAGE_CONNECT);
+        ASSERT_EQ(ke->n_cookies, 0);
+        ASSERT_TRUE(strstr(ke->reason, "connecting"));
+}
+
+static void test_connect_failure_moves_to_next_address(void) {
+        SocketAddress addresses[2];
+        char a[SOCKET_ADDRESS_STRING_MAX], b[SOCKET_ADDRESS_STRING_MAX];
+
+        closed_port_address(&addresses[0]);
+        addresses[1] = good.ke_address;
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(addresses, 2, "localhost", ca_file, KE_TIMEOUT_USEC);
+
+        assert_ke_ok(ke);
+        ASSERT_EQ(ke->n_cookies, NTS_MAX_COOKIES);
+        ASSERT_STREQ(socket_address_to_string(&ke->address, a), socket_address_to_string(&good.ke_address, b));
+}
+
+static void test_wrong_hostname_fails_in_tls_stage(void) {
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&good.ke_address, 1, "wrong.test", ca_file,
+                                                                 KE_TIMEOUT_USEC);
+
+        ASSERT_TRUE(ke->error < 0);
+        ASSERT_EQ(ke->stage, NTS_KE_STAGE_TLS);
+        ASSERT_EQ(ke->n_cookies, 0);
+        ASSERT_EQ(ke->c2s_key.iov_len, 0);
+}
+
+static void test_untrusted_ca_fails_in_tls_stage(void) {
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&good.ke_address, 1, "localhost", other_ca_file,
+                                                                 KE_TIMEOUT_USEC);
+
+        ASSERT_TRUE(ke->error < 0);
+        ASSERT_EQ(ke->stage, NTS_KE_STAGE_TLS);
+        ASSERT_EQ(ke->n_cookies, 0);
+}
+
+/* A server that accepts and closes at once, as chrony does for clients it does not allow: the
+ * client's writes then meet a reset connection, which must be an error, not SIGPIPE. */
+static void test_server_closing_at_once_fails_in_tls_stage(void) {
+        SocketAddress listener;
+        _cleanup_close_ int fd = loopback_socket(true, &listener);
+        pid_t pid;
+
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                int c = accept(fd, NULL, NULL);
+                _exit(c >= 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+        }
+
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&listener, 1, "localhost", ca_file, KE_TIMEOUT_USEC);
+        ASSERT_TRUE(ke->error < 0);
+        ASSERT_EQ(ke->stage, NTS_KE_STAGE_TLS);
+        ASSERT_EQ(wait_for_child(pid), EXIT_SUCCESS);
+}
+
+/* The kernel completes the TCP handshake for a listener that never accepts: the TLS handshake
+ * then waits forever unless the session's timer ends it. */
+static void test_silent_server_times_out(void) {
+        SocketAddress listener;
+        _cleanup_close_ int fd = loopback_socket(true, &listener);
+
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&listener, 1, "localhost", ca_file,
+                                                                 SLOW_KE_TIMEOUT_USEC);
+        ASSERT_EQ(ke->error, -ETIMEDOUT);
+        ASSERT_EQ(ke->stage, NTS_KE_STAGE_TIMEOUT);
+        ASSERT_TRUE(strstr(ke->reason, "TLS handshake"));
+}
+
+static void on_ke_done_unexpected(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
+        bool *called = userdata;
+
+        *called = true;
+        NTS_ke_result_free(result);
+}
+
+static void test_freeing_a_running_session_is_safe(void) {
+        NTS_AEADAlgorithm offer[] = { NTS_AEAD_AES_SIV_CMAC_256 };
+        NTS_KEClientParams p = {
+                .addresses = &good.ke_address,
+                .n_addresses = 1,
+                .tls = { .hostname = "localhost", .ca_file = ca_file },
+                .aead = offer,
+                .n_aead = ELEMENTSOF(offer),
+                .timeout_usec = KE_TIMEOUT_USEC,
+        };
+
+        /* Stop after 0, 1, 2, ... loop iterations: before connecting, while connecting, in the
+         * handshake, ... until one run completes on its own. */
+        for (unsigned iterations = 0;; iterations++) {
+                _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+                NTS_KEClient *c = NULL;
+                bool called = false;
+
+                ASSERT_OK(sd_event_new(&e));
+                ASSERT_OK(NTS_ke_client_start(e, &p, on_ke_done_unexpected, &called, &c));
+                for (unsigned i = 0; i < iterations && !called; i++)
+                        ASSERT_OK(sd_event_run(e, KE_TIMEOUT_USEC));
+                NTS_ke_client_free(c);
+                if (called) {
+                        printf("# a session completes after %u loop iterations\n", iterations);
+                        break;
+                }
+                /* Nothing may fire after the free. */
+                ASSERT_EQ(sd_event_run(e, 0), 0);
+                ASSERT_FALSE(called);
+        }
+}
+
+static void run_sabotage(const Sabotage *s) {
+        MockProcess mock;
+        uint64_t timeout = s->ke_timeout_usec ?: KE_TIMEOUT_USEC;
+
+        ASSERT_OK(mock_server_start(certs, s->mode, &mock));
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&mock.ke_address, 1, "localhost", ca_file, timeout);
+
+        if (s->phase == PHASE_KE) {
+                ASSERT_TRUE(ke->error < 0);
+                ASSERT_EQ(ke->stage, s->stage);
+                if (s->error != NTS_OK)
+                        ASSERT_EQ(ke->nts_error, s->error);
+                if (s->stage == NTS_KE_STAGE_TIMEOUT)
+                        ASSERT_EQ(ke->error, -ETIMEDOUT);
+                ASSERT_EQ(ke->n_cookies, 0);
+                ASSERT_EQ(ke->c2s_key.iov_len, 0);
+                ASSERT_TRUE(ke->reason[0] != 0);
+        } else {
+                NTS_NTPResult ntp;
+
+                assert_ke_ok(ke);
+                ASSERT_TRUE(run_ntp(ke, &ke->cookies[0], &ntp) < 0);
+                ASSERT_EQ(ntp.nts_error, s->error);
+                ASSERT_EQ(ntp.n_cookies, 0);
+        }
+
+        mock_server_stop(&mock);
+}
+
+static const TestCase tests[] = {
+        TEST_CASE(test_full_exchange_is_authenticated),
+        TEST_CASE(test_cookie_from_ntp_reply_is_accepted),
+        TEST_CASE(test_connect_refused_fails_in_connect_stage),
+        TEST_CASE(test_connect_failure_moves_to_next_address),
+        TEST_CASE(test_wrong_hostname_fails_in_tls_stage),
+        TEST_CASE(test_untrusted_ca_fails_in_tls_stage),
+        TEST_CASE(test_server_closing_at_once_fails_in_tls_stage),
+        TEST_CASE(test_silent_server_times_out),
+        TEST_CASE(test_freeing_a_running_session_is_safe),
+};
+
+int main(void) {
+        unsigned n = 0, skipped = 0;
+
+        log_parse_environment();
+
+        printf("1..%zu\n", ELEMENTSOF(tests) + ELEMENTSOF(sabotages));
+        fflush(stdout);
+
+        ASSERT_OK(mock_certs_make(&certs));
+        ASSERT_OK(asprintf(&ca_file, "%s/ca.pem", certs));
+        ASSERT_OK(asprintf(&other_ca_file, "%s/other-ca.pem", certs));
+        ASSERT_OK(mock_server_start(certs, "none", &good));
+
+        for (size_t i = 0; i < ELEMENTSOF(tests); i++) {
+                tests[i].func();
+                printf("ok %u - %s\n", ++n, tests[i].name);
+                fflush(stdout);
+        }
+
+        for (size_t i = 0; i < ELEMENTSOF(sabotages); i++) {
+                const Sabotage *s = &sabotages[i];
+
+                if (!mock_server_has_mode(s->mode)) {
+                        printf("ok %u - %s # SKIP nts-mock-server has no mode '%s' yet\n", ++n, s->test, s->mode);
+                        skipped++;
+                } else {
+                        run_sabotage(s);
+                        printf("ok %u - %s\n", ++n, s->test);
+                }
+                fflush(stdout);
+        }
+
+        mock_server_stop(&good);
+        mock_certs_remove(certs);
+        free(ca_file);
+        free(other_ca_file);
+        printf("# %u tests, %u skipped\n", n, skipped);
+        return EXIT_SUCCESS;
+}

@@ -1,0 +1,392 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* Our TLS client against an in-process libssl server over a socketpair, both non-blocking and
+ * stepped in turn, with the test PKI from test/tools/make-certs.sh. */
+
+#include <signal.h>
+#include <stdio.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+
+#include "crypto-util.h"
+#include "iovec-util.h"
+#include "nts-server-tls.h"
+#include "nts_tls.h"
+#include "tests.h"
+
+static char certs[] = "/tmp/test-nts-tls-XXXXXX";
+
+static const char *cert_path(const char *name) {
+        static char buf[4][256];
+        static unsigned n;
+        char *p = buf[n++ % ELEMENTSOF(buf)];
+
+        snprintf(p, sizeof(buf[0]), "%s/%s", certs, name);
+        return p;
+}
+
+typedef struct ServerSetup {
+        const char *chain;              /* file in certs; NULL: server-chain.pem */
+        ServerALPN alpn;
+        int max_version;
+} ServerSetup;
+
+typedef struct Pair {
+        SSL_CTX *server_ctx;
+        SSL *server;
+        NTS_TLS *client;
+        ServerALPN alpn;
+        int fds[2];
+} Pair;
+
+static void pair_free(Pair *p) {
+        NTS_tls_free(p->client);
+        sym_SSL_free(p->server);
+        sym_SSL_CTX_free(p->server_ctx);
+        safe_close(p->fds[0]);
+        safe_close(p->fds[1]);
+}
+
+static void pair_new(Pair *p, const ServerSetup *s, const NTS_TLSOptions *o) {
+        NTS_TLSOptions opts = *o;
+
+        *p = (Pair) { .alpn = s->alpn };
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, p->fds));
+
+        ASSERT_OK(server_tls_ctx_new(&(ServerTLSOptions) {
+                                             .cert_chain = cert_path(s->chain ?: "server-chain.pem"),
+                                             .key = cert_path("server.key"),
+                                             .max_version = s->max_version,
+                                             .alpn = &p->alpn,
+                                     },
+                                     &p->server_ctx));
+        ASSERT_OK(server_tls_ssl_new(p->server_ctx, p->fds[1], &p->server));
+
+        if (!opts.ca_file && !opts.ca_dir)
+                opts.ca_file = cert_path("ca.pem");
+        ASSERT_OK(NTS_tls_new(p->fds[0], &opts, &p->client));
+}
+
+/* Steps both sides until neither waits any more; returns the client's result. */
+static int pair_handshake(Pair *p) {
+        int rc = -EAGAIN, rs = -EAGAIN;
+
+        for (unsigned i = 0; i < 100 && (rc == -EAGAIN || rs == -EAGAIN); i++) {
+                if (rc == -EAGAIN)
+                        rc = NTS_tls_handshake(p->client);
+                if (rc < 0 && rc != -EAGAIN)
+                        break;
+                if (rs == -EAGAIN)
+                        rs = server_tls_handshake(p->server);
+                if (rs < 0 && rs != -EAGAIN && rc == -EAGAIN) {
+                        /* Let the client read whatever alert the server sent. */
+                        rc = NTS_tls_handshake(p->client);
+                        break;
+                }
+        }
+
+        if (rc >= 0)
+                ASSERT_EQ(rs, 0);
+        /* Whatever happened, nothing may be left in OpenSSL's error queue. */
+        ASSERT_EQ(sym_ERR_peek_last_error(), 0);
+        return rc;
+}
+
+static void assert_refused(const ServerSetup *s, const NTS_TLSOptions *o, int error, const char *reason) {
+        Pair p;
+
+        pair_new(&p, s, o);
+        ASSERT_ERROR(pair_handshake(&p), error);
+        fprintf(stderr, "    refused: %s\n", NTS_tls_error(p.client));
+        if (!strstr(NTS_tls_error(p.client), reason)) {
+                fprintf(stderr, "expected \"%s\" in \"%s\"\n", reason, NTS_tls_error(p.client));
+                abort();
+        }
+        pair_free(&p);
+}
+
+static void assert_accepted(const ServerSetup *s, const NTS_TLSOptions *o) {
+        Pair p;
+
+        pair_new(&p, s, o);
+        ASSERT_OK(pair_handshake(&p));
+        ASSERT_STREQ(NTS_tls_error(p.client), "");
+        pair_free(&p);
+}
+
+static const char *verify_reason(long code) {
+        return sym_X509_verify_cert_error_string(code);
+}
+
+static void test_handshake_exports_the_keys_the_server_derives(void) {
+        static const struct {
+                NTS_AEADAlgorithm aead;
+                size_t key_size;
+        } algs[] = {
+                { NTS_AEAD_AES_SIV_CMAC_256, 32 },
+                { NTS_AEAD_AES_SIV_CMAC_384, 48 },
+                { NTS_AEAD_AES_SIV_CMAC_512, 64 },
+                { NTS_AEAD_AES_128_GCM_SIV, 16 },
+                { NTS_AEAD_AES_256_GCM_SIV, 32 },
+        };
+        NTS_TLSInfo info;
+        Pair p;
+
+        pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost" });
+        ASSERT_OK(pair_handshake(&p));
+        ASSERT_STREQ(NTS_tls_error(p.client), "");
+
+        for (size_t i = 0; i < ELEMENTSOF(algs); i++) {
+                uint8_t c2s[NTS_MAX_AEAD_KEY_SIZE], s2c[NTS_MAX_AEAD_KEY_SIZE];
+                uint8_t server_c2s[NTS_MAX_AEAD_KEY_SIZE], server_s2c[NTS_MAX_AEAD_KEY_SIZE];
+                struct iovec c = IOVEC_MAKE(c2s, sizeof(c2s)), s = IOVEC_MAKE(s2c, sizeof(s2c));
+
+                ASSERT_OK(NTS_tls_export_keys(p.client, algs[i].aead, &c, &s));
+                ASSERT_EQ(c.iov_len, algs[i].key_size);
+                ASSERT_EQ(s.iov_len, algs[i].key_size);
+                ASSERT_OK(server_tls_export_keys(p.server, algs[i].aead, algs[i].key_size, server_c2s, server_s2c));
+                ASSERT_MEMEQ(c2s, server_c2s, algs[i].key_size);
+                ASSERT_MEMEQ(s2c, server_s2c, algs[i].key_size);
+                ASSERT_TRUE(memcmp(c2s, s2c, algs[i].key_size) != 0);
+        }
+
+        ASSERT_OK(NTS_tls_info(p.client, &info));
+        ASSERT_STREQ(info.version, "TLSv1.3");
+        ASSERT_TRUE(strstr(info.cipher, "TLS_"));
+        ASSERT_STREQ(info.subject, "/CN=server");
+        ASSERT_STREQ(info.issuer, "/CN=timesyncd-nts test CA");
+        ASSERT_STREQ(info.verify_result, "ok");
+        ASSERT_EQ(info.not_before, 1704067200); /* 2024-01-01, make-certs.sh */
+        ASSERT_EQ(info.not_after, 4102358400);  /* 2099-12-31 */
+        ASSERT_EQ(sym_ERR_peek_last_error(), 0);
+        pair_free(&p);
+}
+
+static void test_export_refuses_small_buffers_and_unknown_aead(void) {
+        uint8_t c2s[64], s2c[64];
+        struct iovec c = IOVEC_MAKE(c2s, 31), s = IOVEC_MAKE(s2c, sizeof(s2c));
+        Pair p;
+
+        pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost" });
+        ASSERT_OK(pair_handshake(&p));
+        ASSERT_ERROR(NTS_tls_export_keys(p.client, NTS_AEAD_AES_SIV_CMAC_256, &c, &s), ENOBUFS);
+        c.iov_len = sizeof(c2s);
+        ASSERT_ERROR(NTS_tls_export_keys(p.client, (NTS_AEADAlgorithm) 1, &c, &s), EOPNOTSUPP);
+        pair_free(&p);
+}
+
+static void test_name_is_sent_as_sni(void) {
+        Pair p;
+
+        pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "ntp.test" });
+        ASSERT_OK(pair_handshake(&p));
+        ASSERT_STREQ(sym_SSL_get_servername(p.server, TLSEXT_NAMETYPE_host_name), "ntp.test");
+        pair_free(&p);
+}
+
+static void test_ip_literal_verifies_ip_san_and_sends_no_sni(void) {
+        static const char *const ips[] = { "127.0.0.1", "::1" };
+
+        for (size_t i = 0; i < ELEMENTSOF(ips); i++) {
+                Pair p;
+
+                pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = ips[i] });
+                ASSERT_OK(pair_handshake(&p));
+                ASSERT_TRUE(sym_SSL_get_servername(p.server, TLSEXT_NAMETYPE_host_name) == NULL);
+                pair_free(&p);
+        }
+}
+
+static void test_ip_literal_not_in_certificate_is_refused(void) {
+        assert_refused(&(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "127.0.0.2" }, EKEYREJECTED,
+                       verify_reason(X509_V_ERR_IP_ADDRESS_MISMATCH));
+}
+
+static void test_wrong_hostname_is_refused(void) {
+        assert_refused(&(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "other.test" }, EKEYREJECTED,
+                       verify_reason(X509_V_ERR_HOSTNAME_MISMATCH));
+        assert_refused(&(ServerSetup) { .chain = "wrongname-chain.pem" }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_HOSTNAME_MISMATCH));
+}
+
+static void test_expired_certificate_is_refused(void) {
+        assert_refused(&(ServerSetup) { .chain = "expired-chain.pem" }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_CERT_HAS_EXPIRED));
+}
+
+static void test_not_yet_valid_certificate_is_refused(void) {
+        assert_refused(&(ServerSetup) { .chain = "future-chain.pem" }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_CERT_NOT_YET_VALID));
+}
+
+static void test_unknown_ca_is_refused(void) {
+        /* otherca-chain.pem carries its own (untrusted, self-signed) root. */
+        assert_refused(&(ServerSetup) { .chain = "otherca-chain.pem" }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN));
+}
+
+static void test_trusting_the_other_ca_accepts_its_chain(void) {
+        assert_accepted(&(ServerSetup) { .chain = "otherca-chain.pem" },
+                        &(NTS_TLSOptions) { .hostname = "localhost", .ca_file = cert_path("other-ca.pem") });
+        assert_refused(&(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost", .ca_file = cert_path("other-ca.pem") },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN));
+}
+
+static void test_no_verify_time_accepts_expired_and_future(void) {
+        assert_accepted(&(ServerSetup) { .chain = "expired-chain.pem" },
+                        &(NTS_TLSOptions) { .hostname = "localhost", .no_verify_time = true });
+        assert_accepted(&(ServerSetup) { .chain = "future-chain.pem" },
+                        &(NTS_TLSOptions) { .hostname = "localhost", .no_verify_time = true });
+}
+
+static void test_no_verify_time_still_refuses_wrong_name_and_unknown_ca(void) {
+        assert_refused(&(ServerSetup) { .chain = "wrongname-chain.pem" },
+                       &(NTS_TLSOptions) { .hostname = "localhost", .no_verify_time = true },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_HOSTNAME_MISMATCH));
+        assert_refused(&(ServerSetup) { .chain = "otherca-chain.pem" },
+                       &(NTS_TLSOptions) { .hostname = "localhost", .no_verify_time = true },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN));
+}
+
+static void test_verify_time_is_the_time_checked(void) {
+        /* The test CA is made by the test run and valid for ten years from now; the leaf from
+         * 2024 to 2099. Only the configured time can make this chain fail. */
+        const time_t now = time(NULL), year = 366 * 24 * 3600;
+
+        assert_accepted(&(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost", .verify_time = now + year });
+        assert_refused(&(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost", .verify_time = now + 11 * year },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_CERT_HAS_EXPIRED));
+        assert_refused(&(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost", .verify_time = now - year },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_CERT_NOT_YET_VALID));
+}
+
+static void test_server_without_alpn_is_refused(void) {
+        assert_refused(&(ServerSetup) { .alpn = SERVER_ALPN_NONE }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EPROTO, "did not select ALPN protocol \"ntske/1\"");
+}
+
+static void test_server_with_other_alpn_is_refused(void) {
+        /* libssl itself may already refuse a protocol it did not offer; either way the
+         * handshake fails with a protocol error. */
+        assert_refused(&(ServerSetup) { .alpn = SERVER_ALPN_OTHER }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EPROTO, "TLS handshake: ");
+}
+
+static void test_server_refusing_alpn_is_refused_with_its_alert(void) {
+        assert_refused(&(ServerSetup) { .alpn = SERVER_ALPN_REFUSE }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EPROTO, "peer sent TLS alert: no application protocol");
+}
+
+static void test_tls12_only_server_is_refused(void) {
+        assert_refused(&(ServerSetup) { .max_version = TLS1_2_VERSION }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EPROTO, "peer sent TLS alert: protocol version");
+}
+
+static void test_peer_closing_during_handshake_is_an_error(void) {
+        Pair p;
+
+        pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost" });
+        ASSERT_ERROR(NTS_tls_handshake(p.client), EAGAIN);
+        ASSERT_EQ(NTS_tls_events(p.client), EPOLLIN);
+        p.fds[1] = safe_close(p.fds[1]);
+        ASSERT_TRUE(NTS_tls_handshake(p.client) < 0);
+        ASSERT_TRUE(strstr(NTS_tls_error(p.client), "TLS handshake: "));
+        ASSERT_EQ(sym_ERR_peek_last_error(), 0);
+        pair_free(&p);
+}
+
+static void test_data_flows_and_orderly_close_reads_zero(void) {
+        char buf[64];
+        Pair p;
+
+        pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost" });
+        ASSERT_OK(pair_handshake(&p));
+
+        ASSERT_EQ(NTS_tls_write(p.client, "request", 7), 7);
+        ASSERT_EQ(sym_SSL_read(p.server, buf, sizeof(buf)), 7);
+        ASSERT_MEMEQ(buf, "request", 7);
+
+        /* Nothing sent yet: the read waits. (The server's session tickets are consumed.) */
+        ASSERT_ERROR(NTS_tls_read(p.client, buf, sizeof(buf)), EAGAIN);
+        ASSERT_EQ(NTS_tls_events(p.client), EPOLLIN);
+
+        ASSERT_EQ(sym_SSL_write(p.server, "response", 8), 8);
+        ASSERT_EQ(NTS_tls_read(p.client, buf, sizeof(buf)), 8);
+        ASSERT_MEMEQ(buf, "response", 8);
+
+        ASSERT_TRUE(sym_SSL_shutdown(p.server) >= 0);
+        ASSERT_EQ(NTS_tls_read(p.client, buf, sizeof(buf)), 0);
+        NTS_tls_shutdown(p.client);
+        ASSERT_EQ(sym_ERR_peek_last_error(), 0);
+        pair_free(&p);
+}
+
+static void test_close_without_close_notify_is_an_error(void) {
+        char buf[64];
+        Pair p;
+
+        pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost" });
+        ASSERT_OK(pair_handshake(&p));
+        p.fds[1] = safe_close(p.fds[1]);
+        ASSERT_TRUE(NTS_tls_read(p.client, buf, sizeof(buf)) < 0);
+        ASSERT_TRUE(strstr(NTS_tls_error(p.client), "TLS read: "));
+        ASSERT_EQ(sym_ERR_peek_last_error(), 0);
+        pair_free(&p);
+}
+
+static void test_missing_ca_file_is_an_error(void) {
+        NTS_TLS *t = NULL;
+        int fds[2];
+
+        ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds));
+        ASSERT_ERROR(NTS_tls_new(fds[0], &(NTS_TLSOptions) { .hostname = "localhost", .ca_file = cert_path("missing.pem") }, &t),
+                     EINVAL);
+        ASSERT_TRUE(t == NULL);
+        ASSERT_ERROR(NTS_tls_new(fds[0], &(NTS_TLSOptions) { .hostname = "" }, &t), EINVAL);
+        ASSERT_EQ(sym_ERR_peek_last_error(), 0);
+        safe_close(fds[0]);
+        safe_close(fds[1]);
+}
+
+static void setup(void) {
+        char cmd[512];
+
+        /* A dead peer must be an error return, not a signal. */
+        ASSERT_TRUE(signal(SIGPIPE, SIG_IGN) != SIG_ERR);
+
+        ASSERT_TRUE(mkdtemp(certs));
+        snprintf(cmd, sizeof(cmd), "bash %s %s", TEST_MAKE_CERTS, certs);
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_OK(dlopen_libssl(LOG_ERR));
+}
+
+static void cleanup(void) {
+        char cmd[512];
+
+        snprintf(cmd, sizeof(cmd), "rm -rf %s", certs);
+        ASSERT_EQ(system(cmd), 0);
+}
+
+TEST_MAIN(TEST_CASE(setup),
+          TEST_CASE(test_handshake_exports_the_keys_the_server_derives),
+          TEST_CASE(test_export_refuses_small_buffers_and_unknown_aead),
+          TEST_CASE(test_name_is_sent_as_sni),
+          TEST_CASE(test_ip_literal_verifies_ip_san_and_sends_no_sni),
+          TEST_CASE(test_ip_literal_not_in_certificate_is_refused),
+          TEST_CASE(test_wrong_hostname_is_refused),
+          TEST_CASE(test_expired_certificate_is_refused),
+          TEST_CASE(test_not_yet_valid_certificate_is_refused),
+          TEST_CASE(test_unknown_ca_is_refused),
+          TEST_CASE(test_trusting_the_other_ca_accepts_its_chain),
+          TEST_CASE(test_no_verify_time_accepts_expired_and_future),
+          TEST_CASE(test_no_verify_time_still_refuses_wrong_name_and_unknown_ca),
+          TEST_CASE(test_verify_time_is_the_time_checked),
+          TEST_CASE(test_server_without_alpn_is_refused),
+          TEST_CASE(test_server_with_other_alpn_is_refused),
+          TEST_CASE(test_server_refusing_alpn_is_refused_with_its_alert),
+          TEST_CASE(test_tls12_only_server_is_refused),
+          TEST_CASE(test_peer_closing_during_handshake_is_an_error),
+          TEST_CASE(test_data_flows_and_orderly_close_reads_zero),
+          TEST_CASE(test_close_without_close_notify_is_an_error),
+          TEST_CASE(test_missing_ca_file_is_an_error),
+          TEST_CASE(cleanup));

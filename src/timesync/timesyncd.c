@@ -4,6 +4,7 @@
 #include <grp.h>
 #include <linux/capability.h>
 #include <pwd.h>
+#include <signal.h>
 #include <stdio.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -155,6 +156,9 @@ int main(int argc, char *argv[]) {
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 
         umask(0022);
+        /* libssl writes to the KE socket with write(): a peer that hangs up must give EPIPE,
+         * not kill the daemon. */
+        (void) signal(SIGPIPE, SIG_IGN);
 
         r = manager_new(&m, &(ManagerOptions) {
                         .observe = arg_observe,

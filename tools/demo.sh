@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The README's first command: installs what is needed, builds, and shows the daemon at work on
+# an embedded default: a local chronyd NTS server (test certificates, loopback only), our
+# daemon in --observe mode without CAP_SYS_TIME (it never changes this machine's clock), and
+# Debian's timedatectl reading it over a private D-Bus.
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+tools/install-deps.sh
+[ -d build ] || meson setup build >/dev/null
+ninja -C build >/dev/null
+test/tools/fetch-peers.sh "$top/build-peers" >/dev/null
+export TSNTS_PEERS_DIR="$top/build-peers" TSNTS_BUILD_DIR="$top/build"
+export TSNTS_ADJTIMEX_READ="$top/build/test/adjtimex-read"
+
+exec bash test/demo/demo.sh

@@ -61,6 +61,9 @@ int config_parse_standard(const char *root, const char *name, const ConfigSpec *
 /* data: usec_t*; a time span (parse_sec()). */
 int config_parse_sec(const char *filename, unsigned line, const char *section, const char *lvalue,
                      int ltype, const char *rvalue, void *data, void *userdata);
+/* data: bool*; yes/no, true/false, on/off, 1/0 (case-insensitive). */
+int config_parse_bool(const char *filename, unsigned line, const char *section, const char *lvalue,
+                      int ltype, const char *rvalue, void *data, void *userdata);
 /* data: char**; an absolute path, or empty to reset to NULL. */
 int config_parse_path(const char *filename, unsigned line, const char *section, const char *lvalue,
                       int ltype, const char *rvalue, void *data, void *userdata);

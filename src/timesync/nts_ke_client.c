@@ -269,9 +269,17 @@ static void ke_client_process(NTS_KEClient *c) {
                                 return;
                         }
                         if (r < 0) {
+                                c->result->cert_time_failure = NTS_tls_cert_time_failure(c->tls);
                                 ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "TLS handshake with %s failed: %s",
                                                ke_client_address_string(c, a), ke_client_tls_reason(c, r));
                                 return;
+                        }
+                        {
+                                NTS_TLSInfo info;
+                                if (NTS_tls_info(c->tls, &info) >= 0) {
+                                        c->result->cert_not_before = info.not_before;
+                                        c->result->cert_not_after = info.not_after;
+                                }
                         }
                         log_debug("NTS-KE with %s: TLS handshake with %s done", c->hostname,
                                   ke_client_address_string(c, a));

@@ -44,6 +44,9 @@ typedef struct NTS_KEResult {
         char *ntp_server;               /* Server Negotiation, NUL-terminated; NULL: the KE server's address */
         uint16_t ntp_port;              /* Port Negotiation; 0: not negotiated, use 123 */
         SocketAddress address;          /* the KE address that answered, or the last one tried */
+        NTS_TLSCertTime cert_time_failure; /* with NTS_KE_STAGE_TLS: refused for its validity period */
+        time_t cert_not_before;         /* on success: validity of the server's certificate */
+        time_t cert_not_after;
 } NTS_KEResult;
 
 NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r);

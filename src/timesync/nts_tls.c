@@ -448,3 +448,21 @@ void NTS_tls_shutdown(NTS_TLS *t) {
         ERROR_QUEUE_SCOPE(t);
         (void) sym_SSL_shutdown(t->ssl);
 }
+
+NTS_TLSCertTime NTS_tls_cert_time_failure(const NTS_TLS *t) {
+        long v;
+
+        assert(t);
+
+        if (t->handshake_done)
+                return NTS_TLS_CERT_TIME_OTHER;
+
+        /* The verifier reports the first error it meets; it checks names and the chain before
+         * validity periods, so a time error here means nothing else failed before it. */
+        v = sym_SSL_get_verify_result(t->ssl);
+        if (v == X509_V_ERR_CERT_NOT_YET_VALID)
+                return NTS_TLS_CERT_NOT_YET_VALID;
+        if (v == X509_V_ERR_CERT_HAS_EXPIRED)
+                return NTS_TLS_CERT_EXPIRED;
+        return NTS_TLS_CERT_TIME_OTHER;
+}

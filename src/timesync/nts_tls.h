@@ -34,6 +34,16 @@ int NTS_tls_handshake(NTS_TLS *t);
 ssize_t NTS_tls_write(NTS_TLS *t, const void *buf, size_t size);
 ssize_t NTS_tls_read(NTS_TLS *t, void *buf, size_t size);
 
+/* Whether a failed handshake refused the certificate for its validity period, and which way:
+ * the bootstrap of a machine with a wrong clock needs to tell "not yet valid" from the rest. */
+typedef enum NTS_TLSCertTime {
+        NTS_TLS_CERT_TIME_OTHER,        /* no certificate time failure (or not only that) */
+        NTS_TLS_CERT_NOT_YET_VALID,
+        NTS_TLS_CERT_EXPIRED,
+} NTS_TLSCertTime;
+
+NTS_TLSCertTime NTS_tls_cert_time_failure(const NTS_TLS *t);
+
 /* EPOLLIN and/or EPOLLOUT: what the last -EAGAIN waits for. */
 uint32_t NTS_tls_events(const NTS_TLS *t);
 

@@ -71,6 +71,7 @@ static void timesync_config_init(TimesyncConfig *c) {
                 .poll_interval_max_usec = TIMESYNC_POLL_INTERVAL_MAX_USEC_DEFAULT,
                 .connection_retry_usec = TIMESYNC_CONNECTION_RETRY_USEC_DEFAULT,
                 .save_interval_usec = TIMESYNC_SAVE_INTERVAL_USEC_DEFAULT,
+                .nts_bootstrap = true,
         };
 }
 
@@ -120,6 +121,7 @@ static int timesync_config_parse(TimesyncConfig *c, const char *root, const char
                 T("SaveIntervalSec", config_parse_sec, 0, save_interval_usec),
                 T("NTS", config_parse_servers, SERVER_LIST_NTS, nts_servers),
                 T("NTSTrustedCertificates", config_parse_path, 0, nts_trusted_certificates),
+                T("NTSBootstrap", config_parse_bool, 0, nts_bootstrap),
                 {}
         };
 #undef T

@@ -580,6 +580,12 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                                               0, m->poll_level_max);
         manager_update_poll_interval(m);
 
+        /* Keys from a bootstrap exchange (wrong clock, certificate not yet valid) bound what
+         * their time may do; see timesyncd-nts.c. */
+        if (m->current_server_name->nts &&
+            manager_nts_check_bootstrap(m, ntp_ts_to_nsec(h.transmit), sample.offset_nsec) < 0)
+                return manager_connect(m);
+
         if (!spike) {
                 r = manager_adjust_clock(m, sample.offset_nsec, h.leap, root_distance);
                 if (r >= 0) {
@@ -593,6 +599,11 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                         }
                         manager_write_sync_flag(m);
                         manager_save_clock(m);
+                        if (m->current_server_name->nts && manager_nts_bootstrap_done(m)) {
+                                /* A new key exchange takes over; it polls again when done. */
+                                (void) manager_bus_emit_changed(m, "NTPMessage", "NTSAuthenticated", NULL);
+                                return 0;
+                        }
                 }
         }
 

@@ -51,6 +51,14 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
         return -EAGAIN;
 }
 
+int manager_nts_check_bootstrap(Manager *m, int64_t server_time_nsec, int64_t offset_nsec) {
+        return -EPERM;
+}
+
+bool manager_nts_bootstrap_done(Manager *m) {
+        return false;
+}
+
 const char *manager_nts_aead_name(Manager *m) {
         return NULL;
 }

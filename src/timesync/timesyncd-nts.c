@@ -57,6 +57,7 @@ int nts_state_new(ServerName *n, NTSState **ret) {
 }
 
 static void nts_state_forget_keys(NTSState *s) {
+        s->bootstrap = false;
         s->c2s = NTS_aead_free(s->c2s);
         s->s2c = NTS_aead_free(s->s2c);
         nts_jar_done(&s->jar);
@@ -109,9 +110,14 @@ static int nts_state_make_contexts(NTSState *s) {
 }
 
 static void nts_state_save(Manager *m, NTSState *s) {
-        _cleanup_free_ char *path = nts_state_path(m, s);
+        _cleanup_free_ char *path = NULL;
         int r;
 
+        /* Keys from a bootstrap exchange are only good for one step of the clock. */
+        if (s->bootstrap)
+                return;
+
+        path = nts_state_path(m, s);
         if (!path)
                 return;
 
@@ -189,6 +195,35 @@ static void nts_ke_failed(Manager *m, NTSState *s, const char *reason) {
                 (void) manager_connect(m);
 }
 
+/* Bootstrap with a wrong clock.
+ *
+ * A machine without a working RTC starts at the clock file's time or this build's time, and
+ * the certificate of an NTS-KE server issued after that looks "not yet valid": without help,
+ * such a machine can never get authenticated time. The way out, bounded so that it cannot
+ * hurt a clock that is right:
+ *  - only while NTSBootstrap= is on, we have not synchronized since start and the kernel does
+ *    not consider the clock synchronized either;
+ *  - only for a certificate that failed *only* for being not yet valid (names and chain were
+ *    checked first and passed). An expired certificate is never accepted: that is what an
+ *    attacker holding an old key would show a correctly set clock;
+ *  - the key exchange is repeated without validity checks, and time from those keys is used
+ *    only if it lies within the certificate's validity period and moves the clock forward;
+ *  - once the clock took that time, the keys are dropped and the key exchange is repeated
+ *    with every check, now against the corrected clock; the keys are never saved.
+ * So an attacker can at most move a clock that is behind forward into a validity period of a
+ * certificate a trusted CA issued for that server name. */
+static bool nts_bootstrap_allowed(Manager *m) {
+        ClockState st = {};
+
+        if (!m->config.nts_bootstrap || m->synchronized)
+                return false;
+        if (clock_backend_get_state(m->clock, &st) >= 0 && st.synchronized)
+                return false;
+        return true;
+}
+
+static int nts_start_ke(Manager *m, NTSState *s);
+
 static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
         NTSState *s = userdata;
         ServerName *n = s->name;
@@ -199,6 +234,17 @@ static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
         s->ke = NTS_ke_client_free(c);
 
         if (result->error < 0) {
+                if (result->stage == NTS_KE_STAGE_TLS && result->cert_time_failure == NTS_TLS_CERT_NOT_YET_VALID &&
+                    !s->bootstrap_attempt && nts_bootstrap_allowed(m)) {
+                        log_notice("The certificate of %s is not yet valid by our clock, which is not synchronized: "
+                                   "bootstrapping (its time is used only within the certificate's validity period, "
+                                   "and only forward).", n->string);
+                        NTS_ke_result_free(result);
+                        s->bootstrap_attempt = true;
+                        (void) nts_start_ke(m, s);
+                        return;
+                }
+                s->bootstrap_attempt = false;
                 nts_ke_failed(m, s, result->reason);
                 NTS_ke_result_free(result);
                 return;
@@ -227,6 +273,10 @@ static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
                 return;
         }
 
+        s->bootstrap = s->bootstrap_attempt;
+        s->bootstrap_attempt = false;
+        s->cert_not_before = result->cert_not_before;
+        s->cert_not_after = result->cert_not_after;
         s->ke_failures = 0;
         s->ke_retry_after = 0;
         s->last_error[0] = '\0';
@@ -238,7 +288,8 @@ static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
                  s->jar.n_cookies, s->jar.ntp_server, s->jar.ntp_port ?: 123);
         NTS_ke_result_free(result);
 
-        nts_state_save(m, s);
+        if (!s->bootstrap)
+                nts_state_save(m, s);
         nts_emit_changed(m);
 
         if (m->current_server_name == n)
@@ -289,6 +340,7 @@ static void nts_ke_resolved(ResolveQuery *q, int error, const struct addrinfo *a
                         .hostname = s->name->host,
                         .ca_file = ca && stat(ca, &st) >= 0 && !S_ISDIR(st.st_mode) ? ca : NULL,
                         .ca_dir = ca && stat(ca, &st) >= 0 && S_ISDIR(st.st_mode) ? ca : NULL,
+                        .no_verify_time = s->bootstrap_attempt,
                 },
                 .aead = offer,
                 .n_aead = (size_t) n_offer,
@@ -430,6 +482,42 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
         s->authenticated = true;
         nts_state_save(m, s);
         return 0;
+}
+
+int manager_nts_check_bootstrap(Manager *m, int64_t server_time_nsec, int64_t offset_nsec) {
+        NTSState *s = m->current_server_name->nts;
+        int64_t nb, na;
+
+        if (!s || !s->bootstrap)
+                return 0;
+
+        nb = (int64_t) s->cert_not_before * NTP_NSEC_PER_SEC;
+        na = (int64_t) s->cert_not_after * NTP_NSEC_PER_SEC;
+        if (server_time_nsec >= nb && server_time_nsec <= na && offset_nsec > 0)
+                return 0;
+
+        log_warning("Refusing bootstrap time from %s: it %s; dropping the server.", s->name->string,
+                    offset_nsec <= 0 ? "would move the clock backwards" : "lies outside its certificate's validity period");
+        nts_state_forget_keys(s);
+        s->ke_failures++;
+        s->ke_retry_after = now(CLOCK_BOOTTIME) + NTS_KE_BACKOFF_MAX_USEC;
+        snprintf(m->nts_status, sizeof m->nts_status, "Bootstrap with %s refused", s->name->string);
+        nts_emit_changed(m);
+        return -EPERM;
+}
+
+bool manager_nts_bootstrap_done(Manager *m) {
+        NTSState *s = m->current_server_name ? m->current_server_name->nts : NULL;
+
+        if (!s || !s->bootstrap)
+                return false;
+
+        log_notice("Bootstrap: the clock took the time of %s; repeating the key exchange with full certificate checks.",
+                   s->name->string);
+        nts_state_forget_keys(s);
+        manager_disconnect(m);
+        (void) nts_start_ke(m, s);
+        return true;
 }
 
 /* ---- D-Bus views ---- */

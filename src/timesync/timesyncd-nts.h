@@ -40,6 +40,13 @@ typedef struct NTSState {
         usec_t ke_retry_after;          /* CLOCK_BOOTTIME; 0: no backoff */
         char *ke_address;               /* "host:port" as used for the exchange */
 
+        /* Bootstrap (see timesyncd-nts.c): the keys came from a handshake that did not check
+         * certificate validity periods, so time from them must fall in [not_before,
+         * not_after] of the certificate and may only move the clock forward. */
+        bool bootstrap_attempt;         /* the next key exchange skips the validity check */
+        bool bootstrap;                 /* the keys in the jar come from such an exchange */
+        time_t cert_not_before, cert_not_after;
+
         NTS_Query query;                /* the request in flight */
         bool query_pending;
         bool authenticated;             /* the last reply verified */
@@ -72,6 +79,14 @@ ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size);
  * ignore the packet and keep waiting (logged, rate limited). -EKEYREJECTED: the server NAKed
  * our cookie; a new key exchange was started. */
 int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size);
+
+/* For a reply that verified: if the current keys come from a bootstrap exchange, whether its
+ * time may be used. 0: yes (and the bootstrap ends once the clock took it); -EPERM: no, the
+ * server is dropped (logged). */
+int manager_nts_check_bootstrap(Manager *m, int64_t server_time_nsec, int64_t offset_nsec);
+/* The clock took a sample: if it came from bootstrap keys, drop them and repeat the key
+ * exchange with full certificate checks. Returns true when it did so. */
+bool manager_nts_bootstrap_done(Manager *m);
 
 /* What D-Bus shows about the current server. */
 const char *manager_nts_aead_name(Manager *m);

@@ -247,6 +247,11 @@ _test_cleanup() {
         done
         _ports_release
         clock_guard_check "$TEST_TMPDIR" || rc=1
+        # Programs built with ASan/UBSan report into their logs, often only when they exit.
+        if grep -rlE --include='*.log' 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$TEST_TMPDIR" >&2 2>/dev/null; then
+                echo "FAIL: sanitizer report in the log(s) above" >&2
+                rc=1
+        fi
         if [ "$rc" != 0 ] && [ "$rc" != "$EXIT_SKIP" ]; then
                 while IFS= read -r -d '' f; do
                         echo "---- ${f#"$TEST_TMPDIR"/} (last 40 lines)" >&2

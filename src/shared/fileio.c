@@ -56,3 +56,46 @@ int read_line(FILE *f, size_t max, char **ret) {
         *ret = TAKE_PTR(buf);
         return consumed > INT32_MAX ? INT32_MAX : (int) consumed;
 }
+
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0, allocated = 0;
+
+        assert(fd >= 0);
+        assert(ret);
+
+        for (;;) {
+                ssize_t l;
+
+                if (size == allocated) {
+                        size_t n = MIN(MAX(allocated * 2, (size_t) 4096), max + 1);
+                        char *p;
+
+                        if (n <= allocated)
+                                return -EFBIG;
+                        p = realloc(buf, n + 1);
+                        if (!p)
+                                return -ENOMEM;
+                        buf = p;
+                        allocated = n;
+                }
+
+                l = read(fd, buf + size, allocated - size);
+                if (l < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                if (l == 0)
+                        break;
+                size += (size_t) l;
+                if (size > max)
+                        return -EFBIG;
+        }
+
+        buf[size] = '\0';
+        if (ret_size)
+                *ret_size = size;
+        *ret = TAKE_PTR(buf);
+        return 0;
+}

@@ -15,3 +15,7 @@ DEFINE_TRIVIAL_CLEANUP_FUNC_VOID(FILE *, fclose);
  * number of bytes consumed (0 at end of file), -ENOBUFS when the line is longer than max, or
  * -errno on a read error. *ret is always a NUL-terminated heap string on success. */
 int read_line(FILE *f, size_t max, char **ret);
+
+/* Reads fd to its end into a NUL-terminated heap buffer; -EFBIG if it holds more than max
+ * bytes. *ret_size (optional) excludes the terminator. */
+int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <sys/inotify.h>
 
+#include "fileio.h"
 #include "log.h"
 #include "string-util.h"
 #include "strv.h"
@@ -64,7 +65,7 @@ int network_state_parse(const char *contents, NetworkState *ret) {
 int network_state_read(const char *dir, NetworkState *ret) {
         _cleanup_free_ char *path = NULL, *contents = NULL;
         _cleanup_close_ int fd = -EBADF;
-        size_t size = 0;
+        int r;
 
         assert(dir);
         assert(ret);
@@ -80,22 +81,10 @@ int network_state_read(const char *dir, NetworkState *ret) {
                 return 0;
         }
 
-        /* networkd's file is small; anything past 64 KiB is not networkd's and is cut. */
-        contents = malloc(NETWORK_STATE_MAX + 1);
-        if (!contents)
-                return -ENOMEM;
-        while (size < NETWORK_STATE_MAX) {
-                ssize_t l = read(fd, contents + size, NETWORK_STATE_MAX - size);
-                if (l < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        return -errno;
-                }
-                if (l == 0)
-                        break;
-                size += (size_t) l;
-        }
-        contents[size] = '\0';
+        /* networkd's file is small; a huge one is not networkd's. */
+        r = read_full_fd(fd, NETWORK_STATE_MAX, &contents, NULL);
+        if (r < 0)
+                return r;
 
         return network_state_parse(contents, ret);
 }

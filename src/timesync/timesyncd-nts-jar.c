@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "fileio.h"
 #include "hexdecoct.h"
 #include "iovec-util.h"
 #include "log.h"
@@ -270,18 +271,9 @@ int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJ
         if (st.st_mode & 0077)
                 return -EPERM;
 
-        text = malloc((size_t) st.st_size + 1);
-        if (!text)
-                return -ENOMEM;
-        while (size < (size_t) st.st_size) {
-                ssize_t l = read(fd, text + size, (size_t) st.st_size - size);
-                if (l < 0)
-                        return -errno;
-                if (l == 0)
-                        break;
-                size += (size_t) l;
-        }
-        text[size] = '\0';
+        r = read_full_fd(fd, JAR_MAX_FILE_SIZE, &text, &size);
+        if (r < 0)
+                return r == -EFBIG ? -EBADMSG : r;
         if (strlen(text) != size)
                 r = -EBADMSG;
         else

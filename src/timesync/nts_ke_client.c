@@ -205,9 +205,24 @@ static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
         ke_client_complete(c);
 }
 
+/* The code the server sent, or the record at fault, where the cause has one. */
+static const char *ke_agreement_detail(const NTS_Agreement *a, char buf[static 32]) {
+        switch (a->error) {
+        case NTS_ERROR_SERVER_UNRECOGNIZED_CRITICAL_RECORD ... NTS_ERROR_SERVER_WARNING:
+                snprintf(buf, 32, " (code %u)", a->server_code);
+                break;
+        case NTS_ERROR_KE_BAD_RECORD_LENGTH ... NTS_ERROR_KE_BAD_PORT:
+                snprintf(buf, 32, " (record type %u)", a->record_type);
+                break;
+        default:
+                buf[0] = 0;
+        }
+        return buf;
+}
+
 /* Returns true when the session continues and more data is needed. */
 static bool ke_client_receive(NTS_KEClient *c) {
-        char a[SOCKET_ADDRESS_STRING_MAX];
+        char a[SOCKET_ADDRESS_STRING_MAX], detail[32];
         NTS_Agreement agreement = {};
         ssize_t n;
 
@@ -242,10 +257,9 @@ static bool ke_client_receive(NTS_KEClient *c) {
         if (n == -ENODATA)
                 return true;
         if (n < 0) {
-                ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, (int) n, agreement.error,
-                               "KE response from %s refused: %s (record type %u, server code %u)",
+                ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, (int) n, agreement.error, "KE response from %s refused: %s%s",
                                ke_client_address_string(c, a), strna(NTS_error_string(agreement.error)),
-                               agreement.record_type, agreement.server_code);
+                               ke_agreement_detail(&agreement, detail));
                 return false;
         }
 

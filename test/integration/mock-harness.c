@@ -6,29 +6,33 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "log.h"
 #include "mock-harness.h"
 #include "nts_crypto.h"
 
-extern char **environ;
-
+/* Children die with us: a failed assertion aborts the test and must not leave a mock server
+ * behind. */
 static int spawn(char *const argv[], int stdout_fd, pid_t *ret) {
-        posix_spawn_file_actions_t actions;
-        int r;
+        pid_t parent = getpid(), pid;
 
-        r = posix_spawn_file_actions_init(&actions);
-        if (r != 0)
-                return -r;
-        if (stdout_fd >= 0)
-                r = posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
-        if (r == 0)
-                r = posix_spawn(ret, argv[0], &actions, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&actions);
-        return -r;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+                        _exit(EXIT_FAILURE);
+                if (stdout_fd >= 0 && dup2(stdout_fd, STDOUT_FILENO) < 0)
+                        _exit(EXIT_FAILURE);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+
+        *ret = pid;
+        return 0;
 }
 
 static int wait_exit_status(pid_t pid) {

@@ -1,0 +1,453 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include "crypto-util.h"
+#include "iovec-util.h"
+#include "nts_crypto.h"
+#include "siv-s2v.h"
+#include "tests.h"
+
+DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_AEADContext *, NTS_aead_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC_VOID(EVP_MAC_CTX *, sym_EVP_MAC_CTX_free);
+
+static const NTS_AEADAlgorithm siv_algorithms[] = {
+        NTS_AEAD_AES_SIV_CMAC_256,
+        NTS_AEAD_AES_SIV_CMAC_384,
+        NTS_AEAD_AES_SIV_CMAC_512,
+};
+
+static size_t unhex(const char *s, uint8_t *buf, size_t size) {
+        size_t n = 0;
+
+        for (; *s; s++) {
+                if (*s == ' ')
+                        continue;
+                ASSERT_TRUE(n / 2 < size);
+                unsigned v = (unsigned) (*s <= '9' ? *s - '0' : (*s | 0x20) - 'a' + 10);
+                ASSERT_TRUE(v < 16);
+                if (n % 2 == 0)
+                        buf[n / 2] = (uint8_t) (v << 4);
+                else
+                        buf[n / 2] |= (uint8_t) v;
+                n++;
+        }
+        ASSERT_EQ(n % 2, 0);
+        return n / 2;
+}
+
+#define HEX(name, s)                                                                           \
+        uint8_t name##_buf[256];                                                               \
+        struct iovec name = IOVEC_MAKE(name##_buf, unhex(s, name##_buf, sizeof(name##_buf)))
+
+/* RFC 5297 appendix A.1: deterministic authenticated encryption (no nonce). */
+#define A1_KEY "fffefdfcfbfaf9f8f7f6f5f4f3f2f1f0f0f1f2f3f4f5f6f7f8f9fafbfcfdfeff"
+#define A1_AD "101112131415161718191a1b1c1d1e1f2021222324252627"
+#define A1_PLAINTEXT "112233445566778899aabbccddee"
+#define A1_OUTPUT "85632d07c6e8f37f950acd320a2ecc93 40c02b9690c4dc04daef7f6afe5c"
+
+/* RFC 5297 appendix A.2: nonce-based, two associated data components and a nonce. */
+#define A2_KEY "7f7e7d7c7b7a797877767574737271704041424344454647 48494a4b4c4d4e4f"
+#define A2_AD1 "00112233445566778899aabbccddeeffdeaddadadeaddadaffeeddccbbaa99887766554433221100"
+#define A2_AD2 "102030405060708090a0"
+#define A2_NONCE "09f911029d74e35bd84156c5635688c0"
+#define A2_PLAINTEXT "7468697320697320736f6d6520706c61696e7465787420746f20656e6372797074207573696e67205349562d414553"
+#define A2_OUTPUT "7bdb6e3b432667eb06f4d14bff2fbd0f cb900f2fddbe404326601965c889bf17dba77ceb094fa663b7a3f748ba8af829ea64ad544a272e9c485b62a3fd5c0d"
+
+static void fill(uint8_t *p, size_t n, uint8_t seed) {
+        for (size_t i = 0; i < n; i++)
+                p[i] = (uint8_t) (seed + i * 7);
+}
+
+static NTS_AEADContext *aead_new_seeded(NTS_AEADAlgorithm id, uint8_t seed) {
+        const NTS_AEADParam *p = NTS_aead_param(id);
+        uint8_t key[NTS_MAX_AEAD_KEY_SIZE];
+        NTS_AEADContext *c = NULL;
+
+        ASSERT_TRUE(p);
+        fill(key, p->key_size, seed);
+        ASSERT_OK(NTS_aead_new(id, &IOVEC_MAKE(key, p->key_size), &c));
+        ASSERT_EQ(NTS_aead_algorithm(c), id);
+        return c;
+}
+
+static void test_s2v_reproduces_rfc5297_a1_iv(void) {
+        _cleanup_(sym_EVP_MAC_CTX_freep) EVP_MAC_CTX *cmac = NULL;
+        HEX(key, A1_KEY);
+        HEX(expected, A1_OUTPUT);
+        uint8_t v[SIV_BLOCK_SIZE];
+
+        ASSERT_OK(dlopen_libcrypto(LOG_ERR));
+        ASSERT_OK(siv_cmac_new(key.iov_base, key.iov_len / 2, &cmac));
+
+        HEX(ad, A1_AD);
+        HEX(plaintext, A1_PLAINTEXT);
+        const struct iovec s[] = { ad, plaintext };
+        ASSERT_OK(siv_s2v(cmac, s, ELEMENTSOF(s), v));
+        ASSERT_MEMEQ(v, expected.iov_base, SIV_BLOCK_SIZE);
+
+        /* The context can be reused. */
+        memset(v, 0, sizeof(v));
+        ASSERT_OK(siv_s2v(cmac, s, ELEMENTSOF(s), v));
+        ASSERT_MEMEQ(v, expected.iov_base, SIV_BLOCK_SIZE);
+}
+
+static void test_s2v_reproduces_rfc5297_a2_iv(void) {
+        _cleanup_(sym_EVP_MAC_CTX_freep) EVP_MAC_CTX *cmac = NULL;
+        HEX(key, A2_KEY);
+        HEX(expected, A2_OUTPUT);
+        HEX(ad1, A2_AD1);
+        HEX(ad2, A2_AD2);
+        HEX(nonce, A2_NONCE);
+        HEX(plaintext, A2_PLAINTEXT);
+        uint8_t v[SIV_BLOCK_SIZE];
+
+        ASSERT_OK(dlopen_libcrypto(LOG_ERR));
+        ASSERT_OK(siv_cmac_new(key.iov_base, key.iov_len / 2, &cmac));
+
+        const struct iovec s[] = { ad1, ad2, nonce, plaintext };
+        ASSERT_OK(siv_s2v(cmac, s, ELEMENTSOF(s), v));
+        ASSERT_MEMEQ(v, expected.iov_base, SIV_BLOCK_SIZE);
+}
+
+/* The empty-plaintext path computes the tag with siv_s2v(); for non-empty plaintexts
+ * libcrypto computes it. Equal tags for every key size and for short and long last
+ * components show the two agree. */
+static void test_s2v_agrees_with_libcrypto_for_every_key_size(void) {
+        uint8_t key[NTS_MAX_AEAD_KEY_SIZE], ad[61], nonce[NTS_SIV_NONCE_SIZE], pt[40], out[sizeof(pt) + 16];
+
+        fill(ad, sizeof(ad), 3);
+        fill(nonce, sizeof(nonce), 5);
+        fill(pt, sizeof(pt), 9);
+
+        for (size_t i = 0; i < ELEMENTSOF(siv_algorithms); i++) {
+                const NTS_AEADParam *p = NTS_aead_param(siv_algorithms[i]);
+                _cleanup_(NTS_aead_freep) NTS_AEADContext *c = NULL;
+
+                fill(key, p->key_size, (uint8_t) (11 + i));
+                ASSERT_OK(NTS_aead_new(p->id, &IOVEC_MAKE(key, p->key_size), &c));
+
+                for (size_t len = 1; len <= sizeof(pt); len += 13) {
+                        _cleanup_(sym_EVP_MAC_CTX_freep) EVP_MAC_CTX *cmac = NULL;
+                        struct iovec o = IOVEC_MAKE(out, sizeof(out));
+                        uint8_t v[SIV_BLOCK_SIZE];
+
+                        ASSERT_OK(NTS_aead_encrypt(c, &IOVEC_MAKE(ad, sizeof(ad)), 1, &IOVEC_MAKE(nonce, sizeof(nonce)),
+                                                   &IOVEC_MAKE(pt, len), &o));
+                        ASSERT_EQ(o.iov_len, len + 16);
+
+                        ASSERT_OK(siv_cmac_new(key, p->key_size / 2, &cmac));
+                        const struct iovec s[] = { IOVEC_MAKE(ad, sizeof(ad)), IOVEC_MAKE(nonce, sizeof(nonce)),
+                                                   IOVEC_MAKE(pt, len) };
+                        ASSERT_OK(siv_s2v(cmac, s, ELEMENTSOF(s), v));
+                        ASSERT_MEMEQ(v, out, SIV_BLOCK_SIZE);
+                }
+        }
+}
+
+static void test_siv_matches_rfc5297_a1_deterministic(void) {
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *c = NULL;
+        HEX(key, A1_KEY);
+        HEX(ad, A1_AD);
+        HEX(plaintext, A1_PLAINTEXT);
+        HEX(expected, A1_OUTPUT);
+        uint8_t out[64], back[64];
+        struct iovec o = IOVEC_MAKE(out, sizeof(out)), b = IOVEC_MAKE(back, sizeof(back));
+
+        ASSERT_OK(NTS_aead_new(NTS_AEAD_AES_SIV_CMAC_256, &key, &c));
+        ASSERT_OK(NTS_aead_encrypt(c, &ad, 1, NULL, &plaintext, &o));
+        ASSERT_TRUE(iovec_equal(&o, &expected));
+
+        ASSERT_OK(NTS_aead_decrypt(c, &ad, 1, NULL, &o, &b));
+        ASSERT_TRUE(iovec_equal(&b, &plaintext));
+}
+
+static void test_siv_matches_rfc5297_a2_nonce_based(void) {
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *c = NULL;
+        HEX(key, A2_KEY);
+        HEX(ad1, A2_AD1);
+        HEX(ad2, A2_AD2);
+        HEX(nonce, A2_NONCE);
+        HEX(plaintext, A2_PLAINTEXT);
+        HEX(expected, A2_OUTPUT);
+        uint8_t out[128], back[128];
+        struct iovec o = IOVEC_MAKE(out, sizeof(out)), b = IOVEC_MAKE(back, sizeof(back));
+        const struct iovec ad[] = { ad1, ad2 };
+
+        ASSERT_OK(NTS_aead_new(NTS_AEAD_AES_SIV_CMAC_256, &key, &c));
+        ASSERT_OK(NTS_aead_encrypt(c, ad, ELEMENTSOF(ad), &nonce, &plaintext, &o));
+        ASSERT_TRUE(iovec_equal(&o, &expected));
+
+        ASSERT_OK(NTS_aead_decrypt(c, ad, ELEMENTSOF(ad), &nonce, &o, &b));
+        ASSERT_TRUE(iovec_equal(&b, &plaintext));
+}
+
+/* Known answer for the case OpenSSL 3.0 cannot compute: no associated data, empty plaintext,
+ * A.1's key. The value is the "Empty Authenticated Data And Plaintext Example" of the
+ * miscreant project's AES-SIV vectors. */
+static void test_siv_empty_plaintext_matches_known_answer(void) {
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *c = NULL;
+        HEX(key, A1_KEY);
+        HEX(expected, "f2007a5beb2b8900c588a7adf599f172");
+        uint8_t out[32], back[1];
+        struct iovec o = IOVEC_MAKE(out, sizeof(out)), b = IOVEC_MAKE(back, sizeof(back));
+
+        ASSERT_OK(NTS_aead_new(NTS_AEAD_AES_SIV_CMAC_256, &key, &c));
+        ASSERT_OK(NTS_aead_encrypt(c, NULL, 0, NULL, &IOVEC_NULL, &o));
+        ASSERT_TRUE(iovec_equal(&o, &expected));
+
+        ASSERT_OK(NTS_aead_decrypt(c, NULL, 0, NULL, &o, &b));
+        ASSERT_EQ(b.iov_len, 0);
+}
+
+static void test_round_trip_every_siv_algorithm(void) {
+        static const size_t lengths[] = { 0, 1, 15, 16, 17, 100, 1000 };
+        uint8_t ad[48 + 36], nonce[NTS_SIV_NONCE_SIZE], pt[1000], out[1016], back[1016];
+
+        fill(ad, sizeof(ad), 1);
+        fill(nonce, sizeof(nonce), 2);
+        fill(pt, sizeof(pt), 3);
+
+        for (size_t i = 0; i < ELEMENTSOF(siv_algorithms); i++) {
+                _cleanup_(NTS_aead_freep) NTS_AEADContext *c = aead_new_seeded(siv_algorithms[i], 40);
+
+                for (size_t j = 0; j < ELEMENTSOF(lengths); j++) {
+                        struct iovec o = IOVEC_MAKE(out, sizeof(out)), b = IOVEC_MAKE(back, sizeof(back));
+                        struct iovec a = IOVEC_MAKE(ad, sizeof(ad)), n = IOVEC_MAKE(nonce, sizeof(nonce));
+
+                        ASSERT_OK(NTS_aead_encrypt(c, &a, 1, &n, &IOVEC_MAKE(pt, lengths[j]), &o));
+                        ASSERT_EQ(o.iov_len, lengths[j] + NTS_AEAD_TAG_SIZE);
+                        ASSERT_OK(NTS_aead_decrypt(c, &a, 1, &n, &o, &b));
+                        ASSERT_EQ(b.iov_len, lengths[j]);
+                        ASSERT_MEMEQ(back, pt, lengths[j]);
+                }
+        }
+}
+
+static void test_wrong_key_is_rejected(void) {
+        uint8_t ad[48], nonce[NTS_SIV_NONCE_SIZE], pt[20], out[64], back[64];
+
+        fill(ad, sizeof(ad), 1);
+        fill(nonce, sizeof(nonce), 2);
+        fill(pt, sizeof(pt), 3);
+
+        for (size_t i = 0; i < ELEMENTSOF(siv_algorithms); i++) {
+                _cleanup_(NTS_aead_freep) NTS_AEADContext *c = aead_new_seeded(siv_algorithms[i], 40);
+                _cleanup_(NTS_aead_freep) NTS_AEADContext *other = aead_new_seeded(siv_algorithms[i], 41);
+
+                for (size_t len = 0; len <= sizeof(pt); len += sizeof(pt)) {
+                        struct iovec o = IOVEC_MAKE(out, sizeof(out)), b = IOVEC_MAKE(back, sizeof(back));
+                        struct iovec a = IOVEC_MAKE(ad, sizeof(ad)), n = IOVEC_MAKE(nonce, sizeof(nonce));
+
+                        ASSERT_OK(NTS_aead_encrypt(c, &a, 1, &n, &IOVEC_MAKE(pt, len), &o));
+                        ASSERT_ERROR(NTS_aead_decrypt(other, &a, 1, &n, &o, &b), EBADMSG);
+                }
+        }
+}
+
+static void test_flipped_byte_is_rejected(void) {
+        uint8_t ad[48], nonce[NTS_SIV_NONCE_SIZE], pt[20], out[64], back[64];
+
+        fill(ad, sizeof(ad), 1);
+        fill(nonce, sizeof(nonce), 2);
+        fill(pt, sizeof(pt), 3);
+
+        for (size_t i = 0; i < ELEMENTSOF(siv_algorithms); i++) {
+                _cleanup_(NTS_aead_freep) NTS_AEADContext *c = aead_new_seeded(siv_algorithms[i], 40);
+
+                for (size_t len = 0; len <= sizeof(pt); len += sizeof(pt)) {
+                        struct iovec o = IOVEC_MAKE(out, sizeof(out));
+                        struct iovec a = IOVEC_MAKE(ad, sizeof(ad)), n = IOVEC_MAKE(nonce, sizeof(nonce));
+                        uint8_t *targets[] = { out, ad, nonce };
+                        size_t sizes[] = { len + NTS_AEAD_TAG_SIZE, sizeof(ad), sizeof(nonce) };
+
+                        ASSERT_OK(NTS_aead_encrypt(c, &a, 1, &n, &IOVEC_MAKE(pt, len), &o));
+
+                        for (size_t t = 0; t < ELEMENTSOF(targets); t++)
+                                for (size_t k = 0; k < sizes[t]; k++) {
+                                        struct iovec b = IOVEC_MAKE(back, sizeof(back));
+
+                                        targets[t][k] ^= 0x01;
+                                        ASSERT_ERROR(NTS_aead_decrypt(c, &a, 1, &n, &o, &b), EBADMSG);
+                                        targets[t][k] ^= 0x01;
+                                }
+
+                        struct iovec b = IOVEC_MAKE(back, sizeof(back));
+                        ASSERT_OK(NTS_aead_decrypt(c, &a, 1, &n, &o, &b));
+                        ASSERT_MEMEQ(back, pt, len);
+                }
+        }
+}
+
+/* libcrypto computes wrong SIV tags on a context re-initialised after a failure; ours must
+ * give the same output after a failed operation as a fresh context does. */
+static void test_context_is_correct_after_failed_decrypt(void) {
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *c = aead_new_seeded(NTS_AEAD_AES_SIV_CMAC_256, 7);
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *fresh = aead_new_seeded(NTS_AEAD_AES_SIV_CMAC_256, 7);
+        uint8_t ad[48], nonce[NTS_SIV_NONCE_SIZE], pt[32], out[64], expected[64], back[64];
+        struct iovec a = IOVEC_MAKE(ad, sizeof(ad)), n = IOVEC_MAKE(nonce, sizeof(nonce));
+        struct iovec o = IOVEC_MAKE(out, sizeof(out)), e = IOVEC_MAKE(expected, sizeof(expected));
+        struct iovec b = IOVEC_MAKE(back, sizeof(back));
+
+        fill(ad, sizeof(ad), 1);
+        fill(nonce, sizeof(nonce), 2);
+        fill(pt, sizeof(pt), 3);
+
+        ASSERT_OK(NTS_aead_encrypt(fresh, &a, 1, &n, &IOVEC_MAKE(pt, sizeof(pt)), &e));
+
+        ASSERT_OK(NTS_aead_encrypt(c, &a, 1, &n, &IOVEC_MAKE(pt, sizeof(pt)), &o));
+        out[20] ^= 0x80;
+        ASSERT_ERROR(NTS_aead_decrypt(c, &a, 1, &n, &o, &b), EBADMSG);
+
+        o = IOVEC_MAKE(out, sizeof(out));
+        ASSERT_OK(NTS_aead_encrypt(c, &a, 1, &n, &IOVEC_MAKE(pt, sizeof(pt)), &o));
+        ASSERT_TRUE(iovec_equal(&o, &e));
+
+        b = IOVEC_MAKE(back, sizeof(back));
+        ASSERT_OK(NTS_aead_decrypt(c, &a, 1, &n, &o, &b));
+        ASSERT_MEMEQ(back, pt, sizeof(pt));
+}
+
+/* An empty associated data component is a component (RFC 5297 section 2.4): it changes the
+ * tag, in the empty-plaintext path and in libcrypto's alike. */
+static void test_empty_associated_data_component_counts(void) {
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *c = aead_new_seeded(NTS_AEAD_AES_SIV_CMAC_256, 7);
+        uint8_t key[32], ad[20], pt[20], with[64], without[64], v[SIV_BLOCK_SIZE];
+        const struct iovec a[] = { IOVEC_MAKE(ad, sizeof(ad)), IOVEC_MAKE(ad, 0) };
+
+        fill(key, sizeof(key), 7);
+        fill(ad, sizeof(ad), 1);
+        fill(pt, sizeof(pt), 2);
+
+        for (size_t len = 0; len <= sizeof(pt); len += sizeof(pt)) {
+                _cleanup_(sym_EVP_MAC_CTX_freep) EVP_MAC_CTX *cmac = NULL;
+                struct iovec w = IOVEC_MAKE(with, sizeof(with)), wo = IOVEC_MAKE(without, sizeof(without));
+                struct iovec b = IOVEC_MAKE(pt, sizeof(pt));
+
+                ASSERT_OK(NTS_aead_encrypt(c, a, 2, NULL, &IOVEC_MAKE(pt, len), &w));
+                ASSERT_OK(NTS_aead_encrypt(c, a, 1, NULL, &IOVEC_MAKE(pt, len), &wo));
+                ASSERT_TRUE(memcmp(with, without, SIV_BLOCK_SIZE) != 0);
+
+                ASSERT_OK(siv_cmac_new(key, 16, &cmac));
+                const struct iovec s[] = { a[0], a[1], IOVEC_MAKE(pt, len) };
+                ASSERT_OK(siv_s2v(cmac, s, ELEMENTSOF(s), v));
+                ASSERT_MEMEQ(v, with, SIV_BLOCK_SIZE);
+
+                ASSERT_OK(NTS_aead_decrypt(c, a, 2, NULL, &w, &b));
+                ASSERT_ERROR(NTS_aead_decrypt(c, a, 1, NULL, &w, &b), EBADMSG);
+        }
+}
+
+static void test_small_output_buffer_is_refused(void) {
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *c = aead_new_seeded(NTS_AEAD_AES_SIV_CMAC_256, 7);
+        uint8_t ad[16] = {}, pt[4] = {}, out[64];
+        struct iovec a = IOVEC_MAKE(ad, sizeof(ad)), o = IOVEC_MAKE(out, sizeof(pt) + NTS_AEAD_TAG_SIZE - 1);
+
+        ASSERT_ERROR(NTS_aead_encrypt(c, &a, 1, NULL, &IOVEC_MAKE(pt, sizeof(pt)), &o), ENOBUFS);
+        o = IOVEC_MAKE(out, 0);
+        ASSERT_ERROR(NTS_aead_encrypt(c, &a, 1, NULL, &IOVEC_NULL, &o), ENOBUFS);
+
+        o = IOVEC_MAKE(out, sizeof(out));
+        ASSERT_OK(NTS_aead_encrypt(c, &a, 1, NULL, &IOVEC_MAKE(pt, sizeof(pt)), &o));
+        struct iovec b = IOVEC_MAKE(pt, sizeof(pt) - 1);
+        ASSERT_ERROR(NTS_aead_decrypt(c, &a, 1, NULL, &o, &b), ENOBUFS);
+
+        /* Shorter than a tag: cannot be authentic. */
+        b = IOVEC_MAKE(pt, sizeof(pt));
+        ASSERT_ERROR(NTS_aead_decrypt(c, &a, 1, NULL, &IOVEC_MAKE(out, NTS_AEAD_TAG_SIZE - 1), &b), EBADMSG);
+}
+
+static void test_key_size_must_match_algorithm(void) {
+        uint8_t key[NTS_MAX_AEAD_KEY_SIZE + 1] = {};
+        NTS_AEADContext *c = NULL;
+
+        ASSERT_ERROR(NTS_aead_new(NTS_AEAD_AES_SIV_CMAC_256, &IOVEC_MAKE(key, 31), &c), EINVAL);
+        ASSERT_ERROR(NTS_aead_new(NTS_AEAD_AES_SIV_CMAC_384, &IOVEC_MAKE(key, 64), &c), EINVAL);
+        ASSERT_ERROR(NTS_aead_new(NTS_AEAD_AES_SIV_CMAC_512, &IOVEC_MAKE(key, 65), &c), EINVAL);
+        ASSERT_ERROR(NTS_aead_new((NTS_AEADAlgorithm) 1, &IOVEC_MAKE(key, 16), &c), EINVAL);
+        ASSERT_TRUE(!c);
+}
+
+static void test_parameters_follow_the_rfcs(void) {
+        ASSERT_EQ(NTS_aead_param(NTS_AEAD_AES_SIV_CMAC_256)->key_size, 32);
+        ASSERT_EQ(NTS_aead_param(NTS_AEAD_AES_SIV_CMAC_384)->key_size, 48);
+        ASSERT_EQ(NTS_aead_param(NTS_AEAD_AES_SIV_CMAC_512)->key_size, 64);
+        ASSERT_EQ(NTS_aead_param(NTS_AEAD_AES_128_GCM_SIV)->key_size, 16);
+        ASSERT_EQ(NTS_aead_param(NTS_AEAD_AES_256_GCM_SIV)->key_size, 32);
+        ASSERT_EQ(NTS_aead_param(NTS_AEAD_AES_128_GCM_SIV)->nonce_size, 12);
+        ASSERT_STREQ(NTS_aead_param(NTS_AEAD_AES_SIV_CMAC_384)->name, "AEAD_AES_SIV_CMAC_384");
+        ASSERT_TRUE(NTS_aead_param(NTS_AEAD_AES_SIV_CMAC_512)->siv);
+        ASSERT_FALSE(NTS_aead_param(NTS_AEAD_AES_256_GCM_SIV)->siv);
+        ASSERT_TRUE(!NTS_aead_param((NTS_AEADAlgorithm) 14));
+}
+
+static void test_offer_lists_strongest_siv_first(void) {
+        NTS_AEADAlgorithm offer[8];
+        int n;
+
+        n = ASSERT_OK(NTS_aead_offer(offer, ELEMENTSOF(offer)));
+        ASSERT_TRUE(n >= 3);
+        ASSERT_EQ(offer[0], NTS_AEAD_AES_SIV_CMAC_512);
+        ASSERT_EQ(offer[1], NTS_AEAD_AES_SIV_CMAC_384);
+        ASSERT_EQ(offer[2], NTS_AEAD_AES_SIV_CMAC_256);
+        ASSERT_EQ(n, 3 + NTS_aead_supported(NTS_AEAD_AES_128_GCM_SIV) + NTS_aead_supported(NTS_AEAD_AES_256_GCM_SIV));
+
+        /* A short array gets the most preferred ones. */
+        ASSERT_EQ(NTS_aead_offer(offer, 1), 1);
+        ASSERT_EQ(offer[0], NTS_AEAD_AES_SIV_CMAC_512);
+}
+
+static void test_gcm_siv_round_trip_where_supported(void) {
+        static const NTS_AEADAlgorithm ids[] = { NTS_AEAD_AES_128_GCM_SIV, NTS_AEAD_AES_256_GCM_SIV };
+        uint8_t key[32] = {}, ad[48], nonce[NTS_GCM_SIV_NONCE_SIZE], pt[40], out[64], back[64];
+
+        fill(ad, sizeof(ad), 1);
+        fill(nonce, sizeof(nonce), 2);
+        fill(pt, sizeof(pt), 3);
+
+        for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
+                const NTS_AEADParam *p = NTS_aead_param(ids[i]);
+                _cleanup_(NTS_aead_freep) NTS_AEADContext *c = NULL;
+
+                if (!NTS_aead_supported(ids[i])) {
+                        printf("skipped: libcrypto has no %s\n", p->cipher);
+                        ASSERT_ERROR(NTS_aead_new(ids[i], &IOVEC_MAKE(key, p->key_size), &c), EOPNOTSUPP);
+                        continue;
+                }
+
+                c = aead_new_seeded(ids[i], 9);
+                for (size_t len = 0; len <= sizeof(pt); len += sizeof(pt)) {
+                        struct iovec o = IOVEC_MAKE(out, sizeof(out)), b = IOVEC_MAKE(back, sizeof(back));
+                        struct iovec a = IOVEC_MAKE(ad, sizeof(ad)), n = IOVEC_MAKE(nonce, sizeof(nonce));
+
+                        ASSERT_OK(NTS_aead_encrypt(c, &a, 1, &n, &IOVEC_MAKE(pt, len), &o));
+                        ASSERT_EQ(o.iov_len, len + NTS_AEAD_TAG_SIZE);
+                        ASSERT_OK(NTS_aead_decrypt(c, &a, 1, &n, &o, &b));
+                        ASSERT_EQ(b.iov_len, len);
+                        ASSERT_MEMEQ(back, pt, len);
+
+                        out[0] ^= 1;
+                        b = IOVEC_MAKE(back, sizeof(back));
+                        ASSERT_ERROR(NTS_aead_decrypt(c, &a, 1, &n, &o, &b), EBADMSG);
+                        out[0] ^= 1;
+
+                        /* RFC 8452: the nonce is exactly 12 bytes. */
+                        ASSERT_ERROR(NTS_aead_encrypt(c, &a, 1, &IOVEC_MAKE(nonce, 11), &IOVEC_MAKE(pt, len), &o), EINVAL);
+                }
+        }
+}
+
+TEST_MAIN(TEST_CASE(test_s2v_reproduces_rfc5297_a1_iv),
+          TEST_CASE(test_s2v_reproduces_rfc5297_a2_iv),
+          TEST_CASE(test_s2v_agrees_with_libcrypto_for_every_key_size),
+          TEST_CASE(test_siv_matches_rfc5297_a1_deterministic),
+          TEST_CASE(test_siv_matches_rfc5297_a2_nonce_based),
+          TEST_CASE(test_siv_empty_plaintext_matches_known_answer),
+          TEST_CASE(test_round_trip_every_siv_algorithm),
+          TEST_CASE(test_wrong_key_is_rejected),
+          TEST_CASE(test_flipped_byte_is_rejected),
+          TEST_CASE(test_context_is_correct_after_failed_decrypt),
+          TEST_CASE(test_empty_associated_data_component_counts),
+          TEST_CASE(test_small_output_buffer_is_refused),
+          TEST_CASE(test_key_size_must_match_algorithm),
+          TEST_CASE(test_parameters_follow_the_rfcs),
+          TEST_CASE(test_offer_lists_strongest_siv_first),
+          TEST_CASE(test_gcm_siv_round_trip_where_supported));

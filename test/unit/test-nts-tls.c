@@ -77,7 +77,7 @@ static int pair_handshake(Pair *p) {
                 if (rc < 0 && rc != -EAGAIN)
                         break;
                 if (rs == -EAGAIN)
-                        rs = server_tls_handshake(p->server);
+                        rs = server_tls_handshake(p->server, NULL);
                 if (rs < 0 && rs != -EAGAIN && rc == -EAGAIN) {
                         /* Let the client read whatever alert the server sent. */
                         rc = NTS_tls_handshake(p->client);

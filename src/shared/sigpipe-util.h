@@ -7,11 +7,12 @@
  * in a guard: SIGPIPE is blocked for the calling thread, a SIGPIPE raised meanwhile is
  * consumed, and the caller sees EPIPE instead.
  *
- *   _cleanup_(sigpipe_guard_leave) SigpipeGuard g = sigpipe_guard_enter();
- */
+ * SIGPIPE_GUARD; at the start of a block guards the rest of the block. */
 
 #include <signal.h>
 #include <stdbool.h>
+
+#include "macro.h"
 
 typedef struct SigpipeGuard {
         sigset_t saved;
@@ -20,3 +21,5 @@ typedef struct SigpipeGuard {
 
 SigpipeGuard sigpipe_guard_enter(void);
 void sigpipe_guard_leave(SigpipeGuard *g);
+
+#define SIGPIPE_GUARD _cleanup_(sigpipe_guard_leave) _unused_ SigpipeGuard _sigpipe_guard_ = sigpipe_guard_enter()

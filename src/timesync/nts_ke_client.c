@@ -54,27 +54,27 @@ struct NTS_KEClient {
 /* libssl writes with write(): a peer that has gone away would kill a host that does not ignore
  * SIGPIPE. Every TLS call that may write goes through these. */
 static int ke_tls_handshake(NTS_TLS *t) {
-        _cleanup_(sigpipe_guard_leave) SigpipeGuard g = sigpipe_guard_enter();
+        SIGPIPE_GUARD;
         return NTS_tls_handshake(t);
 }
 
 static ssize_t ke_tls_write(NTS_TLS *t, const void *buf, size_t size) {
-        _cleanup_(sigpipe_guard_leave) SigpipeGuard g = sigpipe_guard_enter();
+        SIGPIPE_GUARD;
         return NTS_tls_write(t, buf, size);
 }
 
 static ssize_t ke_tls_read(NTS_TLS *t, void *buf, size_t size) {
-        _cleanup_(sigpipe_guard_leave) SigpipeGuard g = sigpipe_guard_enter();
+        SIGPIPE_GUARD;
         return NTS_tls_read(t, buf, size);
 }
 
 static void ke_tls_shutdown(NTS_TLS *t) {
-        _cleanup_(sigpipe_guard_leave) SigpipeGuard g = sigpipe_guard_enter();
+        SIGPIPE_GUARD;
         NTS_tls_shutdown(t);
 }
 
 static NTS_TLS *ke_tls_free(NTS_TLS *t) {
-        _cleanup_(sigpipe_guard_leave) SigpipeGuard g = sigpipe_guard_enter();
+        SIGPIPE_GUARD;
         return NTS_tls_free(t);
 }
 

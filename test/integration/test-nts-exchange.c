@@ -238,7 +238,7 @@ static void test_server_closing_at_once_fails_in_tls_stage(void) {
  * then waits forever unless the session's timer ends it. */
 static void test_silent_server_times_out(void) {
         SocketAddress listener;
-        _cleanup_close_ int fd = loopback_socket(true, &listener);
+        _cleanup_close_ _unused_ int fd = loopback_socket(true, &listener);
 
         _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&listener, 1, "localhost", ca_file,
                                                                  SLOW_KE_TIMEOUT_USEC);

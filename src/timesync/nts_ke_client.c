@@ -91,15 +91,20 @@ const char *NTS_ke_stage_to_string(NTS_KEStage s) {
         return ke_stage_table[s];
 }
 
-NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r) {
-        if (!r)
-                return NULL;
-
+static void ke_result_clear(NTS_KEResult *r) {
         iovec_done_erase(&r->c2s_key);
         iovec_done_erase(&r->s2c_key);
         for (size_t i = 0; i < r->n_cookies; i++)
                 iovec_done_erase(&r->cookies[i]);
-        free(r->ntp_server);
+        r->n_cookies = 0;
+        r->ntp_server = mfree(r->ntp_server);
+}
+
+NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r) {
+        if (!r)
+                return NULL;
+
+        ke_result_clear(r);
         return mfree(r);
 }
 
@@ -129,14 +134,14 @@ _printf_(5, 6) static void ke_client_fail(NTS_KEClient *c, NTS_KEStage stage, in
 
         assert(error < 0);
 
+        /* A failed result carries no keys or cookies, also when it failed while copying them. */
+        ke_result_clear(c->result);
         c->result->error = error;
         c->result->stage = stage;
         c->result->nts_error = nts_error;
 
         va_start(ap, format);
-        DISABLE_WARNING_FORMAT_NONLITERAL;
         (void) vsnprintf(c->result->reason, sizeof(c->result->reason), format, ap);
-        REENABLE_WARNING;
         va_end(ap);
 
         log_debug("NTS-KE with %s failed (%s stage): %s", c->hostname, ke_stage_table[stage], c->result->reason);
@@ -203,14 +208,8 @@ static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
                 if (r >= 0)
                         res->n_cookies++;
         }
+        /* The decoder has checked that the body is a name or an address, so it has no NUL. */
         if (r >= 0 && iovec_is_set(&a->server)) {
-                /* The decoder accepts only names and addresses; a NUL inside would make the
-                 * copy silently name another server. */
-                if (memchr(a->server.iov_base, 0, a->server.iov_len)) {
-                        ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, -EBADMSG, NTS_ERROR_KE_BAD_SERVER,
-                                       "KE response refused: %s", strna(NTS_error_string(NTS_ERROR_KE_BAD_SERVER)));
-                        return;
-                }
                 res->ntp_server = strndup(a->server.iov_base, a->server.iov_len);
                 if (!res->ntp_server)
                         r = -ENOMEM;

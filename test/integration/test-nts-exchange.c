@@ -85,13 +85,17 @@ static void assert_ke_ok(const NTS_KEResult *r) {
         ASSERT_EQ(r->reason[0], 0);
 }
 
-/* Returns the result of one NTP query with the first cookie of ke. */
-static int run_ntp(const NTS_KEResult *ke, const struct iovec *cookie, NTS_NTPResult *ret) {
+/* One NTP query spending cookie, to server or else to the NTP server ke names. */
+static int run_ntp_to(const NTS_KEResult *ke, const SocketAddress *server, const struct iovec *cookie,
+                      uint64_t timeout_usec, NTS_NTPResult *ret) {
         _cleanup_(NTS_aead_freep) NTS_AEADContext *c2s = NULL, *s2c = NULL;
-        SocketAddress server;
+        SocketAddress negotiated;
         int r;
 
-        ASSERT_OK(harness_ntp_address(ke, &server));
+        if (!server) {
+                ASSERT_OK(harness_ntp_address(ke, &negotiated));
+                server = &negotiated;
+        }
         ASSERT_OK(harness_aead_contexts(ke, &c2s, &s2c));
 
         NTS_NTPQueryParams p = {
@@ -99,12 +103,16 @@ static int run_ntp(const NTS_KEResult *ke, const struct iovec *cookie, NTS_NTPRe
                 .s2c = s2c,
                 .cookie = *cookie,
                 .n_placeholders = N_PLACEHOLDERS,
-                .timeout_usec = NTP_TIMEOUT_USEC,
+                .timeout_usec = timeout_usec,
         };
-        r = NTS_ntp_client_query(&server, &p, ret);
+        r = NTS_ntp_client_query(server, &p, ret);
         printf("# NTP: r=%i (%s) nts_error=%s kiss=\"%s\" cookies=%zu\n", r, r < 0 ? strerror(-r) : "ok",
                strna(NTS_error_string(ret->nts_error)), ret->kiss, ret->n_cookies);
         return r;
+}
+
+static int run_ntp(const NTS_KEResult *ke, const struct iovec *cookie, NTS_NTPResult *ret) {
+        return run_ntp_to(ke, NULL, cookie, NTP_TIMEOUT_USEC, ret);
 }
 
 static void test_full_exchange_is_authenticated(void) {
@@ -247,6 +255,89 @@ static void test_silent_server_times_out(void) {
         ASSERT_TRUE(strstr(ke->reason, "TLS handshake"));
 }
 
+/* A listener whose accept queue is full drops further SYNs: connecting to it hangs. The
+ * returned filler connection keeps the queue full. */
+static int unanswering_address(SocketAddress *ret, int *ret_filler) {
+        int fd = loopback_socket(false, ret), filler;
+
+        ASSERT_OK(listen(fd, 0));
+        filler = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        ASSERT_TRUE(filler >= 0);
+        ASSERT_OK(connect(filler, (struct sockaddr *) &ret->sa, ret->len));
+        *ret_filler = filler;
+        return fd;
+}
+
+static void test_unanswered_connect_times_out(void) {
+        SocketAddress hole;
+        _cleanup_close_ int filler = -EBADF;
+        _cleanup_close_ _unused_ int fd = unanswering_address(&hole, &filler);
+
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&hole, 1, "localhost", ca_file, SLOW_KE_TIMEOUT_USEC);
+        ASSERT_EQ(ke->error, -ETIMEDOUT);
+        ASSERT_EQ(ke->stage, NTS_KE_STAGE_TIMEOUT);
+        ASSERT_TRUE(strstr(ke->reason, "connecting"));
+}
+
+/* Without a share per address, the first silent address would use up the whole timeout. */
+static void test_silent_address_leaves_time_for_the_next(void) {
+        SocketAddress addresses[2];
+        _cleanup_close_ int filler = -EBADF;
+        _cleanup_close_ _unused_ int fd = unanswering_address(&addresses[0], &filler);
+        char a[SOCKET_ADDRESS_STRING_MAX], b[SOCKET_ADDRESS_STRING_MAX];
+
+        addresses[1] = good.ke_address;
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(addresses, 2, "localhost", ca_file,
+                                                                 4 * SLOW_KE_TIMEOUT_USEC);
+        assert_ke_ok(ke);
+        ASSERT_STREQ(socket_address_to_string(&ke->address, a), socket_address_to_string(&good.ke_address, b));
+}
+
+/* A fake NTP server answers with everything but a reply to the request: a runt, the request
+ * itself (client mode), and a server packet whose origin is not our transmit timestamp. */
+static void test_replies_not_matching_the_request_are_ignored(void) {
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&good.ke_address, 1, "localhost", ca_file,
+                                                                 KE_TIMEOUT_USEC);
+        _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        SocketAddress fake;
+        socklen_t l = sizeof(fake.sa);
+        NTS_NTPResult ntp;
+        pid_t pid;
+
+        assert_ke_ok(ke);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_OK(socket_address_from_string("127.0.0.1", 0, &fake));
+        ASSERT_OK(bind(fd, (struct sockaddr *) &fake.sa, fake.len));
+        ASSERT_OK(getsockname(fd, (struct sockaddr *) &fake.sa, &l));
+
+        pid = fork();
+        ASSERT_TRUE(pid >= 0);
+        if (pid == 0) {
+                uint8_t buf[NTS_MAX_PACKET_SIZE];
+                struct sockaddr_storage peer;
+                socklen_t pl = sizeof(peer);
+                ssize_t n = recvfrom(fd, buf, sizeof(buf), 0, (struct sockaddr *) &peer, &pl);
+                NTPHeader h;
+
+                if (n < NTP_HEADER_SIZE)
+                        _exit(EXIT_FAILURE);
+                (void) sendto(fd, buf, 12, 0, (struct sockaddr *) &peer, pl);
+                (void) sendto(fd, buf, n, 0, (struct sockaddr *) &peer, pl);
+                ntp_header_decode(buf, &h);
+                h.mode = NTP_MODE_SERVER;
+                h.stratum = 1;
+                h.origin = h.transmit;
+                h.origin.fraction ^= 1;
+                ntp_header_encode(&h, buf);
+                (void) sendto(fd, buf, n, 0, (struct sockaddr *) &peer, pl);
+                _exit(EXIT_SUCCESS);
+        }
+
+        ASSERT_ERROR(run_ntp_to(ke, &fake, &ke->cookies[0], SLOW_KE_TIMEOUT_USEC, &ntp), ETIMEDOUT);
+        ASSERT_EQ(ntp.nts_error, NTS_OK);
+        ASSERT_EQ(wait_for_child(pid), EXIT_SUCCESS);
+}
+
 static void on_ke_done_unexpected(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
         bool *called = userdata;
 
@@ -325,6 +416,9 @@ static const TestCase tests[] = {
         TEST_CASE(test_untrusted_ca_fails_in_tls_stage),
         TEST_CASE(test_server_closing_at_once_fails_in_tls_stage),
         TEST_CASE(test_silent_server_times_out),
+        TEST_CASE(test_unanswered_connect_times_out),
+        TEST_CASE(test_silent_address_leaves_time_for_the_next),
+        TEST_CASE(test_replies_not_matching_the_request_are_ignored),
         TEST_CASE(test_freeing_a_running_session_is_safe),
 };
 

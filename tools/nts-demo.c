@@ -82,6 +82,8 @@ static int demo(const char *certs) {
                                        NTS_ke_stage_to_string(ke->stage), ke->reason);
         }
 
+        printf("TLS:              %s, %s, server certificate %s issued by %s\n", ke->tls.version,
+               ke->tls.cipher, ke->tls.subject, ke->tls.issuer);
         printf("AEAD:             %s (%u)\n", strna(NTS_aead_name(ke->aead)), ke->aead);
         printf("cookies:          %zu, sizes", ke->n_cookies);
         for (size_t i = 0; i < ke->n_cookies; i++)

@@ -73,8 +73,12 @@ static NTS_KEResult *run_ke(const SocketAddress *addresses, size_t n, const char
 
         ASSERT_OK(harness_run_ke(addresses, n, hostname, ca, timeout_usec, &r));
         ASSERT_TRUE(r);
-        printf("# KE: error=%i stage=%s nts_error=%s reason=\"%s\"\n", r->error,
-               strna(NTS_ke_stage_to_string(r->stage)), strna(NTS_error_string(r->nts_error)), r->reason);
+        if (r->error < 0)
+                printf("# KE: %s (%s stage, %s): %s\n", strerror(-r->error), NTS_ke_stage_to_string(r->stage),
+                       strna(NTS_error_string(r->nts_error)), r->reason);
+        else
+                printf("# KE: %s, %zu cookies, %s %s\n", strna(NTS_aead_name(r->aead)), r->n_cookies,
+                       r->tls.version, r->tls.cipher);
         return r;
 }
 
@@ -134,6 +138,9 @@ static void test_full_exchange_is_authenticated(void) {
         ASSERT_EQ(ke->c2s_key.iov_len, param->key_size);
         ASSERT_EQ(ke->s2c_key.iov_len, param->key_size);
         ASSERT_FALSE(iovec_equal(&ke->c2s_key, &ke->s2c_key));
+        ASSERT_STREQ(ke->tls.version, "TLSv1.3");
+        ASSERT_TRUE(strstr(ke->tls.issuer, "test CA"));
+        ASSERT_TRUE(ke->tls.not_before < ke->tls.not_after);
 
         ASSERT_OK(run_ntp(ke, &ke->cookies[0], &ntp));
         ASSERT_EQ(ntp.nts_error, NTS_OK);

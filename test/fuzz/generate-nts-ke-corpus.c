@@ -47,7 +47,8 @@ static int write_request(const char *dir, const char *name, const NTS_AEADAlgori
 }
 
 /* Our request with one more record before End of Message, or after it. */
-static int write_request_with(const char *dir, const char *name, uint16_t type, bool critical, bool after_end) {
+static int write_request_with(const char *dir, const char *name, uint16_t type, bool critical,
+                              bool after_end) {
         static const NTS_AEADAlgorithm aead[] = { NTS_AEAD_AES_SIV_CMAC_256 };
         struct iovec out = IOVEC_MAKE(buf, sizeof(buf));
         ssize_t n;
@@ -150,8 +151,10 @@ int main(int argc, char *argv[]) {
         k = k < 0 ? k : write_request_with(argv[1], "request-unknown-noncritical", 0x1234, false, false);
         k = k < 0 ? k : write_request_with(argv[1], "request-port", NTS_KE_RECORD_PORT, false, false);
         k = k < 0 ? k : write_request_with(argv[1], "request-error", NTS_KE_RECORD_ERROR, true, false);
-        k = k < 0 ? k : write_request_with(argv[1], "request-second-aead", NTS_KE_RECORD_AEAD_ALGORITHM, true, false);
-        k = k < 0 ? k : write_request_with(argv[1], "request-data-after-end", NTS_KE_RECORD_PORT, false, true);
+        k = k < 0 ? k : write_request_with(argv[1], "request-second-aead", NTS_KE_RECORD_AEAD_ALGORITHM,
+                                           true, false);
+        k = k < 0 ? k : write_request_with(argv[1], "request-data-after-end", NTS_KE_RECORD_PORT,
+                                           false, true);
 
         if (k < 0) {
                 fprintf(stderr, "Failed to write the corpus: %s\n", strerror(-k));

@@ -22,4 +22,5 @@ typedef struct SigpipeGuard {
 SigpipeGuard sigpipe_guard_enter(void);
 void sigpipe_guard_leave(SigpipeGuard *g);
 
-#define SIGPIPE_GUARD _cleanup_(sigpipe_guard_leave) _unused_ SigpipeGuard _sigpipe_guard_ = sigpipe_guard_enter()
+#define SIGPIPE_GUARD                                                                              \
+        _cleanup_(sigpipe_guard_leave) _unused_ SigpipeGuard _sigpipe_guard_ = sigpipe_guard_enter()

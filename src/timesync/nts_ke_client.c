@@ -37,7 +37,7 @@ struct NTS_KEClient {
         NTS_TLSOptions tls_options;     /* its strings point to the copies above */
         NTS_AEADAlgorithm *aead;
         size_t n_aead;
-        uint64_t deadline;              /* CLOCK_MONOTONIC, usec */
+        usec_t deadline;                /* CLOCK_MONOTONIC */
 
         KEState state;
         int fd;
@@ -108,7 +108,8 @@ NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r) {
         return mfree(r);
 }
 
-static const char *ke_client_address_string(const NTS_KEClient *c, char buf[static SOCKET_ADDRESS_STRING_MAX]) {
+static const char *ke_client_address_string(const NTS_KEClient *c,
+                                            char buf[static SOCKET_ADDRESS_STRING_MAX]) {
         return socket_address_to_string(&c->result->address, buf);
 }
 
@@ -128,8 +129,8 @@ static void ke_client_complete(NTS_KEClient *c) {
         c->handler(c, TAKE_PTR(c->result), c->userdata);
 }
 
-_printf_(5, 6) static void ke_client_fail(NTS_KEClient *c, NTS_KEStage stage, int error, NTS_Error nts_error,
-                                          const char *format, ...) {
+_printf_(5, 6) static void ke_client_fail(NTS_KEClient *c, NTS_KEStage stage, int error,
+                                          NTS_Error nts_error, const char *format, ...) {
         va_list ap;
 
         assert(error < 0);
@@ -144,7 +145,8 @@ _printf_(5, 6) static void ke_client_fail(NTS_KEClient *c, NTS_KEStage stage, in
         (void) vsnprintf(c->result->reason, sizeof(c->result->reason), format, ap);
         va_end(ap);
 
-        log_debug("NTS-KE with %s failed (%s stage): %s", c->hostname, ke_stage_table[stage], c->result->reason);
+        log_debug("NTS-KE with %s failed (%s stage): %s", c->hostname, ke_stage_table[stage],
+                  c->result->reason);
         ke_client_complete(c);
 }
 
@@ -156,7 +158,7 @@ static const char *ke_client_tls_reason(const NTS_KEClient *c, int error) {
 static void ke_client_connect_next(NTS_KEClient *c);
 
 /* The timer is one-shot: after a connect share expired it must be enabled again. */
-static int ke_client_arm_timer(NTS_KEClient *c, uint64_t usec) {
+static int ke_client_arm_timer(NTS_KEClient *c, usec_t usec) {
         int r;
 
         r = sd_event_source_set_time(c->timer, usec);
@@ -182,7 +184,8 @@ static void ke_client_wait(NTS_KEClient *c) {
 
         r = sd_event_source_set_io_events(c->io, NTS_tls_events(c->tls));
         if (r < 0)
-                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "waiting for the socket failed: %s", strerror(-r));
+                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "waiting for the socket failed: %s",
+                               strerror(-r));
 }
 
 static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
@@ -215,8 +218,8 @@ static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
                         r = -ENOMEM;
         }
         if (r < 0) {
-                ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, r, NTS_OK, "storing the KE response failed: %s",
-                               strerror(-r));
+                ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, r, NTS_OK,
+                               "storing the KE response failed: %s", strerror(-r));
                 return;
         }
 
@@ -226,7 +229,8 @@ static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
         res->reason[0] = 0;
 
         log_debug("NTS-KE with %s done: %s, %zu cookies, NTP server %s port %u", c->hostname,
-                  strna(NTS_aead_name(a->aead)), res->n_cookies, strna(res->ntp_server), res->ntp_port);
+                  strna(NTS_aead_name(a->aead)), res->n_cookies, strna(res->ntp_server),
+                  res->ntp_port);
 
         ke_tls_shutdown(c->tls);
         ke_client_complete(c);
@@ -256,36 +260,41 @@ static bool ke_client_receive(NTS_KEClient *c) {
         if (c->response_size >= NTS_KE_MAX_MESSAGE_SIZE) {
                 ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, -EMSGSIZE, NTS_ERROR_KE_TOO_LONG,
                                "KE response from %s refused: %s (more than %u bytes)",
-                               ke_client_address_string(c, a), strna(NTS_error_string(NTS_ERROR_KE_TOO_LONG)),
+                               ke_client_address_string(c, a),
+                               strna(NTS_error_string(NTS_ERROR_KE_TOO_LONG)),
                                (unsigned) NTS_KE_MAX_MESSAGE_SIZE);
                 return false;
         }
 
-        n = ke_tls_read(c->tls, c->response + c->response_size, NTS_KE_MAX_MESSAGE_SIZE - c->response_size);
+        n = ke_tls_read(c->tls, c->response + c->response_size,
+                        NTS_KE_MAX_MESSAGE_SIZE - c->response_size);
         if (n == -EAGAIN) {
                 ke_client_wait(c);
                 return false;
         }
         if (n < 0) {
-                ke_client_fail(c, NTS_KE_STAGE_TLS, (int) n, NTS_OK, "reading the KE response from %s failed: %s",
+                ke_client_fail(c, NTS_KE_STAGE_TLS, (int) n, NTS_OK,
+                               "reading the KE response from %s failed: %s",
                                ke_client_address_string(c, a), ke_client_tls_reason(c, (int) n));
                 return false;
         }
         if (n == 0) {
                 ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, -EBADMSG, NTS_ERROR_KE_TRUNCATED,
-                               "KE response from %s refused: %s (connection closed after %zu bytes)",
-                               ke_client_address_string(c, a), strna(NTS_error_string(NTS_ERROR_KE_TRUNCATED)),
-                               c->response_size);
+                               "KE response from %s refused: %s (closed after %zu bytes)",
+                               ke_client_address_string(c, a),
+                               strna(NTS_error_string(NTS_ERROR_KE_TRUNCATED)), c->response_size);
                 return false;
         }
         c->response_size += (size_t) n;
 
-        n = NTS_decode_response(&IOVEC_MAKE(c->response, c->response_size), c->aead, c->n_aead, &agreement);
+        n = NTS_decode_response(&IOVEC_MAKE(c->response, c->response_size), c->aead, c->n_aead,
+                                &agreement);
         if (n == -ENODATA)
                 return true;
         if (n < 0) {
-                ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, (int) n, agreement.error, "KE response from %s refused: %s%s",
-                               ke_client_address_string(c, a), strna(NTS_error_string(agreement.error)),
+                ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, (int) n, agreement.error,
+                               "KE response from %s refused: %s%s", ke_client_address_string(c, a),
+                               strna(NTS_error_string(agreement.error)),
                                ke_agreement_detail(&agreement, detail));
                 return false;
         }
@@ -300,8 +309,10 @@ static void ke_client_save_tls_info(NTS_KEClient *c) {
         if (NTS_tls_info(c->tls, &info) < 0)
                 return;
 
-        (void) snprintf(c->result->tls.version, sizeof(c->result->tls.version), "%s", strempty(info.version));
-        (void) snprintf(c->result->tls.cipher, sizeof(c->result->tls.cipher), "%s", strempty(info.cipher));
+        (void) snprintf(c->result->tls.version, sizeof(c->result->tls.version), "%s",
+                        strempty(info.version));
+        (void) snprintf(c->result->tls.cipher, sizeof(c->result->tls.cipher), "%s",
+                        strempty(info.cipher));
         (void) snprintf(c->result->tls.subject, sizeof(c->result->tls.subject), "%s", info.subject);
         (void) snprintf(c->result->tls.issuer, sizeof(c->result->tls.issuer), "%s", info.issuer);
         c->result->tls.not_before = info.not_before;
@@ -324,8 +335,10 @@ static void ke_client_process(NTS_KEClient *c) {
                                 return;
                         }
                         if (r < 0) {
-                                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "TLS handshake with %s failed: %s",
-                                               ke_client_address_string(c, a), ke_client_tls_reason(c, r));
+                                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK,
+                                               "TLS handshake with %s failed: %s",
+                                               ke_client_address_string(c, a),
+                                               ke_client_tls_reason(c, r));
                                 return;
                         }
                         log_debug("NTS-KE with %s: TLS handshake with %s done", c->hostname,
@@ -339,7 +352,8 @@ static void ke_client_process(NTS_KEClient *c) {
                                 c->state = KE_STATE_RECEIVING;
                                 break;
                         }
-                        n = ke_tls_write(c->tls, c->request + c->request_sent, c->request_size - c->request_sent);
+                        n = ke_tls_write(c->tls, c->request + c->request_sent,
+                                         c->request_size - c->request_sent);
                         if (n == -EAGAIN) {
                                 ke_client_wait(c);
                                 return;
@@ -347,7 +361,8 @@ static void ke_client_process(NTS_KEClient *c) {
                         if (n < 0) {
                                 ke_client_fail(c, NTS_KE_STAGE_TLS, (int) n, NTS_OK,
                                                "sending the KE request to %s failed: %s",
-                                               ke_client_address_string(c, a), ke_client_tls_reason(c, (int) n));
+                                               ke_client_address_string(c, a),
+                                               ke_client_tls_reason(c, (int) n));
                                 return;
                         }
                         c->request_sent += (size_t) n;
@@ -372,13 +387,15 @@ static void ke_client_connected(NTS_KEClient *c) {
          * left of the overall budget. */
         r = ke_client_arm_timer(c, c->deadline);
         if (r < 0) {
-                ke_client_fail(c, NTS_KE_STAGE_CONNECT, r, NTS_OK, "arming the timer failed: %s", strerror(-r));
+                ke_client_fail(c, NTS_KE_STAGE_CONNECT, r, NTS_OK, "arming the timer failed: %s",
+                               strerror(-r));
                 return;
         }
 
         r = NTS_tls_new(c->fd, &c->tls_options, &c->tls);
         if (r < 0) {
-                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "setting up TLS failed: %s", strerror(-r));
+                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "setting up TLS failed: %s",
+                               strerror(-r));
                 return;
         }
 
@@ -412,14 +429,15 @@ static int ke_client_on_io(sd_event_source *s, int fd, uint32_t revents, void *u
 
 static int ke_client_connect_one(NTS_KEClient *c, const SocketAddress *address) {
         _cleanup_close_ int fd = -EBADF;
-        uint64_t now, share;
+        usec_t t, share;
         int r;
 
         fd = socket(address->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
         if (fd < 0)
                 return -errno;
 
-        if (connect(fd, (const struct sockaddr *) &address->sa, address->len) < 0 && errno != EINPROGRESS)
+        if (connect(fd, (const struct sockaddr *) &address->sa, address->len) < 0 &&
+            errno != EINPROGRESS)
                 return -errno;
 
         r = sd_event_add_io(c->event, &c->io, fd, EPOLLOUT, ke_client_on_io, c);
@@ -428,11 +446,11 @@ static int ke_client_connect_one(NTS_KEClient *c, const SocketAddress *address) 
 
         /* A silent address gets an equal share of the remaining time, so that the addresses
          * after it are still tried within the overall timeout. */
-        r = sd_event_now(c->event, CLOCK_MONOTONIC, &now);
+        r = sd_event_now(c->event, CLOCK_MONOTONIC, &t);
         if (r < 0)
                 return r;
-        share = now < c->deadline ? (c->deadline - now) / (c->n_addresses - c->n_tried + 1) : 0;
-        r = ke_client_arm_timer(c, now + share);
+        share = t < c->deadline ? (c->deadline - t) / (c->n_addresses - c->n_tried + 1) : 0;
+        r = ke_client_arm_timer(c, t + share);
         if (r < 0)
                 return r;
 
@@ -448,13 +466,15 @@ static void ke_client_connect_next(NTS_KEClient *c) {
                 c->result->address = c->addresses[c->n_tried++];
                 c->state = KE_STATE_CONNECTING;
 
-                log_debug("NTS-KE with %s: connecting to %s", c->hostname, ke_client_address_string(c, a));
+                log_debug("NTS-KE with %s: connecting to %s", c->hostname,
+                          ke_client_address_string(c, a));
                 r = ke_client_connect_one(c, &c->result->address);
                 if (r >= 0)
                         return;
 
-                (void) snprintf(c->result->reason, sizeof(c->result->reason), "connecting to %s failed: %s",
-                                ke_client_address_string(c, a), strerror(-r));
+                (void) snprintf(c->result->reason, sizeof(c->result->reason),
+                                "connecting to %s failed: %s", ke_client_address_string(c, a),
+                                strerror(-r));
                 c->result->error = r;
                 log_debug("NTS-KE with %s: %s", c->hostname, c->result->reason);
                 ke_client_close_connection(c);
@@ -484,8 +504,9 @@ static int ke_client_on_timer(sd_event_source *s, uint64_t usec, void *userdata)
                 return 0;
         }
 
-        ke_client_fail(c, NTS_KE_STAGE_TIMEOUT, -ETIMEDOUT, NTS_OK, "timed out %s (%s, %zu bytes received)",
-                       doing[c->state], ke_client_address_string(c, a), c->response_size);
+        ke_client_fail(c, NTS_KE_STAGE_TIMEOUT, -ETIMEDOUT, NTS_OK,
+                       "timed out %s (%s, %zu bytes received)", doing[c->state],
+                       ke_client_address_string(c, a), c->response_size);
         return 0;
 }
 
@@ -539,10 +560,10 @@ static int ke_client_copy_params(NTS_KEClient *c, const NTS_KEClientParams *p) {
         return 0;
 }
 
-int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHandler handler, void *userdata,
-                        NTS_KEClient **ret) {
+int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHandler handler,
+                        void *userdata, NTS_KEClient **ret) {
         _cleanup_(NTS_ke_client_freep) NTS_KEClient *c = NULL;
-        uint64_t now;
+        usec_t t;
         int r;
 
         assert(e);
@@ -550,7 +571,8 @@ int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHa
         assert(handler);
         assert(ret);
 
-        if (p->n_addresses == 0 || p->n_aead == 0 || p->n_aead > UINT16_MAX / 2 || isempty(p->tls.hostname))
+        if (p->n_addresses == 0 || p->n_aead == 0 || p->n_aead > UINT16_MAX / 2 ||
+            isempty(p->tls.hostname))
                 return -EINVAL;
 
         c = calloc(1, sizeof(NTS_KEClient));
@@ -569,10 +591,10 @@ int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHa
         if (r < 0)
                 return r;
 
-        r = sd_event_now(e, CLOCK_MONOTONIC, &now);
+        r = sd_event_now(e, CLOCK_MONOTONIC, &t);
         if (r < 0)
                 return r;
-        c->deadline = p->timeout_usec > UINT64_MAX - now ? UINT64_MAX : now + p->timeout_usec;
+        c->deadline = p->timeout_usec > USEC_INFINITY - t ? USEC_INFINITY : t + p->timeout_usec;
 
         r = sd_event_add_time(e, &c->timer, CLOCK_MONOTONIC, c->deadline, 0, ke_client_on_timer, c);
         if (r < 0)

@@ -54,12 +54,14 @@ int mock_certs_make(char **ret) {
         if (!mkdtemp(dir))
                 return -errno;
 
-        r = spawn((char *[]) { (char *) "/bin/bash", (char *) MAKE_CERTS_PATH, dir, NULL }, -1, &pid);
+        r = spawn((char *[]){ (char *) "/bin/bash", (char *) MAKE_CERTS_PATH, dir, NULL }, -1,
+                  &pid);
         if (r < 0)
                 return r;
         r = wait_exit_status(pid);
         if (r != 0)
-                return log_error_errno(EIO, "%s %s exited with status %i.", MAKE_CERTS_PATH, dir, r);
+                return log_error_errno(EIO, "%s %s exited with status %i.", MAKE_CERTS_PATH, dir,
+                                       r);
 
         *ret = TAKE_PTR(dir);
         return 0;
@@ -124,7 +126,8 @@ bool mock_server_has_mode(const char *mode) {
         ssize_t n;
         pid_t pid;
 
-        fd = spawn_reading_stdout((char *[]) { (char *) MOCK_SERVER_PATH, (char *) "--help", NULL }, &pid);
+        fd = spawn_reading_stdout((char *[]){ (char *) MOCK_SERVER_PATH, (char *) "--help", NULL },
+                                  &pid);
         if (fd < 0)
                 return false;
 
@@ -160,7 +163,8 @@ bool mock_server_has_mode(const char *mode) {
 }
 
 static int free_udp_port(uint16_t *ret) {
-        struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+        struct sockaddr_in in = { .sin_family = AF_INET,
+                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         socklen_t l = sizeof(in);
         _cleanup_close_ int fd = -EBADF;
 
@@ -195,9 +199,9 @@ int mock_server_start(const char *certs, const char *mode, MockProcess *ret) {
             asprintf(&sabotage, "--sabotage=%s", mode) < 0)
                 return -ENOMEM;
 
-        fd = spawn_reading_stdout((char *[]) { (char *) MOCK_SERVER_PATH, cert, key,
-                                               (char *) "--address=127.0.0.1", (char *) "--ke-port=0",
-                                               ntp_port, sabotage, NULL },
+        fd = spawn_reading_stdout((char *[]){ (char *) MOCK_SERVER_PATH, cert, key,
+                                              (char *) "--address=127.0.0.1",
+                                              (char *) "--ke-port=0", ntp_port, sabotage, NULL },
                                   &s.pid);
         if (fd < 0)
                 return log_error_errno(fd, "Failed to start %s: %m", MOCK_SERVER_PATH);
@@ -234,8 +238,8 @@ static void on_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
         (void) sd_event_exit(run->event, 0);
 }
 
-int harness_run_ke(const SocketAddress *addresses, size_t n_addresses, const char *hostname, const char *ca_file,
-                   uint64_t timeout_usec, NTS_KEResult **ret) {
+int harness_run_ke(const SocketAddress *addresses, size_t n_addresses, const char *hostname,
+                   const char *ca_file, usec_t timeout_usec, NTS_KEResult **ret) {
         _cleanup_(NTS_ke_client_freep) NTS_KEClient *c = NULL;
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         NTS_AEADAlgorithm offer[8];
@@ -288,7 +292,8 @@ int harness_ntp_address(const NTS_KEResult *r, SocketAddress *ret) {
 
         k = getaddrinfo(r->ntp_server, NULL, &(struct addrinfo) { .ai_socktype = SOCK_DGRAM }, &ai);
         if (k != 0)
-                return log_error_errno(EADDRNOTAVAIL, "Cannot resolve %s: %s", r->ntp_server, gai_strerror(k));
+                return log_error_errno(EADDRNOTAVAIL, "Cannot resolve %s: %s", r->ntp_server,
+                                       gai_strerror(k));
         *ret = (SocketAddress) { .len = ai->ai_addrlen };
         memcpy(&ret->sa, ai->ai_addr, ai->ai_addrlen);
         socket_address_set_port(ret, port);
@@ -296,7 +301,8 @@ int harness_ntp_address(const NTS_KEResult *r, SocketAddress *ret) {
         return 0;
 }
 
-int harness_aead_contexts(const NTS_KEResult *r, NTS_AEADContext **ret_c2s, NTS_AEADContext **ret_s2c) {
+int harness_aead_contexts(const NTS_KEResult *r, NTS_AEADContext **ret_c2s,
+                          NTS_AEADContext **ret_s2c) {
         int k;
 
         k = NTS_aead_new(r->aead, &r->c2s_key, ret_c2s);

@@ -13,7 +13,6 @@
 #include "nts_crypto.h"
 #include "tests.h"
 
-#define USEC_PER_SEC UINT64_C(1000000)
 #define KE_TIMEOUT_USEC (10 * USEC_PER_SEC)
 #define NTP_TIMEOUT_USEC (5 * USEC_PER_SEC)
 /* Short, so the slow mode costs little; the mock stalls far longer than this. */
@@ -36,27 +35,34 @@ typedef struct Sabotage {
         Phase phase;
         NTS_KEStage stage;      /* PHASE_KE: the stage named in the result */
         NTS_Error error;        /* the cause; NTS_OK where the stage says it all */
-        uint64_t ke_timeout_usec;
+        usec_t ke_timeout_usec;
 } Sabotage;
 
 static const Sabotage sabotages[] = {
         { "test_bad_alpn_fails_in_tls_stage", "bad-alpn", PHASE_KE, NTS_KE_STAGE_TLS, NTS_OK },
         { "test_missing_alpn_fails_in_tls_stage", "no-alpn", PHASE_KE, NTS_KE_STAGE_TLS, NTS_OK },
-        { "test_ke_without_cookies_is_refused", "no-cookies", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_NO_COOKIES },
+        { "test_ke_without_cookies_is_refused", "no-cookies", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
+          NTS_ERROR_KE_NO_COOKIES },
         { "test_ke_error_record_is_refused", "error-record", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
           NTS_ERROR_SERVER_INTERNAL_ERROR },
-        { "test_ke_warning_record_is_refused", "warning-record", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_SERVER_WARNING },
-        { "test_unknown_critical_record_is_refused", "unknown-critical", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
-          NTS_ERROR_KE_UNKNOWN_CRITICAL_RECORD },
-        { "test_aead_not_offered_is_refused", "wrong-aead", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_AEAD_NOT_OFFERED },
-        { "test_missing_aead_record_is_refused", "no-aead", PHASE_KE, NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_NO_AEAD },
-        { "test_endless_records_are_refused_as_too_long", "endless-records", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
-          NTS_ERROR_KE_TOO_LONG },
-        { "test_slow_server_times_out", "slow", PHASE_KE, NTS_KE_STAGE_TIMEOUT, NTS_OK, SLOW_KE_TIMEOUT_USEC },
-        { "test_bad_authenticator_is_rejected", "bad-auth", PHASE_NTP, 0, NTS_ERROR_NTP_AUTH_FAILED },
+        { "test_ke_warning_record_is_refused", "warning-record", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
+          NTS_ERROR_SERVER_WARNING },
+        { "test_unknown_critical_record_is_refused", "unknown-critical", PHASE_KE,
+          NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_UNKNOWN_CRITICAL_RECORD },
+        { "test_aead_not_offered_is_refused", "wrong-aead", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
+          NTS_ERROR_KE_AEAD_NOT_OFFERED },
+        { "test_missing_aead_record_is_refused", "no-aead", PHASE_KE, NTS_KE_STAGE_PROTOCOL,
+          NTS_ERROR_KE_NO_AEAD },
+        { "test_endless_records_are_refused_as_too_long", "endless-records", PHASE_KE,
+          NTS_KE_STAGE_PROTOCOL, NTS_ERROR_KE_TOO_LONG },
+        { "test_slow_server_times_out", "slow", PHASE_KE, NTS_KE_STAGE_TIMEOUT, NTS_OK,
+          SLOW_KE_TIMEOUT_USEC },
+        { "test_bad_authenticator_is_rejected", "bad-auth", PHASE_NTP, 0,
+          NTS_ERROR_NTP_AUTH_FAILED },
         { "test_uid_mismatch_is_rejected", "wrong-uid", PHASE_NTP, 0, NTS_ERROR_NTP_UID_MISMATCH },
         { "test_nak_is_reported", "nak", PHASE_NTP, 0, NTS_ERROR_NTP_NAK },
-        { "test_unauthenticated_reply_is_rejected", "unauthenticated", PHASE_NTP, 0, NTS_ERROR_NTP_NO_AUTHENTICATOR },
+        { "test_unauthenticated_reply_is_rejected", "unauthenticated", PHASE_NTP, 0,
+          NTS_ERROR_NTP_NO_AUTHENTICATOR },
 };
 
 static int wait_for_child(pid_t pid) {
@@ -67,18 +73,19 @@ static int wait_for_child(pid_t pid) {
         return WEXITSTATUS(status);
 }
 
-static NTS_KEResult *run_ke(const SocketAddress *addresses, size_t n, const char *hostname, const char *ca,
-                            uint64_t timeout_usec) {
+static NTS_KEResult *run_ke(const SocketAddress *addresses, size_t n, const char *hostname,
+                            const char *ca, usec_t timeout_usec) {
         NTS_KEResult *r = NULL;
 
         ASSERT_OK(harness_run_ke(addresses, n, hostname, ca, timeout_usec, &r));
         ASSERT_TRUE(r);
         if (r->error < 0)
-                printf("# KE: %s (%s stage, %s): %s\n", strerror(-r->error), NTS_ke_stage_to_string(r->stage),
-                       strna(NTS_error_string(r->nts_error)), r->reason);
+                printf("# KE: %s (%s stage, %s): %s\n", strerror(-r->error),
+                       NTS_ke_stage_to_string(r->stage), strna(NTS_error_string(r->nts_error)),
+                       r->reason);
         else
-                printf("# KE: %s, %zu cookies, %s %s\n", strna(NTS_aead_name(r->aead)), r->n_cookies,
-                       r->tls.version, r->tls.cipher);
+                printf("# KE: %s, %zu cookies, %s %s\n", strna(NTS_aead_name(r->aead)),
+                       r->n_cookies, r->tls.version, r->tls.cipher);
         return r;
 }
 
@@ -90,8 +97,8 @@ static void assert_ke_ok(const NTS_KEResult *r) {
 }
 
 /* One NTP query spending cookie, to server or else to the NTP server ke names. */
-static int run_ntp_to(const NTS_KEResult *ke, const SocketAddress *server, const struct iovec *cookie,
-                      uint64_t timeout_usec, NTS_NTPResult *ret) {
+static int run_ntp_to(const NTS_KEResult *ke, const SocketAddress *server,
+                      const struct iovec *cookie, usec_t timeout_usec, NTS_NTPResult *ret) {
         _cleanup_(NTS_aead_freep) NTS_AEADContext *c2s = NULL, *s2c = NULL;
         SocketAddress negotiated;
         int r;
@@ -110,8 +117,9 @@ static int run_ntp_to(const NTS_KEResult *ke, const SocketAddress *server, const
                 .timeout_usec = timeout_usec,
         };
         r = NTS_ntp_client_query(server, &p, ret);
-        printf("# NTP: r=%i (%s) nts_error=%s kiss=\"%s\" cookies=%zu\n", r, r < 0 ? strerror(-r) : "ok",
-               strna(NTS_error_string(ret->nts_error)), ret->kiss, ret->n_cookies);
+        printf("# NTP: r=%i (%s) nts_error=%s kiss=\"%s\" cookies=%zu\n", r,
+               r < 0 ? strerror(-r) : "ok", strna(NTS_error_string(ret->nts_error)), ret->kiss,
+               ret->n_cookies);
         return r;
 }
 
@@ -120,8 +128,8 @@ static int run_ntp(const NTS_KEResult *ke, const struct iovec *cookie, NTS_NTPRe
 }
 
 static void test_full_exchange_is_authenticated(void) {
-        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&good.ke_address, 1, "localhost", ca_file,
-                                                                 KE_TIMEOUT_USEC);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke =
+                run_ke(&good.ke_address, 1, "localhost", ca_file, KE_TIMEOUT_USEC);
         NTS_AEADAlgorithm offer[8];
         const NTS_AEADParam *param;
         NTS_NTPResult ntp;
@@ -154,8 +162,8 @@ static void test_full_exchange_is_authenticated(void) {
 }
 
 static void test_cookie_from_ntp_reply_is_accepted(void) {
-        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&good.ke_address, 1, "localhost", ca_file,
-                                                                 KE_TIMEOUT_USEC);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke =
+                run_ke(&good.ke_address, 1, "localhost", ca_file, KE_TIMEOUT_USEC);
         NTS_NTPResult first, second;
 
         assert_ke_ok(ke);
@@ -189,7 +197,8 @@ static void closed_port_address(SocketAddress *ret) {
 static void test_connect_refused_fails_in_connect_stage(void) {
         SocketAddress closed;
         closed_port_address(&closed);
-        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&closed, 1, "localhost", ca_file, KE_TIMEOUT_USEC);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke =
+                run_ke(&closed, 1, "localhost", ca_file, KE_TIMEOUT_USEC);
 
         ASSERT_EQ(ke->error, -ECONNREFUSED);
         ASSERT_EQ(ke->stage, NTS_KE_STAGE_CONNECT);
@@ -203,16 +212,18 @@ static void test_connect_failure_moves_to_next_address(void) {
 
         closed_port_address(&addresses[0]);
         addresses[1] = good.ke_address;
-        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(addresses, 2, "localhost", ca_file, KE_TIMEOUT_USEC);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke =
+                run_ke(addresses, 2, "localhost", ca_file, KE_TIMEOUT_USEC);
 
         assert_ke_ok(ke);
         ASSERT_EQ(ke->n_cookies, NTS_MAX_COOKIES);
-        ASSERT_STREQ(socket_address_to_string(&ke->address, a), socket_address_to_string(&good.ke_address, b));
+        ASSERT_STREQ(socket_address_to_string(&ke->address, a),
+                     socket_address_to_string(&good.ke_address, b));
 }
 
 static void test_wrong_hostname_fails_in_tls_stage(void) {
-        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&good.ke_address, 1, "wrong.test", ca_file,
-                                                                 KE_TIMEOUT_USEC);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke =
+                run_ke(&good.ke_address, 1, "wrong.test", ca_file, KE_TIMEOUT_USEC);
 
         ASSERT_TRUE(ke->error < 0);
         ASSERT_EQ(ke->stage, NTS_KE_STAGE_TLS);
@@ -221,8 +232,8 @@ static void test_wrong_hostname_fails_in_tls_stage(void) {
 }
 
 static void test_untrusted_ca_fails_in_tls_stage(void) {
-        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&good.ke_address, 1, "localhost", other_ca_file,
-                                                                 KE_TIMEOUT_USEC);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke =
+                run_ke(&good.ke_address, 1, "localhost", other_ca_file, KE_TIMEOUT_USEC);
 
         ASSERT_TRUE(ke->error < 0);
         ASSERT_EQ(ke->stage, NTS_KE_STAGE_TLS);
@@ -243,7 +254,8 @@ static void test_server_closing_at_once_fails_in_tls_stage(void) {
                 _exit(c >= 0 ? EXIT_SUCCESS : EXIT_FAILURE);
         }
 
-        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&listener, 1, "localhost", ca_file, KE_TIMEOUT_USEC);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke =
+                run_ke(&listener, 1, "localhost", ca_file, KE_TIMEOUT_USEC);
         ASSERT_TRUE(ke->error < 0);
         ASSERT_EQ(ke->stage, NTS_KE_STAGE_TLS);
         ASSERT_EQ(wait_for_child(pid), EXIT_SUCCESS);
@@ -280,7 +292,8 @@ static void test_unanswered_connect_times_out(void) {
         _cleanup_close_ int filler = -EBADF;
         _cleanup_close_ _unused_ int fd = unanswering_address(&hole, &filler);
 
-        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&hole, 1, "localhost", ca_file, SLOW_KE_TIMEOUT_USEC);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke =
+                run_ke(&hole, 1, "localhost", ca_file, SLOW_KE_TIMEOUT_USEC);
         ASSERT_EQ(ke->error, -ETIMEDOUT);
         ASSERT_EQ(ke->stage, NTS_KE_STAGE_TIMEOUT);
         ASSERT_TRUE(strstr(ke->reason, "connecting"));
@@ -297,14 +310,15 @@ static void test_silent_address_leaves_time_for_the_next(void) {
         _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(addresses, 2, "localhost", ca_file,
                                                                  4 * SLOW_KE_TIMEOUT_USEC);
         assert_ke_ok(ke);
-        ASSERT_STREQ(socket_address_to_string(&ke->address, a), socket_address_to_string(&good.ke_address, b));
+        ASSERT_STREQ(socket_address_to_string(&ke->address, a),
+                     socket_address_to_string(&good.ke_address, b));
 }
 
 /* A fake NTP server answers with everything but a reply to the request: a runt, the request
  * itself (client mode), and a server packet whose origin is not our transmit timestamp. */
 static void test_replies_not_matching_the_request_are_ignored(void) {
-        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&good.ke_address, 1, "localhost", ca_file,
-                                                                 KE_TIMEOUT_USEC);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke =
+                run_ke(&good.ke_address, 1, "localhost", ca_file, KE_TIMEOUT_USEC);
         _cleanup_close_ int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         SocketAddress fake;
         socklen_t l = sizeof(fake.sa);
@@ -387,10 +401,11 @@ static void test_freeing_a_running_session_is_safe(void) {
 
 static void run_sabotage(const Sabotage *s) {
         MockProcess mock;
-        uint64_t timeout = s->ke_timeout_usec ?: KE_TIMEOUT_USEC;
+        usec_t timeout = s->ke_timeout_usec ?: KE_TIMEOUT_USEC;
 
         ASSERT_OK(mock_server_start(certs, s->mode, &mock));
-        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke = run_ke(&mock.ke_address, 1, "localhost", ca_file, timeout);
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *ke =
+                run_ke(&mock.ke_address, 1, "localhost", ca_file, timeout);
 
         if (s->phase == PHASE_KE) {
                 ASSERT_TRUE(ke->error < 0);
@@ -452,7 +467,8 @@ int main(void) {
                 const Sabotage *s = &sabotages[i];
 
                 if (!mock_server_has_mode(s->mode)) {
-                        printf("ok %u - %s # SKIP nts-mock-server has no mode '%s' yet\n", ++n, s->test, s->mode);
+                        printf("ok %u - %s # SKIP nts-mock-server has no mode '%s' yet\n", ++n,
+                               s->test, s->mode);
                         skipped++;
                 } else {
                         run_sabotage(s);

@@ -64,7 +64,7 @@ static int demo(const char *certs) {
         if (asprintf(&ca, "%s/ca.pem", certs) < 0)
                 return log_oom();
 
-        r = mock_server_start(certs, "none", &mock);
+        r = mock_server_start(certs, &(MockOptions) {}, &mock);
         if (r < 0)
                 return r;
 

@@ -162,25 +162,31 @@ bool mock_server_has_mode(const char *mode) {
         }
 }
 
-static int free_udp_port(uint16_t *ret) {
-        struct sockaddr_in in = { .sin_family = AF_INET,
-                                  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t l = sizeof(in);
+/* A UDP port on address that is free now. */
+static int free_udp_port(const char *address, uint16_t *ret) {
         _cleanup_close_ int fd = -EBADF;
+        SocketAddress a;
+        socklen_t l = sizeof(a.sa);
+        int r;
 
-        fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        r = socket_address_from_string(address, 0, &a);
+        if (r < 0)
+                return r;
+        fd = socket(a.sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-        if (bind(fd, (struct sockaddr *) &in, sizeof(in)) < 0)
+        if (bind(fd, (struct sockaddr *) &a.sa, a.len) < 0)
                 return -errno;
-        if (getsockname(fd, (struct sockaddr *) &in, &l) < 0)
+        if (getsockname(fd, (struct sockaddr *) &a.sa, &l) < 0)
                 return -errno;
-        *ret = ntohs(in.sin_port);
+        *ret = socket_address_port(&a);
         return 0;
 }
 
-int mock_server_start(const char *certs, const char *mode, MockProcess *ret) {
-        _cleanup_free_ char *cert = NULL, *key = NULL, *ntp_port = NULL, *sabotage = NULL;
+int mock_server_start(const char *certs, const MockOptions *o, MockProcess *ret) {
+        _cleanup_free_ char *cert = NULL, *key = NULL, *address = NULL, *ntp_port = NULL,
+                           *sabotage = NULL, *ntp_server = NULL;
+        const char *ip = o->address ?: "127.0.0.1", *mode = o->sabotage ?: "none";
         _cleanup_close_ int fd = -EBADF;
         MockProcess s = {};
         char line[256];
@@ -190,18 +196,20 @@ int mock_server_start(const char *certs, const char *mode, MockProcess *ret) {
         /* The KE port comes from the kernel (--ke-port=0, reported on the READY line). The NTP
          * port must be known before start, since the mock announces it in a Port Negotiation
          * record: take one that is free now. */
-        r = free_udp_port(&s.ntp_port);
+        r = free_udp_port(ip, &s.ntp_port);
         if (r < 0)
                 return r;
         if (asprintf(&cert, "--cert=%s/server-chain.pem", certs) < 0 ||
             asprintf(&key, "--key=%s/server.key", certs) < 0 ||
+            asprintf(&address, "--address=%s", ip) < 0 ||
             asprintf(&ntp_port, "--ntp-port=%u", s.ntp_port) < 0 ||
-            asprintf(&sabotage, "--sabotage=%s", mode) < 0)
+            asprintf(&sabotage, "--sabotage=%s", mode) < 0 ||
+            (o->ntp_server && asprintf(&ntp_server, "--ntp-server=%s", o->ntp_server) < 0))
                 return -ENOMEM;
 
-        fd = spawn_reading_stdout((char *[]){ (char *) MOCK_SERVER_PATH, cert, key,
-                                              (char *) "--address=127.0.0.1",
-                                              (char *) "--ke-port=0", ntp_port, sabotage, NULL },
+        fd = spawn_reading_stdout((char *[]){ (char *) MOCK_SERVER_PATH, cert, key, address,
+                                              (char *) "--ke-port=0", ntp_port, sabotage,
+                                              ntp_server, NULL },
                                   &s.pid);
         if (fd < 0)
                 return log_error_errno(fd, "Failed to start %s: %m", MOCK_SERVER_PATH);
@@ -213,7 +221,7 @@ int mock_server_start(const char *certs, const char *mode, MockProcess *ret) {
                                        MOCK_SERVER_PATH, mode);
         }
 
-        assert_se(socket_address_from_string("127.0.0.1", s.ke_port, &s.ke_address) >= 0);
+        assert_se(socket_address_from_string(ip, s.ke_port, &s.ke_address) >= 0);
         *ret = s;
         return 0;
 }

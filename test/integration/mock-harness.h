@@ -25,9 +25,14 @@ void mock_certs_remove(char *dir);
 /* Whether the mock server implements the sabotage mode (from its --help text). */
 bool mock_server_has_mode(const char *mode);
 
-/* Starts the mock server with --sabotage=mode ("none" for a correct server) on 127.0.0.1 with
- * free ports and waits for its READY line. */
-int mock_server_start(const char *certs, const char *mode, MockProcess *ret);
+typedef struct MockOptions {
+        const char *sabotage;           /* --sabotage= mode; NULL: none, a correct server */
+        const char *address;            /* where it listens; NULL: 127.0.0.1 */
+        const char *ntp_server;         /* sent as Server Negotiation; NULL: no such record */
+} MockOptions;
+
+/* Starts the mock server with free ports and waits for its READY line. */
+int mock_server_start(const char *certs, const MockOptions *o, MockProcess *ret);
 void mock_server_stop(MockProcess *s);
 
 /* Runs one KE session against the given addresses on a private sd-event loop. Returns 0 with

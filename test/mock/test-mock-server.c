@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -68,7 +69,8 @@ static Server server_start(const char *arg, ...) {
         s.pid = fork();
         ASSERT_OK(s.pid);
         if (s.pid == 0) {
-                if (dup2(pipefd[1], STDOUT_FILENO) < 0)
+                /* A failed assertion aborts the test; the server must not outlive it. */
+                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || dup2(pipefd[1], STDOUT_FILENO) < 0)
                         _exit(EXIT_FAILURE);
                 execv(argv[0], (char **) argv);
                 _exit(EXIT_FAILURE);
@@ -293,7 +295,10 @@ static void test_honest_server_gives_cookies_and_authenticated_time(void) {
         ASSERT_EQ(ntp.header.stratum, 1);
 
         /* A cookie from the refill works as well. */
-        ntp_run(&s, &ke, &ntp.receipt.cookies[0], 0, &ntp);
+        uint8_t refill[NTS_MAX_COOKIE_SIZE];
+        struct iovec cookie = IOVEC_MAKE(refill, ntp.receipt.cookies[0].iov_len);
+        memcpy(refill, ntp.receipt.cookies[0].iov_base, cookie.iov_len);
+        ntp_run(&s, &ke, &cookie, 0, &ntp);
         ASSERT_OK(ntp.r);
 
         ASSERT_EQ(count("ke_sessions"), 1);
@@ -452,11 +457,12 @@ static void test_cookies_die_with_the_server_without_keys_file(void) {
 }
 
 static void test_keys_file_keeps_cookies_across_restart(void) {
-        const char *keys = path("keys");
+        char keys[256];
         KEResult ke;
         NTPResult ntp;
         Server s;
 
+        snprintf(keys, sizeof(keys), "%s", path("keys"));
         s = server_start("--keys-file", keys, NULL);
         ke_expect_ok(&s, &ke);
         server_stop(&s);

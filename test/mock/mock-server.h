@@ -38,6 +38,7 @@ typedef struct KEConn KEConn;
 
 typedef struct MockServer {
         sd_event *event;
+        sd_event_source *signals[3];    /* SIGTERM, SIGINT, SIGUSR1 */
         KEConn *ke_conns;
         int ke_fd, ntp_fd;
         Sabotage sabotage;

@@ -269,6 +269,8 @@ static int on_usr1(sd_event_source *source, const struct signalfd_siginfo *si, v
 
 static void mock_server_done(MockServer *s) {
         mock_ke_close_all(s);
+        for (size_t i = 0; i < ELEMENTSOF(s->signals); i++)
+                s->signals[i] = sd_event_source_unref(s->signals[i]);
         s->event = sd_event_unref(s->event);
         mock_cookie_key_done(&s->key);
         if (s->tls)
@@ -313,11 +315,15 @@ static int run(int argc, char *argv[]) {
 
         r = sd_event_new(&s.event);
         if (r >= 0)
-                r = sd_event_add_signal(s.event, NULL, SIGTERM, on_terminate, &s);
+                r = sd_event_add_signal(s.event, &s.signals[0], SIGTERM, on_terminate, &s);
         if (r >= 0)
-                r = sd_event_add_signal(s.event, NULL, SIGINT, on_terminate, &s);
+                r = sd_event_add_signal(s.event, &s.signals[1], SIGINT, on_terminate, &s);
         if (r >= 0)
-                r = sd_event_add_signal(s.event, NULL, SIGUSR1, on_usr1, &s);
+                r = sd_event_add_signal(s.event, &s.signals[2], SIGUSR1, on_usr1, &s);
+        /* Signals before sockets: a test that sends SIGUSR1 and then connects is answered in
+         * the new mode. */
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(s.signals); i++)
+                r = sd_event_source_set_priority(s.signals[i], SD_EVENT_PRIORITY_IMPORTANT);
         if (r >= 0)
                 r = mock_ke_listen(&s, s.ke_fd);
         if (r >= 0)

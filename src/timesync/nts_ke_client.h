@@ -8,7 +8,8 @@
  *
  * All I/O waits on the loop and one timer bounds the whole session, so a slow or silent server
  * never stalls the loop. Freeing the session at any time (also from its own callback) cancels
- * it. */
+ * it. A peer that resets the connection yields an error, not SIGPIPE, whatever the host's
+ * disposition of that signal. */
 
 #include <systemd/sd-event.h>
 

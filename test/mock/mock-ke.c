@@ -80,7 +80,74 @@ static int make_cookie(void *userdata, size_t index, uint8_t *buf, size_t size) 
         return mock_cookie_make(cc->key, cc->aead, &cc->c2s, &cc->s2c, buf, size);
 }
 
-static int ke_conn_build_response(KEConn *c, const NTSServerKERequest *req, int decode_result) {
+static int ke_conn_encode(KEConn *c, const NTSServerKEResponse *resp) {
+        ssize_t n;
+
+        n = nts_server_ke_encode_response(c->out, sizeof(c->out), resp);
+        if (n < 0)
+                return log_error_errno((int) n, "KE: failed to encode the response: %m");
+
+        c->n_out = n;
+        c->sent = 0;
+        return 0;
+}
+
+static bool request_offers_ntpv4(const NTSServerKERequest *req) {
+        for (size_t i = 0; i < req->n_protocols; i++)
+                if (req->protocols[i] == NTS_PROTOCOL_NTPV4)
+                        return true;
+        return false;
+}
+
+/* The answers that carry no keys: a bad request, nothing in common. */
+static int ke_conn_refuse(KEConn *c, const NTSServerKERequest *req, int decode_result) {
+        NTSServerKEResponse resp;
+
+        if (decode_result == -EBADMSG) {
+                log_info("KE: bad request, answering with Error record %u", req->error_code);
+                resp = (NTSServerKEResponse) {
+                        .error_code = req->error_code,
+                        .warning_code = -1,
+                        .omit_next_protocol = true,
+                        .omit_aead = true,
+                };
+        } else {
+                log_info("KE: no common protocol or AEAD algorithm");
+                resp = NTS_SERVER_KE_RESPONSE_DEFAULT(0);
+                resp.empty_next_protocol = !request_offers_ntpv4(req);
+                resp.aead_empty = true;
+                resp.n_cookies = 0;
+        }
+
+        return ke_conn_encode(c, &resp);
+}
+
+static void ke_response_sabotage(NTSServerKEResponse *resp, Sabotage sabotage, const NTSServerKERequest *req) {
+        switch (sabotage) {
+        case SABOTAGE_NO_COOKIES:
+                resp->n_cookies = 0;
+                break;
+        case SABOTAGE_ERROR_RECORD:
+                resp->error_code = NTS_KE_ERROR_INTERNAL_SERVER_ERROR;
+                break;
+        case SABOTAGE_WARNING_RECORD:
+                resp->warning_code = 0x1234;
+                break;
+        case SABOTAGE_UNKNOWN_CRITICAL:
+                resp->unknown_critical = true;
+                break;
+        case SABOTAGE_WRONG_AEAD:
+                resp->aead = nts_server_ke_unoffered_aead(req);
+                break;
+        case SABOTAGE_NO_AEAD:
+                resp->omit_aead = true;
+                break;
+        default:
+                break;
+        }
+}
+
+static int ke_conn_answer(KEConn *c, const NTSServerKERequest *req, int decode_result) {
         MockServer *s = c->server;
         uint8_t c2s[NTS_MAX_AEAD_KEY_SIZE], s2c[NTS_MAX_AEAD_KEY_SIZE];
         uint16_t supported[ELEMENTSOF(supported_aead)], aead;
@@ -88,32 +155,15 @@ static int ke_conn_build_response(KEConn *c, const NTSServerKERequest *req, int 
         NTSServerKEResponse resp;
         CookieContext cc;
         size_t n_supported = 0;
-        ssize_t n;
         int r;
-
-        if (decode_result == -EBADMSG) {
-                resp = (NTSServerKEResponse) {
-                        .error_code = req->error_code,
-                        .warning_code = -1,
-                        .omit_next_protocol = true,
-                        .omit_aead = true,
-                };
-                log_info("KE: bad request, answering with Error record %u", req->error_code);
-                goto encode;
-        }
 
         for (size_t i = 0; i < ELEMENTSOF(supported_aead); i++)
                 if (NTS_aead_supported(supported_aead[i]))
                         supported[n_supported++] = supported_aead[i];
 
-        r = nts_server_ke_pick_aead(req, supported, n_supported, &aead);
-        if (r < 0) {
-                resp = NTS_SERVER_KE_RESPONSE_DEFAULT(0);
-                resp.aead_empty = true;
-                resp.n_cookies = 0;
-                log_info("KE: no common AEAD algorithm");
-                goto encode;
-        }
+        if (decode_result < 0 || !request_offers_ntpv4(req) ||
+            nts_server_ke_pick_aead(req, supported, n_supported, &aead) < 0)
+                return ke_conn_refuse(c, req, decode_result);
 
         param = NTS_aead_param(aead);
         assert(param);
@@ -133,40 +183,12 @@ static int ke_conn_build_response(KEConn *c, const NTSServerKERequest *req, int 
         resp.userdata = &cc;
         resp.server = s->ntp_server;
         resp.port = s->ntp_port;
+        ke_response_sabotage(&resp, s->sabotage, req);
 
-        switch (s->sabotage) {
-        case SABOTAGE_NO_COOKIES:
-                resp.n_cookies = 0;
-                break;
-        case SABOTAGE_ERROR_RECORD:
-                resp.error_code = NTS_KE_ERROR_INTERNAL_SERVER_ERROR;
-                break;
-        case SABOTAGE_WARNING_RECORD:
-                resp.warning_code = 0x1234;
-                break;
-        case SABOTAGE_UNKNOWN_CRITICAL:
-                resp.unknown_critical = true;
-                break;
-        case SABOTAGE_WRONG_AEAD:
-                resp.aead = nts_server_ke_unoffered_aead(req);
-                break;
-        case SABOTAGE_NO_AEAD:
-                resp.omit_aead = true;
-                break;
-        default:
-                break;
-        }
-
-encode:
-        n = nts_server_ke_encode_response(c->out, sizeof(c->out), &resp);
+        r = ke_conn_encode(c, &resp);
         explicit_bzero_safe(c2s, sizeof(c2s));
         explicit_bzero_safe(s2c, sizeof(s2c));
-        if (n < 0)
-                return log_error_errno((int) n, "KE: failed to encode the response: %m");
-
-        c->n_out = n;
-        c->sent = 0;
-        return 0;
+        return r;
 }
 
 /* Fills c->out with a Next Protocol and AEAD record once, then unknown non-critical records
@@ -285,7 +307,7 @@ static int ke_conn_read(KEConn *c) {
                 if (n < 0 && n != -EBADMSG)
                         return (int) n;
 
-                r = ke_conn_build_response(c, &req, n < 0 ? (int) n : 0);
+                r = ke_conn_answer(c, &req, n < 0 ? (int) n : 0);
                 if (r < 0)
                         return r;
                 c->state = KE_WRITE;

@@ -21,6 +21,7 @@
 #include "nts_tls.h"
 #include "random-util.h"
 #include "ssl-util.h"
+#include "test-tls-setup.h"
 #include "tests.h"
 
 /* Only a guard against a hung test; nothing asserts on time. */
@@ -481,20 +482,11 @@ static void test_keys_file_keeps_cookies_across_restart(void) {
 }
 
 static void setup(void) {
-        char cmd[512];
-
-        ASSERT_TRUE(signal(SIGPIPE, SIG_IGN) != SIG_ERR);
-        ASSERT_TRUE(mkdtemp(dir));
-        snprintf(cmd, sizeof(cmd), "bash %s %s", TEST_MAKE_CERTS, path("certs"));
-        ASSERT_EQ(system(cmd), 0);
-        ASSERT_OK(dlopen_libssl(LOG_ERR));
+        test_tls_setup(dir, "certs");
 }
 
 static void cleanup(void) {
-        char cmd[512];
-
-        snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
-        ASSERT_EQ(system(cmd), 0);
+        test_tls_cleanup(dir);
 }
 
 TEST_MAIN(TEST_CASE(setup),

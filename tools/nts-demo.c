@@ -12,7 +12,6 @@
 #include "log.h"
 #include "mock-harness.h"
 
-#define USEC_PER_SEC UINT64_C(1000000)
 #define FINGERPRINT_LABEL "nts-demo key fingerprint"
 
 /* The keys are secret, so the demo prints a check value instead of the keys or a plain hash of
@@ -40,7 +39,8 @@ static int key_fingerprint(const struct iovec *key, char ret[static 17]) {
         if (mac)
                 ctx = sym_EVP_MAC_CTX_new(mac);
         if (ctx && sym_EVP_MAC_init(ctx, key->iov_base, key->iov_len, params) == 1 &&
-            sym_EVP_MAC_update(ctx, (const uint8_t *) FINGERPRINT_LABEL, strlen(FINGERPRINT_LABEL)) == 1 &&
+            sym_EVP_MAC_update(ctx, (const uint8_t *) FINGERPRINT_LABEL,
+                               strlen(FINGERPRINT_LABEL)) == 1 &&
             sym_EVP_MAC_final(ctx, out, &l, sizeof(out)) == 1 && l >= 8) {
                 for (size_t i = 0; i < 8; i++)
                         snprintf(ret + 2 * i, 3, "%02x", out[i]);
@@ -64,7 +64,7 @@ static int demo(const char *certs) {
         if (asprintf(&ca, "%s/ca.pem", certs) < 0)
                 return log_oom();
 
-        r = mock_server_start(certs, "none", &mock);
+        r = mock_server_start(certs, &(MockOptions) {}, &mock);
         if (r < 0)
                 return r;
 
@@ -82,13 +82,16 @@ static int demo(const char *certs) {
                                        NTS_ke_stage_to_string(ke->stage), ke->reason);
         }
 
+        printf("TLS:              %s, %s, server certificate %s issued by %s\n", ke->tls.version,
+               ke->tls.cipher, ke->tls.subject, ke->tls.issuer);
         printf("AEAD:             %s (%u)\n", strna(NTS_aead_name(ke->aead)), ke->aead);
         printf("cookies:          %zu, sizes", ke->n_cookies);
         for (size_t i = 0; i < ke->n_cookies; i++)
                 printf(" %zu", ke->cookies[i].iov_len);
         printf(" bytes\n");
-        printf("negotiated NTP:   server %s, port %s%u\n", ke->ntp_server ?: "(none: the KE server's address)",
-               ke->ntp_port ? "" : "(none) ", ke->ntp_port ?: 123);
+        printf("negotiated NTP:   server %s, port %s%u\n",
+               ke->ntp_server ?: "(none: the KE server's address)", ke->ntp_port ? "" : "(none) ",
+               ke->ntp_port ?: 123);
 
         r = key_fingerprint(&ke->c2s_key, fp_c2s);
         if (r >= 0)
@@ -97,8 +100,10 @@ static int demo(const char *certs) {
                 mock_server_stop(&mock);
                 return log_error_errno(r, "Failed to compute key fingerprints: %m");
         }
-        printf("C2S key:          %zu bytes, HMAC-SHA256 check value %s\n", ke->c2s_key.iov_len, fp_c2s);
-        printf("S2C key:          %zu bytes, HMAC-SHA256 check value %s\n", ke->s2c_key.iov_len, fp_s2c);
+        printf("C2S key:          %zu bytes, HMAC-SHA256 check value %s\n", ke->c2s_key.iov_len,
+               fp_c2s);
+        printf("S2C key:          %zu bytes, HMAC-SHA256 check value %s\n", ke->s2c_key.iov_len,
+               fp_s2c);
 
         r = harness_ntp_address(ke, &ntp_server);
         if (r >= 0)
@@ -117,8 +122,10 @@ static int demo(const char *certs) {
         r = NTS_ntp_client_query(&ntp_server, &p, &ntp);
         mock_server_stop(&mock);
         if (r < 0)
-                return log_error_errno(r, "NTS-protected NTP query to %s failed: %s%s", socket_address_to_string(&ntp_server, a),
-                                       strna(NTS_error_string(ntp.nts_error)), r == -ETIMEDOUT ? " (timeout)" : "");
+                return log_error_errno(r, "NTS-protected NTP query to %s failed: %s%s",
+                                       socket_address_to_string(&ntp_server, a),
+                                       strna(NTS_error_string(ntp.nts_error)),
+                                       r == -ETIMEDOUT ? " (timeout)" : "");
 
         printf("NTP server:       %s, stratum %u, authenticated, %zu new cookie(s)\n",
                socket_address_to_string(&ntp_server, a), ntp.header.stratum, ntp.n_cookies);
@@ -132,6 +139,9 @@ int main(int argc, char *argv[]) {
         _cleanup_(mock_certs_removep) char *certs = NULL;
         int r;
 
+        /* The mock server logs every session at info level; the demo's output is what matters
+         * here. An explicit SYSTEMD_LOG_LEVEL still shows everything. */
+        (void) setenv("SYSTEMD_LOG_LEVEL", "warning", /* overwrite= */ 0);
         log_parse_environment();
 
         r = mock_certs_make(&certs);

@@ -9,6 +9,7 @@
 #include "iovec-util.h"
 #include "log.h"
 #include "nts_ke_client.h"
+#include "sigpipe-util.h"
 
 typedef enum KEState {
         KE_STATE_IDLE,
@@ -36,7 +37,7 @@ struct NTS_KEClient {
         NTS_TLSOptions tls_options;     /* its strings point to the copies above */
         NTS_AEADAlgorithm *aead;
         size_t n_aead;
-        uint64_t deadline;              /* CLOCK_MONOTONIC, usec */
+        usec_t deadline;                /* CLOCK_MONOTONIC */
 
         KEState state;
         int fd;
@@ -49,6 +50,33 @@ struct NTS_KEClient {
 
         NTS_KEResult *result;           /* handed to the handler on completion */
 };
+
+/* libssl writes with write(): a peer that has gone away would kill a host that does not ignore
+ * SIGPIPE. Every TLS call that may write goes through these. */
+static int ke_tls_handshake(NTS_TLS *t) {
+        SIGPIPE_GUARD;
+        return NTS_tls_handshake(t);
+}
+
+static ssize_t ke_tls_write(NTS_TLS *t, const void *buf, size_t size) {
+        SIGPIPE_GUARD;
+        return NTS_tls_write(t, buf, size);
+}
+
+static ssize_t ke_tls_read(NTS_TLS *t, void *buf, size_t size) {
+        SIGPIPE_GUARD;
+        return NTS_tls_read(t, buf, size);
+}
+
+static void ke_tls_shutdown(NTS_TLS *t) {
+        SIGPIPE_GUARD;
+        NTS_tls_shutdown(t);
+}
+
+static NTS_TLS *ke_tls_free(NTS_TLS *t) {
+        SIGPIPE_GUARD;
+        return NTS_tls_free(t);
+}
 
 static const char *const ke_stage_table[_NTS_KE_STAGE_MAX] = {
         [NTS_KE_STAGE_CONNECT] = "connect",
@@ -63,25 +91,31 @@ const char *NTS_ke_stage_to_string(NTS_KEStage s) {
         return ke_stage_table[s];
 }
 
-NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r) {
-        if (!r)
-                return NULL;
-
+static void ke_result_clear(NTS_KEResult *r) {
         iovec_done_erase(&r->c2s_key);
         iovec_done_erase(&r->s2c_key);
         for (size_t i = 0; i < r->n_cookies; i++)
                 iovec_done_erase(&r->cookies[i]);
-        free(r->ntp_server);
+        r->n_cookies = 0;
+        r->ntp_server = mfree(r->ntp_server);
+}
+
+NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r) {
+        if (!r)
+                return NULL;
+
+        ke_result_clear(r);
         return mfree(r);
 }
 
-static const char *ke_client_address_string(const NTS_KEClient *c, char buf[static SOCKET_ADDRESS_STRING_MAX]) {
+static const char *ke_client_address_string(const NTS_KEClient *c,
+                                            char buf[static SOCKET_ADDRESS_STRING_MAX]) {
         return socket_address_to_string(&c->result->address, buf);
 }
 
 static void ke_client_close_connection(NTS_KEClient *c) {
         c->io = sd_event_source_disable_unref(c->io);
-        c->tls = NTS_tls_free(c->tls);
+        c->tls = ke_tls_free(c->tls);
         c->fd = safe_close(c->fd);
 }
 
@@ -95,23 +129,24 @@ static void ke_client_complete(NTS_KEClient *c) {
         c->handler(c, TAKE_PTR(c->result), c->userdata);
 }
 
-_printf_(5, 6) static void ke_client_fail(NTS_KEClient *c, NTS_KEStage stage, int error, NTS_Error nts_error,
-                                          const char *format, ...) {
+_printf_(5, 6) static void ke_client_fail(NTS_KEClient *c, NTS_KEStage stage, int error,
+                                          NTS_Error nts_error, const char *format, ...) {
         va_list ap;
 
         assert(error < 0);
 
+        /* A failed result carries no keys or cookies, also when it failed while copying them. */
+        ke_result_clear(c->result);
         c->result->error = error;
         c->result->stage = stage;
         c->result->nts_error = nts_error;
 
         va_start(ap, format);
-        DISABLE_WARNING_FORMAT_NONLITERAL;
         (void) vsnprintf(c->result->reason, sizeof(c->result->reason), format, ap);
-        REENABLE_WARNING;
         va_end(ap);
 
-        log_debug("NTS-KE with %s failed (%s stage): %s", c->hostname, ke_stage_table[stage], c->result->reason);
+        log_debug("NTS-KE with %s failed (%s stage): %s", c->hostname, ke_stage_table[stage],
+                  c->result->reason);
         ke_client_complete(c);
 }
 
@@ -123,7 +158,7 @@ static const char *ke_client_tls_reason(const NTS_KEClient *c, int error) {
 static void ke_client_connect_next(NTS_KEClient *c);
 
 /* The timer is one-shot: after a connect share expired it must be enabled again. */
-static int ke_client_arm_timer(NTS_KEClient *c, uint64_t usec) {
+static int ke_client_arm_timer(NTS_KEClient *c, usec_t usec) {
         int r;
 
         r = sd_event_source_set_time(c->timer, usec);
@@ -149,7 +184,8 @@ static void ke_client_wait(NTS_KEClient *c) {
 
         r = sd_event_source_set_io_events(c->io, NTS_tls_events(c->tls));
         if (r < 0)
-                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "waiting for the socket failed: %s", strerror(-r));
+                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "waiting for the socket failed: %s",
+                               strerror(-r));
 }
 
 static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
@@ -175,21 +211,15 @@ static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
                 if (r >= 0)
                         res->n_cookies++;
         }
+        /* The decoder has checked that the body is a name or an address, so it has no NUL. */
         if (r >= 0 && iovec_is_set(&a->server)) {
-                /* The decoder accepts only names and addresses; a NUL inside would make the
-                 * copy silently name another server. */
-                if (memchr(a->server.iov_base, 0, a->server.iov_len)) {
-                        ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, -EBADMSG, NTS_ERROR_KE_BAD_SERVER,
-                                       "KE response refused: %s", strna(NTS_error_string(NTS_ERROR_KE_BAD_SERVER)));
-                        return;
-                }
                 res->ntp_server = strndup(a->server.iov_base, a->server.iov_len);
                 if (!res->ntp_server)
                         r = -ENOMEM;
         }
         if (r < 0) {
-                ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, r, NTS_OK, "storing the KE response failed: %s",
-                               strerror(-r));
+                ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, r, NTS_OK,
+                               "storing the KE response failed: %s", strerror(-r));
                 return;
         }
 
@@ -199,58 +229,94 @@ static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
         res->reason[0] = 0;
 
         log_debug("NTS-KE with %s done: %s, %zu cookies, NTP server %s port %u", c->hostname,
-                  strna(NTS_aead_name(a->aead)), res->n_cookies, strna(res->ntp_server), res->ntp_port);
+                  strna(NTS_aead_name(a->aead)), res->n_cookies, strna(res->ntp_server),
+                  res->ntp_port);
 
-        NTS_tls_shutdown(c->tls);
+        ke_tls_shutdown(c->tls);
         ke_client_complete(c);
+}
+
+/* The code the server sent, or the record at fault, where the cause has one. */
+static const char *ke_agreement_detail(const NTS_Agreement *a, char buf[static 32]) {
+        switch (a->error) {
+        case NTS_ERROR_SERVER_UNRECOGNIZED_CRITICAL_RECORD ... NTS_ERROR_SERVER_WARNING:
+                snprintf(buf, 32, " (code %u)", a->server_code);
+                break;
+        case NTS_ERROR_KE_BAD_RECORD_LENGTH ... NTS_ERROR_KE_BAD_PORT:
+                snprintf(buf, 32, " (record type %u)", a->record_type);
+                break;
+        default:
+                buf[0] = 0;
+        }
+        return buf;
 }
 
 /* Returns true when the session continues and more data is needed. */
 static bool ke_client_receive(NTS_KEClient *c) {
-        char a[SOCKET_ADDRESS_STRING_MAX];
+        char a[SOCKET_ADDRESS_STRING_MAX], detail[32];
         NTS_Agreement agreement = {};
         ssize_t n;
 
         if (c->response_size >= NTS_KE_MAX_MESSAGE_SIZE) {
                 ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, -EMSGSIZE, NTS_ERROR_KE_TOO_LONG,
                                "KE response from %s refused: %s (more than %u bytes)",
-                               ke_client_address_string(c, a), strna(NTS_error_string(NTS_ERROR_KE_TOO_LONG)),
+                               ke_client_address_string(c, a),
+                               strna(NTS_error_string(NTS_ERROR_KE_TOO_LONG)),
                                (unsigned) NTS_KE_MAX_MESSAGE_SIZE);
                 return false;
         }
 
-        n = NTS_tls_read(c->tls, c->response + c->response_size, NTS_KE_MAX_MESSAGE_SIZE - c->response_size);
+        n = ke_tls_read(c->tls, c->response + c->response_size,
+                        NTS_KE_MAX_MESSAGE_SIZE - c->response_size);
         if (n == -EAGAIN) {
                 ke_client_wait(c);
                 return false;
         }
         if (n < 0) {
-                ke_client_fail(c, NTS_KE_STAGE_TLS, (int) n, NTS_OK, "reading the KE response from %s failed: %s",
+                ke_client_fail(c, NTS_KE_STAGE_TLS, (int) n, NTS_OK,
+                               "reading the KE response from %s failed: %s",
                                ke_client_address_string(c, a), ke_client_tls_reason(c, (int) n));
                 return false;
         }
         if (n == 0) {
                 ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, -EBADMSG, NTS_ERROR_KE_TRUNCATED,
-                               "KE response from %s refused: %s (connection closed after %zu bytes)",
-                               ke_client_address_string(c, a), strna(NTS_error_string(NTS_ERROR_KE_TRUNCATED)),
-                               c->response_size);
+                               "KE response from %s refused: %s (closed after %zu bytes)",
+                               ke_client_address_string(c, a),
+                               strna(NTS_error_string(NTS_ERROR_KE_TRUNCATED)), c->response_size);
                 return false;
         }
         c->response_size += (size_t) n;
 
-        n = NTS_decode_response(&IOVEC_MAKE(c->response, c->response_size), c->aead, c->n_aead, &agreement);
+        n = NTS_decode_response(&IOVEC_MAKE(c->response, c->response_size), c->aead, c->n_aead,
+                                &agreement);
         if (n == -ENODATA)
                 return true;
         if (n < 0) {
                 ke_client_fail(c, NTS_KE_STAGE_PROTOCOL, (int) n, agreement.error,
-                               "KE response from %s refused: %s (record type %u, server code %u)",
-                               ke_client_address_string(c, a), strna(NTS_error_string(agreement.error)),
-                               agreement.record_type, agreement.server_code);
+                               "KE response from %s refused: %s%s", ke_client_address_string(c, a),
+                               strna(NTS_error_string(agreement.error)),
+                               ke_agreement_detail(&agreement, detail));
                 return false;
         }
 
         ke_client_finish(c, &agreement);
         return false;
+}
+
+static void ke_client_save_tls_info(NTS_KEClient *c) {
+        NTS_TLSInfo info;
+
+        if (NTS_tls_info(c->tls, &info) < 0)
+                return;
+
+        (void) snprintf(c->result->tls.version, sizeof(c->result->tls.version), "%s",
+                        strempty(info.version));
+        (void) snprintf(c->result->tls.cipher, sizeof(c->result->tls.cipher), "%s",
+                        strempty(info.cipher));
+        (void) snprintf(c->result->tls.subject, sizeof(c->result->tls.subject), "%s", info.subject);
+        (void) snprintf(c->result->tls.issuer, sizeof(c->result->tls.issuer), "%s", info.issuer);
+        c->result->tls.not_before = info.not_before;
+        c->result->tls.not_after = info.not_after;
 }
 
 /* Drives TLS as far as the socket allows; returns when waiting or when the session ended. */
@@ -263,26 +329,22 @@ static void ke_client_process(NTS_KEClient *c) {
                 switch (c->state) {
 
                 case KE_STATE_HANDSHAKE:
-                        r = NTS_tls_handshake(c->tls);
+                        r = ke_tls_handshake(c->tls);
                         if (r == -EAGAIN) {
                                 ke_client_wait(c);
                                 return;
                         }
                         if (r < 0) {
                                 c->result->cert_time_failure = NTS_tls_cert_time_failure(c->tls);
-                                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "TLS handshake with %s failed: %s",
-                                               ke_client_address_string(c, a), ke_client_tls_reason(c, r));
+                                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK,
+                                               "TLS handshake with %s failed: %s",
+                                               ke_client_address_string(c, a),
+                                               ke_client_tls_reason(c, r));
                                 return;
-                        }
-                        {
-                                NTS_TLSInfo info;
-                                if (NTS_tls_info(c->tls, &info) >= 0) {
-                                        c->result->cert_not_before = info.not_before;
-                                        c->result->cert_not_after = info.not_after;
-                                }
                         }
                         log_debug("NTS-KE with %s: TLS handshake with %s done", c->hostname,
                                   ke_client_address_string(c, a));
+                        ke_client_save_tls_info(c);
                         c->state = KE_STATE_SENDING;
                         break;
 
@@ -291,7 +353,8 @@ static void ke_client_process(NTS_KEClient *c) {
                                 c->state = KE_STATE_RECEIVING;
                                 break;
                         }
-                        n = NTS_tls_write(c->tls, c->request + c->request_sent, c->request_size - c->request_sent);
+                        n = ke_tls_write(c->tls, c->request + c->request_sent,
+                                         c->request_size - c->request_sent);
                         if (n == -EAGAIN) {
                                 ke_client_wait(c);
                                 return;
@@ -299,7 +362,8 @@ static void ke_client_process(NTS_KEClient *c) {
                         if (n < 0) {
                                 ke_client_fail(c, NTS_KE_STAGE_TLS, (int) n, NTS_OK,
                                                "sending the KE request to %s failed: %s",
-                                               ke_client_address_string(c, a), ke_client_tls_reason(c, (int) n));
+                                               ke_client_address_string(c, a),
+                                               ke_client_tls_reason(c, (int) n));
                                 return;
                         }
                         c->request_sent += (size_t) n;
@@ -324,13 +388,15 @@ static void ke_client_connected(NTS_KEClient *c) {
          * left of the overall budget. */
         r = ke_client_arm_timer(c, c->deadline);
         if (r < 0) {
-                ke_client_fail(c, NTS_KE_STAGE_CONNECT, r, NTS_OK, "arming the timer failed: %s", strerror(-r));
+                ke_client_fail(c, NTS_KE_STAGE_CONNECT, r, NTS_OK, "arming the timer failed: %s",
+                               strerror(-r));
                 return;
         }
 
         r = NTS_tls_new(c->fd, &c->tls_options, &c->tls);
         if (r < 0) {
-                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "setting up TLS failed: %s", strerror(-r));
+                ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "setting up TLS failed: %s",
+                               strerror(-r));
                 return;
         }
 
@@ -364,14 +430,15 @@ static int ke_client_on_io(sd_event_source *s, int fd, uint32_t revents, void *u
 
 static int ke_client_connect_one(NTS_KEClient *c, const SocketAddress *address) {
         _cleanup_close_ int fd = -EBADF;
-        uint64_t now, share;
+        usec_t t, share;
         int r;
 
         fd = socket(address->sa.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, IPPROTO_TCP);
         if (fd < 0)
                 return -errno;
 
-        if (connect(fd, (const struct sockaddr *) &address->sa, address->len) < 0 && errno != EINPROGRESS)
+        if (connect(fd, (const struct sockaddr *) &address->sa, address->len) < 0 &&
+            errno != EINPROGRESS)
                 return -errno;
 
         r = sd_event_add_io(c->event, &c->io, fd, EPOLLOUT, ke_client_on_io, c);
@@ -380,11 +447,11 @@ static int ke_client_connect_one(NTS_KEClient *c, const SocketAddress *address) 
 
         /* A silent address gets an equal share of the remaining time, so that the addresses
          * after it are still tried within the overall timeout. */
-        r = sd_event_now(c->event, CLOCK_MONOTONIC, &now);
+        r = sd_event_now(c->event, CLOCK_MONOTONIC, &t);
         if (r < 0)
                 return r;
-        share = now < c->deadline ? (c->deadline - now) / (c->n_addresses - c->n_tried + 1) : 0;
-        r = ke_client_arm_timer(c, now + share);
+        share = t < c->deadline ? (c->deadline - t) / (c->n_addresses - c->n_tried + 1) : 0;
+        r = ke_client_arm_timer(c, t + share);
         if (r < 0)
                 return r;
 
@@ -400,13 +467,15 @@ static void ke_client_connect_next(NTS_KEClient *c) {
                 c->result->address = c->addresses[c->n_tried++];
                 c->state = KE_STATE_CONNECTING;
 
-                log_debug("NTS-KE with %s: connecting to %s", c->hostname, ke_client_address_string(c, a));
+                log_debug("NTS-KE with %s: connecting to %s", c->hostname,
+                          ke_client_address_string(c, a));
                 r = ke_client_connect_one(c, &c->result->address);
                 if (r >= 0)
                         return;
 
-                (void) snprintf(c->result->reason, sizeof(c->result->reason), "connecting to %s failed: %s",
-                                ke_client_address_string(c, a), strerror(-r));
+                (void) snprintf(c->result->reason, sizeof(c->result->reason),
+                                "connecting to %s failed: %s", ke_client_address_string(c, a),
+                                strerror(-r));
                 c->result->error = r;
                 log_debug("NTS-KE with %s: %s", c->hostname, c->result->reason);
                 ke_client_close_connection(c);
@@ -436,8 +505,9 @@ static int ke_client_on_timer(sd_event_source *s, uint64_t usec, void *userdata)
                 return 0;
         }
 
-        ke_client_fail(c, NTS_KE_STAGE_TIMEOUT, -ETIMEDOUT, NTS_OK, "timed out %s (%s, %zu bytes received)",
-                       doing[c->state], ke_client_address_string(c, a), c->response_size);
+        ke_client_fail(c, NTS_KE_STAGE_TIMEOUT, -ETIMEDOUT, NTS_OK,
+                       "timed out %s (%s, %zu bytes received)", doing[c->state],
+                       ke_client_address_string(c, a), c->response_size);
         return 0;
 }
 
@@ -491,10 +561,10 @@ static int ke_client_copy_params(NTS_KEClient *c, const NTS_KEClientParams *p) {
         return 0;
 }
 
-int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHandler handler, void *userdata,
-                        NTS_KEClient **ret) {
+int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHandler handler,
+                        void *userdata, NTS_KEClient **ret) {
         _cleanup_(NTS_ke_client_freep) NTS_KEClient *c = NULL;
-        uint64_t now;
+        usec_t t;
         int r;
 
         assert(e);
@@ -502,7 +572,8 @@ int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHa
         assert(handler);
         assert(ret);
 
-        if (p->n_addresses == 0 || p->n_aead == 0 || p->n_aead > UINT16_MAX / 2 || isempty(p->tls.hostname))
+        if (p->n_addresses == 0 || p->n_aead == 0 || p->n_aead > UINT16_MAX / 2 ||
+            isempty(p->tls.hostname))
                 return -EINVAL;
 
         c = calloc(1, sizeof(NTS_KEClient));
@@ -521,10 +592,10 @@ int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHa
         if (r < 0)
                 return r;
 
-        r = sd_event_now(e, CLOCK_MONOTONIC, &now);
+        r = sd_event_now(e, CLOCK_MONOTONIC, &t);
         if (r < 0)
                 return r;
-        c->deadline = p->timeout_usec > UINT64_MAX - now ? UINT64_MAX : now + p->timeout_usec;
+        c->deadline = p->timeout_usec > USEC_INFINITY - t ? USEC_INFINITY : t + p->timeout_usec;
 
         r = sd_event_add_time(e, &c->timer, CLOCK_MONOTONIC, c->deadline, 0, ke_client_on_timer, c);
         if (r < 0)

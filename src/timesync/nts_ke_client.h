@@ -8,13 +8,15 @@
  *
  * All I/O waits on the loop and one timer bounds the whole session, so a slow or silent server
  * never stalls the loop. Freeing the session at any time (also from its own callback) cancels
- * it. */
+ * it. A peer that resets the connection yields an error, not SIGPIPE, whatever the host's
+ * disposition of that signal. */
 
 #include <systemd/sd-event.h>
 
 #include "nts.h"
 #include "nts_tls.h"
 #include "socket-address.h"
+#include "time-util.h"
 
 typedef struct NTS_KEClient NTS_KEClient;
 
@@ -33,7 +35,7 @@ const char *NTS_ke_stage_to_string(NTS_KEStage s);
 typedef struct NTS_KEResult {
         int error;                      /* 0, or the negative errno of the failure */
         NTS_KEStage stage;              /* with error: where it failed */
-        NTS_Error nts_error;            /* with NTS_KE_STAGE_PROTOCOL: why the response was refused */
+        NTS_Error nts_error;            /* with NTS_KE_STAGE_PROTOCOL: why it was refused */
         char reason[256];               /* with error: one line naming the stage and the cause */
 
         NTS_AEADAlgorithm aead;
@@ -41,12 +43,20 @@ typedef struct NTS_KEResult {
         struct iovec s2c_key;
         struct iovec cookies[NTS_MAX_COOKIES];
         size_t n_cookies;
-        char *ntp_server;               /* Server Negotiation, NUL-terminated; NULL: the KE server's address */
+        char *ntp_server;               /* Server Negotiation; NULL: the KE server's address */
         uint16_t ntp_port;              /* Port Negotiation; 0: not negotiated, use 123 */
         SocketAddress address;          /* the KE address that answered, or the last one tried */
         NTS_TLSCertTime cert_time_failure; /* with NTS_KE_STAGE_TLS: refused for its validity period */
-        time_t cert_not_before;         /* on success: validity of the server's certificate */
-        time_t cert_not_after;
+
+        /* Set once a handshake completed, also when the KE protocol failed afterwards. */
+        struct {
+                char version[16];       /* "TLSv1.3" */
+                char cipher[64];
+                char subject[256];      /* of the server certificate */
+                char issuer[256];
+                time_t not_before;
+                time_t not_after;
+        } tls;
 } NTS_KEResult;
 
 NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r);
@@ -57,7 +67,7 @@ typedef struct NTS_KEClientParams {
         NTS_TLSOptions tls;             /* tls.hostname is required: verification and SNI */
         const NTS_AEADAlgorithm *aead;  /* offer, in order of preference (NTS_aead_offer()) */
         size_t n_aead;
-        uint64_t timeout_usec;          /* for the whole session, all addresses included */
+        usec_t timeout_usec;            /* for the whole session, all addresses included */
 } NTS_KEClientParams;
 
 /* Called exactly once unless the session is freed first; it receives ownership of result. It
@@ -67,8 +77,8 @@ typedef void (*NTS_KEClientHandler)(NTS_KEClient *c, NTS_KEResult *result, void 
 /* Starts a session: copies everything in p, so the caller's buffers may go away at once. The
  * handler runs from the loop, never from inside this call. Returns 0, -EINVAL for empty
  * address or AEAD lists or a missing hostname, -ENOMEM, or an sd-event error. */
-int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHandler handler, void *userdata,
-                        NTS_KEClient **ret);
+int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHandler handler,
+                        void *userdata, NTS_KEClient **ret);
 NTS_KEClient *NTS_ke_client_free(NTS_KEClient *c);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_KEClient *, NTS_ke_client_free);

@@ -8,6 +8,7 @@
 #include "log.h"
 #include "nts_ntp_client.h"
 #include "random-util.h"
+#include "time-util.h"
 
 void NTS_ntp_result_done(NTS_NTPResult *r) {
         if (!r)
@@ -18,32 +19,30 @@ void NTS_ntp_result_done(NTS_NTPResult *r) {
         r->n_cookies = 0;
 }
 
-static int64_t timespec_to_nsec(const struct timespec *ts) {
-        return (int64_t) ts->tv_sec * 1000000000 + ts->tv_nsec;
-}
-
-static int64_t now_nsec(clockid_t clock) {
+/* Nanoseconds, not time-util's microseconds: NTP timestamps resolve far below a microsecond. */
+static int64_t realtime_nsec(void) {
         struct timespec ts;
 
-        assert_se(clock_gettime(clock, &ts) == 0);
-        return timespec_to_nsec(&ts);
+        assert_se(clock_gettime(CLOCK_REALTIME, &ts) == 0);
+        return (int64_t) ts.tv_sec * (int64_t) NSEC_PER_SEC + ts.tv_nsec;
 }
 
 /* Waits for a server reply whose origin timestamp is our transmit timestamp. Returns its
  * length, -ETIMEDOUT, or a socket error. */
-static ssize_t ntp_client_receive(int fd, const NTPTimestamp *sent, int64_t deadline, uint8_t *buf, size_t size,
-                                  int64_t *ret_received, NTPHeader *ret_header) {
+static ssize_t ntp_client_receive(int fd, const NTPTimestamp *sent, usec_t deadline, uint8_t *buf,
+                                  size_t size, int64_t *ret_received, NTPHeader *ret_header) {
         for (;;) {
                 struct pollfd pfd = { .fd = fd, .events = POLLIN };
-                int64_t left = deadline - now_nsec(CLOCK_MONOTONIC);
+                usec_t t = now(CLOCK_MONOTONIC);
                 NTPHeader h;
                 ssize_t n;
 
-                if (left <= 0)
+                if (t >= deadline)
                         return -ETIMEDOUT;
 
                 /* Round up, so that a wait shorter than a millisecond does not spin. */
-                if (poll(&pfd, 1, (int) MIN((left + 999999) / 1000000, (int64_t) INT32_MAX)) < 0) {
+                usec_t left_msec = (deadline - t + USEC_PER_MSEC - 1) / USEC_PER_MSEC;
+                if (poll(&pfd, 1, (int) MIN(left_msec, (usec_t) INT32_MAX)) < 0) {
                         if (errno == EINTR)
                                 continue;
                         return -errno;
@@ -55,12 +54,13 @@ static ssize_t ntp_client_receive(int fd, const NTPTimestamp *sent, int64_t dead
                                 continue;
                         return -errno;
                 }
-                *ret_received = now_nsec(CLOCK_REALTIME);
+                *ret_received = realtime_nsec();
 
                 if ((size_t) n < NTP_HEADER_SIZE)
                         continue;
                 ntp_header_decode(buf, &h);
-                if (h.mode != NTP_MODE_SERVER || h.version != NTP_VERSION || !ntp_ts_equal(h.origin, *sent)) {
+                if (h.mode != NTP_MODE_SERVER || h.version != NTP_VERSION ||
+                    !ntp_ts_equal(h.origin, *sent)) {
                         log_debug("Ignoring a packet that is not a reply to our request.");
                         continue;
                 }
@@ -70,8 +70,10 @@ static ssize_t ntp_client_receive(int fd, const NTPTimestamp *sent, int64_t dead
         }
 }
 
-int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *p, NTS_NTPResult *ret) {
-        uint8_t request[NTS_MAX_PACKET_SIZE], reply[NTS_MAX_PACKET_SIZE], scratch[NTS_MAX_PACKET_SIZE];
+int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *p,
+                         NTS_NTPResult *ret) {
+        uint8_t request[NTS_MAX_PACKET_SIZE], reply[NTS_MAX_PACKET_SIZE],
+                scratch[NTS_MAX_PACKET_SIZE];
         NTS_Query q = {
                 .cookie = p->cookie,
                 .n_placeholders = p->n_placeholders,
@@ -84,7 +86,8 @@ int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *
         };
         NTS_Receipt receipt = {};
         _cleanup_close_ int fd = -EBADF;
-        int64_t deadline, t1, t2, t3, t4 = 0;
+        int64_t t1, t2, t3, t4 = 0;
+        usec_t deadline;
         ssize_t n, len;
         int r;
 
@@ -112,12 +115,15 @@ int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *
         if (connect(fd, (const struct sockaddr *) &server->sa, server->len) < 0)
                 return -errno;
 
-        deadline = now_nsec(CLOCK_MONOTONIC) + (int64_t) MIN(p->timeout_usec, (uint64_t) INT64_MAX / 2000) * 1000;
-        t1 = now_nsec(CLOCK_REALTIME);
+        deadline = now(CLOCK_MONOTONIC);
+        deadline = p->timeout_usec > USEC_INFINITY - deadline ? USEC_INFINITY
+                                                              : deadline + p->timeout_usec;
+        t1 = realtime_nsec();
         if (send(fd, request, (size_t) n, 0) < 0)
                 return -errno;
 
-        len = ntp_client_receive(fd, &h.transmit, deadline, reply, sizeof(reply), &t4, &ret->header);
+        len = ntp_client_receive(fd, &h.transmit, deadline, reply, sizeof(reply), &t4,
+                                 &ret->header);
         if (len < 0)
                 return (int) len;
 

@@ -8,13 +8,14 @@
 #include "ntp_packet.h"
 #include "nts.h"
 #include "socket-address.h"
+#include "time-util.h"
 
 typedef struct NTS_NTPQueryParams {
         NTS_AEADContext *c2s;
         NTS_AEADContext *s2c;
         struct iovec cookie;            /* spent by this query (not owned) */
         size_t n_placeholders;          /* cookies to ask for in addition to the one returned */
-        uint64_t timeout_usec;
+        usec_t timeout_usec;
 } NTS_NTPQueryParams;
 
 /* Everything here is owned by the result; release it with NTS_ntp_result_done(). */
@@ -37,4 +38,5 @@ void NTS_ntp_result_done(NTS_NTPResult *r);
  * NTS refuses it (NTS_ERROR_NTP_NAK included); -EPROTO with ret->kiss set for an authentic
  * kiss-o'-death; -ETIMEDOUT when no reply came in time; another negative errno for socket
  * errors. The caller judges stratum and leap of an authentic reply. */
-int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *p, NTS_NTPResult *ret);
+int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *p,
+                         NTS_NTPResult *ret);

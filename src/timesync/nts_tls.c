@@ -7,6 +7,7 @@
 
 #include "crypto-util.h"
 #include "log.h"
+#include "nts_crypto.h"
 #include "nts_tls.h"
 #include "ssl-util.h"
 #include "unaligned.h"
@@ -329,23 +330,6 @@ uint32_t NTS_tls_events(const NTS_TLS *t) {
         return t->events;
 }
 
-static size_t aead_key_size(NTS_AEADAlgorithm aead) {
-        /* RFC 5297 section 6 and RFC 8452 section 8: the key lengths of each algorithm. */
-        switch (aead) {
-        case NTS_AEAD_AES_SIV_CMAC_256:
-                return 32;
-        case NTS_AEAD_AES_SIV_CMAC_384:
-                return 48;
-        case NTS_AEAD_AES_SIV_CMAC_512:
-                return 64;
-        case NTS_AEAD_AES_128_GCM_SIV:
-                return 16;
-        case NTS_AEAD_AES_256_GCM_SIV:
-                return 32;
-        }
-        return 0;
-}
-
 static int tls_export_key(NTS_TLS *t, NTS_AEADAlgorithm aead, uint8_t direction, struct iovec *key,
                           size_t key_size) {
         uint8_t context[NTS_EXPORTER_CONTEXT_SIZE];
@@ -367,6 +351,7 @@ static int tls_export_key(NTS_TLS *t, NTS_AEADAlgorithm aead, uint8_t direction,
 }
 
 int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, struct iovec *c2s, struct iovec *s2c) {
+        const NTS_AEADParam *param;
         size_t key_size;
         int r;
 
@@ -375,9 +360,10 @@ int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, struct iovec *c2s, s
         assert(c2s && c2s->iov_base);
         assert(s2c && s2c->iov_base);
 
-        key_size = aead_key_size(aead);
-        if (key_size == 0)
+        param = NTS_aead_param(aead);
+        if (!param)
                 return -EOPNOTSUPP;
+        key_size = param->key_size;
         if (c2s->iov_len < key_size || s2c->iov_len < key_size)
                 return -ENOBUFS;
 

@@ -275,8 +275,8 @@ static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
 
         s->bootstrap = s->bootstrap_attempt;
         s->bootstrap_attempt = false;
-        s->cert_not_before = result->cert_not_before;
-        s->cert_not_after = result->cert_not_after;
+        s->cert_not_before = result->tls.not_before;
+        s->cert_not_after = result->tls.not_after;
         s->ke_failures = 0;
         s->ke_retry_after = 0;
         s->last_error[0] = '\0';

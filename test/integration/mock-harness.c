@@ -6,29 +6,33 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 
 #include "log.h"
 #include "mock-harness.h"
 #include "nts_crypto.h"
 
-extern char **environ;
-
+/* Children die with us: a failed assertion aborts the test and must not leave a mock server
+ * behind. */
 static int spawn(char *const argv[], int stdout_fd, pid_t *ret) {
-        posix_spawn_file_actions_t actions;
-        int r;
+        pid_t parent = getpid(), pid;
 
-        r = posix_spawn_file_actions_init(&actions);
-        if (r != 0)
-                return -r;
-        if (stdout_fd >= 0)
-                r = posix_spawn_file_actions_adddup2(&actions, stdout_fd, STDOUT_FILENO);
-        if (r == 0)
-                r = posix_spawn(ret, argv[0], &actions, NULL, argv, environ);
-        posix_spawn_file_actions_destroy(&actions);
-        return -r;
+        pid = fork();
+        if (pid < 0)
+                return -errno;
+        if (pid == 0) {
+                if (prctl(PR_SET_PDEATHSIG, SIGTERM) < 0 || getppid() != parent)
+                        _exit(EXIT_FAILURE);
+                if (stdout_fd >= 0 && dup2(stdout_fd, STDOUT_FILENO) < 0)
+                        _exit(EXIT_FAILURE);
+                execv(argv[0], argv);
+                _exit(127);
+        }
+
+        *ret = pid;
+        return 0;
 }
 
 static int wait_exit_status(pid_t pid) {
@@ -50,12 +54,14 @@ int mock_certs_make(char **ret) {
         if (!mkdtemp(dir))
                 return -errno;
 
-        r = spawn((char *[]) { (char *) "/bin/bash", (char *) MAKE_CERTS_PATH, dir, NULL }, -1, &pid);
+        r = spawn((char *[]){ (char *) "/bin/bash", (char *) MAKE_CERTS_PATH, dir, NULL }, -1,
+                  &pid);
         if (r < 0)
                 return r;
         r = wait_exit_status(pid);
         if (r != 0)
-                return log_error_errno(EIO, "%s %s exited with status %i.", MAKE_CERTS_PATH, dir, r);
+                return log_error_errno(EIO, "%s %s exited with status %i.", MAKE_CERTS_PATH, dir,
+                                       r);
 
         *ret = TAKE_PTR(dir);
         return 0;
@@ -120,7 +126,8 @@ bool mock_server_has_mode(const char *mode) {
         ssize_t n;
         pid_t pid;
 
-        fd = spawn_reading_stdout((char *[]) { (char *) MOCK_SERVER_PATH, (char *) "--help", NULL }, &pid);
+        fd = spawn_reading_stdout((char *[]){ (char *) MOCK_SERVER_PATH, (char *) "--help", NULL },
+                                  &pid);
         if (fd < 0)
                 return false;
 
@@ -155,24 +162,31 @@ bool mock_server_has_mode(const char *mode) {
         }
 }
 
-static int free_udp_port(uint16_t *ret) {
-        struct sockaddr_in in = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-        socklen_t l = sizeof(in);
+/* A UDP port on address that is free now. */
+static int free_udp_port(const char *address, uint16_t *ret) {
         _cleanup_close_ int fd = -EBADF;
+        SocketAddress a;
+        socklen_t l = sizeof(a.sa);
+        int r;
 
-        fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        r = socket_address_from_string(address, 0, &a);
+        if (r < 0)
+                return r;
+        fd = socket(a.sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return -errno;
-        if (bind(fd, (struct sockaddr *) &in, sizeof(in)) < 0)
+        if (bind(fd, (struct sockaddr *) &a.sa, a.len) < 0)
                 return -errno;
-        if (getsockname(fd, (struct sockaddr *) &in, &l) < 0)
+        if (getsockname(fd, (struct sockaddr *) &a.sa, &l) < 0)
                 return -errno;
-        *ret = ntohs(in.sin_port);
+        *ret = socket_address_port(&a);
         return 0;
 }
 
-int mock_server_start(const char *certs, const char *mode, MockProcess *ret) {
-        _cleanup_free_ char *cert = NULL, *key = NULL, *ntp_port = NULL, *sabotage = NULL;
+int mock_server_start(const char *certs, const MockOptions *o, MockProcess *ret) {
+        _cleanup_free_ char *cert = NULL, *key = NULL, *address = NULL, *ntp_port = NULL,
+                           *sabotage = NULL, *ntp_server = NULL;
+        const char *ip = o->address ?: "127.0.0.1", *mode = o->sabotage ?: "none";
         _cleanup_close_ int fd = -EBADF;
         MockProcess s = {};
         char line[256];
@@ -182,18 +196,20 @@ int mock_server_start(const char *certs, const char *mode, MockProcess *ret) {
         /* The KE port comes from the kernel (--ke-port=0, reported on the READY line). The NTP
          * port must be known before start, since the mock announces it in a Port Negotiation
          * record: take one that is free now. */
-        r = free_udp_port(&s.ntp_port);
+        r = free_udp_port(ip, &s.ntp_port);
         if (r < 0)
                 return r;
         if (asprintf(&cert, "--cert=%s/server-chain.pem", certs) < 0 ||
             asprintf(&key, "--key=%s/server.key", certs) < 0 ||
+            asprintf(&address, "--address=%s", ip) < 0 ||
             asprintf(&ntp_port, "--ntp-port=%u", s.ntp_port) < 0 ||
-            asprintf(&sabotage, "--sabotage=%s", mode) < 0)
+            asprintf(&sabotage, "--sabotage=%s", mode) < 0 ||
+            (o->ntp_server && asprintf(&ntp_server, "--ntp-server=%s", o->ntp_server) < 0))
                 return -ENOMEM;
 
-        fd = spawn_reading_stdout((char *[]) { (char *) MOCK_SERVER_PATH, cert, key,
-                                               (char *) "--address=127.0.0.1", (char *) "--ke-port=0",
-                                               ntp_port, sabotage, NULL },
+        fd = spawn_reading_stdout((char *[]){ (char *) MOCK_SERVER_PATH, cert, key, address,
+                                              (char *) "--ke-port=0", ntp_port, sabotage,
+                                              ntp_server, NULL },
                                   &s.pid);
         if (fd < 0)
                 return log_error_errno(fd, "Failed to start %s: %m", MOCK_SERVER_PATH);
@@ -205,7 +221,7 @@ int mock_server_start(const char *certs, const char *mode, MockProcess *ret) {
                                        MOCK_SERVER_PATH, mode);
         }
 
-        assert_se(socket_address_from_string("127.0.0.1", s.ke_port, &s.ke_address) >= 0);
+        assert_se(socket_address_from_string(ip, s.ke_port, &s.ke_address) >= 0);
         *ret = s;
         return 0;
 }
@@ -230,8 +246,8 @@ static void on_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
         (void) sd_event_exit(run->event, 0);
 }
 
-int harness_run_ke(const SocketAddress *addresses, size_t n_addresses, const char *hostname, const char *ca_file,
-                   uint64_t timeout_usec, NTS_KEResult **ret) {
+int harness_run_ke(const SocketAddress *addresses, size_t n_addresses, const char *hostname,
+                   const char *ca_file, usec_t timeout_usec, NTS_KEResult **ret) {
         _cleanup_(NTS_ke_client_freep) NTS_KEClient *c = NULL;
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         NTS_AEADAlgorithm offer[8];
@@ -284,7 +300,8 @@ int harness_ntp_address(const NTS_KEResult *r, SocketAddress *ret) {
 
         k = getaddrinfo(r->ntp_server, NULL, &(struct addrinfo) { .ai_socktype = SOCK_DGRAM }, &ai);
         if (k != 0)
-                return log_error_errno(EADDRNOTAVAIL, "Cannot resolve %s: %s", r->ntp_server, gai_strerror(k));
+                return log_error_errno(EADDRNOTAVAIL, "Cannot resolve %s: %s", r->ntp_server,
+                                       gai_strerror(k));
         *ret = (SocketAddress) { .len = ai->ai_addrlen };
         memcpy(&ret->sa, ai->ai_addr, ai->ai_addrlen);
         socket_address_set_port(ret, port);
@@ -292,7 +309,8 @@ int harness_ntp_address(const NTS_KEResult *r, SocketAddress *ret) {
         return 0;
 }
 
-int harness_aead_contexts(const NTS_KEResult *r, NTS_AEADContext **ret_c2s, NTS_AEADContext **ret_s2c) {
+int harness_aead_contexts(const NTS_KEResult *r, NTS_AEADContext **ret_c2s,
+                          NTS_AEADContext **ret_s2c) {
         int k;
 
         k = NTS_aead_new(r->aead, &r->c2s_key, ret_c2s);

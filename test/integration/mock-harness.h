@@ -25,22 +25,28 @@ void mock_certs_remove(char *dir);
 /* Whether the mock server implements the sabotage mode (from its --help text). */
 bool mock_server_has_mode(const char *mode);
 
-/* Starts the mock server with --sabotage=mode ("none" for a correct server) on 127.0.0.1 with
- * free ports and waits for its READY line. */
-int mock_server_start(const char *certs, const char *mode, MockProcess *ret);
+typedef struct MockOptions {
+        const char *sabotage;           /* --sabotage= mode; NULL: none, a correct server */
+        const char *address;            /* where it listens; NULL: 127.0.0.1 */
+        const char *ntp_server;         /* sent as Server Negotiation; NULL: no such record */
+} MockOptions;
+
+/* Starts the mock server with free ports and waits for its READY line. */
+int mock_server_start(const char *certs, const MockOptions *o, MockProcess *ret);
 void mock_server_stop(MockProcess *s);
 
 /* Runs one KE session against the given addresses on a private sd-event loop. Returns 0 with
  * *ret set (check (*ret)->error), or a negative errno when the session could not start. */
-int harness_run_ke(const SocketAddress *addresses, size_t n_addresses, const char *hostname, const char *ca_file,
-                   uint64_t timeout_usec, NTS_KEResult **ret);
+int harness_run_ke(const SocketAddress *addresses, size_t n_addresses, const char *hostname,
+                   const char *ca_file, usec_t timeout_usec, NTS_KEResult **ret);
 
 /* The NTP server a KE result points to: the negotiated address (an IP literal or a name that
  * resolves) or else the KE server's address, with the negotiated port or 123. */
 int harness_ntp_address(const NTS_KEResult *r, SocketAddress *ret);
 
 /* Keys of a KE result as AEAD contexts. */
-int harness_aead_contexts(const NTS_KEResult *r, NTS_AEADContext **ret_c2s, NTS_AEADContext **ret_s2c);
+int harness_aead_contexts(const NTS_KEResult *r, NTS_AEADContext **ret_c2s,
+                          NTS_AEADContext **ret_s2c);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC_VOID(char *, mock_certs_remove);
 DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_AEADContext *, NTS_aead_free);

@@ -27,7 +27,8 @@ static void test_longest_ipv6_text_fits(void) {
         SocketAddress a;
 
         ASSERT_OK(socket_address_from_string("ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff", 65535, &a));
-        ASSERT_STREQ(socket_address_to_string(&a, buf), "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535");
+        ASSERT_STREQ(socket_address_to_string(&a, buf),
+                     "[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535");
 }
 
 static void test_names_are_not_resolved(void) {
@@ -47,6 +48,15 @@ static void test_set_port_changes_only_the_port(void) {
         ASSERT_STREQ(socket_address_to_string(&a, buf), "192.0.2.1:123");
 }
 
+static void test_only_ip_families_are_built(void) {
+        union in_addr_union u = {};
+        SocketAddress a;
+
+        ASSERT_ERROR(socket_address_from_in_addr(AF_UNIX, &u, 1, &a), EAFNOSUPPORT);
+        ASSERT_OK(socket_address_from_in_addr(AF_INET6, &u, 1, &a));
+        ASSERT_EQ(a.len, sizeof(struct sockaddr_in6));
+}
+
 static void test_unknown_family_is_named_unknown(void) {
         char buf[SOCKET_ADDRESS_STRING_MAX];
         SocketAddress a = { .sa.ss_family = AF_UNIX };
@@ -60,4 +70,5 @@ TEST_MAIN(TEST_CASE(test_ipv4_literal_round_trips_with_port),
           TEST_CASE(test_longest_ipv6_text_fits),
           TEST_CASE(test_names_are_not_resolved),
           TEST_CASE(test_set_port_changes_only_the_port),
+          TEST_CASE(test_only_ip_families_are_built),
           TEST_CASE(test_unknown_family_is_named_unknown));

@@ -107,13 +107,14 @@ static bool link_servers_equal(Manager *m, char **names) {
 
 int manager_network_update(Manager *m) {
         _cleanup_(network_state_done) NetworkState st = {};
-        bool changed;
+        bool changed, active;
         int r;
 
         r = network_state_read(NETIF_STATE_DIR, &st);
         if (r < 0)
                 return log_warning_errno(r, "Failed to read network state, ignoring: %m");
 
+        active = m->current_server_name || m->resolve_query;
         changed = !link_servers_equal(m, st.ntp_servers);
         if (changed) {
                 bool current_was_link = m->current_server_name && m->current_server_name->type == SERVER_LINK;
@@ -132,11 +133,11 @@ int manager_network_update(Manager *m) {
         }
 
         if (!st.online) {
-                if (m->current_server_address || m->resolve_query) {
+                if (active)
                         log_info("Network is offline, suspending synchronization.");
-                        manager_set_server_name(m, NULL);
-                        manager_disconnect(m);
-                }
+                manager_set_server_name(m, NULL);
+                manager_disconnect(m);
+                m->event_retry = sd_event_source_disable_unref(m->event_retry);
                 m->network_online = false;
                 return 0;
         }

@@ -88,7 +88,11 @@ in_bus() {
         grep -qi "denied\|root" "$TEST_TMPDIR/err.txt" || fail "no access denied error: $(cat "$TEST_TMPDIR/err.txt")"
         echo "PASS test_unprivileged_caller_is_denied_without_polkit"
 
-        # test_runtime_servers_take_precedence
+        # test_runtime_servers_take_precedence (and test_properties_changed_are_emitted)
+        timeout 20 busctl --system --match "type='signal',sender='org.freedesktop.timesync1',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'" \
+                monitor >"$TEST_TMPDIR/monitor.txt" 2>&1 &
+        local monitor=$!
+        sleep 0.5
         busctl --system call org.freedesktop.timesync1 /org/freedesktop/timesync1 \
                 org.freedesktop.timesync1.Manager SetRuntimeNTPServers as 1 "127.0.0.1:$srv2"
         wait_for 10 bash -c "timedatectl show-timesync -p ServerName --value | grep -qx 127.0.0.1:$srv2" ||
@@ -96,6 +100,13 @@ in_bus() {
         timedatectl show-timesync -p RuntimeNTPServers --value | grep -qx "127.0.0.1:$srv2" ||
                 fail "RuntimeNTPServers not updated"
         echo "PASS test_runtime_servers_take_precedence"
+
+        wait_for 10 grep -q '"NTPMessage"' "$TEST_TMPDIR/monitor.txt" || fail "no PropertiesChanged for NTPMessage"
+        for p in ServerName ServerAddress RuntimeNTPServers PollIntervalUSec; do
+                grep -q "\"$p\"" "$TEST_TMPDIR/monitor.txt" || fail "no PropertiesChanged for $p"
+        done
+        kill "$monitor" 2>/dev/null || true
+        echo "PASS test_properties_changed_are_emitted"
 
         # test_log_control_sets_level
         busctl --system set-property org.freedesktop.timesync1 /org/freedesktop/LogControl1 \

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <fcntl.h>
 #include "fileio.h"
 
 int read_line(FILE *f, size_t max, char **ret) {
@@ -97,5 +98,31 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size) {
         if (ret_size)
                 *ret_size = size;
         *ret = TAKE_PTR(buf);
+        return 0;
+}
+
+int fsync_parent_dir(const char *path) {
+        _cleanup_free_ char *dir = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        char *slash;
+
+        assert(path);
+
+        dir = strdup(path);
+        if (!dir)
+                return -ENOMEM;
+        slash = strrchr(dir, '/');
+        if (!slash)
+                return -EINVAL;
+        if (slash == dir)
+                slash[1] = '\0';
+        else
+                *slash = '\0';
+
+        fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        if (fsync(fd) < 0)
+                return -errno;
         return 0;
 }

@@ -19,3 +19,6 @@ int read_line(FILE *f, size_t max, char **ret);
 /* Reads fd to its end into a NUL-terminated heap buffer; -EFBIG if it holds more than max
  * bytes. *ret_size (optional) excludes the terminator. */
 int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
+
+/* fsync()s the directory that contains path, so that a rename into it is durable. */
+int fsync_parent_dir(const char *path);

@@ -199,6 +199,7 @@ finish:
 
 static int ask_polkit(Manager *m, sd_bus_message *message, ServerType type, char **names) {
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+        _cleanup_(strv_freep) char **owned = names;
         PendingAuthorization *p;
         uint32_t flags;
         int r;
@@ -223,7 +224,7 @@ static int ask_polkit(Manager *m, sd_bus_message *message, ServerType type, char
         p->manager = m;
         p->message = sd_bus_message_ref(message);
         p->type = type;
-        p->names = TAKE_PTR(names);
+        p->names = TAKE_PTR(owned);
 
         r = sd_bus_call_async(m->bus, NULL, call, on_polkit_reply, p, 0);
         if (r < 0) {

@@ -320,7 +320,9 @@ static void manager_write_sync_flag(Manager *m) {
         _cleanup_free_ char *p = NULL;
         _cleanup_close_ int fd = -EBADF;
 
-        if (m->sync_flag_written || !m->runtime_dir)
+        /* systemd-time-wait-sync trusts this flag to mean "the clock is right": in observe
+         * mode we did not make it so. */
+        if (m->sync_flag_written || !m->runtime_dir || m->observe)
                 return;
 
         if (asprintf(&p, "%s/synchronized", m->runtime_dir) < 0) {
@@ -424,8 +426,10 @@ static int manager_handle_kiss(Manager *m, const NTPHeader *h) {
                 return manager_connect(m) < 0 ? -1 : 1;
         }
 
+        /* RFC 5905 section 7.4: unknown kiss codes carry no instruction; this reply gave no
+         * time, so poll again later like after any reply. */
         log_debug("Ignoring kiss-o'-death packet with code %s.", code);
-        return 1;
+        return manager_arm_timer(m, m->poll_interval_usec) < 0 ? -1 : 1;
 }
 
 static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
@@ -768,6 +772,11 @@ int manager_set_runtime_servers(Manager *m, ServerType type, char **names) {
 
         manager_set_server_name(m, NULL);
         m->exhausted_servers = false;
+        if (!manager_nts_enabled(m)) {
+                /* No NTS server left: the missing libssl no longer matters. */
+                m->nts_unavailable = false;
+                m->nts_status[0] = '\0';
+        }
         if (m->nts_unavailable || (type == SERVER_NTS_RUNTIME && manager_nts_prepare(m) < 0))
                 return 0;
         return manager_connect(m);
@@ -814,10 +823,14 @@ static int manager_clock_watch_setup(Manager *m) {
 
 static int manager_on_save_clock(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
+        int r;
 
         if (m->synchronized)
                 manager_save_clock(m);
-        return sd_event_source_set_time_relative(s, m->config.save_interval_usec);
+        r = sd_event_source_set_time_relative(s, m->config.save_interval_usec);
+        if (r < 0)
+                return log_error_errno(r, "Failed to rearm clock file timer: %m");
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
 /* ---- life cycle ---- */

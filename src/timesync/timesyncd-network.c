@@ -150,12 +150,34 @@ int manager_network_update(Manager *m) {
         return 0;
 }
 
+#define NETIF_WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_CREATE)
+
+/* Watches NETIF_STATE_DIR if it exists, else its parent for it to appear (networkd started
+ * after us). Returns > 0 when the state directory itself is watched. */
+static int netif_add_watch(int fd) {
+        if (inotify_add_watch(fd, NETIF_STATE_DIR, NETIF_WATCH_MASK) >= 0)
+                return 1;
+        if (errno != ENOENT)
+                return -errno;
+        if (inotify_add_watch(fd, "/run/systemd", IN_CREATE | IN_MOVED_TO | IN_ONLYDIR) < 0)
+                return -errno;
+        return 0;
+}
+
 static int on_netif_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         uint8_t buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        ssize_t l;
 
-        /* Drain the queue; what changed does not matter, the state file says it all. */
-        while (read(fd, buf, sizeof buf) > 0)
-                ;
+        /* Drain the queue; which file changed does not matter, the state file says it all,
+         * but a new state directory needs a watch of its own. */
+        while ((l = read(fd, buf, sizeof buf)) > 0)
+                for (uint8_t *p = buf; p < buf + l;) {
+                        const struct inotify_event *e = (const struct inotify_event *) p;
+
+                        if (e->len > 0 && streq(e->name, "netif") && (e->mask & IN_ISDIR))
+                                (void) netif_add_watch(fd);
+                        p += sizeof(struct inotify_event) + e->len;
+                }
 
         return manager_network_update(userdata);
 }
@@ -168,9 +190,10 @@ int manager_network_watch(Manager *m) {
         if (fd < 0)
                 return log_error_errno(errno, "Failed to create inotify watch: %m");
 
-        if (inotify_add_watch(fd, NETIF_STATE_DIR, IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_CREATE) < 0) {
-                /* No networkd: nothing to watch, and we count as online. */
-                log_debug_errno(errno, "Not watching %s: %m", NETIF_STATE_DIR);
+        r = netif_add_watch(fd);
+        if (r < 0) {
+                /* No /run/systemd at all: no networkd will come, and we count as online. */
+                log_debug_errno(r, "Not watching %s: %m", NETIF_STATE_DIR);
                 return manager_network_update(m);
         }
 

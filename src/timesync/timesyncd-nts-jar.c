@@ -242,6 +242,12 @@ int nts_jar_save(const NTSJar *j, const char *server, const char *path) {
                 r = -errno;
                 goto fail;
         }
+
+        /* Without this the rename itself may be lost in a power cut, and a spent cookie
+         * would come back from the old file. */
+        r = fsync_parent_dir(path);
+        if (r < 0)
+                log_debug_errno(r, "Failed to sync directory of %s, ignoring: %m", path);
         return 0;
 
 fail:

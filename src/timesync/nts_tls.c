@@ -49,6 +49,7 @@ _printf_(3, 4) static int tls_fail(NTS_TLS *t, int r, const char *format, ...) {
  * or a negative errno with t->error explaining it. */
 static int tls_result(NTS_TLS *t, int ret, const char *op) {
         int saved_errno = errno;
+        const char *func = NULL;
         unsigned long e;
         long verify;
 
@@ -73,9 +74,14 @@ static int tls_result(NTS_TLS *t, int ret, const char *op) {
                 if (t->alert >= 0)
                         return tls_fail(t, -EPROTO, "%s: peer sent TLS alert: %s", op,
                                         sym_SSL_alert_desc_string_long(t->alert));
-                e = sym_ERR_peek_last_error();
-                return tls_fail(t, -EPROTO, "%s: %s", op,
-                                e != 0 ? strna(sym_ERR_reason_error_string(e)) : "TLS protocol error");
+                /* The libssl function that failed tells which part of the handshake a bare
+                 * reason such as "bad extension" is about. */
+                e = sym_ERR_peek_last_error_all(NULL, NULL, &func, NULL, NULL);
+                if (e == 0)
+                        return tls_fail(t, -EPROTO, "%s: TLS protocol error", op);
+                if (isempty(func))
+                        return tls_fail(t, -EPROTO, "%s: %s", op, strna(sym_ERR_reason_error_string(e)));
+                return tls_fail(t, -EPROTO, "%s: %s (in %s)", op, strna(sym_ERR_reason_error_string(e)), func);
         default:
                 return tls_fail(t, -EIO, "%s: unexpected libssl error", op);
         }

@@ -61,14 +61,6 @@ static KEConn *ke_conn_free(KEConn *c) {
         return mfree(c);
 }
 
-static const uint16_t supported_aead[] = {
-        NTS_AEAD_AES_SIV_CMAC_256,
-        NTS_AEAD_AES_SIV_CMAC_384,
-        NTS_AEAD_AES_SIV_CMAC_512,
-        NTS_AEAD_AES_128_GCM_SIV,
-        NTS_AEAD_AES_256_GCM_SIV,
-};
-
 typedef struct CookieContext {
         const MockCookieKey *key;
         NTS_AEADAlgorithm aead;
@@ -150,19 +142,14 @@ static void ke_response_sabotage(NTSServerKEResponse *resp, Sabotage sabotage, c
 static int ke_conn_answer(KEConn *c, const NTSServerKERequest *req, int decode_result) {
         MockServer *s = c->server;
         uint8_t c2s[NTS_MAX_AEAD_KEY_SIZE], s2c[NTS_MAX_AEAD_KEY_SIZE];
-        uint16_t supported[ELEMENTSOF(supported_aead)], aead;
         const NTS_AEADParam *param;
         NTSServerKEResponse resp;
         CookieContext cc;
-        size_t n_supported = 0;
+        uint16_t aead;
         int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(supported_aead); i++)
-                if (NTS_aead_supported(supported_aead[i]))
-                        supported[n_supported++] = supported_aead[i];
-
         if (decode_result < 0 || !request_offers_ntpv4(req) ||
-            nts_server_ke_pick_aead(req, supported, n_supported, &aead) < 0)
+            nts_server_ke_pick_aead(req, s->aead, s->n_aead, &aead) < 0)
                 return ke_conn_refuse(c, req, decode_result);
 
         param = NTS_aead_param(aead);

@@ -1,65 +1,46 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
-
 #include "hostname-util.h"
-#include "macro.h"
 
-#define DNS_LABEL_MAX 63
-#define DNS_NAME_MAX 253
+static bool is_alnum(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+}
 
-bool ip_address_is_valid(const char *s, size_t n) {
-        char text[INET6_ADDRSTRLEN];
-        struct in6_addr a;
+bool hostname_is_valid(const char *s) {
+        size_t len, label = 0;
+        bool last_label_numeric = true;
 
-        assert(s || n == 0);
+        assert(s);
 
-        if (n == 0 || n >= sizeof(text) || memchr(s, 0, n))
+        len = strlen(s);
+        if (len > 0 && s[len - 1] == '.')
+                len--;
+        if (len == 0 || len > HOSTNAME_MAX)
                 return false;
 
-        memcpy(text, s, n);
-        text[n] = 0;
+        for (size_t i = 0; i < len; i++) {
+                char c = s[i];
 
-        /* inet_pton() takes neither zone indices nor the octal and short forms of inet_aton(). */
-        return inet_pton(AF_INET, text, &a) == 1 || inet_pton(AF_INET6, text, &a) == 1;
-}
-
-static bool char_is_alpha(char c) {
-        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-
-static bool char_is_digit(char c) {
-        return c >= '0' && c <= '9';
-}
-
-bool dns_name_is_valid(const char *s, size_t n) {
-        size_t label_start = 0, last_label = 0;
-
-        assert(s || n == 0);
-
-        if (n > 0 && s[n - 1] == '.')
-                n--;
-        if (n == 0 || n > DNS_NAME_MAX)
-                return false;
-
-        for (size_t i = 0; i <= n; i++) {
-                if (i == n || s[i] == '.') {
-                        size_t len = i - label_start;
-
-                        if (len == 0 || len > DNS_LABEL_MAX)
+                if (c == '.') {
+                        if (label == 0 || s[i - 1] == '-')
                                 return false;
-                        if (s[label_start] == '-' || s[i - 1] == '-')
-                                return false;
-
-                        last_label = label_start;
-                        label_start = i + 1;
+                        label = 0;
+                        last_label_numeric = true;
                         continue;
                 }
 
-                if (!char_is_alpha(s[i]) && !char_is_digit(s[i]) && s[i] != '-')
+                if (c == '-') {
+                        if (label == 0)
+                                return false;
+                        last_label_numeric = false;
+                } else if (!is_alnum(c))
+                        return false;
+                else if (c < '0' || c > '9')
+                        last_label_numeric = false;
+
+                if (++label > HOSTNAME_LABEL_MAX)
                         return false;
         }
 
-        return char_is_alpha(s[last_label]);
+        return label > 0 && s[len - 1] != '-' && !last_label_numeric;
 }

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include "hostname-util.h"
+#include "in-addr-util.h"
 #include "iovec-util.h"
 #include "macro.h"
 #include "nts.h"
@@ -106,14 +107,23 @@ static bool aead_offered(uint16_t id, const NTS_AEADAlgorithm *offered, size_t n
 }
 
 static bool server_is_valid(const struct iovec *body) {
-        return body->iov_len <= NTS_MAX_SERVER_NAME_SIZE &&
-               (ip_address_is_valid(body->iov_base, body->iov_len) ||
-                dns_name_is_valid(body->iov_base, body->iov_len));
+        char text[NTS_MAX_SERVER_NAME_SIZE + 1];
+
+        /* An embedded NUL would cut the name short for anyone who treats it as a C string. */
+        if (body->iov_len == 0 || body->iov_len > NTS_MAX_SERVER_NAME_SIZE ||
+            memchr(body->iov_base, 0, body->iov_len))
+                return false;
+
+        memcpy(text, body->iov_base, body->iov_len);
+        text[body->iov_len] = 0;
+
+        return in_addr_from_string_auto(text, NULL, NULL) >= 0 || hostname_is_valid(text);
 }
 
 /* Fills in why the response was refused, and drops everything else so that no half-decoded
  * agreement can be used by mistake. */
-static ssize_t refuse(NTS_Agreement *ret, int r, NTS_Error error, uint16_t record_type, uint16_t server_code) {
+static ssize_t refuse(NTS_Agreement *ret, int r, NTS_Error error, uint16_t record_type,
+                      uint16_t server_code) {
         *ret = (NTS_Agreement) {
                 .error = error,
                 .record_type = record_type,

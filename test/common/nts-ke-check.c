@@ -23,8 +23,8 @@ static const char *check_failure(ssize_t r, const NTS_Agreement *a) {
                         return "-EMSGSIZE without NTS_ERROR_KE_TOO_LONG";
                 break;
         case -EBADMSG:
-                if (a->error == NTS_OK || a->error == NTS_ERROR_KE_TRUNCATED || a->error == NTS_ERROR_KE_TOO_LONG ||
-                    a->error > NTS_ERROR_KE_BAD_PORT)
+                if (a->error == NTS_OK || a->error == NTS_ERROR_KE_TRUNCATED ||
+                    a->error == NTS_ERROR_KE_TOO_LONG || a->error > NTS_ERROR_KE_BAD_PORT)
                         return "-EBADMSG with a cause that is not a KE refusal";
                 break;
         default:

@@ -28,7 +28,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
         broken = nts_ke_check_decode_result(&msg, offered, ELEMENTSOF(offered), r, &a);
         if (broken) {
-                fprintf(stderr, "NTS_decode_response() returned %zd, error %d: %s\n", r, (int) a.error, broken);
+                fprintf(stderr, "NTS_decode_response() returned %zd, error %d: %s\n",
+                        r, (int) a.error, broken);
                 abort();
         }
 

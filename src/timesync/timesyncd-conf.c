@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include "conf-parser.h"
+#include "server-name.h"
+#include "strv.h"
+#include "timesyncd-conf.h"
+
+typedef enum ServerListType {
+        SERVER_LIST_NTP,
+        SERVER_LIST_FALLBACK,
+        SERVER_LIST_NTS,
+} ServerListType;
+
+static const char *const timesync_sections[] = { "Time", NULL };
+
+int timesync_servers_extend(char ***list, const char *s, const char *filename, unsigned line) {
+        _cleanup_strv_free_ char **words = NULL;
+        int r;
+
+        assert(list);
+        assert(s);
+
+        words = strv_split_whitespace(s);
+        if (!words)
+                return log_oom();
+
+        STRV_FOREACH(w, words) {
+                if (!server_name_is_valid(*w)) {
+                        if (filename)
+                                log_syntax(filename, line, LOG_WARNING, 0,
+                                           "Invalid NTP server name or address, ignoring: %s", *w);
+                        else
+                                log_warning("Invalid NTP server name or address, ignoring: %s", *w);
+                        continue;
+                }
+                if (strv_contains(*list, *w))
+                        continue;
+
+                r = strv_extend(list, *w);
+                if (r < 0)
+                        return log_oom();
+        }
+
+        return 0;
+}
+
+static int config_parse_servers(const char *filename, unsigned line, const char *section,
+                                const char *lvalue, int ltype, const char *rvalue, void *data,
+                                void *userdata) {
+        TimesyncConfig *c = userdata;
+        char ***list = data;
+
+        assert(c);
+        assert(list);
+
+        if (isempty(rvalue)) {
+                *list = strv_free(*list);
+                return 0;
+        }
+
+        if (ltype == SERVER_LIST_FALLBACK)
+                c->fallback_set = true;
+
+        return timesync_servers_extend(list, rvalue, filename, line);
+}
+
+static void timesync_config_init(TimesyncConfig *c) {
+        *c = (TimesyncConfig) {
+                .root_distance_max_usec = TIMESYNC_ROOT_DISTANCE_MAX_USEC_DEFAULT,
+                .poll_interval_min_usec = TIMESYNC_POLL_INTERVAL_MIN_USEC_DEFAULT,
+                .poll_interval_max_usec = TIMESYNC_POLL_INTERVAL_MAX_USEC_DEFAULT,
+                .connection_retry_usec = TIMESYNC_CONNECTION_RETRY_USEC_DEFAULT,
+                .save_interval_usec = TIMESYNC_SAVE_INTERVAL_USEC_DEFAULT,
+        };
+}
+
+/* What stock timesyncd does after parsing; here also after a failed parse, so that a broken
+ * drop-in cannot leave a poll interval the daemon would spin on. */
+static int timesync_config_finish(TimesyncConfig *c) {
+        int r;
+
+        if (!c->fallback_set) {
+                r = timesync_servers_extend(&c->fallback_servers, DEFAULT_FALLBACK_NTP, NULL, 0);
+                if (r < 0)
+                        return r;
+        }
+
+        if (c->poll_interval_min_usec < TIMESYNC_POLL_INTERVAL_MIN_USEC_FLOOR) {
+                log_warning("Invalid PollIntervalMinSec=. Using default value.");
+                c->poll_interval_min_usec = TIMESYNC_POLL_INTERVAL_MIN_USEC_DEFAULT;
+        }
+
+        if (c->poll_interval_max_usec < c->poll_interval_min_usec) {
+                usec_t m = c->poll_interval_min_usec > USEC_INFINITY / 32
+                                   ? USEC_INFINITY
+                                   : c->poll_interval_min_usec * 32;
+
+                log_warning("PollIntervalMaxSec= is smaller than PollIntervalMinSec=. Using default value.");
+                c->poll_interval_max_usec = MAX(TIMESYNC_POLL_INTERVAL_MAX_USEC_DEFAULT, m);
+        }
+
+        if (c->connection_retry_usec < TIMESYNC_CONNECTION_RETRY_USEC_FLOOR) {
+                log_warning("Invalid ConnectionRetrySec=. Using default value.");
+                c->connection_retry_usec = TIMESYNC_CONNECTION_RETRY_USEC_DEFAULT;
+        }
+
+        return 0;
+}
+
+static int timesync_config_parse(TimesyncConfig *c, const char *root, const char *path) {
+        const ConfigTableItem table[] = {
+                { "Time", "NTP", config_parse_servers, SERVER_LIST_NTP, &c->ntp_servers },
+                { "Time", "FallbackNTP", config_parse_servers, SERVER_LIST_FALLBACK, &c->fallback_servers },
+                { "Time", "RootDistanceMaxSec", config_parse_sec, 0, &c->root_distance_max_usec },
+                { "Time", "PollIntervalMinSec", config_parse_sec, 0, &c->poll_interval_min_usec },
+                { "Time", "PollIntervalMaxSec", config_parse_sec, 0, &c->poll_interval_max_usec },
+                { "Time", "ConnectionRetrySec", config_parse_sec, 0, &c->connection_retry_usec },
+                { "Time", "SaveIntervalSec", config_parse_sec, 0, &c->save_interval_usec },
+                { "Time", "NTS", config_parse_servers, SERVER_LIST_NTS, &c->nts_servers },
+                { "Time", "NTSTrustedCertificates", config_parse_path, 0, &c->nts_trusted_certificates },
+                {}
+        };
+        const ConfigSpec spec = {
+                .sections = timesync_sections,
+                .table = table,
+                .userdata = c,
+        };
+        int r, q;
+
+        timesync_config_init(c);
+
+        if (path) {
+                r = config_parse_file(path, &spec);
+                if (r == 0)
+                        r = log_error_errno(ENOENT, "Configuration file '%s' does not exist.", path);
+        } else
+                r = config_parse_standard(root, TIMESYNC_CONFIG_NAME, &spec);
+
+        q = timesync_config_finish(c);
+        return r < 0 ? r : q;
+}
+
+int timesync_config_load(TimesyncConfig *c, const char *root) {
+        assert(c);
+        return timesync_config_parse(c, root, NULL);
+}
+
+int timesync_config_load_file(TimesyncConfig *c, const char *path) {
+        assert(c);
+        assert(path);
+        return timesync_config_parse(c, NULL, path);
+}
+
+void timesync_config_done(TimesyncConfig *c) {
+        if (!c)
+                return;
+        c->ntp_servers = strv_free(c->ntp_servers);
+        c->fallback_servers = strv_free(c->fallback_servers);
+        c->nts_servers = strv_free(c->nts_servers);
+        c->nts_trusted_certificates = mfree(c->nts_trusted_certificates);
+}

@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* timesyncd.conf: the [Time] section of stock systemd-timesyncd 252 (timesyncd.conf(5)), plus
+ * NTS= and NTSTrustedCertificates=. Loading never leaves the configuration half-made: whatever
+ * the files say, the result has the defaults for what they do not set, the compiled-in fallback
+ * servers unless FallbackNTP= was given, and poll intervals the daemon can work with. */
+
+#include "time-util.h"
+
+/* Defaults and limits of systemd 252 (timesyncd-manager.h, timesyncd-conf.c). */
+#define TIMESYNC_ROOT_DISTANCE_MAX_USEC_DEFAULT (5 * USEC_PER_SEC)
+#define TIMESYNC_POLL_INTERVAL_MIN_USEC_DEFAULT (32 * USEC_PER_SEC)
+#define TIMESYNC_POLL_INTERVAL_MIN_USEC_FLOOR (16 * USEC_PER_SEC)
+#define TIMESYNC_POLL_INTERVAL_MAX_USEC_DEFAULT (2048 * USEC_PER_SEC)
+#define TIMESYNC_CONNECTION_RETRY_USEC_DEFAULT (30 * USEC_PER_SEC)
+#define TIMESYNC_CONNECTION_RETRY_USEC_FLOOR (1 * USEC_PER_SEC)
+#define TIMESYNC_SAVE_INTERVAL_USEC_DEFAULT (60 * USEC_PER_SEC)
+
+/* The standard search, relative to the root: see config_parse_standard(). */
+#define TIMESYNC_CONFIG_NAME "systemd/timesyncd.conf"
+
+typedef struct TimesyncConfig {
+        /* Server names in the spelling of server-name.h, validated, in order, without
+         * duplicates. */
+        char **ntp_servers;             /* NTP= */
+        char **fallback_servers;        /* FallbackNTP=, or DEFAULT_FALLBACK_NTP */
+        char **nts_servers;             /* NTS= */
+        char *nts_trusted_certificates; /* NTSTrustedCertificates=; NULL: the system's CA store */
+        usec_t root_distance_max_usec;
+        usec_t poll_interval_min_usec;
+        usec_t poll_interval_max_usec;
+        usec_t connection_retry_usec;
+        usec_t save_interval_usec;
+        /* Stock 252: any non-empty FallbackNTP= replaces the compiled-in list, even if it
+         * is emptied again later; "FallbackNTP=" alone does not. */
+        bool fallback_set;
+} TimesyncConfig;
+
+/* Fill c with the configuration from the standard search under root (NULL: the real root), or
+ * from the one file path. c needs no preparation and must be released with
+ * timesync_config_done() even on failure. A negative return says a file could not be parsed to
+ * its end (already logged; stock timesyncd goes on with what it got, and so may the caller); c
+ * is complete either way. An explicit path that does not exist is -ENOENT. */
+int timesync_config_load(TimesyncConfig *c, const char *root);
+int timesync_config_load_file(TimesyncConfig *c, const char *path);
+
+void timesync_config_done(TimesyncConfig *c);
+
+/* Appends the whitespace separated server names in s to *list, skipping duplicates and, with a
+ * warning ("<filename>:<line>: " first when filename is set), invalid names. */
+int timesync_servers_extend(char ***list, const char *s, const char *filename, unsigned line);

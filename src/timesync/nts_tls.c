@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 
 #include "crypto-util.h"
+#include "in-addr-util.h"
 #include "log.h"
 #include "nts_crypto.h"
 #include "nts_tls.h"
@@ -99,15 +99,6 @@ static void tls_info_callback(const SSL *ssl, int where, int value) {
                 t->alert = value;
 }
 
-static bool hostname_is_ip_literal(const char *s) {
-        union {
-                struct in_addr in;
-                struct in6_addr in6;
-        } buf;
-
-        return inet_pton(AF_INET, s, &buf) == 1 || inet_pton(AF_INET6, s, &buf) == 1;
-}
-
 static int tls_ctx_new(const NTS_TLSOptions *o, SSL_CTX **ret) {
         SSL_CTX *ctx;
         char buf[256];
@@ -168,7 +159,7 @@ static int tls_ssl_setup(NTS_TLS *t, int fd, const NTS_TLSOptions *o) {
 
         param = sym_SSL_get0_param(t->ssl);
 
-        if (hostname_is_ip_literal(o->hostname)) {
+        if (in_addr_from_string_auto(o->hostname, NULL, NULL) >= 0) {
                 /* No SNI: RFC 6066 section 3 forbids IP literals there, and some servers (chrony)
                  * drop the connection when they see one. */
                 if (sym_X509_VERIFY_PARAM_set1_ip_asc(param, o->hostname) != 1)

@@ -5,13 +5,13 @@
  * Prints "READY ke-port=N ntp-port=N" on stdout once both sockets listen; SIGUSR1 switches
  * the sabotage off (to check that a client recovers); SIGTERM or SIGINT end it. */
 
-#include <arpa/inet.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "in-addr-util.h"
 #include "log.h"
 #include "mock-ke.h"
 #include "mock-ntp.h"
@@ -272,21 +272,22 @@ typedef union SocketAddress {
 /* Returns a bound socket and the port it got in *port. */
 static int socket_bind(const char *address, int type, uint16_t *port) {
         _cleanup_close_ int fd = -EBADF;
+        union in_addr_union a;
         SocketAddress sa = {};
         socklen_t len;
+        int family;
 
-        if (inet_pton(AF_INET, address, &sa.in.sin_addr) == 1) {
-                sa.in.sin_family = AF_INET;
-                sa.in.sin_port = htons(*port);
-                len = sizeof(sa.in);
-        } else if (inet_pton(AF_INET6, address, &sa.in6.sin6_addr) == 1) {
-                sa.in6.sin6_family = AF_INET6;
-                sa.in6.sin6_port = htons(*port);
-                len = sizeof(sa.in6);
-        } else
+        if (in_addr_from_string_auto(address, &family, &a) < 0)
                 return log_error_errno(EINVAL, "Not an IP address: %s", address);
+        if (family == AF_INET) {
+                sa.in = (struct sockaddr_in) { .sin_family = AF_INET, .sin_port = htons(*port), .sin_addr = a.in };
+                len = sizeof(sa.in);
+        } else {
+                sa.in6 = (struct sockaddr_in6) { .sin6_family = AF_INET6, .sin6_port = htons(*port), .sin6_addr = a.in6 };
+                len = sizeof(sa.in6);
+        }
 
-        fd = socket(sa.sa.sa_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return log_error_errno(errno, "socket: %m");
         if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int) { 1 }, sizeof(int)) < 0)
@@ -298,7 +299,7 @@ static int socket_bind(const char *address, int type, uint16_t *port) {
 
         if (getsockname(fd, &sa.sa, &len) < 0)
                 return log_error_errno(errno, "getsockname: %m");
-        *port = ntohs(sa.sa.sa_family == AF_INET ? sa.in.sin_port : sa.in6.sin6_port);
+        *port = ntohs(family == AF_INET ? sa.in.sin_port : sa.in6.sin6_port);
         return TAKE_FD(fd);
 }
 

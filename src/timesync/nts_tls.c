@@ -9,6 +9,7 @@
 #include "log.h"
 #include "nts_crypto.h"
 #include "nts_tls.h"
+#include "sigpipe-util.h"
 #include "ssl-util.h"
 #include "unaligned.h"
 
@@ -250,6 +251,7 @@ int NTS_tls_handshake(NTS_TLS *t) {
                 return 0;
 
         ERROR_QUEUE_SCOPE(t);
+        SIGPIPE_BLOCK_SCOPE;
         t->error[0] = 0;
 
         r = sym_SSL_connect(t->ssl);
@@ -294,6 +296,7 @@ ssize_t NTS_tls_write(NTS_TLS *t, const void *buf, size_t size) {
                 return 0;
 
         ERROR_QUEUE_SCOPE(t);
+        SIGPIPE_BLOCK_SCOPE;
         t->error[0] = 0;
 
         r = sym_SSL_write(t->ssl, buf, (int) MIN(size, (size_t) INT_MAX));
@@ -313,6 +316,7 @@ ssize_t NTS_tls_read(NTS_TLS *t, void *buf, size_t size) {
         assert(size > 0);
 
         ERROR_QUEUE_SCOPE(t);
+        SIGPIPE_BLOCK_SCOPE;
         t->error[0] = 0;
 
         r = sym_SSL_read(t->ssl, buf, (int) MIN(size, (size_t) INT_MAX));
@@ -429,5 +433,6 @@ void NTS_tls_shutdown(NTS_TLS *t) {
         assert(t);
 
         ERROR_QUEUE_SCOPE(t);
+        SIGPIPE_BLOCK_SCOPE;
         (void) sym_SSL_shutdown(t->ssl);
 }

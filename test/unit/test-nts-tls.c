@@ -376,6 +376,26 @@ static void test_stale_errors_in_the_queue_are_neither_misread_nor_left(void) {
         pair_free(&p);
 }
 
+static void test_dead_peer_is_an_error_not_a_signal(void) {
+        struct sigaction sa = { .sa_handler = SIG_DFL }, old;
+        sigset_t pending;
+        Pair p;
+
+        pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost" });
+        ASSERT_OK(pair_handshake(&p));
+        p.fds[1] = safe_close(p.fds[1]);
+
+        /* With the default disposition a SIGPIPE would kill this test. */
+        ASSERT_OK(sigaction(SIGPIPE, &sa, &old));
+        ASSERT_ERROR(NTS_tls_write(p.client, "request", 7), EPIPE);
+        ASSERT_TRUE(strstr(NTS_tls_error(p.client), "TLS write: "));
+        NTS_tls_shutdown(p.client);
+        ASSERT_OK(sigpending(&pending));
+        ASSERT_FALSE(sigismember(&pending, SIGPIPE));
+        ASSERT_OK(sigaction(SIGPIPE, &old, NULL));
+        pair_free(&p);
+}
+
 static void test_missing_ca_file_is_an_error(void) {
         NTS_TLS *t = NULL;
         int fds[2];
@@ -420,5 +440,6 @@ TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_data_flows_and_orderly_close_reads_zero),
           TEST_CASE(test_close_without_close_notify_is_an_error),
           TEST_CASE(test_stale_errors_in_the_queue_are_neither_misread_nor_left),
+          TEST_CASE(test_dead_peer_is_an_error_not_a_signal),
           TEST_CASE(test_missing_ca_file_is_an_error),
           TEST_CASE(cleanup));

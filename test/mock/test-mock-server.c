@@ -30,12 +30,7 @@
 static char dir[] = "/tmp/test-mock-server-XXXXXX";
 
 static const char *path(const char *name) {
-        static char buf[8][256];
-        static unsigned n;
-        char *p = buf[n++ % ELEMENTSOF(buf)];
-
-        snprintf(p, sizeof(buf[0]), "%s/%s", dir, name);
-        return p;
+        return test_path(dir, name);
 }
 
 typedef struct Server {

@@ -18,12 +18,7 @@
 static char certs[] = "/tmp/test-nts-tls-XXXXXX";
 
 static const char *cert_path(const char *name) {
-        static char buf[4][256];
-        static unsigned n;
-        char *p = buf[n++ % ELEMENTSOF(buf)];
-
-        snprintf(p, sizeof(buf[0]), "%s/%s", certs, name);
-        return p;
+        return test_path(certs, name);
 }
 
 typedef struct ServerSetup {

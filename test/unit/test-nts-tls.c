@@ -25,6 +25,7 @@ typedef struct ServerSetup {
         const char *chain;              /* file in certs; NULL: server-chain.pem */
         ServerALPN alpn;
         int max_version;
+        bool system_store;              /* the client trusts the system store, not ca.pem */
 } ServerSetup;
 
 typedef struct Pair {
@@ -58,7 +59,7 @@ static void pair_new(Pair *p, const ServerSetup *s, const NTS_TLSOptions *o) {
                                      &p->server_ctx));
         ASSERT_OK(server_tls_ssl_new(p->server_ctx, p->fds[1], &p->server));
 
-        if (!opts.ca_file && !opts.ca_dir)
+        if (!opts.ca_file && !opts.ca_dir && !s->system_store)
                 opts.ca_file = cert_path("ca.pem");
         ASSERT_OK(NTS_tls_new(p->fds[0], &opts, &p->client));
 }
@@ -226,6 +227,36 @@ static void test_trusting_the_other_ca_accepts_its_chain(void) {
                         &(NTS_TLSOptions) { .hostname = "localhost", .ca_file = cert_path("other-ca.pem") });
         assert_refused(&(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost", .ca_file = cert_path("other-ca.pem") },
                        EKEYREJECTED, verify_reason(X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN));
+}
+
+static void test_ca_dir_is_a_trust_anchor(void) {
+        char cmd[1024];
+
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s' && cp '%s' '%s' && openssl rehash '%s'",
+                 cert_path("cadir"), cert_path("ca.pem"), cert_path("cadir/ca.pem"), cert_path("cadir"));
+        ASSERT_EQ(system(cmd), 0);
+
+        assert_accepted(&(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost", .ca_dir = cert_path("cadir") });
+        assert_refused(&(ServerSetup) { .chain = "otherca-chain.pem" },
+                       &(NTS_TLSOptions) { .hostname = "localhost", .ca_dir = cert_path("cadir") },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN));
+}
+
+static void test_system_store_is_used_without_ca_file(void) {
+        _cleanup_free_ char *saved = getenv("SSL_CERT_FILE") ? strdup(getenv("SSL_CERT_FILE")) : NULL;
+
+        /* libcrypto's default verify paths honour SSL_CERT_FILE: point it at the test CA. */
+        ASSERT_OK(setenv("SSL_CERT_FILE", cert_path("ca.pem"), 1));
+        assert_accepted(&(ServerSetup) { .system_store = true }, &(NTS_TLSOptions) { .hostname = "localhost" });
+
+        ASSERT_OK(setenv("SSL_CERT_FILE", cert_path("other-ca.pem"), 1));
+        assert_refused(&(ServerSetup) { .system_store = true }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN));
+
+        if (saved)
+                ASSERT_OK(setenv("SSL_CERT_FILE", saved, 1));
+        else
+                ASSERT_OK(unsetenv("SSL_CERT_FILE"));
 }
 
 static void test_no_verify_time_accepts_expired_and_future(void) {
@@ -424,6 +455,8 @@ TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_not_yet_valid_certificate_is_refused),
           TEST_CASE(test_unknown_ca_is_refused),
           TEST_CASE(test_trusting_the_other_ca_accepts_its_chain),
+          TEST_CASE(test_ca_dir_is_a_trust_anchor),
+          TEST_CASE(test_system_store_is_used_without_ca_file),
           TEST_CASE(test_no_verify_time_accepts_expired_and_future),
           TEST_CASE(test_no_verify_time_still_refuses_wrong_name_and_unknown_ca),
           TEST_CASE(test_verify_time_is_the_time_checked),

@@ -207,17 +207,19 @@ static int ke_conn_fill_endless(KEConn *c) {
         return 0;
 }
 
-/* events 0: wait for the slow timer only. */
+/* events 0: wait for the slow timer only. Returns 0 (waiting) or a negative errno, never the
+ * "done" of the step functions. */
 static int ke_conn_wait(KEConn *c, uint32_t events) {
         int r;
 
         if (events == 0)
-                return sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
-
-        r = sd_event_source_set_io_events(c->io, events);
-        if (r < 0)
-                return r;
-        return sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+                r = sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+        else {
+                r = sd_event_source_set_io_events(c->io, events);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+        }
+        return r < 0 ? r : 0;
 }
 
 static int slow_timer_handler(sd_event_source *source, uint64_t usec, void *userdata);

@@ -1,33 +1,35 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <pthread.h>
-#include <time.h>
 
-#include "macro.h"
 #include "sigpipe-util.h"
 
-SigpipeGuard sigpipe_guard_enter(void) {
-        SigpipeGuard g = {};
-        sigset_t pipe, pending;
+static bool sigpipe_pending(void) {
+        sigset_t pending;
 
-        assert_se(sigemptyset(&pipe) == 0);
-        assert_se(sigaddset(&pipe, SIGPIPE) == 0);
-
-        if (sigpending(&pending) == 0)
-                g.was_pending = sigismember(&pending, SIGPIPE) == 1;
-        assert_se(pthread_sigmask(SIG_BLOCK, &pipe, &g.saved) == 0);
-        return g;
+        return sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1;
 }
 
-void sigpipe_guard_leave(SigpipeGuard *g) {
-        sigset_t pipe, pending;
+SigpipeBlock sigpipe_block(void) {
+        SigpipeBlock b = {};
+        sigset_t s;
 
-        assert(g);
+        sigemptyset(&s);
+        sigaddset(&s, SIGPIPE);
+        assert_se(pthread_sigmask(SIG_BLOCK, &s, &b.saved) == 0);
+        b.was_pending = sigpipe_pending();
+        return b;
+}
 
-        assert_se(sigemptyset(&pipe) == 0);
-        assert_se(sigaddset(&pipe, SIGPIPE) == 0);
+void sigpipe_unblock(SigpipeBlock *b) {
+        sigset_t s;
 
-        if (!g->was_pending && sigpending(&pending) == 0 && sigismember(&pending, SIGPIPE) == 1)
-                (void) sigtimedwait(&pipe, NULL, &(struct timespec) {});
-        assert_se(pthread_sigmask(SIG_SETMASK, &g->saved, NULL) == 0);
+        assert(b);
+
+        sigemptyset(&s);
+        sigaddset(&s, SIGPIPE);
+        if (!b->was_pending && sigpipe_pending())
+                while (sigtimedwait(&s, NULL, &(const struct timespec) {}) < 0 && errno == EINTR)
+                        ;
+        assert_se(pthread_sigmask(SIG_SETMASK, &b->saved, NULL) == 0);
 }

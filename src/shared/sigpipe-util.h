@@ -1,26 +1,23 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Writing to a socket whose peer has gone raises SIGPIPE, which kills a process that did not
- * ignore it. Code that cannot control how its data is written (libssl writes with write(), not
- * send(MSG_NOSIGNAL)) and must not depend on the host's signal disposition wraps those calls
- * in a guard: SIGPIPE is blocked for the calling thread, a SIGPIPE raised meanwhile is
- * consumed, and the caller sees EPIPE instead.
- *
- * SIGPIPE_GUARD; at the start of a block guards the rest of the block. */
+/* Keeping SIGPIPE away from code that writes to sockets it does not control, such as libssl's
+ * socket BIO (plain write(2), no MSG_NOSIGNAL): within a SIGPIPE_BLOCK_SCOPE the signal is
+ * blocked, and one raised in the scope is consumed before the old mask comes back, so a peer
+ * that went away is an EPIPE return and never kills the process, whatever its SIGPIPE
+ * disposition. */
 
 #include <signal.h>
-#include <stdbool.h>
 
 #include "macro.h"
 
-typedef struct SigpipeGuard {
+typedef struct SigpipeBlock {
         sigset_t saved;
-        bool was_pending;       /* a SIGPIPE that was not ours stays pending */
-} SigpipeGuard;
+        bool was_pending;       /* raised before the scope: not ours to consume */
+} SigpipeBlock;
 
-SigpipeGuard sigpipe_guard_enter(void);
-void sigpipe_guard_leave(SigpipeGuard *g);
+SigpipeBlock sigpipe_block(void);
+void sigpipe_unblock(SigpipeBlock *b);
 
-#define SIGPIPE_GUARD                                                                              \
-        _cleanup_(sigpipe_guard_leave) _unused_ SigpipeGuard _sigpipe_guard_ = sigpipe_guard_enter()
+#define SIGPIPE_BLOCK_SCOPE                                                                    \
+        _cleanup_(sigpipe_unblock) _unused_ SigpipeBlock UNIQ_T(sigpipe, UNIQ) = sigpipe_block()

@@ -9,7 +9,6 @@
 #include "iovec-util.h"
 #include "log.h"
 #include "nts_ke_client.h"
-#include "sigpipe-util.h"
 
 typedef enum KEState {
         KE_STATE_IDLE,
@@ -51,33 +50,6 @@ struct NTS_KEClient {
         NTS_KEResult *result;           /* handed to the handler on completion */
 };
 
-/* libssl writes with write(): a peer that has gone away would kill a host that does not ignore
- * SIGPIPE. Every TLS call that may write goes through these. */
-static int ke_tls_handshake(NTS_TLS *t) {
-        SIGPIPE_GUARD;
-        return NTS_tls_handshake(t);
-}
-
-static ssize_t ke_tls_write(NTS_TLS *t, const void *buf, size_t size) {
-        SIGPIPE_GUARD;
-        return NTS_tls_write(t, buf, size);
-}
-
-static ssize_t ke_tls_read(NTS_TLS *t, void *buf, size_t size) {
-        SIGPIPE_GUARD;
-        return NTS_tls_read(t, buf, size);
-}
-
-static void ke_tls_shutdown(NTS_TLS *t) {
-        SIGPIPE_GUARD;
-        NTS_tls_shutdown(t);
-}
-
-static NTS_TLS *ke_tls_free(NTS_TLS *t) {
-        SIGPIPE_GUARD;
-        return NTS_tls_free(t);
-}
-
 static const char *const ke_stage_table[_NTS_KE_STAGE_MAX] = {
         [NTS_KE_STAGE_CONNECT] = "connect",
         [NTS_KE_STAGE_TLS] = "TLS",
@@ -115,7 +87,7 @@ static const char *ke_client_address_string(const NTS_KEClient *c,
 
 static void ke_client_close_connection(NTS_KEClient *c) {
         c->io = sd_event_source_disable_unref(c->io);
-        c->tls = ke_tls_free(c->tls);
+        c->tls = NTS_tls_free(c->tls);
         c->fd = safe_close(c->fd);
 }
 
@@ -232,7 +204,7 @@ static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
                   strna(NTS_aead_name(a->aead)), res->n_cookies, strna(res->ntp_server),
                   res->ntp_port);
 
-        ke_tls_shutdown(c->tls);
+        NTS_tls_shutdown(c->tls);
         ke_client_complete(c);
 }
 
@@ -266,7 +238,7 @@ static bool ke_client_receive(NTS_KEClient *c) {
                 return false;
         }
 
-        n = ke_tls_read(c->tls, c->response + c->response_size,
+        n = NTS_tls_read(c->tls, c->response + c->response_size,
                         NTS_KE_MAX_MESSAGE_SIZE - c->response_size);
         if (n == -EAGAIN) {
                 ke_client_wait(c);
@@ -329,7 +301,7 @@ static void ke_client_process(NTS_KEClient *c) {
                 switch (c->state) {
 
                 case KE_STATE_HANDSHAKE:
-                        r = ke_tls_handshake(c->tls);
+                        r = NTS_tls_handshake(c->tls);
                         if (r == -EAGAIN) {
                                 ke_client_wait(c);
                                 return;
@@ -353,7 +325,7 @@ static void ke_client_process(NTS_KEClient *c) {
                                 c->state = KE_STATE_RECEIVING;
                                 break;
                         }
-                        n = ke_tls_write(c->tls, c->request + c->request_sent,
+                        n = NTS_tls_write(c->tls, c->request + c->request_sent,
                                          c->request_size - c->request_sent);
                         if (n == -EAGAIN) {
                                 ke_client_wait(c);

@@ -1,14 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include <arpa/inet.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/epoll.h>
 
 #include "crypto-util.h"
+#include "in-addr-util.h"
 #include "log.h"
 #include "nts_crypto.h"
 #include "nts_tls.h"
+#include "sigpipe-util.h"
 #include "ssl-util.h"
 #include "unaligned.h"
 
@@ -49,6 +50,7 @@ _printf_(3, 4) static int tls_fail(NTS_TLS *t, int r, const char *format, ...) {
  * or a negative errno with t->error explaining it. */
 static int tls_result(NTS_TLS *t, int ret, const char *op) {
         int saved_errno = errno;
+        const char *func = NULL;
         unsigned long e;
         long verify;
 
@@ -73,9 +75,14 @@ static int tls_result(NTS_TLS *t, int ret, const char *op) {
                 if (t->alert >= 0)
                         return tls_fail(t, -EPROTO, "%s: peer sent TLS alert: %s", op,
                                         sym_SSL_alert_desc_string_long(t->alert));
-                e = sym_ERR_peek_last_error();
-                return tls_fail(t, -EPROTO, "%s: %s", op,
-                                e != 0 ? strna(sym_ERR_reason_error_string(e)) : "TLS protocol error");
+                /* The libssl function that failed tells which part of the handshake a bare
+                 * reason such as "bad extension" is about. */
+                e = sym_ERR_peek_last_error_all(NULL, NULL, &func, NULL, NULL);
+                if (e == 0)
+                        return tls_fail(t, -EPROTO, "%s: TLS protocol error", op);
+                if (isempty(func))
+                        return tls_fail(t, -EPROTO, "%s: %s", op, strna(sym_ERR_reason_error_string(e)));
+                return tls_fail(t, -EPROTO, "%s: %s (in %s)", op, strna(sym_ERR_reason_error_string(e)), func);
         default:
                 return tls_fail(t, -EIO, "%s: unexpected libssl error", op);
         }
@@ -91,15 +98,6 @@ static void tls_info_callback(const SSL *ssl, int where, int value) {
         t = sym_SSL_get_ex_data(ssl, 0);
         if (t)
                 t->alert = value;
-}
-
-static bool hostname_is_ip_literal(const char *s) {
-        union {
-                struct in_addr in;
-                struct in6_addr in6;
-        } buf;
-
-        return inet_pton(AF_INET, s, &buf) == 1 || inet_pton(AF_INET6, s, &buf) == 1;
 }
 
 static int tls_ctx_new(const NTS_TLSOptions *o, SSL_CTX **ret) {
@@ -162,7 +160,7 @@ static int tls_ssl_setup(NTS_TLS *t, int fd, const NTS_TLSOptions *o) {
 
         param = sym_SSL_get0_param(t->ssl);
 
-        if (hostname_is_ip_literal(o->hostname)) {
+        if (in_addr_from_string_auto(o->hostname, NULL, NULL) >= 0) {
                 /* No SNI: RFC 6066 section 3 forbids IP literals there, and some servers (chrony)
                  * drop the connection when they see one. */
                 if (sym_X509_VERIFY_PARAM_set1_ip_asc(param, o->hostname) != 1)
@@ -253,6 +251,7 @@ int NTS_tls_handshake(NTS_TLS *t) {
                 return 0;
 
         ERROR_QUEUE_SCOPE(t);
+        SIGPIPE_BLOCK_SCOPE;
         t->error[0] = 0;
 
         r = sym_SSL_connect(t->ssl);
@@ -297,6 +296,7 @@ ssize_t NTS_tls_write(NTS_TLS *t, const void *buf, size_t size) {
                 return 0;
 
         ERROR_QUEUE_SCOPE(t);
+        SIGPIPE_BLOCK_SCOPE;
         t->error[0] = 0;
 
         r = sym_SSL_write(t->ssl, buf, (int) MIN(size, (size_t) INT_MAX));
@@ -316,6 +316,7 @@ ssize_t NTS_tls_read(NTS_TLS *t, void *buf, size_t size) {
         assert(size > 0);
 
         ERROR_QUEUE_SCOPE(t);
+        SIGPIPE_BLOCK_SCOPE;
         t->error[0] = 0;
 
         r = sym_SSL_read(t->ssl, buf, (int) MIN(size, (size_t) INT_MAX));
@@ -432,6 +433,7 @@ void NTS_tls_shutdown(NTS_TLS *t) {
         assert(t);
 
         ERROR_QUEUE_SCOPE(t);
+        SIGPIPE_BLOCK_SCOPE;
         (void) sym_SSL_shutdown(t->ssl);
 }
 

@@ -61,14 +61,6 @@ static KEConn *ke_conn_free(KEConn *c) {
         return mfree(c);
 }
 
-static const uint16_t supported_aead[] = {
-        NTS_AEAD_AES_SIV_CMAC_256,
-        NTS_AEAD_AES_SIV_CMAC_384,
-        NTS_AEAD_AES_SIV_CMAC_512,
-        NTS_AEAD_AES_128_GCM_SIV,
-        NTS_AEAD_AES_256_GCM_SIV,
-};
-
 typedef struct CookieContext {
         const MockCookieKey *key;
         NTS_AEADAlgorithm aead;
@@ -150,19 +142,14 @@ static void ke_response_sabotage(NTSServerKEResponse *resp, Sabotage sabotage, c
 static int ke_conn_answer(KEConn *c, const NTSServerKERequest *req, int decode_result) {
         MockServer *s = c->server;
         uint8_t c2s[NTS_MAX_AEAD_KEY_SIZE], s2c[NTS_MAX_AEAD_KEY_SIZE];
-        uint16_t supported[ELEMENTSOF(supported_aead)], aead;
         const NTS_AEADParam *param;
         NTSServerKEResponse resp;
         CookieContext cc;
-        size_t n_supported = 0;
+        uint16_t aead;
         int r;
 
-        for (size_t i = 0; i < ELEMENTSOF(supported_aead); i++)
-                if (NTS_aead_supported(supported_aead[i]))
-                        supported[n_supported++] = supported_aead[i];
-
         if (decode_result < 0 || !request_offers_ntpv4(req) ||
-            nts_server_ke_pick_aead(req, supported, n_supported, &aead) < 0)
+            nts_server_ke_pick_aead(req, s->aead, s->n_aead, &aead) < 0)
                 return ke_conn_refuse(c, req, decode_result);
 
         param = NTS_aead_param(aead);
@@ -220,17 +207,19 @@ static int ke_conn_fill_endless(KEConn *c) {
         return 0;
 }
 
-/* events 0: wait for the slow timer only. */
+/* events 0: wait for the slow timer only. Returns 0 (waiting) or a negative errno, never the
+ * "done" of the step functions. */
 static int ke_conn_wait(KEConn *c, uint32_t events) {
         int r;
 
         if (events == 0)
-                return sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
-
-        r = sd_event_source_set_io_events(c->io, events);
-        if (r < 0)
-                return r;
-        return sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+                r = sd_event_source_set_enabled(c->io, SD_EVENT_OFF);
+        else {
+                r = sd_event_source_set_io_events(c->io, events);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(c->io, SD_EVENT_ON);
+        }
+        return r < 0 ? r : 0;
 }
 
 static int slow_timer_handler(sd_event_source *source, uint64_t usec, void *userdata);

@@ -46,6 +46,9 @@ typedef struct MockServer {
         SSL_CTX *tls;
         MockCookieKey key;
 
+        uint16_t aead[8];               /* algorithms the server accepts, by its preference */
+        size_t n_aead;
+
         const char *ntp_server;         /* Server Negotiation record; NULL: none */
         uint16_t ntp_port;              /* Port Negotiation record; 0: none */
 

@@ -5,17 +5,18 @@
  * Prints "READY ke-port=N ntp-port=N" on stdout once both sockets listen; SIGUSR1 switches
  * the sabotage off (to check that a client recovers); SIGTERM or SIGINT end it. */
 
-#include <arpa/inet.h>
 #include <getopt.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
 
+#include "in-addr-util.h"
 #include "log.h"
 #include "mock-ke.h"
 #include "mock-ntp.h"
 #include "mock-server.h"
+#include "nts_crypto.h"
 
 static const char *const sabotage_table[_SABOTAGE_MAX] = {
         [SABOTAGE_NONE] = "none",
@@ -103,6 +104,7 @@ static void help(void) {
                "  --ntp-listen-port=PORT NTP UDP port (default: --ntp-port, else 123; 0: any)\n"
                "  --ntp-server=NAME      send a Server Negotiation record\n"
                "  --ntp-port=PORT        send a Port Negotiation record\n"
+               "  --aead=ID[,ID...]      AEAD identifiers accepted (default: all the library has)\n"
                "  --keys-file=FILE       keep the cookie key here (created if missing)\n"
                "  --count-file=FILE      write counts of KE sessions and NTP requests\n"
                "  --sabotage=MODE        one of:",
@@ -124,6 +126,44 @@ static int parse_port(const char *s, uint16_t *ret) {
         return 0;
 }
 
+static int parse_aead_list(const char *list, MockServer *s) {
+        _cleanup_free_ char *copy = strdup(list);
+        char *state = NULL;
+
+        if (!copy)
+                return log_oom();
+
+        s->n_aead = 0;
+        for (const char *w = strtok_r(copy, ",", &state); w; w = strtok_r(NULL, ",", &state)) {
+                char *end;
+                unsigned long id;
+
+                errno = 0;
+                id = strtoul(w, &end, 10);
+                if (errno != 0 || end == w || *end || !NTS_aead_param((NTS_AEADAlgorithm) id))
+                        return log_error_errno(EINVAL, "Unknown AEAD identifier: %s", w);
+                if (!NTS_aead_supported((NTS_AEADAlgorithm) id))
+                        return log_error_errno(EOPNOTSUPP, "libcrypto lacks %s", NTS_aead_name(id));
+                if (s->n_aead >= ELEMENTSOF(s->aead))
+                        return log_error_errno(E2BIG, "Too many AEAD identifiers: %s", list);
+                s->aead[s->n_aead++] = (uint16_t) id;
+        }
+
+        return s->n_aead > 0 ? 0 : log_error_errno(EINVAL, "Empty --aead= list");
+}
+
+static void aead_default(MockServer *s) {
+        static const NTS_AEADAlgorithm all[] = {
+                NTS_AEAD_AES_SIV_CMAC_256, NTS_AEAD_AES_SIV_CMAC_384, NTS_AEAD_AES_SIV_CMAC_512,
+                NTS_AEAD_AES_128_GCM_SIV, NTS_AEAD_AES_256_GCM_SIV,
+        };
+
+        assert_cc(ELEMENTSOF(all) <= ELEMENTSOF(s->aead));
+        for (size_t i = 0; i < ELEMENTSOF(all); i++)
+                if (NTS_aead_supported(all[i]))
+                        s->aead[s->n_aead++] = all[i];
+}
+
 static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
         enum {
                 ARG_CERT = 0x100,
@@ -134,6 +174,7 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 ARG_NTP_LISTEN_PORT,
                 ARG_NTP_SERVER,
                 ARG_NTP_PORT,
+                ARG_AEAD,
                 ARG_KEYS_FILE,
                 ARG_COUNT_FILE,
                 ARG_SABOTAGE,
@@ -148,12 +189,13 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 { "ntp-listen-port", required_argument, NULL, ARG_NTP_LISTEN_PORT },
                 { "ntp-server", required_argument, NULL, ARG_NTP_SERVER },
                 { "ntp-port", required_argument, NULL, ARG_NTP_PORT },
+                { "aead", required_argument, NULL, ARG_AEAD },
                 { "keys-file", required_argument, NULL, ARG_KEYS_FILE },
                 { "count-file", required_argument, NULL, ARG_COUNT_FILE },
                 { "sabotage", required_argument, NULL, ARG_SABOTAGE },
                 {}
         };
-        int c;
+        int c, r;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
                 switch (c) {
@@ -188,6 +230,11 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                         if (parse_port(optarg, &s->ntp_port) < 0 || s->ntp_port == 0)
                                 return log_error_errno(EINVAL, "Invalid --ntp-port: %s", optarg);
                         break;
+                case ARG_AEAD:
+                        r = parse_aead_list(optarg, s);
+                        if (r < 0)
+                                return r;
+                        break;
                 case ARG_KEYS_FILE:
                         o->keys_file = optarg;
                         break;
@@ -207,6 +254,8 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 return log_error_errno(EINVAL, "Unexpected argument: %s", argv[optind]);
         if (!o->cert || !o->key)
                 return log_error_errno(EINVAL, "--cert= and --key= are required.");
+        if (s->n_aead == 0)
+                aead_default(s);
         if (!o->ntp_address)
                 o->ntp_address = o->address;
         if (!o->ntp_listen_port_set)
@@ -223,21 +272,22 @@ typedef union SocketAddress {
 /* Returns a bound socket and the port it got in *port. */
 static int socket_bind(const char *address, int type, uint16_t *port) {
         _cleanup_close_ int fd = -EBADF;
+        union in_addr_union a;
         SocketAddress sa = {};
         socklen_t len;
+        int family;
 
-        if (inet_pton(AF_INET, address, &sa.in.sin_addr) == 1) {
-                sa.in.sin_family = AF_INET;
-                sa.in.sin_port = htons(*port);
-                len = sizeof(sa.in);
-        } else if (inet_pton(AF_INET6, address, &sa.in6.sin6_addr) == 1) {
-                sa.in6.sin6_family = AF_INET6;
-                sa.in6.sin6_port = htons(*port);
-                len = sizeof(sa.in6);
-        } else
+        if (in_addr_from_string_auto(address, &family, &a) < 0)
                 return log_error_errno(EINVAL, "Not an IP address: %s", address);
+        if (family == AF_INET) {
+                sa.in = (struct sockaddr_in) { .sin_family = AF_INET, .sin_port = htons(*port), .sin_addr = a.in };
+                len = sizeof(sa.in);
+        } else {
+                sa.in6 = (struct sockaddr_in6) { .sin6_family = AF_INET6, .sin6_port = htons(*port), .sin6_addr = a.in6 };
+                len = sizeof(sa.in6);
+        }
 
-        fd = socket(sa.sa.sa_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        fd = socket(family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
                 return log_error_errno(errno, "socket: %m");
         if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int) { 1 }, sizeof(int)) < 0)
@@ -249,7 +299,7 @@ static int socket_bind(const char *address, int type, uint16_t *port) {
 
         if (getsockname(fd, &sa.sa, &len) < 0)
                 return log_error_errno(errno, "getsockname: %m");
-        *port = ntohs(sa.sa.sa_family == AF_INET ? sa.in.sin_port : sa.in6.sin6_port);
+        *port = ntohs(family == AF_INET ? sa.in.sin_port : sa.in6.sin6_port);
         return TAKE_FD(fd);
 }
 

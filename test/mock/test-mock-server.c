@@ -30,12 +30,7 @@
 static char dir[] = "/tmp/test-mock-server-XXXXXX";
 
 static const char *path(const char *name) {
-        static char buf[8][256];
-        static unsigned n;
-        char *p = buf[n++ % ELEMENTSOF(buf)];
-
-        snprintf(p, sizeof(buf[0]), "%s/%s", dir, name);
-        return p;
+        return test_path(dir, name);
 }
 
 typedef struct Server {
@@ -362,6 +357,23 @@ static void test_ke_sabotage_is_refused(void) {
         }
 }
 
+static void test_aead_list_limits_what_the_server_accepts(void) {
+        KEResult ke;
+        Server s;
+
+        /* We offer AES-SIV-CMAC-256 only. */
+        s = server_start("--aead=16,17", NULL);
+        ke_run(&s, &ke, 0);
+        ASSERT_EQ(ke.r, -EBADMSG);
+        ASSERT_EQ(ke.agreement.error, NTS_ERROR_KE_NO_COMMON_AEAD);
+        server_stop(&s);
+
+        s = server_start("--aead=17,15", NULL);
+        ke_expect_ok(&s, &ke);
+        ASSERT_EQ(ke.agreement.aead, NTS_AEAD_AES_SIV_CMAC_256);
+        server_stop(&s);
+}
+
 static void test_alpn_sabotage_is_refused(void) {
         static const char *const modes[] = { "--sabotage=bad-alpn", "--sabotage=no-alpn" };
 
@@ -494,6 +506,7 @@ TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_placeholders_are_refilled),
           TEST_CASE(test_negotiation_records_are_sent),
           TEST_CASE(test_ke_sabotage_is_refused),
+          TEST_CASE(test_aead_list_limits_what_the_server_accepts),
           TEST_CASE(test_alpn_sabotage_is_refused),
           TEST_CASE(test_slow_server_sends_one_byte_at_a_time),
           TEST_CASE(test_ntp_sabotage_is_refused),

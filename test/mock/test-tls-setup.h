@@ -12,6 +12,16 @@
 #include "ssl-util.h"
 #include "tests.h"
 
+/* dir/name in one of a few rotating static buffers: valid until eight more calls. */
+static inline const char *test_path(const char *dir, const char *name) {
+        static char buf[8][256];
+        static unsigned n;
+        char *p = buf[n++ % ELEMENTSOF(buf)];
+
+        snprintf(p, sizeof(buf[0]), "%s/%s", dir, name);
+        return p;
+}
+
 static inline void test_tls_setup(char *dir_template, const char *certs_dir) {
         char cmd[1024];
 

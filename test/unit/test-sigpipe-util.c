@@ -32,7 +32,7 @@ static void write_to_broken_pipe(void) {
 /* SIGPIPE's default action kills the test if the guard lets it through. */
 static void test_write_to_broken_pipe_in_guard_is_survived(void) {
         {
-                SIGPIPE_GUARD;
+                SIGPIPE_BLOCK_SCOPE;
                 ASSERT_TRUE(sigpipe_blocked());
                 write_to_broken_pipe();
         }
@@ -50,7 +50,7 @@ static void test_foreign_pending_sigpipe_stays_pending(void) {
         ASSERT_TRUE(sigpipe_pending());
 
         {
-                SIGPIPE_GUARD;
+                SIGPIPE_BLOCK_SCOPE;
                 write_to_broken_pipe();
         }
         /* Not ours to swallow; and the mask the caller had is back. */

@@ -497,7 +497,8 @@ int manager_nts_check_bootstrap(Manager *m, int64_t server_time_nsec, int64_t of
                 return 0;
 
         log_warning("Refusing bootstrap time from %s: it %s; dropping the server.", s->name->string,
-                    offset_nsec <= 0 ? "would move the clock backwards" : "lies outside its certificate's validity period");
+                    server_time_nsec < nb || server_time_nsec > na ? "lies outside its certificate's validity period"
+                                                                    : "would move the clock backwards");
         nts_state_forget_keys(s);
         s->ke_failures++;
         s->ke_retry_after = now(CLOCK_BOOTTIME) + NTS_KE_BACKOFF_MAX_USEC;

@@ -146,7 +146,8 @@ static int parse_term(const char **p, usec_t *sum) {
                 /* "12.34.56" or "5x": junk glued to the number. */
                 return -EINVAL;
 
-        if (whole >= USEC_INFINITY / unit)
+        /* whole * unit may be as large as the largest finite value, never more. */
+        if (whole > USEC_INFINITY / unit)
                 return -ERANGE;
         k = whole * unit;
         if (k >= USEC_INFINITY - *sum)

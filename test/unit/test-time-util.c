@@ -110,6 +110,17 @@ static void test_parse_sec_negative_and_overflowing_values_are_erange(void) {
         assert_rejected("584542.9y", ERANGE);
 }
 
+/* Found by fuzz-time-util: the largest whole number of years that fits was refused when
+ * written alone, although "584541y 1y" gave the same value. */
+static void test_parse_sec_takes_the_largest_whole_unit_that_fits(void) {
+        usec_t a, b;
+
+        ASSERT_OK(parse_sec("584542y", &a));
+        ASSERT_OK(parse_sec("584541y 1y", &b));
+        ASSERT_EQ(a, b);
+        ASSERT_EQ(a, 584542 * USEC_PER_YEAR);
+}
+
 static void test_format_timespan_prints_like_systemd(void) {
         static const struct {
                 usec_t t, accuracy;
@@ -197,6 +208,7 @@ TEST_MAIN(TEST_CASE(test_parse_sec_plain_number_means_seconds),
           TEST_CASE(test_parse_sec_infinity_is_usec_infinity),
           TEST_CASE(test_parse_sec_rejects_bad_syntax),
           TEST_CASE(test_parse_sec_negative_and_overflowing_values_are_erange),
+          TEST_CASE(test_parse_sec_takes_the_largest_whole_unit_that_fits),
           TEST_CASE(test_format_timespan_prints_like_systemd),
           TEST_CASE(test_format_timespan_truncates_within_the_buffer),
           TEST_CASE(test_format_timespan_output_parses_back),

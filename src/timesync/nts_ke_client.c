@@ -253,6 +253,20 @@ static bool ke_client_receive(NTS_KEClient *c) {
         return false;
 }
 
+static void ke_client_save_tls_info(NTS_KEClient *c) {
+        NTS_TLSInfo info;
+
+        if (NTS_tls_info(c->tls, &info) < 0)
+                return;
+
+        (void) snprintf(c->result->tls.version, sizeof(c->result->tls.version), "%s", strempty(info.version));
+        (void) snprintf(c->result->tls.cipher, sizeof(c->result->tls.cipher), "%s", strempty(info.cipher));
+        (void) snprintf(c->result->tls.subject, sizeof(c->result->tls.subject), "%s", info.subject);
+        (void) snprintf(c->result->tls.issuer, sizeof(c->result->tls.issuer), "%s", info.issuer);
+        c->result->tls.not_before = info.not_before;
+        c->result->tls.not_after = info.not_after;
+}
+
 /* Drives TLS as far as the socket allows; returns when waiting or when the session ended. */
 static void ke_client_process(NTS_KEClient *c) {
         char a[SOCKET_ADDRESS_STRING_MAX];
@@ -275,6 +289,7 @@ static void ke_client_process(NTS_KEClient *c) {
                         }
                         log_debug("NTS-KE with %s: TLS handshake with %s done", c->hostname,
                                   ke_client_address_string(c, a));
+                        ke_client_save_tls_info(c);
                         c->state = KE_STATE_SENDING;
                         break;
 

@@ -44,6 +44,16 @@ typedef struct NTS_KEResult {
         char *ntp_server;               /* Server Negotiation, NUL-terminated; NULL: the KE server's address */
         uint16_t ntp_port;              /* Port Negotiation; 0: not negotiated, use 123 */
         SocketAddress address;          /* the KE address that answered, or the last one tried */
+
+        /* Set once a handshake completed, also when the KE protocol failed afterwards. */
+        struct {
+                char version[16];       /* "TLSv1.3" */
+                char cipher[64];
+                char subject[256];      /* of the server certificate */
+                char issuer[256];
+                time_t not_before;
+                time_t not_after;
+        } tls;
 } NTS_KEResult;
 
 NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r);

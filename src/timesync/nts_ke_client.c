@@ -71,6 +71,7 @@ NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r) {
         iovec_done_erase(&r->s2c_key);
         for (size_t i = 0; i < r->n_cookies; i++)
                 iovec_done_erase(&r->cookies[i]);
+        iovec_done_erase(&r->response);
         free(r->ntp_server);
         return mfree(r);
 }
@@ -91,6 +92,11 @@ static void ke_client_complete(NTS_KEClient *c) {
         c->timer = sd_event_source_disable_unref(c->timer);
         ke_client_close_connection(c);
         c->state = KE_STATE_DONE;
+
+        /* Best effort: the copy only serves diagnostics. It holds cookies, hence the erasing
+         * free. */
+        if (c->response_size > 0)
+                (void) iovec_memdup(&IOVEC_MAKE(c->response, c->response_size), &c->result->response);
 
         c->handler(c, TAKE_PTR(c->result), c->userdata);
 }
@@ -326,6 +332,8 @@ static void ke_client_process(NTS_KEClient *c) {
 
 static void ke_client_connected(NTS_KEClient *c) {
         int r;
+
+        c->result->connected = true;
 
         /* The connect timer share is no longer relevant; the rest of the session has what is
          * left of the overall budget. */

@@ -54,6 +54,11 @@ typedef struct NTS_KEResult {
                 time_t not_before;
                 time_t not_after;
         } tls;
+
+        /* For diagnostics (nts-query): whether a TCP connection was established, and the KE
+         * response as received, also when it was refused; unset when nothing arrived. */
+        bool connected;
+        struct iovec response;
 } NTS_KEResult;
 
 NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r);

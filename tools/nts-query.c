@@ -781,7 +781,8 @@ static void print_ke(const Query *q) {
                        arg_ca_file ? "trusting " : arg_ca_dir ? "trusting " : "system store",
                        arg_ca_file ?: arg_ca_dir ?: "");
         } else if (ke->stage == NTS_KE_STAGE_TLS)
-                printf("Certificate:        verification or handshake failed: %s\n", ke->reason);
+                /* The certificate is checked inside the handshake: its failure is one of these. */
+                printf("TLS:                failed: %s\n", ke->reason);
 
         if (iovec_is_set(&ke->response))
                 print_records(q, arg_verbose);

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <strings.h>
 #include <sys/stat.h>
-#include <systemd/sd-event.h>
 
 #include "hexdecoct.h"
 #include "iovec-util.h"
@@ -386,29 +385,7 @@ static int resolve(const char *host, uint16_t port, int socktype, SocketAddress 
         return 0;
 }
 
-typedef struct KERun {
-        sd_event *event;
-        NTS_KEResult *result;
-} KERun;
-
-static void on_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
-        KERun *run = userdata;
-
-        run->result = result;
-        (void) sd_event_exit(run->event, 0);
-}
-
 static int run_ke(Query *q) {
-        _cleanup_(NTS_ke_client_freep) NTS_KEClient *c = NULL;
-        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        KERun run = {};
-        int r;
-
-        r = sd_event_new(&e);
-        if (r < 0)
-                return r;
-        run.event = e;
-
         NTS_KEClientParams p = {
                 .addresses = q->addresses,
                 .n_addresses = q->n_addresses,
@@ -417,18 +394,7 @@ static int run_ke(Query *q) {
                 .n_aead = q->n_offer,
                 .timeout_usec = arg_timeout,
         };
-        r = NTS_ke_client_start(e, &p, on_ke_done, &run, &c);
-        if (r < 0)
-                return r;
-
-        r = sd_event_loop(e);
-        if (r < 0)
-                return r;
-        if (!run.result)
-                return -ESRCH;
-
-        q->ke = run.result;
-        return 0;
+        return NTS_ke_client_run(&p, &q->ke);
 }
 
 /* A timeout counts against the step it interrupted. */

@@ -578,3 +578,45 @@ NTS_KEClient *NTS_ke_client_free(NTS_KEClient *c) {
         NTS_ke_result_free(c->result);
         return mfree(c);
 }
+
+typedef struct KERun {
+        sd_event *event;
+        NTS_KEResult *result;
+} KERun;
+
+static void ke_run_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
+        KERun *run = userdata;
+
+        run->result = result;
+        (void) sd_event_exit(run->event, 0);
+}
+
+int NTS_ke_client_run(const NTS_KEClientParams *p, NTS_KEResult **ret) {
+        _cleanup_(NTS_ke_client_freep) NTS_KEClient *c = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        KERun run = {};
+        int r;
+
+        assert(p);
+        assert(ret);
+
+        r = sd_event_new(&e);
+        if (r < 0)
+                return r;
+        run.event = e;
+
+        r = NTS_ke_client_start(e, p, ke_run_done, &run, &c);
+        if (r < 0)
+                return r;
+
+        r = sd_event_loop(e);
+        if (r < 0) {
+                NTS_ke_result_free(run.result);
+                return r;
+        }
+        /* The handler runs exactly once before the loop can end. */
+        assert(run.result);
+
+        *ret = run.result;
+        return 0;
+}

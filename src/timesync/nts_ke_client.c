@@ -69,6 +69,7 @@ static void ke_result_clear(NTS_KEResult *r) {
         for (size_t i = 0; i < r->n_cookies; i++)
                 iovec_done_erase(&r->cookies[i]);
         r->n_cookies = 0;
+        iovec_done_erase(&r->response);
         r->ntp_server = mfree(r->ntp_server);
 }
 
@@ -97,6 +98,11 @@ static void ke_client_complete(NTS_KEClient *c) {
         c->timer = sd_event_source_disable_unref(c->timer);
         ke_client_close_connection(c);
         c->state = KE_STATE_DONE;
+
+        /* Best effort: the copy only serves diagnostics. It holds cookies, hence the erasing
+         * free. */
+        if (c->response_size > 0)
+                (void) iovec_memdup(&IOVEC_MAKE(c->response, c->response_size), &c->result->response);
 
         c->handler(c, TAKE_PTR(c->result), c->userdata);
 }
@@ -356,6 +362,8 @@ static void ke_client_process(NTS_KEClient *c) {
 static void ke_client_connected(NTS_KEClient *c) {
         int r;
 
+        c->result->connected = true;
+
         /* The connect timer share is no longer relevant; the rest of the session has what is
          * left of the overall budget. */
         r = ke_client_arm_timer(c, c->deadline);
@@ -605,4 +613,46 @@ NTS_KEClient *NTS_ke_client_free(NTS_KEClient *c) {
         free(c->response);
         NTS_ke_result_free(c->result);
         return mfree(c);
+}
+
+typedef struct KERun {
+        sd_event *event;
+        NTS_KEResult *result;
+} KERun;
+
+static void ke_run_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
+        KERun *run = userdata;
+
+        run->result = result;
+        (void) sd_event_exit(run->event, 0);
+}
+
+int NTS_ke_client_run(const NTS_KEClientParams *p, NTS_KEResult **ret) {
+        _cleanup_(NTS_ke_client_freep) NTS_KEClient *c = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        KERun run = {};
+        int r;
+
+        assert(p);
+        assert(ret);
+
+        r = sd_event_new(&e);
+        if (r < 0)
+                return r;
+        run.event = e;
+
+        r = NTS_ke_client_start(e, p, ke_run_done, &run, &c);
+        if (r < 0)
+                return r;
+
+        r = sd_event_loop(e);
+        if (r < 0) {
+                NTS_ke_result_free(run.result);
+                return r;
+        }
+        /* The handler runs exactly once before the loop can end. */
+        assert(run.result);
+
+        *ret = run.result;
+        return 0;
 }

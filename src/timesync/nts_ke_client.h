@@ -57,6 +57,11 @@ typedef struct NTS_KEResult {
                 time_t not_before;
                 time_t not_after;
         } tls;
+
+        /* For diagnostics (nts-query): whether a TCP connection was established, and the KE
+         * response as received, also when it was refused; unset when nothing arrived. */
+        bool connected;
+        struct iovec response;
 } NTS_KEResult;
 
 NTS_KEResult *NTS_ke_result_free(NTS_KEResult *r);
@@ -80,6 +85,12 @@ typedef void (*NTS_KEClientHandler)(NTS_KEClient *c, NTS_KEResult *result, void 
 int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHandler handler,
                         void *userdata, NTS_KEClient **ret);
 NTS_KEClient *NTS_ke_client_free(NTS_KEClient *c);
+
+/* Runs one session to completion on a private event loop, blocking for at most
+ * p->timeout_usec: for one-shot tools and tests, never for the daemon. *ret receives the
+ * result, also for a failed session (see its error). Returns 0, or a negative errno when the
+ * session could not run at all. */
+int NTS_ke_client_run(const NTS_KEClientParams *p, NTS_KEResult **ret);
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_KEClient *, NTS_ke_client_free);
 DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_KEResult *, NTS_ke_result_free);

@@ -70,10 +70,9 @@ static ssize_t ntp_client_receive(int fd, const NTPTimestamp *sent, usec_t deadl
         }
 }
 
-int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *p,
-                         NTS_NTPResult *ret) {
-        uint8_t request[NTS_MAX_PACKET_SIZE], reply[NTS_MAX_PACKET_SIZE],
-                scratch[NTS_MAX_PACKET_SIZE];
+/* Without keys in p: a plain NTPv4 request whose reply is taken as it comes. */
+static int ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *p, NTS_NTPResult *ret) {
+        uint8_t request[NTS_MAX_PACKET_SIZE], reply[NTS_MAX_PACKET_SIZE], scratch[NTS_MAX_PACKET_SIZE];
         NTS_Query q = {
                 .cookie = p->cookie,
                 .n_placeholders = p->n_placeholders,
@@ -104,9 +103,12 @@ int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *
                 return r;
         ntp_header_encode(&h, request);
 
-        n = NTS_add_extension_fields(request, sizeof(request), NTP_HEADER_SIZE, &q);
-        if (n < 0)
-                return (int) n;
+        n = NTP_HEADER_SIZE;
+        if (p->c2s) {
+                n = NTS_add_extension_fields(request, sizeof(request), NTP_HEADER_SIZE, &q);
+                if (n < 0)
+                        return (int) n;
+        }
 
         fd = socket(server->sa.ss_family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
         if (fd < 0)
@@ -127,11 +129,13 @@ int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *
         if (len < 0)
                 return (int) len;
 
-        r = NTS_parse_extension_fields(&IOVEC_MAKE(reply, (size_t) len), &q, p->s2c,
-                                       &IOVEC_MAKE(scratch, sizeof(scratch)), &receipt);
-        if (r < 0) {
-                ret->nts_error = receipt.error;
-                return r;
+        if (p->s2c) {
+                r = NTS_parse_extension_fields(&IOVEC_MAKE(reply, (size_t) len), &q, p->s2c,
+                                               &IOVEC_MAKE(scratch, sizeof(scratch)), &receipt);
+                if (r < 0) {
+                        ret->nts_error = receipt.error;
+                        return r;
+                }
         }
 
         if (ret->header.stratum == NTP_STRATUM_KISS) {
@@ -155,4 +159,15 @@ int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *
         ret->offset_nsec = ((t2 - t1) + (t3 - t4)) / 2;
         ret->delay_nsec = (t4 - t1) - (t3 - t2);
         return 0;
+}
+
+int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *p, NTS_NTPResult *ret) {
+        assert(p);
+        assert(p->c2s && p->s2c);
+
+        return ntp_client_query(server, p, ret);
+}
+
+int NTS_ntp_client_query_unauthenticated(const SocketAddress *server, uint64_t timeout_usec, NTS_NTPResult *ret) {
+        return ntp_client_query(server, &(const NTS_NTPQueryParams) { .timeout_usec = timeout_usec }, ret);
 }

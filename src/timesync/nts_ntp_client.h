@@ -38,5 +38,10 @@ void NTS_ntp_result_done(NTS_NTPResult *r);
  * NTS refuses it (NTS_ERROR_NTP_NAK included); -EPROTO with ret->kiss set for an authentic
  * kiss-o'-death; -ETIMEDOUT when no reply came in time; another negative errno for socket
  * errors. The caller judges stratum and leap of an authentic reply. */
-int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *p,
-                         NTS_NTPResult *ret);
+int NTS_ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParams *p, NTS_NTPResult *ret);
+
+/* The same exchange without NTS: a bare NTPv4 request, and a reply that nothing authenticates.
+ * Only for showing what plain NTP would say (nts-query --plain); never use it as time where NTS
+ * was asked for. Returns 0, -EPROTO with ret->kiss set for a kiss-o'-death, -ETIMEDOUT, or a
+ * socket error. */
+int NTS_ntp_client_query_unauthenticated(const SocketAddress *server, uint64_t timeout_usec, NTS_NTPResult *ret);

@@ -234,34 +234,14 @@ void mock_server_stop(MockProcess *s) {
         s->pid = 0;
 }
 
-typedef struct KERun {
-        sd_event *event;
-        NTS_KEResult *result;
-} KERun;
-
-static void on_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
-        KERun *run = userdata;
-
-        run->result = result;
-        (void) sd_event_exit(run->event, 0);
-}
-
-int harness_run_ke(const SocketAddress *addresses, size_t n_addresses, const char *hostname,
-                   const char *ca_file, usec_t timeout_usec, NTS_KEResult **ret) {
-        _cleanup_(NTS_ke_client_freep) NTS_KEClient *c = NULL;
-        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+int harness_run_ke(const SocketAddress *addresses, size_t n_addresses, const char *hostname, const char *ca_file,
+                   uint64_t timeout_usec, NTS_KEResult **ret) {
         NTS_AEADAlgorithm offer[8];
-        KERun run = {};
-        int n, r;
+        int n;
 
         n = NTS_aead_offer(offer, ELEMENTSOF(offer));
         if (n < 0)
                 return n;
-
-        r = sd_event_new(&e);
-        if (r < 0)
-                return r;
-        run.event = e;
 
         NTS_KEClientParams p = {
                 .addresses = addresses,
@@ -271,18 +251,7 @@ int harness_run_ke(const SocketAddress *addresses, size_t n_addresses, const cha
                 .n_aead = (size_t) n,
                 .timeout_usec = timeout_usec,
         };
-        r = NTS_ke_client_start(e, &p, on_ke_done, &run, &c);
-        if (r < 0)
-                return r;
-
-        r = sd_event_loop(e);
-        if (r < 0)
-                return r;
-        if (!run.result)
-                return -ESRCH;
-
-        *ret = run.result;
-        return 0;
+        return NTS_ke_client_run(&p, ret);
 }
 
 int harness_ntp_address(const NTS_KEResult *r, SocketAddress *ret) {

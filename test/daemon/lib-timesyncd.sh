@@ -53,3 +53,43 @@ start_ntp_test_server() {
 }
 
 ntp_served() { cat "$TEST_TMPDIR/ntp-$1.count" 2>/dev/null || echo 0; }
+
+# ---- NTS (test/daemon-nts) ----
+
+# stop_timesyncd: SIGTERM the daemon of start_timesyncd and reap it; fails unless it exits 0.
+stop_timesyncd() {
+        local rc=0
+        kill -TERM "$TIMESYNCD_PID" 2>/dev/null || true
+        wait "$TIMESYNCD_PID" 2>/dev/null || rc=$?
+        [ "$rc" = 0 ] || fail "systemd-timesyncd exited with $rc on SIGTERM"
+}
+
+# write_nts_conf FILE KEHOST:KEPORT [LINE...]: NTS= that one server, trusting only the test CA
+# of make_test_certs.
+write_nts_conf() {
+        local f=$1 server=$2
+        shift 2
+        write_conf "$f" "NTS=$server" "NTSTrustedCertificates=$CERTDIR/ca.pem" "$@"
+}
+
+# log_count PATTERN: how many daemon log lines match.
+log_count() { grep -c -- "$1" "$TIMESYNCD_LOG" || true; }
+
+_log_count_at_least() { [ "$(log_count "$1")" -ge "$2" ]; }
+
+# wait_log_count PATTERN N [SECS]: waits until PATTERN appeared N times in the daemon log.
+wait_log_count() {
+        wait_for "${3:-10}" _log_count_at_least "$1" "$2" ||
+                fail "'$1' not $2 times in the daemon log within ${3:-10} s (seen $(log_count "$1"))"
+}
+
+# timesync_property NAME: one property of org.freedesktop.timesync1.Manager, as timedatectl
+# show-timesync prints its value. Needs start_system_bus.
+timesync_property() {
+        in_systemd_run timedatectl show-timesync -p "$1" --value
+}
+
+# nts_jar_file KEHOST:KEPORT: where the daemon keeps the cookies of that NTS server.
+nts_jar_file() {
+        echo "$TEST_TMPDIR/state/nts-$(tr -c 'a-zA-Z0-9.\n-' _ <<<"$1").jar"
+}

@@ -367,7 +367,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("NTSCookies", "u", property_get_nts_cookies, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("NTSKeyExchangeFailures", "u", property_get_nts_ke_failures, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("NTSLastKeyExchangeUSec", "t", property_get_usec, offsetof(Manager, nts_last_ke_realtime),
+        SD_BUS_PROPERTY("NTSLastKeyExchangeTimestamp", "t", property_get_usec, offsetof(Manager, nts_last_ke_realtime),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("NTSStatus", "s", property_get_nts_status, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_METHOD_WITH_ARGS("SetRuntimeNTSServers", SD_BUS_ARGS("as", runtime_servers), SD_BUS_NO_RESULT,

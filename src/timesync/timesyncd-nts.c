@@ -165,7 +165,7 @@ static void nts_state_load(Manager *m, NTSState *s) {
 
 static void nts_emit_changed(Manager *m) {
         (void) manager_bus_emit_changed(m, "NTSAuthenticated", "NTSKeyExchangeServer", "NTSAEAD", "NTSCookies",
-                                        "NTSKeyExchangeFailures", "NTSLastKeyExchangeUSec", "NTSStatus", NULL);
+                                        "NTSKeyExchangeFailures", "NTSLastKeyExchangeTimestamp", "NTSStatus", NULL);
 }
 
 static void nts_ke_failed(Manager *m, NTSState *s, const char *reason) {

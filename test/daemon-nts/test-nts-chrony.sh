@@ -45,6 +45,9 @@ test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus() {
         grep -qx "NTSKeyExchangeServer=localhost:$ke" "$show" || fail "NTSKeyExchangeServer is not localhost:$ke"
         grep -qx "NTSKeyExchangeFailures=0" "$show" || fail "NTSKeyExchangeFailures is not 0"
         grep -qx "SystemNTSServers=localhost:$ke" "$show" || fail "SystemNTSServers is not localhost:$ke"
+        # A point in time: timedatectl prints it as a date only if the name ends in Timestamp.
+        grep -Eqx "NTSLastKeyExchangeTimestamp=[A-Z][a-z]{2} [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} .*" "$show" ||
+                fail "NTSLastKeyExchangeTimestamp is not shown as a date"
         [ "$(timesync_property NTSAuthenticated)" = yes ] || fail "show-timesync -p NTSAuthenticated does not say yes"
         [ "$(chrony_serverstat "$srv" "Authenticated NTP packets")" -ge 1 ] ||
                 fail "chronyd counted no authenticated NTP packet"

@@ -28,7 +28,9 @@ int manager_nts_prepare(Manager *m) {
         log_info("NTS servers are configured: time comes only from them; NTP=, FallbackNTP= and "
                  "per-link servers are not used.");
 
-        r = dlopen_libssl(LOG_ERR);
+        /* The loader's own message (which file, why) only at debug level: the one error below
+         * is what the administrator needs to read. */
+        r = dlopen_libssl(LOG_DEBUG);
         if (r < 0) {
                 m->nts_unavailable = true;
                 snprintf(m->nts_status, sizeof m->nts_status,

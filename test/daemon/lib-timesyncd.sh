@@ -21,19 +21,15 @@ write_conf() {
         chmod 0644 "$f"
 }
 
-# Commands that start_timesyncd puts before the daemon, e.g. an unshare that changes its mount
-# namespace; each must exec the next, so that the PID stays the daemon's.
-TIMESYNCD_WRAPPER=()
-
-# The daemon's SYSTEMD_LOG_LEVEL.
-TIMESYNCD_LOG_LEVEL=debug
-
-# start_timesyncd CONF [ARG...]: the daemon in observe mode, logs in $TIMESYNCD_LOG (debug
-# level unless TIMESYNCD_LOG_LEVEL says otherwise).
+# start_timesyncd CONF [ARG...]: the daemon in observe mode, logs in $TIMESYNCD_LOG.
+# Optional: TIMESYNCD_LOG_LEVEL (default debug); the array TIMESYNCD_WRAPPER, commands put
+# before the daemon (an unshare that changes its mount namespace...), each of which must exec
+# the next so that the PID stays the daemon's. Both may be unset (inside netns_exec...).
 start_timesyncd() {
         local conf=$1
         shift
-        start_daemon "$TIMESYNCD_LOG" "${TIMESYNCD_WRAPPER[@]}" env SYSTEMD_LOG_LEVEL="$TIMESYNCD_LOG_LEVEL" SYSTEMD_LOG_TARGET=console \
+        start_daemon "$TIMESYNCD_LOG" ${TIMESYNCD_WRAPPER[@]+"${TIMESYNCD_WRAPPER[@]}"} \
+                env SYSTEMD_LOG_LEVEL="${TIMESYNCD_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET=console \
                 "$TIMESYNCD" --observe --config="$conf" --state-dir="$TEST_TMPDIR/state" \
                 --runtime-dir="$TEST_TMPDIR/runtime" "$@"
         TIMESYNCD_PID=$DAEMON_PID

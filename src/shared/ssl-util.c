@@ -68,6 +68,7 @@ typeof(X509_VERIFY_PARAM_set1_host) *sym_X509_VERIFY_PARAM_set1_host;
 typeof(X509_STORE_set_flags) *sym_X509_STORE_set_flags;
 typeof(ASN1_TIME_to_tm) *sym_ASN1_TIME_to_tm;
 typeof(ERR_reason_error_string) *sym_ERR_reason_error_string;
+typeof(ERR_peek_last_error_all) *sym_ERR_peek_last_error_all;
 
 int dlopen_libssl(int log_level) {
         int r;
@@ -135,7 +136,8 @@ int dlopen_libssl(int log_level) {
                         DLSYM_ARG(X509_VERIFY_PARAM_set1_host),
                         DLSYM_ARG(X509_STORE_set_flags),
                         DLSYM_ARG(ASN1_TIME_to_tm),
-                        DLSYM_ARG(ERR_reason_error_string));
+                        DLSYM_ARG(ERR_reason_error_string),
+                        DLSYM_ARG(ERR_peek_last_error_all));
         return r < 0 ? r : 0;
 }
 

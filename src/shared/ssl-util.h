@@ -71,6 +71,7 @@ extern typeof(X509_VERIFY_PARAM_set1_host) *sym_X509_VERIFY_PARAM_set1_host;
 extern typeof(X509_STORE_set_flags) *sym_X509_STORE_set_flags;
 extern typeof(ASN1_TIME_to_tm) *sym_ASN1_TIME_to_tm;
 extern typeof(ERR_reason_error_string) *sym_ERR_reason_error_string;
+extern typeof(ERR_peek_last_error_all) *sym_ERR_peek_last_error_all;
 
 /* Loads libcrypto, then libssl (LIBSSL_SONAME) and every symbol above. */
 int dlopen_libssl(int log_level);

@@ -7,6 +7,7 @@
 
 #include "crypto-util.h"
 #include "log.h"
+#include "nts_crypto.h"
 #include "nts_tls.h"
 #include "ssl-util.h"
 #include "unaligned.h"
@@ -48,6 +49,7 @@ _printf_(3, 4) static int tls_fail(NTS_TLS *t, int r, const char *format, ...) {
  * or a negative errno with t->error explaining it. */
 static int tls_result(NTS_TLS *t, int ret, const char *op) {
         int saved_errno = errno;
+        const char *func = NULL;
         unsigned long e;
         long verify;
 
@@ -72,9 +74,14 @@ static int tls_result(NTS_TLS *t, int ret, const char *op) {
                 if (t->alert >= 0)
                         return tls_fail(t, -EPROTO, "%s: peer sent TLS alert: %s", op,
                                         sym_SSL_alert_desc_string_long(t->alert));
-                e = sym_ERR_peek_last_error();
-                return tls_fail(t, -EPROTO, "%s: %s", op,
-                                e != 0 ? strna(sym_ERR_reason_error_string(e)) : "TLS protocol error");
+                /* The libssl function that failed tells which part of the handshake a bare
+                 * reason such as "bad extension" is about. */
+                e = sym_ERR_peek_last_error_all(NULL, NULL, &func, NULL, NULL);
+                if (e == 0)
+                        return tls_fail(t, -EPROTO, "%s: TLS protocol error", op);
+                if (isempty(func))
+                        return tls_fail(t, -EPROTO, "%s: %s", op, strna(sym_ERR_reason_error_string(e)));
+                return tls_fail(t, -EPROTO, "%s: %s (in %s)", op, strna(sym_ERR_reason_error_string(e)), func);
         default:
                 return tls_fail(t, -EIO, "%s: unexpected libssl error", op);
         }
@@ -329,23 +336,6 @@ uint32_t NTS_tls_events(const NTS_TLS *t) {
         return t->events;
 }
 
-static size_t aead_key_size(NTS_AEADAlgorithm aead) {
-        /* RFC 5297 section 6 and RFC 8452 section 8: the key lengths of each algorithm. */
-        switch (aead) {
-        case NTS_AEAD_AES_SIV_CMAC_256:
-                return 32;
-        case NTS_AEAD_AES_SIV_CMAC_384:
-                return 48;
-        case NTS_AEAD_AES_SIV_CMAC_512:
-                return 64;
-        case NTS_AEAD_AES_128_GCM_SIV:
-                return 16;
-        case NTS_AEAD_AES_256_GCM_SIV:
-                return 32;
-        }
-        return 0;
-}
-
 static int tls_export_key(NTS_TLS *t, NTS_AEADAlgorithm aead, uint8_t direction, struct iovec *key,
                           size_t key_size) {
         uint8_t context[NTS_EXPORTER_CONTEXT_SIZE];
@@ -367,6 +357,7 @@ static int tls_export_key(NTS_TLS *t, NTS_AEADAlgorithm aead, uint8_t direction,
 }
 
 int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, struct iovec *c2s, struct iovec *s2c) {
+        const NTS_AEADParam *param;
         size_t key_size;
         int r;
 
@@ -375,9 +366,10 @@ int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, struct iovec *c2s, s
         assert(c2s && c2s->iov_base);
         assert(s2c && s2c->iov_base);
 
-        key_size = aead_key_size(aead);
-        if (key_size == 0)
+        param = NTS_aead_param(aead);
+        if (!param)
                 return -EOPNOTSUPP;
+        key_size = param->key_size;
         if (c2s->iov_len < key_size || s2c->iov_len < key_size)
                 return -ENOBUFS;
 

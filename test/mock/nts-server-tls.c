@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <sys/epoll.h>
+
 #include "crypto-util.h"
 #include "log.h"
 #include "nts-server-tls.h"
@@ -82,8 +84,38 @@ int server_tls_ssl_new(SSL_CTX *ctx, int fd, SSL **ret) {
         return 0;
 }
 
-int server_tls_handshake(SSL *ssl) {
+int server_tls_result(SSL *ssl, int ret, uint32_t *ret_events) {
+        int saved_errno = errno, e;
+        uint32_t events = 0;
         char buf[256];
+
+        e = sym_SSL_get_error(ssl, ret);
+        switch (e) {
+        case SSL_ERROR_WANT_READ:
+                events = EPOLLIN;
+                break;
+        case SSL_ERROR_WANT_WRITE:
+                events = EPOLLOUT;
+                break;
+        case SSL_ERROR_ZERO_RETURN:
+                sym_ERR_clear_error();
+                return 0;
+        case SSL_ERROR_SYSCALL:
+                sym_ERR_clear_error();
+                if (saved_errno == 0)
+                        return log_debug_errno(ECONNRESET, "Server TLS: connection closed by peer");
+                return log_debug_errno(saved_errno, "Server TLS: %m");
+        default:
+                return log_debug_errno(EPROTO, "Server TLS: %s", crypto_last_error(buf, sizeof(buf)));
+        }
+
+        sym_ERR_clear_error();
+        if (ret_events)
+                *ret_events = events;
+        return -EAGAIN;
+}
+
+int server_tls_handshake(SSL *ssl, uint32_t *ret_events) {
         int r;
 
         sym_ERR_clear_error();
@@ -91,14 +123,8 @@ int server_tls_handshake(SSL *ssl) {
         if (r == 1)
                 return 0;
 
-        switch (sym_SSL_get_error(ssl, r)) {
-        case SSL_ERROR_WANT_READ:
-        case SSL_ERROR_WANT_WRITE:
-                return -EAGAIN;
-        default:
-                return log_debug_errno(EPROTO, "Server TLS handshake failed: %s",
-                                       crypto_last_error(buf, sizeof(buf)));
-        }
+        r = server_tls_result(ssl, r, ret_events);
+        return r == 0 ? -ECONNRESET : r;
 }
 
 int server_tls_export_keys(SSL *ssl, NTS_AEADAlgorithm aead, size_t key_size, uint8_t *c2s, uint8_t *s2c) {

@@ -30,8 +30,14 @@ int server_tls_ctx_new(const ServerTLSOptions *o, SSL_CTX **ret);
 /* A non-blocking server session on fd (not owned). */
 int server_tls_ssl_new(SSL_CTX *ctx, int fd, SSL **ret);
 
-/* Steps the handshake: 0 when done, -EAGAIN to be called again, -EPROTO on failure. */
-int server_tls_handshake(SSL *ssl);
+/* For an SSL_*() call that returned ret <= 0: -EAGAIN with the poll events to wait for in
+ * *ret_events (may be NULL), 0 for an orderly close, -EPROTO or -errno on failure (logged at
+ * debug level). Empties the error queue. */
+int server_tls_result(SSL *ssl, int ret, uint32_t *ret_events);
+
+/* Steps the handshake: 0 when done, else like server_tls_result(). A close during the
+ * handshake is -ECONNRESET. */
+int server_tls_handshake(SSL *ssl, uint32_t *ret_events);
 
 /* RFC 8915 section 5.1: both keys for aead, key_size bytes each, as the server derives them. */
 int server_tls_export_keys(SSL *ssl, NTS_AEADAlgorithm aead, size_t key_size, uint8_t *c2s, uint8_t *s2c);

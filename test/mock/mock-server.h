@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* State of the mock NTS server (nts-mock-server.c) shared by its KE side (mock-ke.c) and its
+ * NTP side (mock-ntp.c). */
+
+#include <systemd/sd-event.h>
+
+#include "mock-cookie.h"
+#include "nts-server-tls.h"
+
+typedef enum Sabotage {
+        SABOTAGE_NONE,
+        /* KE over TLS */
+        SABOTAGE_BAD_ALPN,              /* the server selects "http/1.1" */
+        SABOTAGE_NO_ALPN,               /* the server selects no ALPN protocol */
+        SABOTAGE_NO_COOKIES,
+        SABOTAGE_ERROR_RECORD,          /* Error record, internal server error */
+        SABOTAGE_WARNING_RECORD,
+        SABOTAGE_UNKNOWN_CRITICAL,
+        SABOTAGE_WRONG_AEAD,            /* an algorithm the client did not offer */
+        SABOTAGE_NO_AEAD,               /* no AEAD record */
+        SABOTAGE_SLOW,                  /* the response at one byte per second */
+        SABOTAGE_ENDLESS_RECORDS,       /* unknown records forever, never End of Message */
+        /* NTP */
+        SABOTAGE_BAD_AUTH,              /* authenticator does not verify */
+        SABOTAGE_WRONG_UID,             /* Unique Identifier not the request's */
+        SABOTAGE_NAK,                   /* kiss code NTSN for every request */
+        SABOTAGE_UNAUTHENTICATED,       /* plain NTP answer without NTS fields */
+        _SABOTAGE_MAX,
+        _SABOTAGE_INVALID = -EINVAL,
+} Sabotage;
+
+const char *sabotage_to_string(Sabotage s);
+Sabotage sabotage_from_string(const char *s);
+
+typedef struct KEConn KEConn;
+
+typedef struct MockServer {
+        sd_event *event;
+        sd_event_source *signals[3];    /* SIGTERM, SIGINT, SIGUSR1 */
+        KEConn *ke_conns;
+        int ke_fd, ntp_fd;
+        Sabotage sabotage;
+        ServerALPN alpn;                /* follows sabotage */
+        SSL_CTX *tls;
+        MockCookieKey key;
+
+        uint16_t aead[8];               /* algorithms the server accepts, by its preference */
+        size_t n_aead;
+
+        const char *ntp_server;         /* Server Negotiation record; NULL: none */
+        uint16_t ntp_port;              /* Port Negotiation record; 0: none */
+
+        const char *count_file;
+        unsigned n_ke_sessions;         /* complete KE responses sent */
+        unsigned n_ntp_requests;        /* NTP requests answered with time */
+        unsigned n_ntp_naks;
+} MockServer;
+
+/* Rewrites the count file, if any, atomically. */
+void mock_server_write_counts(MockServer *s);

@@ -1,0 +1,398 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+/* A mock NTS server for tests: NTS-KE over TLS 1.3 on a TCP port and NTP with NTS on a UDP
+ * port, in one single-threaded sd-event loop, with sabotage modes that break one rule each.
+ * Prints "READY ke-port=N ntp-port=N" on stdout once both sockets listen; SIGUSR1 switches
+ * the sabotage off (to check that a client recovers); SIGTERM or SIGINT end it. */
+
+#include <arpa/inet.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+
+#include "log.h"
+#include "mock-ke.h"
+#include "mock-ntp.h"
+#include "mock-server.h"
+#include "nts_crypto.h"
+
+static const char *const sabotage_table[_SABOTAGE_MAX] = {
+        [SABOTAGE_NONE] = "none",
+        [SABOTAGE_BAD_ALPN] = "bad-alpn",
+        [SABOTAGE_NO_ALPN] = "no-alpn",
+        [SABOTAGE_NO_COOKIES] = "no-cookies",
+        [SABOTAGE_ERROR_RECORD] = "error-record",
+        [SABOTAGE_WARNING_RECORD] = "warning-record",
+        [SABOTAGE_UNKNOWN_CRITICAL] = "unknown-critical",
+        [SABOTAGE_WRONG_AEAD] = "wrong-aead",
+        [SABOTAGE_NO_AEAD] = "no-aead",
+        [SABOTAGE_SLOW] = "slow",
+        [SABOTAGE_ENDLESS_RECORDS] = "endless-records",
+        [SABOTAGE_BAD_AUTH] = "bad-auth",
+        [SABOTAGE_WRONG_UID] = "wrong-uid",
+        [SABOTAGE_NAK] = "nak",
+        [SABOTAGE_UNAUTHENTICATED] = "unauthenticated",
+};
+
+const char *sabotage_to_string(Sabotage s) {
+        if (s < 0 || s >= _SABOTAGE_MAX)
+                return NULL;
+        return sabotage_table[s];
+}
+
+Sabotage sabotage_from_string(const char *s) {
+        for (Sabotage i = 0; i < _SABOTAGE_MAX; i++)
+                if (streq(sabotage_table[i], s))
+                        return i;
+        return _SABOTAGE_INVALID;
+}
+
+static ServerALPN sabotage_alpn(Sabotage s) {
+        switch (s) {
+        case SABOTAGE_BAD_ALPN:
+                return SERVER_ALPN_OTHER;
+        case SABOTAGE_NO_ALPN:
+                return SERVER_ALPN_NONE;
+        default:
+                return SERVER_ALPN_NTSKE;
+        }
+}
+
+void mock_server_write_counts(MockServer *s) {
+        _cleanup_free_ char *tmp = NULL;
+        FILE *f;
+
+        if (!s->count_file)
+                return;
+
+        if (asprintf(&tmp, "%s.tmp", s->count_file) < 0) {
+                log_oom();
+                return;
+        }
+
+        f = fopen(tmp, "we");
+        if (!f) {
+                log_error_errno(errno, "Failed to write %s: %m", tmp);
+                return;
+        }
+        fprintf(f, "ke_sessions=%u\nntp_requests=%u\nntp_naks=%u\n",
+                s->n_ke_sessions, s->n_ntp_requests, s->n_ntp_naks);
+        if (fclose(f) != 0 || rename(tmp, s->count_file) < 0)
+                log_error_errno(errno, "Failed to write %s: %m", s->count_file);
+}
+
+typedef struct Options {
+        const char *address;
+        const char *ntp_address;
+        uint16_t ke_port;
+        uint16_t ntp_listen_port;
+        bool ntp_listen_port_set;
+        const char *cert;
+        const char *key;
+        const char *keys_file;
+} Options;
+
+static void help(void) {
+        printf("nts-mock-server [OPTIONS]\n"
+               "  --cert=FILE            certificate chain (PEM), required\n"
+               "  --key=FILE             private key (PEM), required\n"
+               "  --address=ADDR         NTS-KE listen address (default 127.0.0.1)\n"
+               "  --ke-port=PORT         NTS-KE TCP port (default %u; 0: any)\n"
+               "  --ntp-address=ADDR     NTP listen address (default: --address)\n"
+               "  --ntp-listen-port=PORT NTP UDP port (default: --ntp-port, else 123; 0: any)\n"
+               "  --ntp-server=NAME      send a Server Negotiation record\n"
+               "  --ntp-port=PORT        send a Port Negotiation record\n"
+               "  --aead=ID[,ID...]      AEAD identifiers accepted (default: all the library has)\n"
+               "  --keys-file=FILE       keep the cookie key here (created if missing)\n"
+               "  --count-file=FILE      write counts of KE sessions and NTP requests\n"
+               "  --sabotage=MODE        one of:",
+               NTS_KE_PORT);
+        for (Sabotage i = 0; i < _SABOTAGE_MAX; i++)
+                printf(" %s", sabotage_table[i]);
+        printf("\n");
+}
+
+static int parse_port(const char *s, uint16_t *ret) {
+        char *end;
+        unsigned long v;
+
+        errno = 0;
+        v = strtoul(s, &end, 10);
+        if (errno != 0 || end == s || *end || v > UINT16_MAX)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+static int parse_aead_list(const char *list, MockServer *s) {
+        _cleanup_free_ char *copy = strdup(list);
+        char *state = NULL;
+
+        if (!copy)
+                return log_oom();
+
+        s->n_aead = 0;
+        for (const char *w = strtok_r(copy, ",", &state); w; w = strtok_r(NULL, ",", &state)) {
+                char *end;
+                unsigned long id;
+
+                errno = 0;
+                id = strtoul(w, &end, 10);
+                if (errno != 0 || end == w || *end || !NTS_aead_param((NTS_AEADAlgorithm) id))
+                        return log_error_errno(EINVAL, "Unknown AEAD identifier: %s", w);
+                if (!NTS_aead_supported((NTS_AEADAlgorithm) id))
+                        return log_error_errno(EOPNOTSUPP, "libcrypto lacks %s", NTS_aead_name(id));
+                if (s->n_aead >= ELEMENTSOF(s->aead))
+                        return log_error_errno(E2BIG, "Too many AEAD identifiers: %s", list);
+                s->aead[s->n_aead++] = (uint16_t) id;
+        }
+
+        return s->n_aead > 0 ? 0 : log_error_errno(EINVAL, "Empty --aead= list");
+}
+
+static void aead_default(MockServer *s) {
+        static const NTS_AEADAlgorithm all[] = {
+                NTS_AEAD_AES_SIV_CMAC_256, NTS_AEAD_AES_SIV_CMAC_384, NTS_AEAD_AES_SIV_CMAC_512,
+                NTS_AEAD_AES_128_GCM_SIV, NTS_AEAD_AES_256_GCM_SIV,
+        };
+
+        assert_cc(ELEMENTSOF(all) <= ELEMENTSOF(s->aead));
+        for (size_t i = 0; i < ELEMENTSOF(all); i++)
+                if (NTS_aead_supported(all[i]))
+                        s->aead[s->n_aead++] = all[i];
+}
+
+static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
+        enum {
+                ARG_CERT = 0x100,
+                ARG_KEY,
+                ARG_ADDRESS,
+                ARG_KE_PORT,
+                ARG_NTP_ADDRESS,
+                ARG_NTP_LISTEN_PORT,
+                ARG_NTP_SERVER,
+                ARG_NTP_PORT,
+                ARG_AEAD,
+                ARG_KEYS_FILE,
+                ARG_COUNT_FILE,
+                ARG_SABOTAGE,
+        };
+        static const struct option options[] = {
+                { "help", no_argument, NULL, 'h' },
+                { "cert", required_argument, NULL, ARG_CERT },
+                { "key", required_argument, NULL, ARG_KEY },
+                { "address", required_argument, NULL, ARG_ADDRESS },
+                { "ke-port", required_argument, NULL, ARG_KE_PORT },
+                { "ntp-address", required_argument, NULL, ARG_NTP_ADDRESS },
+                { "ntp-listen-port", required_argument, NULL, ARG_NTP_LISTEN_PORT },
+                { "ntp-server", required_argument, NULL, ARG_NTP_SERVER },
+                { "ntp-port", required_argument, NULL, ARG_NTP_PORT },
+                { "aead", required_argument, NULL, ARG_AEAD },
+                { "keys-file", required_argument, NULL, ARG_KEYS_FILE },
+                { "count-file", required_argument, NULL, ARG_COUNT_FILE },
+                { "sabotage", required_argument, NULL, ARG_SABOTAGE },
+                {}
+        };
+        int c, r;
+
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+                switch (c) {
+                case 'h':
+                        help();
+                        exit(EXIT_SUCCESS);
+                case ARG_CERT:
+                        o->cert = optarg;
+                        break;
+                case ARG_KEY:
+                        o->key = optarg;
+                        break;
+                case ARG_ADDRESS:
+                        o->address = optarg;
+                        break;
+                case ARG_KE_PORT:
+                        if (parse_port(optarg, &o->ke_port) < 0)
+                                return log_error_errno(EINVAL, "Invalid --ke-port: %s", optarg);
+                        break;
+                case ARG_NTP_ADDRESS:
+                        o->ntp_address = optarg;
+                        break;
+                case ARG_NTP_LISTEN_PORT:
+                        if (parse_port(optarg, &o->ntp_listen_port) < 0)
+                                return log_error_errno(EINVAL, "Invalid --ntp-listen-port: %s", optarg);
+                        o->ntp_listen_port_set = true;
+                        break;
+                case ARG_NTP_SERVER:
+                        s->ntp_server = optarg;
+                        break;
+                case ARG_NTP_PORT:
+                        if (parse_port(optarg, &s->ntp_port) < 0 || s->ntp_port == 0)
+                                return log_error_errno(EINVAL, "Invalid --ntp-port: %s", optarg);
+                        break;
+                case ARG_AEAD:
+                        r = parse_aead_list(optarg, s);
+                        if (r < 0)
+                                return r;
+                        break;
+                case ARG_KEYS_FILE:
+                        o->keys_file = optarg;
+                        break;
+                case ARG_COUNT_FILE:
+                        s->count_file = optarg;
+                        break;
+                case ARG_SABOTAGE:
+                        s->sabotage = sabotage_from_string(optarg);
+                        if (s->sabotage < 0)
+                                return log_error_errno(EINVAL, "Unknown --sabotage mode: %s", optarg);
+                        break;
+                default:
+                        return -EINVAL;
+                }
+
+        if (optind < argc)
+                return log_error_errno(EINVAL, "Unexpected argument: %s", argv[optind]);
+        if (!o->cert || !o->key)
+                return log_error_errno(EINVAL, "--cert= and --key= are required.");
+        if (s->n_aead == 0)
+                aead_default(s);
+        if (!o->ntp_address)
+                o->ntp_address = o->address;
+        if (!o->ntp_listen_port_set)
+                o->ntp_listen_port = s->ntp_port != 0 ? s->ntp_port : 123;
+        return 0;
+}
+
+typedef union SocketAddress {
+        struct sockaddr sa;
+        struct sockaddr_in in;
+        struct sockaddr_in6 in6;
+} SocketAddress;
+
+/* Returns a bound socket and the port it got in *port. */
+static int socket_bind(const char *address, int type, uint16_t *port) {
+        _cleanup_close_ int fd = -EBADF;
+        SocketAddress sa = {};
+        socklen_t len;
+
+        if (inet_pton(AF_INET, address, &sa.in.sin_addr) == 1) {
+                sa.in.sin_family = AF_INET;
+                sa.in.sin_port = htons(*port);
+                len = sizeof(sa.in);
+        } else if (inet_pton(AF_INET6, address, &sa.in6.sin6_addr) == 1) {
+                sa.in6.sin6_family = AF_INET6;
+                sa.in6.sin6_port = htons(*port);
+                len = sizeof(sa.in6);
+        } else
+                return log_error_errno(EINVAL, "Not an IP address: %s", address);
+
+        fd = socket(sa.sa.sa_family, type | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+                return log_error_errno(errno, "socket: %m");
+        if (setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &(int) { 1 }, sizeof(int)) < 0)
+                return log_error_errno(errno, "SO_REUSEADDR: %m");
+        if (bind(fd, &sa.sa, len) < 0)
+                return log_error_errno(errno, "Failed to bind %s port %u: %m", address, *port);
+        if (type == SOCK_STREAM && listen(fd, SOMAXCONN) < 0)
+                return log_error_errno(errno, "listen: %m");
+
+        if (getsockname(fd, &sa.sa, &len) < 0)
+                return log_error_errno(errno, "getsockname: %m");
+        *port = ntohs(sa.sa.sa_family == AF_INET ? sa.in.sin_port : sa.in6.sin6_port);
+        return TAKE_FD(fd);
+}
+
+static int on_terminate(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
+        MockServer *s = userdata;
+        return sd_event_exit(s->event, 0);
+}
+
+static int on_usr1(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
+        MockServer *s = userdata;
+
+        log_info("SIGUSR1: sabotage %s off", sabotage_to_string(s->sabotage));
+        s->sabotage = SABOTAGE_NONE;
+        s->alpn = sabotage_alpn(s->sabotage);
+        return 0;
+}
+
+static void mock_server_done(MockServer *s) {
+        mock_ke_close_all(s);
+        for (size_t i = 0; i < ELEMENTSOF(s->signals); i++)
+                s->signals[i] = sd_event_source_unref(s->signals[i]);
+        s->event = sd_event_unref(s->event);
+        mock_cookie_key_done(&s->key);
+        if (s->tls)
+                sym_SSL_CTX_free(s->tls);
+        s->ke_fd = safe_close(s->ke_fd);
+        s->ntp_fd = safe_close(s->ntp_fd);
+}
+
+static int run(int argc, char *argv[]) {
+        _cleanup_(mock_server_done) MockServer s = { .ke_fd = -EBADF, .ntp_fd = -EBADF };
+        Options o = { .address = "127.0.0.1", .ke_port = NTS_KE_PORT };
+        sigset_t mask;
+        int r;
+
+        r = parse_argv(argc, argv, &s, &o);
+        if (r < 0)
+                return r;
+        s.alpn = sabotage_alpn(s.sabotage);
+
+        r = server_tls_ctx_new(&(ServerTLSOptions) { .cert_chain = o.cert, .key = o.key, .alpn = &s.alpn },
+                               &s.tls);
+        if (r < 0)
+                return r;
+
+        r = mock_cookie_key_load(o.keys_file, &s.key);
+        if (r < 0)
+                return r;
+
+        s.ke_fd = socket_bind(o.address, SOCK_STREAM, &o.ke_port);
+        if (s.ke_fd < 0)
+                return s.ke_fd;
+        s.ntp_fd = socket_bind(o.ntp_address, SOCK_DGRAM, &o.ntp_listen_port);
+        if (s.ntp_fd < 0)
+                return s.ntp_fd;
+
+        (void) signal(SIGPIPE, SIG_IGN);
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGUSR1);
+        assert_se(sigprocmask(SIG_BLOCK, &mask, NULL) == 0);
+
+        r = sd_event_new(&s.event);
+        if (r >= 0)
+                r = sd_event_add_signal(s.event, &s.signals[0], SIGTERM, on_terminate, &s);
+        if (r >= 0)
+                r = sd_event_add_signal(s.event, &s.signals[1], SIGINT, on_terminate, &s);
+        if (r >= 0)
+                r = sd_event_add_signal(s.event, &s.signals[2], SIGUSR1, on_usr1, &s);
+        /* Signals before sockets: a test that sends SIGUSR1 and then connects is answered in
+         * the new mode. */
+        for (size_t i = 0; r >= 0 && i < ELEMENTSOF(s.signals); i++)
+                r = sd_event_source_set_priority(s.signals[i], SD_EVENT_PRIORITY_IMPORTANT);
+        if (r >= 0)
+                r = mock_ke_listen(&s, s.ke_fd);
+        if (r >= 0)
+                r = mock_ntp_listen(&s, s.ntp_fd);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up the event loop: %m");
+
+        mock_server_write_counts(&s);
+        log_info("Listening: NTS-KE %s port %u, NTP %s port %u, sabotage %s", o.address, o.ke_port,
+                 o.ntp_address, o.ntp_listen_port, sabotage_to_string(s.sabotage));
+        printf("READY ke-port=%u ntp-port=%u\n", o.ke_port, o.ntp_listen_port);
+        fflush(stdout);
+
+        r = sd_event_loop(s.event);
+        if (r < 0)
+                return log_error_errno(r, "Event loop failed: %m");
+        return 0;
+}
+
+int main(int argc, char *argv[]) {
+        log_parse_environment();
+        return run(argc, argv) < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}

@@ -229,7 +229,7 @@ static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
                 return;
         }
 
-        s->ke_failures = 0;
+        s->cookies_unproven = true;
         s->ke_retry_after = 0;
         s->last_error[0] = '\0';
         m->nts_status[0] = '\0';
@@ -400,12 +400,19 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
         r = NTS_parse_extension_fields(&IOVEC_MAKE(buf, size), &s->query, s->s2c, &scratch, &receipt);
         if (r < 0) {
                 if (receipt.error == NTS_ERROR_NTP_NAK) {
+                        bool fresh = s->cookies_unproven;
+
                         log_notice("NTS server %s refused our cookie (NTSN), running a new key exchange.",
                                    s->name->string);
                         nts_state_forget_keys(s);
                         nts_state_save(m, s);
                         manager_disconnect(m);
-                        (void) nts_start_ke(m, s);
+                        /* Cookies straight from a key exchange refused: another exchange at once
+                         * would only be refused again, as fast as the server answers. */
+                        if (fresh)
+                                nts_ke_failed(m, s, "the server refused the cookies it had just issued (NTSN)");
+                        else
+                                (void) nts_start_ke(m, s);
                         nts_emit_changed(m);
                         return -EKEYREJECTED;
                 }
@@ -430,6 +437,8 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
 
         s->query_pending = false;
         s->authenticated = true;
+        s->cookies_unproven = false;
+        s->ke_failures = 0;
         nts_state_save(m, s);
         return 0;
 }

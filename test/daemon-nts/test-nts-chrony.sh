@@ -23,32 +23,14 @@ write_nts_conf "$conf" "localhost:$ke" "PollIntervalMinSec=16"
 
 ke_accepted() { chrony_serverstat "$1" "NTS-KE connections accepted"; }
 
-nts_authenticated_on_bus() { [ "$(timesync_property NTSAuthenticated 2>/dev/null)" = yes ]; }
-
 maps_have_libssl() { grep -Eq '/libssl\.so|/libcrypto\.so' "/proc/$1/maps"; }
 
 test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus() {
-        local show=$TEST_TMPDIR/show-timesync.txt
         start_timesyncd "$conf"
         wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
-        # The daemon may still be connecting to the bus when it synchronizes.
-        wait_for 10 nts_authenticated_on_bus ||
-                fail "NTSAuthenticated never became yes on the bus"
-        in_systemd_run timedatectl show-timesync --all >"$show"
-        echo "---- transcript: timedatectl show-timesync --all (chronyd 4.3, NTS-KE localhost:$ke) ----"
-        cat "$show"
-        echo "---- end of transcript ----"
-        grep -qx "NTS=yes" "$show" || fail "NTS is not yes"
-        grep -qx "NTSAuthenticated=yes" "$show" || fail "NTSAuthenticated is not yes"
-        grep -qx "NTSAEAD=AEAD_AES_SIV_CMAC_256" "$show" || fail "NTSAEAD is not AEAD_AES_SIV_CMAC_256"
-        grep -Eqx "NTSCookies=[1-8]" "$show" || fail "NTSCookies is not between 1 and 8"
-        grep -qx "NTSKeyExchangeServer=localhost:$ke" "$show" || fail "NTSKeyExchangeServer is not localhost:$ke"
-        grep -qx "NTSKeyExchangeFailures=0" "$show" || fail "NTSKeyExchangeFailures is not 0"
-        grep -qx "SystemNTSServers=localhost:$ke" "$show" || fail "SystemNTSServers is not localhost:$ke"
-        # A point in time: timedatectl prints it as a date only if the name ends in Timestamp.
-        grep -Eqx "NTSLastKeyExchangeTimestamp=[A-Z][a-z]{2} [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} .*" "$show" ||
-                fail "NTSLastKeyExchangeTimestamp is not shown as a date"
-        [ "$(timesync_property NTSAuthenticated)" = yes ] || fail "show-timesync -p NTSAuthenticated does not say yes"
+        # chronyd 4.3 answers AES-SIV-CMAC-256 whatever the client prefers.
+        assert_nts_on_bus "localhost:$ke" AEAD_AES_SIV_CMAC_256 "chronyd 4.3, NTS-KE localhost:$ke"
+        [ "$(timesync_property SystemNTSServers)" = "localhost:$ke" ] || fail "SystemNTSServers is not localhost:$ke"
         [ "$(chrony_serverstat "$srv" "Authenticated NTP packets")" -ge 1 ] ||
                 fail "chronyd counted no authenticated NTP packet"
 }

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
 # Helpers for tests of the daemon itself, on top of test/lib. Source after test/lib/*.sh.
 # The daemon always runs with --observe and without CAP_SYS_TIME (start_daemon drops it).
 
@@ -96,4 +97,31 @@ timesync_property() {
 # nts_jar_file KEHOST:KEPORT: where the daemon keeps the cookies of that NTS server.
 nts_jar_file() {
         echo "$TEST_TMPDIR/state/nts-$(tr -c 'a-zA-Z0-9.\n-' _ <<<"$1").jar"
+}
+
+nts_authenticated_on_bus() { [ "$(timesync_property NTSAuthenticated 2>/dev/null)" = yes ]; }
+
+# assert_nts_on_bus KESERVER AEAD TITLE: `timedatectl show-timesync --all` says that the time
+# comes NTS-authenticated, with AEAD, from the key exchange with KESERVER (host:port). The whole
+# transcript goes to stdout, the test log, under TITLE. Needs start_system_bus.
+assert_nts_on_bus() {
+        local ke=$1 aead=$2 show=$TEST_TMPDIR/show-timesync.txt
+        # The daemon may still be connecting to the bus when it synchronizes.
+        wait_for 10 nts_authenticated_on_bus || fail "NTSAuthenticated never became yes on the bus"
+        in_systemd_run timedatectl show-timesync --all >"$show"
+        echo "---- transcript: timedatectl show-timesync --all ($3) ----"
+        cat "$show"
+        echo "---- end of transcript ----"
+        grep -qx "NTS=yes" "$show" || fail "NTS is not yes"
+        grep -qx "NTSAuthenticated=yes" "$show" || fail "NTSAuthenticated is not yes"
+        grep -qx "NTSAEAD=$aead" "$show" || fail "NTSAEAD is not $aead"
+        grep -Eqx "NTSCookies=[1-8]" "$show" || fail "NTSCookies is not between 1 and 8"
+        grep -qx "NTSKeyExchangeServer=$ke" "$show" || fail "NTSKeyExchangeServer is not $ke"
+        grep -qx "NTSKeyExchangeFailures=0" "$show" || fail "NTSKeyExchangeFailures is not 0"
+        grep -qx "NTSStatus=" "$show" || fail "NTSStatus is not empty"
+        # A point in time: timedatectl prints it as a date only if the name ends in Timestamp.
+        grep -Eqx "NTSLastKeyExchangeTimestamp=[A-Z][a-z]{2} [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} .*" "$show" ||
+                fail "NTSLastKeyExchangeTimestamp is not shown as a date"
+        [ "$(timesync_property NTSAuthenticated)" = yes ] ||
+                fail "show-timesync -p NTSAuthenticated does not say yes"
 }

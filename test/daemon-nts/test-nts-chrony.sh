@@ -127,8 +127,24 @@ test_negotiated_ntp_server_and_port_are_used() {
                 fail "chronyd counted no authenticated NTP packet"
 }
 
+# Cookies saved before the server changed its keys (chronyd restarted without its ntskeys
+# file while the daemon was down) are refused: one NAK, then at once a key exchange, no backoff.
+test_saved_cookies_refused_after_server_key_change_lead_to_key_exchange() {
+        pid_alive "$TIMESYNCD_PID" && stop_timesyncd
+        stop_chrony "$srv"
+        rm -f "$srv/ntskeys"
+        start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$conf"
+        wait_log "Resuming NTS with localhost:$ke"
+        wait_log "NTS server localhost:$ke refused our cookie (NTSN), running a new key exchange"
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        log_has "NTS key exchange with .* failed" && fail "the refusal of saved cookies was taken for a failure"
+        [ "$(ke_accepted "$srv")" = 1 ] || fail "chronyd did not see exactly one key exchange"
+}
+
 test_libssl_is_not_mapped_without_nts_servers() {
-        stop_timesyncd
+        pid_alive "$TIMESYNCD_PID" && stop_timesyncd
         write_conf "$TEST_TMPDIR/plain.conf" "NTP=127.0.0.1:$ntp" "PollIntervalMinSec=16"
         : >"$TIMESYNCD_LOG"
         start_timesyncd "$TEST_TMPDIR/plain.conf"
@@ -145,4 +161,5 @@ run_case test_restart_resumes_with_saved_cookies_without_key_exchange
 run_case test_garbage_state_file_is_discarded_and_key_exchange_runs
 run_case test_state_file_of_another_server_is_discarded
 run_case test_negotiated_ntp_server_and_port_are_used
+run_case test_saved_cookies_refused_after_server_key_change_lead_to_key_exchange
 run_case test_libssl_is_not_mapped_without_nts_servers

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # NTS against a real chronyd 4.3 on loopback: authenticated synchronization, the NTS D-Bus
 # properties seen by Debian's timedatectl, libssl loaded only when NTS is configured, cookies
-# that survive a restart (and state files that must not be trusted), and the Server/Port
-# records of the key exchange.
+# that survive a restart (and state files that must not be trusted), the Server/Port records
+# of the key exchange, and NTS servers set at runtime over D-Bus.
 set -euo pipefail
 . "$(dirname "$0")/../lib/chrony.sh"
 . "$(dirname "$0")/../lib/dbus.sh"
@@ -145,13 +145,26 @@ test_saved_cookies_refused_after_server_key_change_lead_to_key_exchange() {
 
 test_libssl_is_not_mapped_without_nts_servers() {
         pid_alive "$TIMESYNCD_PID" && stop_timesyncd
-        write_conf "$TEST_TMPDIR/plain.conf" "NTP=127.0.0.1:$ntp" "PollIntervalMinSec=16"
+        write_conf "$TEST_TMPDIR/plain.conf" "NTP=127.0.0.1:$ntp" "NTSTrustedCertificates=$CERTDIR/ca.pem" \
+                "PollIntervalMinSec=16"
         : >"$TIMESYNCD_LOG"
         start_timesyncd "$TEST_TMPDIR/plain.conf"
         wait_log "Initial clock synchronization to 127.0.0.1:$ntp"
         log_has "NTS authenticated" && fail "a plain NTP server counted as NTS authenticated"
         ! maps_have_libssl "$TIMESYNCD_PID" || fail "libssl/libcrypto mapped although no NTS server is configured"
         [ "$(timesync_property NTS)" = no ] || fail "NTS property is not no without NTS servers"
+}
+
+# Continues the daemon of the case before: plain NTP, then NTS servers set over D-Bus.
+test_runtime_nts_servers_replace_ntp_and_load_libssl() {
+        rm -f "$(nts_jar_file "localhost:$ke")"
+        in_systemd_run busctl --system call org.freedesktop.timesync1 /org/freedesktop/timesync1 \
+                org.freedesktop.timesync1.Manager SetRuntimeNTSServers as 1 "localhost:$ke"
+        wait_log "NTS key exchange with localhost:$ke (.*) done"
+        wait_for 10 nts_authenticated_on_bus || fail "NTSAuthenticated never became yes on the bus"
+        [ "$(timesync_property RuntimeNTSServers)" = "localhost:$ke" ] || fail "RuntimeNTSServers is not localhost:$ke"
+        [ "$(timesync_property ServerName)" = "localhost:$ke" ] || fail "ServerName is not localhost:$ke"
+        maps_have_libssl "$TIMESYNCD_PID" || fail "no libssl/libcrypto in /proc/$TIMESYNCD_PID/maps after the key exchange"
 }
 
 run_case test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus
@@ -163,3 +176,4 @@ run_case test_state_file_of_another_server_is_discarded
 run_case test_negotiated_ntp_server_and_port_are_used
 run_case test_saved_cookies_refused_after_server_key_change_lead_to_key_exchange
 run_case test_libssl_is_not_mapped_without_nts_servers
+run_case test_runtime_nts_servers_replace_ntp_and_load_libssl

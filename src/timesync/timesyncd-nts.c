@@ -28,7 +28,9 @@ int manager_nts_prepare(Manager *m) {
         log_info("NTS servers are configured: time comes only from them; NTP=, FallbackNTP= and "
                  "per-link servers are not used.");
 
-        r = dlopen_libssl(LOG_ERR);
+        /* The loader's own message (which file, why) only at debug level: the one error below
+         * is what the administrator needs to read. */
+        r = dlopen_libssl(LOG_DEBUG);
         if (r < 0) {
                 m->nts_unavailable = true;
                 snprintf(m->nts_status, sizeof m->nts_status,
@@ -277,7 +279,7 @@ static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
         s->bootstrap_attempt = false;
         s->cert_not_before = result->tls.not_before;
         s->cert_not_after = result->tls.not_after;
-        s->ke_failures = 0;
+        s->cookies_unproven = true;
         s->ke_retry_after = 0;
         s->last_error[0] = '\0';
         m->nts_status[0] = '\0';
@@ -450,12 +452,19 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
         r = NTS_parse_extension_fields(&IOVEC_MAKE(buf, size), &s->query, s->s2c, &scratch, &receipt);
         if (r < 0) {
                 if (receipt.error == NTS_ERROR_NTP_NAK) {
+                        bool fresh = s->cookies_unproven;
+
                         log_notice("NTS server %s refused our cookie (NTSN), running a new key exchange.",
                                    s->name->string);
                         nts_state_forget_keys(s);
                         nts_state_save(m, s);
                         manager_disconnect(m);
-                        (void) nts_start_ke(m, s);
+                        /* Cookies straight from a key exchange refused: another exchange at once
+                         * would only be refused again, as fast as the server answers. */
+                        if (fresh)
+                                nts_ke_failed(m, s, "the server refused the cookies it had just issued (NTSN)");
+                        else
+                                (void) nts_start_ke(m, s);
                         nts_emit_changed(m);
                         return -EKEYREJECTED;
                 }
@@ -480,6 +489,8 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
 
         s->query_pending = false;
         s->authenticated = true;
+        s->cookies_unproven = false;
+        s->ke_failures = 0;
         nts_state_save(m, s);
         return 0;
 }

@@ -36,7 +36,7 @@ typedef struct NTSState {
 
         ResolveQuery *resolve;          /* of the KE server */
         NTS_KEClient *ke;
-        unsigned ke_failures;           /* in a row */
+        unsigned ke_failures;           /* in a row, without a verified reply in between */
         usec_t ke_retry_after;          /* CLOCK_BOOTTIME; 0: no backoff */
         char *ke_address;               /* "host:port" as used for the exchange */
 
@@ -50,6 +50,7 @@ typedef struct NTSState {
         NTS_Query query;                /* the request in flight */
         bool query_pending;
         bool authenticated;             /* the last reply verified */
+        bool cookies_unproven;          /* from a key exchange of this run, none accepted yet */
 
         usec_t auth_logged[_NTS_ERROR_MAX];
         char last_error[256];

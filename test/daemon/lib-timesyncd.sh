@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
 # Helpers for tests of the daemon itself, on top of test/lib. Source after test/lib/*.sh.
 # The daemon always runs with --observe and without CAP_SYS_TIME (start_daemon drops it).
 
@@ -21,11 +22,15 @@ write_conf() {
         chmod 0644 "$f"
 }
 
-# start_timesyncd CONF [ARG...]: the daemon in observe mode, debug logs in $TIMESYNCD_LOG.
+# start_timesyncd CONF [ARG...]: the daemon in observe mode, logs in $TIMESYNCD_LOG.
+# Optional: TIMESYNCD_LOG_LEVEL (default debug); the array TIMESYNCD_WRAPPER, commands put
+# before the daemon (an unshare that changes its mount namespace...), each of which must exec
+# the next so that the PID stays the daemon's. Both may be unset (inside netns_exec...).
 start_timesyncd() {
         local conf=$1
         shift
-        start_daemon "$TIMESYNCD_LOG" env SYSTEMD_LOG_LEVEL=debug SYSTEMD_LOG_TARGET=console \
+        start_daemon "$TIMESYNCD_LOG" ${TIMESYNCD_WRAPPER[@]+"${TIMESYNCD_WRAPPER[@]}"} \
+                env SYSTEMD_LOG_LEVEL="${TIMESYNCD_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET=console \
                 "$TIMESYNCD" --observe --config="$conf" --state-dir="$TEST_TMPDIR/state" \
                 --runtime-dir="$TEST_TMPDIR/runtime" "$@"
         TIMESYNCD_PID=$DAEMON_PID
@@ -53,3 +58,70 @@ start_ntp_test_server() {
 }
 
 ntp_served() { cat "$TEST_TMPDIR/ntp-$1.count" 2>/dev/null || echo 0; }
+
+# ---- NTS (test/daemon-nts) ----
+
+# stop_timesyncd: SIGTERM the daemon of start_timesyncd and reap it; fails unless it exits 0.
+stop_timesyncd() {
+        local rc=0
+        kill -TERM "$TIMESYNCD_PID" 2>/dev/null || true
+        wait "$TIMESYNCD_PID" 2>/dev/null || rc=$?
+        [ "$rc" = 0 ] || fail "systemd-timesyncd exited with $rc on SIGTERM"
+}
+
+# write_nts_conf FILE KEHOST:KEPORT [LINE...]: NTS= that one server, trusting only the test CA
+# of make_test_certs.
+write_nts_conf() {
+        local f=$1 server=$2
+        shift 2
+        write_conf "$f" "NTS=$server" "NTSTrustedCertificates=$CERTDIR/ca.pem" "$@"
+}
+
+# log_count PATTERN: how many daemon log lines match.
+log_count() { grep -c -- "$1" "$TIMESYNCD_LOG" || true; }
+
+_log_count_at_least() { [ "$(log_count "$1")" -ge "$2" ]; }
+
+# wait_log_count PATTERN N [SECS]: waits until PATTERN appeared N times in the daemon log.
+wait_log_count() {
+        wait_for "${3:-10}" _log_count_at_least "$1" "$2" ||
+                fail "'$1' not $2 times in the daemon log within ${3:-10} s (seen $(log_count "$1"))"
+}
+
+# timesync_property NAME: one property of org.freedesktop.timesync1.Manager, as timedatectl
+# show-timesync prints its value. Needs start_system_bus.
+timesync_property() {
+        in_systemd_run timedatectl show-timesync -p "$1" --value
+}
+
+# nts_jar_file KEHOST:KEPORT: where the daemon keeps the cookies of that NTS server.
+nts_jar_file() {
+        echo "$TEST_TMPDIR/state/nts-$(tr -c 'a-zA-Z0-9.\n-' _ <<<"$1").jar"
+}
+
+nts_authenticated_on_bus() { [ "$(timesync_property NTSAuthenticated 2>/dev/null)" = yes ]; }
+
+# assert_nts_on_bus KESERVER AEAD TITLE: `timedatectl show-timesync --all` says that the time
+# comes NTS-authenticated, with AEAD, from the key exchange with KESERVER (host:port). The whole
+# transcript goes to stdout, the test log, under TITLE. Needs start_system_bus.
+assert_nts_on_bus() {
+        local ke=$1 aead=$2 show=$TEST_TMPDIR/show-timesync.txt
+        # The daemon may still be connecting to the bus when it synchronizes.
+        wait_for 10 nts_authenticated_on_bus || fail "NTSAuthenticated never became yes on the bus"
+        in_systemd_run timedatectl show-timesync --all >"$show"
+        echo "---- transcript: timedatectl show-timesync --all ($3) ----"
+        cat "$show"
+        echo "---- end of transcript ----"
+        grep -qx "NTS=yes" "$show" || fail "NTS is not yes"
+        grep -qx "NTSAuthenticated=yes" "$show" || fail "NTSAuthenticated is not yes"
+        grep -qx "NTSAEAD=$aead" "$show" || fail "NTSAEAD is not $aead"
+        grep -Eqx "NTSCookies=[1-8]" "$show" || fail "NTSCookies is not between 1 and 8"
+        grep -qx "NTSKeyExchangeServer=$ke" "$show" || fail "NTSKeyExchangeServer is not $ke"
+        grep -qx "NTSKeyExchangeFailures=0" "$show" || fail "NTSKeyExchangeFailures is not 0"
+        grep -qx "NTSStatus=" "$show" || fail "NTSStatus is not empty"
+        # A point in time: timedatectl prints it as a date only if the name ends in Timestamp.
+        grep -Eqx "NTSLastKeyExchangeTimestamp=[A-Z][a-z]{2} [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} .*" "$show" ||
+                fail "NTSLastKeyExchangeTimestamp is not shown as a date"
+        [ "$(timesync_property NTSAuthenticated)" = yes ] ||
+                fail "show-timesync -p NTSAuthenticated does not say yes"
+}

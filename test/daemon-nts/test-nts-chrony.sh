@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# NTS against a real chronyd 4.3 on loopback: authenticated synchronization, the NTS D-Bus
+# properties seen by Debian's timedatectl, libssl loaded only when NTS is configured, cookies
+# that survive a restart (and state files that must not be trusted), the Server/Port records
+# of the key exchange, and NTS servers set at runtime over D-Bus.
+set -euo pipefail
+. "$(dirname "$0")/../lib/chrony.sh"
+. "$(dirname "$0")/../lib/dbus.sh"
+. "$(dirname "$0")/../daemon/lib-timesyncd.sh"
+test_init
+timesyncd_prepare
+make_test_certs >/dev/null
+command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+
+ntp=$(free_port)
+ke=$(free_port)
+srv=$TEST_TMPDIR/chrony
+start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
+start_system_bus
+conf=$TEST_TMPDIR/ts.conf
+write_nts_conf "$conf" "localhost:$ke" "PollIntervalMinSec=16"
+
+ke_accepted() { chrony_serverstat "$1" "NTS-KE connections accepted"; }
+
+maps_have_libssl() { grep -Eq '/libssl\.so|/libcrypto\.so' "/proc/$1/maps"; }
+
+test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus() {
+        start_timesyncd "$conf"
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        # chronyd 4.3 answers AES-SIV-CMAC-256 whatever the client prefers.
+        assert_nts_on_bus "localhost:$ke" AEAD_AES_SIV_CMAC_256 "chronyd 4.3, NTS-KE localhost:$ke"
+        [ "$(timesync_property SystemNTSServers)" = "localhost:$ke" ] || fail "SystemNTSServers is not localhost:$ke"
+        [ "$(chrony_serverstat "$srv" "Authenticated NTP packets")" -ge 1 ] ||
+                fail "chronyd counted no authenticated NTP packet"
+}
+
+test_libssl_is_mapped_after_nts_key_exchange() {
+        maps_have_libssl "$TIMESYNCD_PID" || fail "no libssl/libcrypto in /proc/$TIMESYNCD_PID/maps after the key exchange"
+}
+
+test_state_file_is_private() {
+        local jar mode
+        jar=$(nts_jar_file "localhost:$ke")
+        [ -f "$jar" ] || fail "no NTS state file $jar"
+        mode=$(stat -c %a "$jar")
+        [ "$mode" = 600 ] || fail "NTS state file $jar has mode $mode, not 600"
+}
+
+test_restart_resumes_with_saved_cookies_without_key_exchange() {
+        local before
+        stop_timesyncd
+        before=$(ke_accepted "$srv")
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$conf"
+        wait_log "Resuming NTS with localhost:$ke: [1-8] cookies from .*, no key exchange needed"
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        log_has "Starting NTS key exchange" && fail "a key exchange ran although cookies were saved"
+        [ "$(ke_accepted "$srv")" = "$before" ] || fail "chronyd accepted a new NTS-KE connection after the restart"
+        test_state_file_is_private
+}
+
+# restart_with_state CONTENT_FILE: restart the daemon with CONTENT_FILE as its state file.
+restart_with_state() {
+        local jar
+        jar=$(nts_jar_file "localhost:$ke")
+        ! pid_alive "$TIMESYNCD_PID" || stop_timesyncd
+        cp "$1" "$jar"
+        chown --reference="$TEST_TMPDIR/state" "$jar"
+        chmod 0600 "$jar"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$conf"
+}
+
+test_garbage_state_file_is_discarded_and_key_exchange_runs() {
+        local before
+        head -c 600 /dev/urandom | base64 >"$TEST_TMPDIR/garbage"
+        before=$(ke_accepted "$srv")
+        restart_with_state "$TEST_TMPDIR/garbage"
+        wait_log "Discarding NTS state file .*nts-localhost_$ke.jar: malformed"
+        wait_log "NTS key exchange with localhost:$ke (.*) done"
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        log_has "Resuming NTS" && fail "a garbage state file was used"
+        [ "$(ke_accepted "$srv")" -gt "$before" ] || fail "chronyd saw no new NTS-KE connection"
+}
+
+test_state_file_of_another_server_is_discarded() {
+        local ntp2 ke2 before
+        ntp2=$(free_port)
+        ke2=$(free_port)
+        start_chrony_nts_server "$TEST_TMPDIR/chrony-other" "$CERTDIR" "$ntp2" "$ke2"
+        # Valid cookies and keys, but for localhost:$ke2: the file names its server.
+        stop_timesyncd
+        write_nts_conf "$TEST_TMPDIR/other.conf" "localhost:$ke2"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$TEST_TMPDIR/other.conf"
+        wait_log "Initial clock synchronization to localhost:$ke2 (offset .*, NTS authenticated"
+        stop_timesyncd
+        cp "$(nts_jar_file "localhost:$ke2")" "$TEST_TMPDIR/other-server.jar"
+
+        before=$(ke_accepted "$srv")
+        restart_with_state "$TEST_TMPDIR/other-server.jar"
+        wait_log "Discarding NTS state file .*nts-localhost_$ke.jar: malformed"
+        wait_log "NTS key exchange with localhost:$ke (.*) done"
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        log_has "Resuming NTS" && fail "the state file of another server was used"
+        [ "$(ke_accepted "$srv")" -gt "$before" ] || fail "chronyd saw no new NTS-KE connection"
+        stop_chrony "$TEST_TMPDIR/chrony-other"
+}
+
+# The KE server is reached over ::1 only, and its Server record sends NTP to 127.0.0.1: an
+# address the daemon can only have from the record. The NTP port likewise only from the Port
+# record (chronyd sends one for any port but 123).
+test_negotiated_ntp_server_and_port_are_used() {
+        local ntp3 ke3
+        ntp3=$(free_port)
+        ke3=$(free_port)
+        start_chrony_nts_server "$TEST_TMPDIR/chrony-negotiate" "$CERTDIR" "$ntp3" "$ke3" "ntsntpserver 127.0.0.1"
+        stop_timesyncd
+        write_nts_conf "$TEST_TMPDIR/negotiate.conf" "[::1]:$ke3"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$TEST_TMPDIR/negotiate.conf"
+        wait_log "NTS key exchange with \[::1\]:$ke3 (\[::1\]:$ke3) done: .* NTP server 127.0.0.1 port $ntp3\."
+        wait_log "Contacted time server 127.0.0.1:$ntp3 (\[::1\]:$ke3)"
+        wait_log "Initial clock synchronization to \[::1\]:$ke3 (offset .*, NTS authenticated"
+        [ "$(chrony_serverstat "$TEST_TMPDIR/chrony-negotiate" "Authenticated NTP packets")" -ge 1 ] ||
+                fail "chronyd counted no authenticated NTP packet"
+}
+
+# Cookies saved before the server changed its keys (chronyd restarted without its ntskeys
+# file while the daemon was down) are refused: one NAK, then at once a key exchange, no backoff.
+test_saved_cookies_refused_after_server_key_change_lead_to_key_exchange() {
+        pid_alive "$TIMESYNCD_PID" && stop_timesyncd
+        stop_chrony "$srv"
+        rm -f "$srv/ntskeys"
+        start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$conf"
+        wait_log "Resuming NTS with localhost:$ke"
+        wait_log "NTS server localhost:$ke refused our cookie (NTSN), running a new key exchange"
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        log_has "NTS key exchange with .* failed" && fail "the refusal of saved cookies was taken for a failure"
+        [ "$(ke_accepted "$srv")" = 1 ] || fail "chronyd did not see exactly one key exchange"
+}
+
+test_libssl_is_not_mapped_without_nts_servers() {
+        pid_alive "$TIMESYNCD_PID" && stop_timesyncd
+        write_conf "$TEST_TMPDIR/plain.conf" "NTP=127.0.0.1:$ntp" "NTSTrustedCertificates=$CERTDIR/ca.pem" \
+                "PollIntervalMinSec=16"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$TEST_TMPDIR/plain.conf"
+        wait_log "Initial clock synchronization to 127.0.0.1:$ntp"
+        log_has "NTS authenticated" && fail "a plain NTP server counted as NTS authenticated"
+        ! maps_have_libssl "$TIMESYNCD_PID" || fail "libssl/libcrypto mapped although no NTS server is configured"
+        [ "$(timesync_property NTS)" = no ] || fail "NTS property is not no without NTS servers"
+}
+
+# Continues the daemon of the case before: plain NTP, then NTS servers set over D-Bus.
+test_runtime_nts_servers_replace_ntp_and_load_libssl() {
+        rm -f "$(nts_jar_file "localhost:$ke")"
+        in_systemd_run busctl --system call org.freedesktop.timesync1 /org/freedesktop/timesync1 \
+                org.freedesktop.timesync1.Manager SetRuntimeNTSServers as 1 "localhost:$ke"
+        wait_log "NTS key exchange with localhost:$ke (.*) done"
+        wait_for 10 nts_authenticated_on_bus || fail "NTSAuthenticated never became yes on the bus"
+        [ "$(timesync_property RuntimeNTSServers)" = "localhost:$ke" ] || fail "RuntimeNTSServers is not localhost:$ke"
+        [ "$(timesync_property ServerName)" = "localhost:$ke" ] || fail "ServerName is not localhost:$ke"
+        maps_have_libssl "$TIMESYNCD_PID" || fail "no libssl/libcrypto in /proc/$TIMESYNCD_PID/maps after the key exchange"
+}
+
+run_case test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus
+run_case test_libssl_is_mapped_after_nts_key_exchange
+run_case test_state_file_is_private
+run_case test_restart_resumes_with_saved_cookies_without_key_exchange
+run_case test_garbage_state_file_is_discarded_and_key_exchange_runs
+run_case test_state_file_of_another_server_is_discarded
+run_case test_negotiated_ntp_server_and_port_are_used
+run_case test_saved_cookies_refused_after_server_key_change_lead_to_key_exchange
+run_case test_libssl_is_not_mapped_without_nts_servers
+run_case test_runtime_nts_servers_replace_ntp_and_load_libssl

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# What the daemon must refuse: plain NTP while NTS servers are configured (even when their key
+# exchange fails), and NTS-KE servers whose certificate does not verify (wrong name, unknown
+# CA, expired). Each time: no synchronization, the reason in the log, the daemon keeps running.
+set -euo pipefail
+. "$(dirname "$0")/../lib/chrony.sh"
+. "$(dirname "$0")/../daemon/lib-timesyncd.sh"
+test_init
+timesyncd_prepare
+make_test_certs >/dev/null
+
+restart_with() {
+        if [ -n "${TIMESYNCD_PID:-}" ] && pid_alive "$TIMESYNCD_PID"; then
+                stop_timesyncd
+        fi
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "$@"
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+}
+
+assert_never_synchronized() {
+        log_has "Initial clock synchronization" && fail "the daemon synchronized"
+        log_has "Contacted time server" && fail "the daemon used a time server"
+        [ ! -e "$TEST_TMPDIR/runtime/synchronized" ] || fail "synchronized flag written"
+        pid_alive "$TIMESYNCD_PID" || fail "the daemon died"
+}
+
+test_failed_key_exchange_never_falls_back_to_plain_ntp() {
+        local dead plain fallback
+        dead=$(free_port)
+        plain=$(free_port)
+        fallback=$(free_port)
+        start_ntp_test_server plain "$plain"
+        start_ntp_test_server fallback "$fallback"
+        restart_with "localhost:$dead" "NTP=127.0.0.1:$plain" "FallbackNTP=127.0.0.1:$fallback" "ConnectionRetrySec=1"
+        # The first failure, then the retry after backing off: both without a word to the others.
+        wait_log_count "NTS key exchange with localhost:$dead failed: .* Trying again in" 2 30
+        assert_never_synchronized
+        [ "$(ntp_served plain)" = 0 ] || fail "the NTP= server got $(ntp_served plain) requests"
+        [ "$(ntp_served fallback)" = 0 ] || fail "the FallbackNTP= server got $(ntp_served fallback) requests"
+        log_has "Selected server 127.0.0.1:" && fail "a plain NTP server was selected"
+        true
+}
+
+# certdir_with CHAIN: a copy of the test PKI whose server-chain.pem is CHAIN (same key).
+certdir_with() {
+        local dir=$TEST_TMPDIR/certs-$1
+        mkdir -p "$dir"
+        cp "$CERTDIR/server.key" "$dir/"
+        cp "$CERTDIR/$1-chain.pem" "$dir/server-chain.pem"
+        echo "$dir"
+}
+
+# check_certificate_refused CHAIN REASON: chronyd serves CHAIN; the key exchange must fail with
+# REASON (OpenSSL's verification error) in the log, and nothing synchronizes.
+check_certificate_refused() {
+        local chain=$1 reason=$2 ntp ke
+        ntp=$(free_port)
+        ke=$(free_port)
+        start_chrony_nts_server "$TEST_TMPDIR/chrony-$chain" "$(certdir_with "$chain")" "$ntp" "$ke"
+        restart_with "localhost:$ke"
+        wait_log "NTS key exchange with localhost:$ke failed: .*$reason" 20
+        assert_never_synchronized
+        [ "$(chrony_serverstat "$TEST_TMPDIR/chrony-$chain" "NTP packets received")" = 0 ] ||
+                fail "an NTP request went to the server with the $chain certificate"
+        stop_chrony "$TEST_TMPDIR/chrony-$chain"
+}
+
+test_certificate_for_another_name_is_refused() {
+        check_certificate_refused wrongname "certificate verification failed: hostname mismatch"
+}
+
+test_certificate_from_unknown_ca_is_refused() {
+        check_certificate_refused otherca "certificate verification failed: self-signed certificate in certificate chain"
+}
+
+test_expired_certificate_is_refused() {
+        check_certificate_refused expired "certificate verification failed: certificate has expired"
+}
+
+run_case test_failed_key_exchange_never_falls_back_to_plain_ntp
+run_case test_certificate_for_another_name_is_refused
+run_case test_certificate_from_unknown_ca_is_refused
+run_case test_expired_certificate_is_refused

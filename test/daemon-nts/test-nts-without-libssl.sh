@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# libssl and libcrypto are dlopen()ed: when they cannot be loaded, NTS servers give one clear
+# error and no time at all (never plain NTP instead), the daemon keeps running and says why on
+# D-Bus, and a plain NTP configuration works as before. The libraries are hidden from the
+# daemon only: an empty file bind-mounted over them in a mount namespace of its own.
+set -euo pipefail
+. "$(dirname "$0")/../lib/chrony.sh"
+. "$(dirname "$0")/../lib/dbus.sh"
+. "$(dirname "$0")/../daemon/lib-timesyncd.sh"
+test_init
+timesyncd_prepare
+make_test_certs >/dev/null
+command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+
+# The files the dynamic linker would open for these sonames.
+hidden=()
+for soname in libssl.so.3 libcrypto.so.3; do
+        lib=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64|64bit/ { print $NF; exit }')
+        [ -n "$lib" ] || lib=$(ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }')
+        [ -n "$lib" ] || missing_prerequisite "$soname not in the dynamic linker cache (package libssl3)"
+        hidden+=("$(realpath "$lib")")
+done
+: >"$TEST_TMPDIR/empty.so"
+# shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+TIMESYNCD_WRAPPER=(unshare --mount --propagation private
+        bash -c 'for l in '"${hidden[*]}"'; do mount --bind "$0" "$l" || exit 1; done; exec "$@"' "$TEST_TMPDIR/empty.so")
+
+ntp=$(free_port)
+ke=$(free_port)
+srv=$TEST_TMPDIR/chrony
+start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
+start_system_bus
+
+server_name_is() { [ "$(timesync_property ServerName 2>/dev/null)" = "$1" ]; }
+
+nts_status_on_bus() { timesync_property NTSStatus 2>/dev/null | grep -q .; }
+
+test_nts_without_libssl_is_one_error_and_no_time() {
+        local errors status
+        write_nts_conf "$TEST_TMPDIR/nts.conf" "localhost:$ke" "NTP=127.0.0.1:$ntp" "PollIntervalMinSec=16"
+        # Warnings and errors only: what an administrator sees by default, and what is counted.
+        TIMESYNCD_LOG_LEVEL=warning start_timesyncd "$TEST_TMPDIR/nts.conf"
+        wait_log "NTS servers are configured but libssl.so.3 or libcrypto.so.3 is missing"
+        # The daemon answers on the bus once it went past its start and selected a server.
+        wait_for 10 nts_status_on_bus || fail "NTSStatus stayed empty on the bus"
+        wait_for 10 server_name_is "localhost:$ke" ||
+                fail "ServerName never became localhost:$ke"
+        status=$(timesync_property NTSStatus)
+        [ "$status" = "NTS unavailable: libssl.so.3 could not be loaded" ] || fail "NTSStatus is '$status'"
+        [ "$(timesync_property NTS)" = yes ] || fail "NTS property is not yes"
+        [ "$(timesync_property NTSAuthenticated)" = no ] || fail "NTSAuthenticated is not no"
+        errors=$(grep -c -i 'libssl\|libcrypto' "$TIMESYNCD_LOG" || true)
+        [ "$errors" = 1 ] || fail "$errors log lines about libssl/libcrypto, expected exactly one"
+        log_has "Initial clock synchronization" && fail "the daemon synchronized"
+        [ "$(chrony_serverstat "$srv" "NTS-KE connections accepted")" = 0 ] || fail "chronyd saw a key exchange"
+        [ "$(chrony_serverstat "$srv" "NTP packets received")" = 0 ] || fail "chronyd got an NTP request"
+        pid_alive "$TIMESYNCD_PID" || fail "the daemon died"
+        ! grep -Eq '/libssl\.so|/libcrypto\.so' "/proc/$TIMESYNCD_PID/maps" || fail "libssl/libcrypto mapped"
+        stop_timesyncd
+}
+
+test_plain_ntp_without_libssl_still_syncs() {
+        write_conf "$TEST_TMPDIR/ntp.conf" "NTP=127.0.0.1:$ntp" "PollIntervalMinSec=16"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$TEST_TMPDIR/ntp.conf"
+        wait_log "Initial clock synchronization to 127.0.0.1:$ntp"
+        log_has "libssl\|libcrypto" && fail "libssl/libcrypto mentioned without NTS servers"
+        [ "$(timesync_property NTSStatus)" = "" ] || fail "NTSStatus is not empty without NTS servers"
+        stop_timesyncd
+}
+
+run_case test_nts_without_libssl_is_one_error_and_no_time
+run_case test_plain_ntp_without_libssl_still_syncs

@@ -54,6 +54,14 @@ assert_only_authenticated_sync() {
 
 count_log() { grep -c -- "$1" "$TIMESYNCD_LOG" || true; }
 
+_count_log_at_least() { [ "$(count_log "$1")" -ge "$2" ]; }
+
+# wait_log_count PATTERN N SECS: waits until PATTERN appeared N times in the daemon log.
+wait_log_count() {
+        wait_for "$3" _count_log_at_least "$1" "$2" ||
+                fail "'$1' not $2 times in the daemon log within $3 s (seen $(count_log "$1"))"
+}
+
 # seconds_since T0: elapsed wall time since T0 (an $EPOCHREALTIME value), two decimals.
 seconds_since() {
         awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", b - a }'
@@ -87,4 +95,30 @@ assert_in_netns() {
 netem_available() {
         assert_in_netns
         tc qdisc add dev lo root netem delay 0ms 2>/dev/null && tc qdisc del dev lo root 2>/dev/null
+}
+
+# start_case NAME CMD...: runs CMD (a program or a function of the test, maybe through
+# netns_exec) in the background with TEST_TMPDIR set to TEST_TMPDIR/NAME, so that its daemon
+# log, state and peers are its own. Cases wait for the network most of the time: running them
+# side by side keeps a test short. Output in TEST_TMPDIR/NAME.out; finish_case collects it.
+declare -A _case_pids
+start_case() {
+        local name=$1
+        shift
+        mkdir -p "$TEST_TMPDIR/$name"
+        (
+                export TEST_TMPDIR=$TEST_TMPDIR/$name
+                timesyncd_prepare
+                "$@"
+        ) >"$TEST_TMPDIR/$name.out" 2>&1 &
+        _case_pids[$name]=$!
+}
+
+# finish_case NAME: waits for the case, shows its "result:" lines (the measurements), and fails
+# with its last output lines if it failed.
+finish_case() {
+        local rc=0
+        wait "${_case_pids[$1]}" || rc=$?
+        grep -E '^(faults|result|relay):' "$TEST_TMPDIR/$1.out" || true
+        [ "$rc" = 0 ] || { tail -n 40 "$TEST_TMPDIR/$1.out"; fail "$1: case failed ($rc)"; }
 }

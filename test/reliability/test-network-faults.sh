@@ -32,9 +32,6 @@ replies_at_least() { [ "$(replies)" -ge "$1" ]; }
 fault_scenario() {
         local name=$1 expected=$2 netem=$3 t0 t_sync n cpu server_line=() proxy_args
         shift 3
-        export TEST_TMPDIR=$TEST_TMPDIR/$name
-        mkdir -p "$TEST_TMPDIR"
-        timesyncd_prepare
         if netem_available; then
                 # shellcheck disable=SC2086 # netem arguments are words
                 tc qdisc add dev lo root netem $netem
@@ -70,14 +67,9 @@ fault_scenario() {
         [ -z "${proxy_args+x}" ] || echo "relay: $(tr '\n' ' ' <"$TEST_TMPDIR/proxy-$name.stats")"
 }
 
-declare -A pids
 start_fault() {
-        local name=$1
-        shift
         netns_create
-        NTP=$(free_port) KE=$(free_port) \
-                netns_exec "$NETNS" fault_scenario "$name" "$@" >"$TEST_TMPDIR/$name.out" 2>&1 &
-        pids[$name]=$!
+        NTP=$(free_port) KE=$(free_port) start_case "$1" netns_exec "$NETNS" fault_scenario "$@"
 }
 
 start_fault loss "Timed out waiting for reply" "loss 30%" --loss=0.3 --seed=1
@@ -88,18 +80,11 @@ start_fault reorder "does not match our request" "delay 12s reorder 70%" \
 start_fault duplicate "Unexpected reply, ignoring" "duplicate 50%" --duplicate=0.5 --seed=4
 start_fault corrupt "fails NTS verification\|refused our cookie (NTSN)" "corrupt 30%" --corrupt=0.3 --seed=5
 
-check_fault() {
-        local rc=0
-        wait "${pids[$1]}" || rc=$?
-        grep -E '^(faults|result|relay):' "$TEST_TMPDIR/$1.out" || true
-        [ "$rc" = 0 ] || { tail -n 30 "$TEST_TMPDIR/$1.out"; fail "$1: scenario failed ($rc)"; }
-}
-
-test_sync_and_jar_recover_under_30_percent_loss() { check_fault loss; }
-test_sync_and_jar_recover_under_200ms_delay_with_jitter() { check_fault delay; }
-test_late_reordered_replies_are_ignored_and_sync_recovers() { check_fault reorder; }
-test_duplicated_replies_are_used_once() { check_fault duplicate; }
-test_corrupted_packets_never_become_time() { check_fault corrupt; }
+test_sync_and_jar_recover_under_30_percent_loss() { finish_case loss; }
+test_sync_and_jar_recover_under_200ms_delay_with_jitter() { finish_case delay; }
+test_late_reordered_replies_are_ignored_and_sync_recovers() { finish_case reorder; }
+test_duplicated_replies_are_used_once() { finish_case duplicate; }
+test_corrupted_packets_never_become_time() { finish_case corrupt; }
 
 run_case test_sync_and_jar_recover_under_30_percent_loss
 run_case test_sync_and_jar_recover_under_200ms_delay_with_jitter

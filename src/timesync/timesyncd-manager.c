@@ -96,14 +96,15 @@ static ServerName *manager_next_server_name(Manager *m, bool *wrapped) {
         static const ServerType ntp_order[] = { SERVER_RUNTIME, SERVER_SYSTEM, SERVER_LINK };
         static const ServerType nts_order[] = { SERVER_NTS_RUNTIME, SERVER_NTS };
         /* With NTS servers configured, the others do not exist for us: no downgrade. */
-        const ServerType *order = manager_nts_enabled(m) ? nts_order : ntp_order;
-        size_t n_order = manager_nts_enabled(m) ? ELEMENTSOF(nts_order) : ELEMENTSOF(ntp_order);
+        const bool nts = manager_nts_enabled(m);
+        const ServerType *order = nts ? nts_order : ntp_order;
+        size_t n_order = nts ? ELEMENTSOF(nts_order) : ELEMENTSOF(ntp_order);
         ServerName *n;
         size_t start = 0;
 
         *wrapped = false;
 
-        if (!manager_nts_enabled(m) && !m->runtime_servers && !m->system_servers && !m->link_servers) {
+        if (!nts && !m->runtime_servers && !m->system_servers && !m->link_servers) {
                 n = m->current_server_name ? first_usable(m->current_server_name->names_next) : NULL;
                 if (n)
                         return n;

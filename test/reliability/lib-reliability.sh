@@ -52,6 +52,16 @@ assert_only_authenticated_sync() {
         [ -z "$bad" ] || fail "unauthenticated synchronization: $bad"
 }
 
+# nts_conf NAME: TEST_TMPDIR/ts.conf with NTS=NAME, the test CA, the shortest poll interval (16 s)
+# and ConnectionRetrySec=1, so that retries and backoffs are short.
+nts_conf() {
+        write_conf "$TEST_TMPDIR/ts.conf" "NTS=$1" "NTSTrustedCertificates=$CERTDIR/ca.pem" \
+                "PollIntervalMinSec=16" "PollIntervalMaxSec=16" "ConnectionRetrySec=1"
+}
+
+# synced_line NAME: the log line of an NTS-authenticated first synchronization with NAME.
+synced_line() { echo "Initial clock synchronization to $1 (offset .*, NTS authenticated"; }
+
 count_log() { grep -c -- "$1" "$TIMESYNCD_LOG" || true; }
 
 _count_log_at_least() { [ "$(count_log "$1")" -ge "$2" ]; }

@@ -15,12 +15,6 @@ make_test_certs >/dev/null
 
 export KILLS=${KILLS:-24}
 
-nts_conf() {
-        write_conf "$TEST_TMPDIR/ts.conf" "NTS=localhost:$1" "NTSTrustedCertificates=$CERTDIR/ca.pem" \
-                "PollIntervalMinSec=16" "PollIntervalMaxSec=16" "ConnectionRetrySec=1"
-}
-
-synced_line() { echo "Initial clock synchronization to localhost:$1 (offset .*, NTS authenticated"; }
 
 kill9_timesyncd() {
         kill -KILL "$TIMESYNCD_PID"
@@ -68,7 +62,7 @@ test_sigkill_in_the_middle_of_a_key_exchange_leaves_no_state_that_blocks_sync() 
         ntp=$(free_port)
         jar=$(nts_state_file "localhost:$ke")
         start_silent_listener "$ke"
-        nts_conf "$ke"
+        nts_conf "localhost:$ke"
         start_timesyncd "$TEST_TMPDIR/ts.conf"
         wait_for 10 grep -q ACCEPTED "$TEST_TMPDIR/silent.log" || fail "the daemon never connected"
         wait_log "NTS-KE with localhost: connecting to" 10
@@ -79,7 +73,7 @@ test_sigkill_in_the_middle_of_a_key_exchange_leaves_no_state_that_blocks_sync() 
 
         start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$ntp" "$ke"
         start_timesyncd "$TEST_TMPDIR/ts.conf"
-        wait_log "$(synced_line "$ke")" 30
+        wait_log "$(synced_line "localhost:$ke")" 30
         assert_jar_complete "$jar"
         stop_daemon "$TIMESYNCD_PID"
         stop_chrony "$TEST_TMPDIR/chrony"
@@ -96,9 +90,9 @@ test_sigkill_loop_during_cookie_writes_never_corrupts_the_state() {
         # too.
         start_chrony_nts_server "$TEST_TMPDIR/chrony2" "$CERTDIR" "$ntp" "$ke" "ntsntpserver 127.0.0.2"
         start_fault_proxy slow "127.0.0.2:$ntp" "127.0.0.1:$ntp" --delay=300
-        nts_conf "$ke"
+        nts_conf "localhost:$ke"
         start_timesyncd "$TEST_TMPDIR/ts.conf"
-        wait_log "$(synced_line "$ke")" 30
+        wait_log "$(synced_line "localhost:$ke")" 30
         kill9_timesyncd
 
         # Each start loads the jar, spends a cookie (and saves the jar before sending) or runs
@@ -117,7 +111,7 @@ test_sigkill_loop_during_cookie_writes_never_corrupts_the_state() {
         t0=$EPOCHREALTIME
         : >"$TIMESYNCD_LOG.final"
         TIMESYNCD_LOG=$TIMESYNCD_LOG.final start_timesyncd "$TEST_TMPDIR/ts.conf"
-        TIMESYNCD_LOG=$TIMESYNCD_LOG.final wait_log "$(synced_line "$ke")" 30
+        TIMESYNCD_LOG=$TIMESYNCD_LOG.final wait_log "$(synced_line "localhost:$ke")" 30
         echo "result: $KILLS kills, $(count_log "Resuming NTS with") starts resumed from the file," \
              "$(chrony_serverstat "$TEST_TMPDIR/chrony2" "NTS-KE connections accepted") key exchanges at the server," \
              "0 unreadable files, cookies left after each kill:$counts; synchronized $(seconds_since "$t0") s after the last start"
@@ -134,11 +128,11 @@ test_corrupt_state_file_is_discarded_and_sync_follows() {
         chmod 0600 "$jar"
         # The daemon's own user (systemd-timesync when it exists) owns its state.
         chown --reference="$TEST_TMPDIR/state" "$jar"
-        nts_conf "$ke"
+        nts_conf "localhost:$ke"
         : >"$TIMESYNCD_LOG"
         start_timesyncd "$TEST_TMPDIR/ts.conf"
         wait_log "Discarding NTS state file $jar: malformed" 10
-        wait_log "$(synced_line "$ke")" 30
+        wait_log "$(synced_line "localhost:$ke")" 30
         assert_jar_complete "$jar"
 }
 

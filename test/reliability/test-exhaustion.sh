@@ -17,12 +17,6 @@ make_test_certs >/dev/null
 export SPOOF_FLOOD=$TSNTS_SRC_DIR/test/reliability/spoof-flood.py
 export FLOOD_SECONDS=45 FLOOD_RATE=3000 CPU_BOUND=3
 
-nts_conf() {
-        write_conf "$TEST_TMPDIR/ts.conf" "NTS=localhost:$1" "NTSTrustedCertificates=$CERTDIR/ca.pem" \
-                "PollIntervalMinSec=16" "PollIntervalMaxSec=16" "ConnectionRetrySec=1"
-}
-
-synced_line() { echo "Initial clock synchronization to localhost:$1 (offset .*, NTS authenticated"; }
 
 replies_at_least() { [ "$(count_log "NTP reply from")" -ge "$1" ]; }
 
@@ -42,7 +36,7 @@ flood_inner() {
         local port t0 cpu flood_pid warned lines total
         start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$NTP" "$KE" "ntsntpserver 127.0.0.2"
         start_fault_proxy slow "127.0.0.2:$NTP" "127.0.0.1:$NTP" --delay=2000
-        nts_conf "$KE"
+        nts_conf "localhost:$KE"
         t0=$EPOCHREALTIME
         # At info level, as in production: the per-packet debug lines are not what is counted.
         start_daemon "$TIMESYNCD_LOG" env SYSTEMD_LOG_LEVEL=info SYSTEMD_LOG_TARGET=console \
@@ -57,7 +51,7 @@ flood_inner() {
                 >"$TEST_TMPDIR/flood.log" 2>&1 &
         flood_pid=$!
         wait_for 5 grep -q READY "$TEST_TMPDIR/flood.log" || fail "flood sender did not start"
-        wait_log "$(synced_line "$KE")" 30
+        wait_log "$(synced_line "localhost:$KE")" 30
         echo "result: synchronized under the flood after $(seconds_since "$t0") s"
         wait_for 60 authenticated_at_least 3 || fail "fewer than 3 authenticated exchanges under the flood"
         wait "$flood_pid" || fail "flood sender failed: $(cat "$TEST_TMPDIR/flood.log")"
@@ -101,7 +95,7 @@ fd_limit() {
         ke=$(free_port)
         ntp=$(free_port)
         start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$ntp" "$ke"
-        nts_conf "$ke"
+        nts_conf "localhost:$ke"
         for n in 8 9 10 11 12 13 14 15 16; do
                 start_with_nofile "$n"
                 pids[n]=$TIMESYNCD_PID
@@ -110,7 +104,7 @@ fd_limit() {
         for n in 8 9 10 11 12 13 14 15 16; do
                 TIMESYNCD_LOG=$TEST_TMPDIR/nofile-$n.log
                 if pid_alive "${pids[n]}"; then
-                        if log_has "$(synced_line "$ke")"; then
+                        if log_has "$(synced_line "localhost:$ke")"; then
                                 outcome=synced
                         elif log_has "NTS key exchange with .* failed"; then
                                 outcome="alive, retrying ($(grep -m1 -o 'failed: [^.]*' "$TIMESYNCD_LOG"))"
@@ -129,7 +123,7 @@ fd_limit() {
                 summary+=$'\n'"result:   --nofile=$n: $outcome"
         done
         TIMESYNCD_LOG=$TEST_TMPDIR/nofile-16.log
-        log_has "$(synced_line "$ke")" || fail "no synchronization with 16 descriptors"
+        log_has "$(synced_line "localhost:$ke")" || fail "no synchronization with 16 descriptors"
         echo "result: file descriptor limits:$summary"
 }
 
@@ -142,7 +136,7 @@ disk_full_inner() {
         df -k "$TEST_TMPDIR/state" | tail -n 1 | awk '{ print "result: state dir " $2 " KiB, " $4 " KiB free" }'
         start_timesyncd "$TEST_TMPDIR/ts.conf"
         wait_log "Failed to save NTS cookies to .*: No space left on device" 30
-        wait_log "$(synced_line "$KE")" 30
+        wait_log "$(synced_line "localhost:$KE")" 30
         wait_for 60 replies_at_least 3 || fail "fewer than 3 replies with a full state disk"
         pid_alive "$TIMESYNCD_PID" || fail "the daemon died on a full disk"
         cpu=$(assert_cpu_below "$TIMESYNCD_PID" "$CPU_BOUND" disk_full)
@@ -156,7 +150,7 @@ disk_full() {
         KE=$(free_port)
         export NTP KE
         start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$NTP" "$KE"
-        nts_conf "$KE"
+        nts_conf "localhost:$KE"
         in_systemd_run disk_full_inner
 }
 

@@ -16,12 +16,6 @@ make_test_certs >/dev/null
 
 export CPU_BOUND=3
 
-nts_conf() {
-        write_conf "$TEST_TMPDIR/ts.conf" "NTS=$1" "NTSTrustedCertificates=$CERTDIR/ca.pem" \
-                "PollIntervalMinSec=16" "PollIntervalMaxSec=16" "ConnectionRetrySec=1"
-}
-
-synced_line() { echo "Initial clock synchronization to $1 (offset .*, NTS authenticated"; }
 
 # ---- the KE server is down at start, then comes up; later it restarts while we are synced ----
 ke_down_then_up() {

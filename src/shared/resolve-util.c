@@ -13,6 +13,7 @@ typedef struct ResolveJob {
         char *host, *service;
         struct addrinfo hints;
         int eai;
+        int eai_errno;          /* errno of the thread, for EAI_SYSTEM */
         struct addrinfo *result;
         int notify_fd;          /* the thread's end of the socket pair */
 } ResolveJob;
@@ -41,6 +42,7 @@ static void *resolve_thread(void *p) {
         char c = 0;
 
         j->eai = getaddrinfo(j->host, j->service, &j->hints, &j->result);
+        j->eai_errno = errno;
         /* If the query was cancelled the other end is closed: MSG_NOSIGNAL turns that into
          * a harmless EPIPE. */
         (void) send(j->notify_fd, &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -48,7 +50,7 @@ static void *resolve_thread(void *p) {
         return NULL;
 }
 
-static int eai_to_errno(int eai) {
+static int eai_to_errno(int eai, int eai_errno) {
         switch (eai) {
         case 0:
                 return 0;
@@ -61,7 +63,7 @@ static int eai_to_errno(int eai) {
         case EAI_MEMORY:
                 return -ENOMEM;
         case EAI_SYSTEM:
-                return errno > 0 ? -errno : -EIO;
+                return eai_errno > 0 ? -eai_errno : -EIO;
         default:
                 return -EIO;
         }
@@ -92,7 +94,7 @@ static int on_resolved(sd_event_source *s, int fd, uint32_t revents, void *userd
 
         /* Take the answer out of the job: the handler may free q, and with it the job. */
         ai = TAKE_PTR(j->result);
-        error = eai_to_errno(j->eai);
+        error = eai_to_errno(j->eai, j->eai_errno);
 
         handler(q, error, error == 0 ? ai : NULL, handler_data);
 

@@ -197,7 +197,9 @@ finish:
         return r < 0 ? r : 0;
 }
 
-static int ask_polkit(Manager *m, sd_bus_message *message, ServerType type, char **names) {
+/* Takes ownership of names_owned, on failure too. */
+static int ask_polkit(Manager *m, sd_bus_message *message, ServerType type, char **names_owned) {
+        _cleanup_(strv_freep) char **names = names_owned;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
         _cleanup_(strv_freep) char **owned = names;
         PendingAuthorization *p;

@@ -24,6 +24,7 @@
 #define KISS_RSTR "RSTR"
 
 static int manager_arm_timer(Manager *m, usec_t next);
+static int manager_arm_retry(Manager *m);
 
 static int poll_log2_seconds(usec_t interval) {
         int l = 0;
@@ -95,14 +96,15 @@ static ServerName *manager_next_server_name(Manager *m, bool *wrapped) {
         static const ServerType ntp_order[] = { SERVER_RUNTIME, SERVER_SYSTEM, SERVER_LINK };
         static const ServerType nts_order[] = { SERVER_NTS_RUNTIME, SERVER_NTS };
         /* With NTS servers configured, the others do not exist for us: no downgrade. */
-        const ServerType *order = manager_nts_enabled(m) ? nts_order : ntp_order;
-        size_t n_order = manager_nts_enabled(m) ? ELEMENTSOF(nts_order) : ELEMENTSOF(ntp_order);
+        const bool nts = manager_nts_enabled(m);
+        const ServerType *order = nts ? nts_order : ntp_order;
+        size_t n_order = nts ? ELEMENTSOF(nts_order) : ELEMENTSOF(ntp_order);
         ServerName *n;
         size_t start = 0;
 
         *wrapped = false;
 
-        if (!manager_nts_enabled(m) && !m->runtime_servers && !m->system_servers && !m->link_servers) {
+        if (!nts && !m->runtime_servers && !m->system_servers && !m->link_servers) {
                 n = m->current_server_name ? first_usable(m->current_server_name->names_next) : NULL;
                 if (n)
                         return n;
@@ -233,6 +235,16 @@ static int manager_on_timeout(sd_event_source *s, uint64_t usec, void *userdata)
         return manager_connect(m);
 }
 
+static int manager_arm_reply_timeout(Manager *m) {
+        int r;
+
+        r = sd_event_add_time_relative(m->event, &m->event_timeout, CLOCK_BOOTTIME,
+                                       NTP_REQUEST_TIMEOUT_USEC, 0, manager_on_timeout, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm reply timeout: %m");
+        return 0;
+}
+
 static int manager_send_request(Manager *m) {
         uint8_t packet[NTS_MAX_PACKET_SIZE];
         size_t size = NTP_HEADER_SIZE;
@@ -251,7 +263,8 @@ static int manager_send_request(Manager *m) {
 
         r = manager_open_socket(m);
         if (r < 0)
-                return r;
+                /* Out of descriptors: like a lost packet, the timeout moves on. */
+                return manager_arm_reply_timeout(m);
 
         /* A random transmit timestamp (RFC 5905 section 15, "bogus packet" defence): a reply
          * must echo it as its origin timestamp, which an off-path attacker cannot guess. Our
@@ -285,12 +298,7 @@ static int manager_send_request(Manager *m) {
 
         /* A send error is treated like a lost packet: the timeout moves on to the next
          * address, so an unreachable network cannot spin the loop. */
-        r = sd_event_add_time_relative(m->event, &m->event_timeout, CLOCK_BOOTTIME,
-                                       NTP_REQUEST_TIMEOUT_USEC, 0, manager_on_timeout, m);
-        if (r < 0)
-                return log_error_errno(r, "Failed to arm reply timeout: %m");
-
-        return 0;
+        return manager_arm_reply_timeout(m);
 }
 
 static int manager_on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -690,8 +698,11 @@ int manager_resolve_ntp(Manager *m, const char *host, uint16_t port) {
 
         r = resolve_query_new(m->event, host, NULL, AF_UNSPEC, SOCK_DGRAM, manager_on_resolved, m,
                               &m->resolve_query);
-        if (r < 0)
-                return log_error_errno(r, "Failed to start resolving %s: %m", host);
+        if (r < 0) {
+                /* Out of descriptors or memory: try again later rather than stop for good. */
+                log_warning_errno(r, "Failed to start resolving %s, retrying: %m", host);
+                return manager_arm_retry(m);
+        }
         return 0;
 }
 

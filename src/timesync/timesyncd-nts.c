@@ -363,7 +363,7 @@ static void nts_ke_resolved(ResolveQuery *q, int error, const struct addrinfo *a
 }
 
 static int nts_start_ke(Manager *m, NTSState *s) {
-        char service[8];
+        char service[8], reason[256];
         int r;
 
         if (s->ke || s->resolve)
@@ -377,8 +377,12 @@ static int nts_start_ke(Manager *m, NTSState *s) {
         log_debug("Starting NTS key exchange with %s.", s->name->string);
         r = resolve_query_new(m->event, s->name->host, service, AF_UNSPEC, SOCK_STREAM, nts_ke_resolved, s,
                               &s->resolve);
-        if (r < 0)
-                return log_error_errno(r, "Failed to resolve %s: %m", s->name->host);
+        if (r < 0) {
+                /* Out of descriptors or memory: a failed exchange with its backoff, so that
+                 * something retries; callers that spent the last cookie rely on it. */
+                snprintf(reason, sizeof reason, "cannot start resolving %s: %s", s->name->host, strerror(-r));
+                nts_ke_failed(m, s, reason);
+        }
         return 0;
 }
 

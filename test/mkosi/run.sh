@@ -36,7 +36,9 @@ step() {
 # with no failure and its boot ended well.
 results() {
         local clean
-        clean=$(tr -d '\r' <"$2")
+        # The console copy of the runner's output carries a "run-tests.sh[PID]: " prefix, after
+        # the kernel's time stamp on a serial console.
+        clean=$(tr -d '\r' <"$2" | sed -E 's/^(.*\[ *[0-9.]+\] )?run-tests\.sh\[[0-9]+\]: //')
         grep -aE '^(PASS|FAIL|INFO|SKIP) ' <<<"$clean" || true
         grep -a '=== TESTS RESULT' <<<"$clean" || echo "$1: no result marker"
         if [ "$3" != 0 ] || ! grep -aq '^=== TESTS RESULT rc=0$' <<<"$clean"; then

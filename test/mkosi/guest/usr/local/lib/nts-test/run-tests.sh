@@ -91,6 +91,22 @@ package_checks() {
         check unit_file_is_ours unit_is_ours
 }
 
+# Back to stock with its pristine conffile, then the swap again: dpkg must install our
+# timesyncd.conf without asking (stdin is not a terminal, no --force-conf* option).
+stock_again() {
+        apt-get install -y -o Dpkg::Options::=--force-confnew /opt/nts-test/stock/systemd-timesyncd_*.deb \
+                </dev/null >$RUN/stock-again.log 2>&1 &&
+                ! grep -q '^#NTS=' /etc/systemd/timesyncd.conf
+}
+
+swap_without_questions() {
+        if ! apt-get install -y /opt/nts-test/debs/timesyncd-nts_*.deb </dev/null >$RUN/swap-again.log 2>&1; then
+                sed 's/^/INFO   /' $RUN/swap-again.log | tail -n 8
+                return 1
+        fi
+        grep -q '^#NTS=' /etc/systemd/timesyncd.conf && daemon_owned_by_package && unit_enabled
+}
+
 # ---- D-Bus: methods and access control ----
 
 set_runtime_ntp() {
@@ -144,6 +160,9 @@ nspawn_suite() {
         check observe_daemon_runs_as_systemd_timesync bash -c \
                 '[ "$(ps -o user= -p "$(systemctl show -p MainPID --value nts-observe)")" = systemd-timesync ]'
         systemctl stop nts-observe
+        mkdir -p $RUN
+        check stock_package_reinstalls_with_its_conffile stock_again
+        check unchanged_conffile_is_replaced_without_a_question swap_without_questions
 }
 
 # ---- qemu: the real unit, real servers in the guest, the guest's clock ----

@@ -50,7 +50,7 @@ results() {
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
-image="$work/tree/image"
+image="$work/out/image"
 if [ "$build" = 1 ]; then
         step "package"
         "$src/tools/build-deb.sh" "$work/debs" >/dev/null
@@ -62,9 +62,12 @@ if [ "$build" = 1 ]; then
         [ -e "$work/certs/ca.pem" ] || "$src/test/tools/make-certs.sh" "$work/certs" >/dev/null
 
         step "image"
-        # A fresh copy of the mkosi tree each time: mkosi.extra gets this run's package and tools.
+        # The mkosi tree is staged afresh (mkosi.extra gets this run's package and tools); the
+        # outputs and mkosi's caches stay: Incremental=yes keeps the tree with the packages
+        # installed, so a warm build only copies it and runs mkosi.extra and mkosi.postinst.
+        # A changed mkosi.conf (the package list) rebuilds that cache too.
         rm -rf "$work/tree"
-        mkdir -p "$work/tree" "$work/cache"
+        mkdir -p "$work/tree" "$work/cache" "$work/out"
         cp "$src/test/mkosi/mkosi.conf" "$src/test/mkosi/mkosi.postinst" "$work/tree/"
         extra="$work/tree/mkosi.extra"
         cp -a "$src/test/mkosi/guest" "$extra"
@@ -73,10 +76,15 @@ if [ "$build" = 1 ]; then
         cp -a "$work/peers/root" "$extra/opt/nts-test/peers"
         cp "$work/meson/test/tools/ntp-test-server" "$extra/opt/nts-test/bin/"
         cp "$work/certs/ca.pem" "$work/certs/server.key" "$work/certs/server-chain.pem" "$extra/etc/nts-test/"
-        (cd "$work/tree" && mkosi --cache "$work/cache" -f build >"$work/mkosi.log" 2>&1) || {
+        force=-f
+        conf_sum=$(sha256sum <"$src/test/mkosi/mkosi.conf")
+        [ "$conf_sum" = "$(cat "$work/out/mkosi.conf.sha256" 2>/dev/null)" ] || force=-ff
+        (cd "$work/tree" && mkosi --cache "$work/cache" --output "$image" $force build \
+                >"$work/mkosi.log" 2>&1) || {
                 tail -n 40 "$work/mkosi.log" >&2
                 exit 1
         }
+        echo "$conf_sum" >"$work/out/mkosi.conf.sha256"
 else
         [ -d "$image" ] || { echo "--reuse-image: no image in $image" >&2; exit 2; }
         cp -a "$src/test/mkosi/guest/usr/local/lib/nts-test/." "$image/usr/local/lib/nts-test/"

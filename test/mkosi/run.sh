@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# System tests of the Debian package on a real systemd: builds the .deb, a Debian 12 image with
+# mkosi 14 in which the .deb replaces stock systemd-timesyncd, then boots the image in
+# systemd-nspawn (unit, sysusers and D-Bus checks; no clock there) and in qemu with software
+# emulation (the guest's own clock: NTS against chronyd in the guest, a real clock step).
+# The guest never has a network; this machine's clock is never touched.
+#   test/mkosi/run.sh [--no-nspawn] [--no-qemu] [--reuse-image]
+# --reuse-image skips the package and image builds and only refreshes the guest's test scripts
+# in the last image (for work on the tests themselves).
+# Work files and caches: $NTS_MKOSI_DIR (default build-mkosi/ in the source tree).
+# Needs (Debian 12): mkosi systemd-container debootstrap qemu-system-x86 e2fsprogs, and what
+# tools/build-deb.sh needs.
+set -euo pipefail
+
+src=$(cd "$(dirname "$0")/../.." && pwd)
+work=${NTS_MKOSI_DIR:-$src/build-mkosi}
+run_nspawn=1
+run_qemu=1
+build=1
+for a in "$@"; do
+        case "$a" in
+        --no-nspawn) run_nspawn=0 ;;
+        --no-qemu) run_qemu=0 ;;
+        --reuse-image) build=0 ;;
+        *) echo "usage: $0 [--no-nspawn] [--no-qemu] [--reuse-image]" >&2; exit 2 ;;
+        esac
+done
+
+step_start=$SECONDS
+step() {
+        echo "--- $* (at $((SECONDS - step_start)) s)"
+}
+
+# results NAME LOG EXIT: prints the guest's check lines; true when the guest ran to its marker
+# with no failure and its boot ended well.
+results() {
+        local clean
+        # The console copy of the runner's output carries a "run-tests.sh[PID]: " prefix, after
+        # the kernel's time stamp on a serial console.
+        clean=$(tr -d '\r' <"$2" | sed -E 's/^(.*\[ *[0-9.]+\] )?run-tests\.sh\[[0-9]+\]: //')
+        grep -aE '^(PASS|FAIL|INFO|SKIP) ' <<<"$clean" || true
+        grep -a '=== TESTS RESULT' <<<"$clean" || echo "$1: no result marker"
+        if [ "$3" != 0 ] || ! grep -aq '^=== TESTS RESULT rc=0$' <<<"$clean"; then
+                echo "$1: FAILED (exit $3), log: $2"
+                return 1
+        fi
+}
+
+mkdir -p "$work"
+work=$(cd "$work" && pwd)
+
+image="$work/out/image"
+if [ "$build" = 1 ]; then
+        step "package"
+        "$src/tools/build-deb.sh" "$work/debs" >/dev/null
+
+        step "peers and test tools"
+        "$src/test/tools/fetch-peers.sh" "$work/peers" >/dev/null
+        [ -d "$work/meson" ] || meson setup "$work/meson" "$src" -Dtests=true >/dev/null
+        ninja -C "$work/meson" test/tools/ntp-test-server >/dev/null
+        [ -e "$work/certs/ca.pem" ] || "$src/test/tools/make-certs.sh" "$work/certs" >/dev/null
+
+        step "image"
+        # The mkosi tree is staged afresh (mkosi.extra gets this run's package and tools); the
+        # outputs and mkosi's caches stay: Incremental=yes keeps the tree with the packages
+        # installed, so a warm build only copies it and runs mkosi.extra and mkosi.postinst.
+        # A changed mkosi.conf (the package list) rebuilds that cache too.
+        rm -rf "$work/tree"
+        mkdir -p "$work/tree" "$work/cache" "$work/out"
+        cp "$src/test/mkosi/mkosi.conf" "$src/test/mkosi/mkosi.postinst" "$work/tree/"
+        extra="$work/tree/mkosi.extra"
+        cp -a "$src/test/mkosi/guest" "$extra"
+        mkdir -p "$extra/opt/nts-test/debs" "$extra/opt/nts-test/bin" "$extra/etc/nts-test"
+        cp "$work"/debs/timesyncd-nts_*.deb "$extra/opt/nts-test/debs/"
+        cp -a "$work/peers/root" "$extra/opt/nts-test/peers"
+        cp "$work/meson/test/tools/ntp-test-server" "$extra/opt/nts-test/bin/"
+        cp "$work/certs/ca.pem" "$work/certs/server.key" "$work/certs/server-chain.pem" "$extra/etc/nts-test/"
+        force=-f
+        conf_sum=$(sha256sum <"$src/test/mkosi/mkosi.conf")
+        [ "$conf_sum" = "$(cat "$work/out/mkosi.conf.sha256" 2>/dev/null)" ] || force=-ff
+        (cd "$work/tree" && mkosi --cache "$work/cache" --output "$image" $force build \
+                >"$work/mkosi.log" 2>&1) || {
+                tail -n 40 "$work/mkosi.log" >&2
+                exit 1
+        }
+        echo "$conf_sum" >"$work/out/mkosi.conf.sha256"
+else
+        [ -d "$image" ] || { echo "--reuse-image: no image in $image" >&2; exit 2; }
+        cp -a "$src/test/mkosi/guest/usr/local/lib/nts-test/." "$image/usr/local/lib/nts-test/"
+fi
+
+rc=0
+if [ "$run_nspawn" = 1 ]; then
+        step "nspawn boot"
+        rm -rf "$work/results-nspawn"
+        mkdir -p "$work/results-nspawn"
+        r=0
+        timeout 300 systemd-nspawn -q --boot -D "$image" --register=no --keep-unit --private-network \
+                --ephemeral --bind="$work/results-nspawn:/results" </dev/null >"$work/nspawn.log" 2>&1 || r=$?
+        results nspawn "$work/nspawn.log" "$r" || rc=1
+fi
+
+if [ "$run_qemu" = 1 ]; then
+        step "qemu boot"
+        rm -f "$work/disk.raw" "$work/serial.log"
+        truncate -s 2G "$work/disk.raw"
+        mkfs.ext4 -q -F -L root -d "$image" "$work/disk.raw"
+        kernel=$(ls "$image"/boot/vmlinuz-* | head -n1)
+        initrd=$(ls "$image"/boot/initrd.img-* | head -n1)
+        r=0
+        # -nic none: no network device at all. TCG, since KVM is unusable on these machines.
+        timeout 600 qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 2 -m 1G -nodefaults \
+                -nographic -nic none -serial "file:$work/serial.log" -no-reboot \
+                -kernel "$kernel" -initrd "$initrd" \
+                -append "root=/dev/vda rw console=ttyS0 quiet panic=-1" \
+                -drive "if=virtio,file=$work/disk.raw,format=raw,cache=unsafe" -snapshot </dev/null || r=$?
+        results qemu "$work/serial.log" "$r" || rc=1
+fi
+
+step "done, rc=$rc"
+exit "$rc"

@@ -62,16 +62,6 @@ nts_conf() {
 # synced_line NAME: the log line of an NTS-authenticated first synchronization with NAME.
 synced_line() { echo "Initial clock synchronization to $1 (offset .*, NTS authenticated"; }
 
-count_log() { grep -c -- "$1" "$TIMESYNCD_LOG" || true; }
-
-_count_log_at_least() { [ "$(count_log "$1")" -ge "$2" ]; }
-
-# wait_log_count PATTERN N SECS: waits until PATTERN appeared N times in the daemon log.
-wait_log_count() {
-        wait_for "$3" _count_log_at_least "$1" "$2" ||
-                fail "'$1' not $2 times in the daemon log within $3 s (seen $(count_log "$1"))"
-}
-
 # seconds_since T0: elapsed wall time since T0 (an $EPOCHREALTIME value), two decimals.
 seconds_since() {
         awk -v a="$1" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", b - a }'

@@ -26,8 +26,8 @@ start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
 
 nts_conf "localhost:$ke"
 
-replies() { count_log "NTP reply from"; }
-key_exchanges() { count_log "NTS key exchange with localhost:$ke .* done"; }
+replies() { log_count "NTP reply from"; }
+key_exchanges() { log_count "NTS key exchange with localhost:$ke .* done"; }
 replies_at_least() { [ "$(replies)" -ge "$1" ]; }
 key_exchanges_at_least() { [ "$(key_exchanges)" -ge "$1" ]; }
 
@@ -66,7 +66,7 @@ test_daemon_is_memcheck_clean_over_many_exchanges_and_rekeys() {
         kill -TERM "$TIMESYNCD_PID"
         wait "$TIMESYNCD_PID" || rc=$?
         log "measured: $(replies) authenticated replies, $(key_exchanges) key exchanges," \
-            "$(count_log "refused our cookie (NTSN)") NAKs, $(seconds_since "$t0") s"
+            "$(log_count "refused our cookie (NTSN)") NAKs, $(seconds_since "$t0") s"
         grep -E "ERROR SUMMARY|definitely lost|indirectly lost|possibly lost|still reachable" "$vglog" || true
         [ "$rc" = 0 ] || fail "the daemon under valgrind exited with $rc (99: memcheck found errors)"
         grep -q "ERROR SUMMARY: 0 errors" "$vglog" || fail "valgrind reported errors"

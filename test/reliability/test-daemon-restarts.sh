@@ -105,14 +105,14 @@ test_sigkill_loop_during_cookie_writes_never_corrupts_the_state() {
                 assert_jar_complete "$jar"
                 counts+=" $(jar_cookies "localhost:$ke")"
         done
-        discarded=$(count_log "Discarding NTS state file")
+        discarded=$(log_count "Discarding NTS state file")
         [ "$discarded" = 0 ] || fail "a state file written before SIGKILL was unreadable: $(grep Discarding "$TIMESYNCD_LOG")"
 
         t0=$EPOCHREALTIME
         : >"$TIMESYNCD_LOG.final"
         TIMESYNCD_LOG=$TIMESYNCD_LOG.final start_timesyncd "$TEST_TMPDIR/ts.conf"
         TIMESYNCD_LOG=$TIMESYNCD_LOG.final wait_log "$(synced_line "localhost:$ke")" 30
-        echo "result: $KILLS kills, $(count_log "Resuming NTS with") starts resumed from the file," \
+        echo "result: $KILLS kills, $(log_count "Resuming NTS with") starts resumed from the file," \
              "$(chrony_serverstat "$TEST_TMPDIR/chrony2" "NTS-KE connections accepted") key exchanges at the server," \
              "0 unreadable files, cookies left after each kill:$counts; synchronized $(seconds_since "$t0") s after the last start"
         stop_daemon "$TIMESYNCD_PID"

@@ -18,7 +18,7 @@ export SPOOF_FLOOD=$TSNTS_SRC_DIR/test/reliability/spoof-flood.py
 export FLOOD_SECONDS=45 FLOOD_RATE=3000 CPU_BOUND=3
 
 
-replies_at_least() { [ "$(count_log "NTP reply from")" -ge "$1" ]; }
+replies_at_least() { [ "$(log_count "NTP reply from")" -ge "$1" ]; }
 
 authenticated_at_least() {
         [ "$(chrony_serverstat "$TEST_TMPDIR/chrony" "Authenticated NTP packets")" -ge "$1" ]
@@ -60,7 +60,7 @@ flood_inner() {
         assert_only_authenticated_sync
         # Forgeries that pass the origin check fail NTS verification: one warning per kind
         # of failure and 10 minutes, not one line per packet.
-        warned=$(count_log "fails NTS verification")
+        warned=$(log_count "fails NTS verification")
         [ "$warned" -ge 1 ] || fail "no forged reply reached the NTS check"
         [ "$warned" -le 4 ] || fail "$warned verification warnings: not rate-limited"
         lines=$(wc -l <"$TIMESYNCD_LOG")
@@ -140,7 +140,7 @@ disk_full_inner() {
         wait_for 60 replies_at_least 3 || fail "fewer than 3 replies with a full state disk"
         pid_alive "$TIMESYNCD_PID" || fail "the daemon died on a full disk"
         cpu=$(assert_cpu_below "$TIMESYNCD_PID" "$CPU_BOUND" disk_full)
-        echo "result: $(count_log "Failed to save NTS cookies") save warnings, $(count_log "NTP reply from") replies; CPU $cpu s"
+        echo "result: $(log_count "Failed to save NTS cookies") save warnings, $(log_count "NTP reply from") replies; CPU $cpu s"
         stop_daemon "$TIMESYNCD_PID"
         umount "$TEST_TMPDIR/state"
 }

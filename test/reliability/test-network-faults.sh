@@ -25,7 +25,7 @@ make_test_certs >/dev/null
 # use about one CPU second per second of the run.
 export SYNC_BOUND=150 REPLIES_BOUND=150 JAR_BOUND=80 CPU_BOUND=3
 
-replies() { count_log "NTP reply from"; }
+replies() { log_count "NTP reply from"; }
 replies_at_least() { [ "$(replies)" -ge "$1" ]; }
 
 # fault_scenario NAME EXPECTED "NETEM ARGS" PROXY-ARG...: runs inside its namespace. EXPECTED is
@@ -60,10 +60,10 @@ fault_scenario() {
         wait_for 40 log_has "$expected" || fail "$name: the fault never showed in the daemon log ('$expected')"
         cpu=$(assert_cpu_below "$TIMESYNCD_PID" "$CPU_BOUND" "$name")
         echo "result: sync after ${t_sync} s; $(replies) authenticated replies," \
-             "$(count_log "Timed out waiting for reply") timeouts," \
-             "$(count_log "NTS key exchange with .* done") key exchanges," \
-             "$(count_log "fails NTS verification") verification failures logged," \
-             "$(count_log "$expected") x '$expected', jar 8 after $(seconds_since "$t0") s, CPU ${cpu} s"
+             "$(log_count "Timed out waiting for reply") timeouts," \
+             "$(log_count "NTS key exchange with .* done") key exchanges," \
+             "$(log_count "fails NTS verification") verification failures logged," \
+             "$(log_count "$expected") x '$expected', jar 8 after $(seconds_since "$t0") s, CPU ${cpu} s"
         [ -z "${proxy_args+x}" ] || echo "relay: $(tr '\n' ' ' <"$TEST_TMPDIR/proxy-$name.stats")"
 }
 

@@ -28,19 +28,19 @@ ke_down_then_up() {
         t_up=$EPOCHREALTIME
         start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$ntp" "$ke"
         wait_log "$(synced_line "localhost:$ke")" 90
-        echo "result: $(count_log "NTS key exchange with .* failed") failed key exchanges while down," \
+        echo "result: $(log_count "NTS key exchange with .* failed") failed key exchanges while down," \
              "synchronized $(seconds_since "$t_up") s after the server came up"
 
         # Stopped with its keys kept: the restarted server still takes our cookies.
         stop_chrony "$TEST_TMPDIR/chrony"
         wait_log "Timed out waiting for reply from" 60
         local replies_before
-        replies_before=$(count_log "NTP reply from")
+        replies_before=$(log_count "NTP reply from")
         t0=$EPOCHREALTIME
         start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$ntp" "$ke"
         wait_for 60 bash -c "[ \$(grep -c 'NTP reply from' '$TIMESYNCD_LOG') -gt $replies_before ]" ||
                 fail "no authenticated reply within 60 s of the server's restart"
-        [ "$(count_log "NTS key exchange with .* done")" = 1 ] ||
+        [ "$(log_count "NTS key exchange with .* done")" = 1 ] ||
                 fail "a restart with the same server keys must not need a new key exchange"
         assert_only_authenticated_sync
         cpu=$(assert_cpu_below "$TIMESYNCD_PID" "$CPU_BOUND" ke_down_then_up)
@@ -63,7 +63,7 @@ ntp_dead() {
         [ "$(chrony_serverstat "$TEST_TMPDIR/chrony" "NTP packets received")" = 0 ] ||
                 fail "the daemon sent NTP packets to chronyd's own address"
         cpu=$(assert_cpu_below "$TIMESYNCD_PID" "$CPU_BOUND" ntp_dead)
-        echo "result: $(count_log "Timed out waiting for reply") timeouts, $(count_log "NTS key exchange with .* done")" \
+        echo "result: $(log_count "Timed out waiting for reply") timeouts, $(log_count "NTS key exchange with .* done")" \
              "key exchanges, no sample, 0 packets at chronyd's NTP port; CPU $cpu s"
 }
 

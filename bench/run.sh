@@ -1,0 +1,608 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# bench/run.sh [BUILD_DIR]: runs every benchmark of docs/BENCHMARKS.md and rewrites it, with the
+# plot docs/bench-rss-cpu.png. `ninja -C build bench` does the same. Needs root (setpriv, like
+# the integration tests), the peers tree of test/tools/fetch-peers.sh, valgrind, strace and
+# gnuplot (gnuplot-nox). Every daemon runs without CAP_SYS_TIME (the test harness drops it),
+# ours with --observe, chronyd with -x or -Q; traffic stays on loopback. The harness's clock
+# guard fails the run if the kernel clock discipline changed.
+#
+# BENCH_POLLS (default 20) polls of 16 s bound the longest part; the whole run takes about
+# BENCH_POLLS * 16 s + 90 s.
+set -euo pipefail
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+export TSNTS_SRC_DIR=$SRC
+export TSNTS_BUILD_DIR=$(cd "${1:-$SRC/build}" && pwd)
+export TSNTS_ADJTIMEX_READ=$TSNTS_BUILD_DIR/test/adjtimex-read
+# shellcheck source-path=SCRIPTDIR
+. "$SRC/test/lib/chrony.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$SRC/test/lib/dbus.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$SRC/test/daemon/lib-timesyncd.sh"
+
+POLLS=${BENCH_POLLS:-20}
+POLL_SEC=16
+KE_RUNS=${BENCH_KE_RUNS:-21}
+FIRST_RUNS=${BENCH_FIRST_RUNS:-7}
+DOC=$SRC/docs/BENCHMARKS.md
+PNG=$SRC/docs/bench-rss-cpu.png
+BENCH_PACKET=$TSNTS_BUILD_DIR/bench/bench-packet
+BENCH_KE=$TSNTS_BUILD_DIR/bench/bench-ke
+NODELAY=$TSNTS_BUILD_DIR/bench/libtcp-nodelay-preload.so
+STOCK_TIMESYNCD=/lib/systemd/systemd-timesyncd
+
+for t in valgrind strace gnuplot /usr/bin/python3; do
+        command -v "$t" >/dev/null || fail "$t is needed (apt-get install valgrind strace gnuplot-nox python3)"
+done
+for b in "$BENCH_PACKET" "$BENCH_KE" "$TIMESYNCD"; do
+        [ -x "$b" ] || fail "$b not built (ninja -C $TSNTS_BUILD_DIR)"
+done
+
+test_init
+timesyncd_prepare
+make_test_certs >/dev/null
+chmod 0755 "$CERTDIR"
+chmod 0644 "$CERTDIR"/*.pem
+start_system_bus
+W=$TEST_TMPDIR
+CA=$CERTDIR/ca.pem
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+STARTED=$(date -u '+%Y-%m-%d %H:%M UTC')
+
+median() { sort -g | awk '{ v[NR] = $1 } END { if (NR == 0) print "n/a"; else if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+fmt() { awk -v v="$1" -v d="${2:-1}" 'BEGIN { if (v == "n/a" || v == "") print "n/a"; else printf "%.*f\n", d, v }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || b == 0) print "n/a"; else printf "%.2f\n", a / b }'; }
+
+# Prefixes each line with the time it was read (EPOCHREALTIME): the daemons' own logs carry no
+# sub-second timestamps.
+stamp_lines() {
+        local line
+        while IFS= read -r line; do
+                printf '%s %s\n' "$EPOCHREALTIME" "$line"
+        done
+}
+
+# run_timed OUT CMD...: runs CMD, appends "wall_ms<TAB>cpu_ms" to OUT; CPU is user + system of
+# CMD and its children from wait4() (microseconds, not the 10 ms ticks of /usr/bin/time).
+run_timed() {
+        local out=$1
+        shift
+        /usr/bin/python3 - "$out" "$@" <<'PY'
+import os, sys, time
+out, argv = sys.argv[1], sys.argv[2:]
+t0 = time.monotonic()
+pid = os.fork()
+if pid == 0:
+    fd = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(fd, 1)
+    os.dup2(fd, 2)
+    os.execvp(argv[0], argv)
+_, status, ru = os.wait4(pid, 0)
+wall = time.monotonic() - t0
+if os.waitstatus_to_exitcode(status) != 0:
+    sys.exit("%s failed" % argv[0])
+with open(out, "a") as f:
+    f.write("%.1f\t%.1f\n" % (wall * 1000, (ru.ru_utime + ru.ru_stime) * 1000))
+PY
+}
+
+# ---- 1. per packet ----
+log "per-packet benchmark"
+"$BENCH_PACKET" --rounds 21 --iterations 5000 >"$W/packet.tsv"
+"$BENCH_PACKET" --list >"$W/packet-cases.tsv"
+(cd "$W" && valgrind --tool=callgrind --callgrind-out-file="$W/cg.out" "$BENCH_PACKET" --iterations 1000 >/dev/null 2>"$W/callgrind.log")
+# Each dump names its case; its "summary:" is the instructions of 1000 operations.
+for f in "$W"/cg.out.*; do
+        awk '/^desc: Trigger: Client Request:/ { name = $5 } /^summary:/ { s = $2 } END { printf "%s\t%.0f\n", name, s / 1000 }' "$f"
+done >"$W/packet-instr.tsv"
+
+pk() { awk -v c="$1" -v col="$2" -F'\t' '$1 == c { print $col }' "$W/packet.tsv"; }
+pi() { awk -v c="$1" -F'\t' '$1 == c { print $2 }' "$W/packet-instr.tsv"; }
+pr() { awk -v c="$1" -F'\t' '$1 == "ratio" && $2 == c { print $3 }' "$W/packet.tsv"; }
+
+# ---- peers: one chronyd NTS server per measured client, so that its counters are that
+# client's polls ----
+declare -A NTP KE
+for s in ke first ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
+        NTP[$s]=$(free_port)
+        KE[$s]=$(free_port)
+        start_chrony_nts_server "$W/srv-$s" "$CERTDIR" "${NTP[$s]}" "${KE[$s]}"
+done
+served() { chrony_serverstat "$W/srv-$1" "NTP packets received"; }
+
+# ---- 2. key exchange ----
+log "key exchange: ours, $KE_RUNS sessions in one process"
+"$BENCH_KE" 127.0.0.1 "${KE[ke]}" localhost "$CA" "$KE_RUNS" >"$W/ke-ours.tsv"
+ke_first_wall=$(awk -F'\t' '$1 == 0 { print $2 }' "$W/ke-ours.tsv")
+ke_first_cpu=$(awk -F'\t' '$1 == 0 { print $3 }' "$W/ke-ours.tsv")
+ke_wall=$(awk -F'\t' '$1 > 0 { print $2 }' "$W/ke-ours.tsv" | median)
+ke_cpu=$(awk -F'\t' '$1 > 0 { print $3 }' "$W/ke-ours.tsv" | median)
+log "key exchange: ours with TCP_NODELAY forced (what-if)"
+LD_PRELOAD=$NODELAY "$BENCH_KE" 127.0.0.1 "${KE[ke]}" localhost "$CA" "$KE_RUNS" >"$W/ke-nodelay.tsv"
+ke_nd_wall=$(awk -F'\t' '$1 > 0 { print $2 }' "$W/ke-nodelay.tsv" | median)
+ke_nd_cpu=$(awk -F'\t' '$1 > 0 { print $3 }' "$W/ke-nodelay.tsv" | median)
+
+chrony_client_conf() {
+        local dir=$1 server=$2 poll=$3
+        shift 3
+        mkdir -p "$dir"
+        chmod 0700 "$dir"
+        {
+                echo "server localhost port ${NTP[$server]} nts ntsport ${KE[$server]} $poll"
+                echo "ntstrustedcerts $CA"
+                echo "nosystemcert"
+                echo "pidfile $dir/chronyd.pid"
+                echo "cmdport 0"
+                echo "bindcmdaddress $dir/chronyd.sock"
+                for line; do echo "$line"; done
+        } >"$dir/client.conf"
+}
+
+# KE interval seen by strace: connect() of the socket to the KE port until its close().
+ke_interval_ms() {
+        awk -v port="htons(${KE[ke]})" '
+                { t = ($1 ~ /^[0-9]+\.[0-9]+$/) ? $1 : $2 }
+                fd == "" && /connect\(/ && index($0, port) { split($0, a, /connect\(/); split(a[2], b, ","); fd = b[1]; t0 = t; next }
+                fd != "" && index($0, "close(" fd ")") { printf "%.1f\n", (t - t0) * 1000; exit }' "$1"
+}
+
+log "key exchange: one-shot processes, ours and chronyd -Q, $FIRST_RUNS each"
+chrony_client_conf "$W/q" ke "iburst minpoll -6 maxpoll -6"
+: >"$W/ke-proc-ours.tsv"
+: >"$W/ke-proc-chrony.tsv"
+: >"$W/ke-strace.tsv"
+for i in $(seq "$FIRST_RUNS"); do
+        run_timed "$W/ke-proc-ours.tsv" "${NOSYSTIME[@]}" "$BENCH_KE" 127.0.0.1 "${KE[ke]}" localhost "$CA" 1
+        rm -f "$W/q/chronyd.sock"
+        run_timed "$W/ke-proc-chrony.tsv" "${NOSYSTIME[@]}" "$CHRONYD" -Q -t 5 -u root -f "$W/q/client.conf" ||
+                fail "chronyd -Q did not measure"
+        strace -f -ttt -e trace=connect,close -o "$W/st-ours" "${NOSYSTIME[@]}" "$BENCH_KE" 127.0.0.1 "${KE[ke]}" localhost "$CA" 1 >/dev/null
+        rm -f "$W/q/chronyd.sock"
+        strace -f -ttt -e trace=connect,close -o "$W/st-chrony" "${NOSYSTIME[@]}" "$CHRONYD" -Q -t 5 -u root -f "$W/q/client.conf" >/dev/null 2>&1
+        printf '%s\t%s\n' "$(ke_interval_ms "$W/st-ours")" "$(ke_interval_ms "$W/st-chrony")" >>"$W/ke-strace.tsv"
+done
+kp_ours_wall=$(cut -f1 "$W/ke-proc-ours.tsv" | median)
+kp_ours_cpu=$(cut -f2 "$W/ke-proc-ours.tsv" | median)
+kp_chrony_wall=$(cut -f1 "$W/ke-proc-chrony.tsv" | median)
+kp_chrony_cpu=$(cut -f2 "$W/ke-proc-chrony.tsv" | median)
+ks_ours=$(cut -f1 "$W/ke-strace.tsv" | grep . | median)
+ks_chrony=$(cut -f2 "$W/ke-strace.tsv" | grep . | median)
+
+# ---- 3. time to the first authenticated sample ----
+log "first authenticated sample: cold and warm, $FIRST_RUNS runs each"
+write_conf "$W/first.conf" "NTS=localhost:${KE[first]}" "NTSTrustedCertificates=$CA"
+mkdir -p "$W/first-state" "$W/first-runtime"
+chmod 0777 "$W/first-state" "$W/first-runtime"
+# first_ours LOG [PRELOAD]: ms from launch until the daemon logs its first (NTS authenticated)
+# sync.
+first_ours() {
+        local log=$1 preload=${2:-} t0 pid reader
+        mkfifo "$log.fifo"
+        : >"$log"
+        stamp_lines <"$log.fifo" >"$log" &
+        reader=$!
+        t0=$EPOCHREALTIME
+        start_daemon "$log.fifo" env LD_PRELOAD="$preload" SYSTEMD_LOG_LEVEL=info SYSTEMD_LOG_TARGET=console "$TIMESYNCD" --observe \
+                --config="$W/first.conf" --state-dir="$W/first-state" --runtime-dir="$W/first-runtime"
+        pid=$DAEMON_PID
+        wait_for 15 grep -q "Initial clock synchronization.*NTS authenticated" "$log" ||
+                fail "no NTS authenticated sync in $log"
+        stop_daemon "$pid"
+        wait "$reader"
+        awk -v t0="$t0" '/Initial clock synchronization/ { printf "%.1f\n", ($1 - t0) * 1000; exit }' "$log"
+}
+# first_chrony LOG: ms from launch until chronyd -Q prints its measurement.
+first_chrony() {
+        local log=$1 t0
+        t0=$EPOCHREALTIME
+        rm -f "$W/qf/chronyd.sock"
+        "${NOSYSTIME[@]}" "$CHRONYD" -Q -t 5 -u root -f "$W/qf/client.conf" 2>&1 | stamp_lines >"$log"
+        awk -v t0="$t0" '/System clock wrong by/ { printf "%.1f\n", ($1 - t0) * 1000; f = 1; exit } END { if (!f) exit 1 }' "$log" ||
+                fail "chronyd -Q did not measure: $(cat "$log")"
+}
+chrony_client_conf "$W/qf" first "iburst minpoll -6 maxpoll -6" "ntsdumpdir $W/qf"
+: >"$W/first.tsv"
+for i in $(seq "$FIRST_RUNS"); do
+        rm -f "$W"/first-state/nts-* "$W"/qf/*.nts
+        cold=$(first_ours "$W/first-cold-$i.log")
+        log_has_resume=$(grep -c "Resuming NTS" "$W/first-cold-$i.log" || true)
+        [ "$log_has_resume" = 0 ] || fail "the cold start found cookies"
+        warm=$(first_ours "$W/first-warm-$i.log")
+        grep -q "Resuming NTS" "$W/first-warm-$i.log" || fail "the warm start did not resume from saved cookies"
+        ccold=$(first_chrony "$W/first-ccold-$i.log")
+        cwarm=$(first_chrony "$W/first-cwarm-$i.log")
+        rm -f "$W"/first-state/nts-*
+        ndcold=$(first_ours "$W/first-ndcold-$i.log" "$NODELAY")
+        printf '%s\t%s\t%s\t%s\t%s\n' "$cold" "$warm" "$ccold" "$cwarm" "$ndcold" >>"$W/first.tsv"
+done
+first_cold=$(cut -f1 "$W/first.tsv" | median)
+first_warm=$(cut -f2 "$W/first.tsv" | median)
+first_ccold=$(cut -f3 "$W/first.tsv" | median)
+first_cwarm=$(cut -f4 "$W/first.tsv" | median)
+first_ndcold=$(cut -f5 "$W/first.tsv" | median)
+# Whether chronyd -Q found its dumped cookies: the server counts key exchanges.
+chrony_ke_total=$(chrony_serverstat "$W/srv-first" "NTS-KE connections accepted")
+
+# ---- 4./5./6. memory, CPU per poll, syscalls per poll: all clients side by side ----
+log "steady state: $POLLS polls of $POLL_SEC s, all clients at once"
+declare -A PID
+# Each of our daemons gets a system bus of its own, as on a real machine: on a shared bus only
+# one of them could own org.freedesktop.timesync1.
+start_ours() {
+        local name=$1 line=$2 state=${3:-$W/$1/state}
+        mkdir -p "$state" "$W/$name/runtime"
+        chmod 0777 "$W/$name" "$state" "$W/$name/runtime"
+        TEST_TMPDIR=$W/$name start_system_bus
+        write_conf "$W/$name/ts.conf" "$line" "NTSTrustedCertificates=$CA" \
+                "PollIntervalMinSec=$POLL_SEC" "PollIntervalMaxSec=$POLL_SEC"
+        start_daemon "$W/$name/daemon.log" env SYSTEMD_LOG_LEVEL=info SYSTEMD_LOG_TARGET=console "$TIMESYNCD" \
+                --observe --config="$W/$name/ts.conf" --state-dir="$state" --runtime-dir="$W/$name/runtime"
+        PID[$name]=$DAEMON_PID
+}
+start_chrony_client() {
+        local name=$1
+        chrony_client_conf "$W/$name" "$name" "minpoll 4 maxpoll 4"
+        start_daemon "$W/$name/daemon.log" "$CHRONYD" -x -d -u root -f "$W/$name/client.conf"
+        PID[$name]=$DAEMON_PID
+}
+start_ours ours-nts "NTS=localhost:${KE[ours-nts]}"
+start_ours ours-plain "NTP=127.0.0.1:${NTP[ours-plain]}"
+# What-if: the same daemon with its state directory on tmpfs, where fsync() costs nothing.
+TMPFS_STATE=$(mktemp -d /dev/shm/tsnts-bench.XXXXXX)
+at_cleanup rm -rf "$TMPFS_STATE"
+start_ours ours-tmpfs "NTS=localhost:${KE[ours-tmpfs]}" "$TMPFS_STATE"
+start_ours strace-ours "NTS=localhost:${KE[strace-ours]}"
+start_chrony_client chrony-nts
+start_chrony_client strace-chrony
+for n in ours-nts ours-tmpfs ours-plain strace-ours; do
+        wait_exec "${PID[$n]}" systemd-timesyncd
+        assert_no_sys_time "${PID[$n]}" "$n"
+done
+for n in chrony-nts strace-chrony; do
+        wait_exec "${PID[$n]}" chronyd
+        assert_no_sys_time "${PID[$n]}" "$n"
+done
+synced() {
+        grep -q "Initial clock synchronization" "$W/ours-nts/daemon.log" &&
+                grep -q "Initial clock synchronization" "$W/ours-tmpfs/daemon.log" &&
+                grep -q "Initial clock synchronization" "$W/ours-plain/daemon.log" &&
+                grep -q "Initial clock synchronization" "$W/strace-ours/daemon.log" &&
+                [ "$(served chrony-nts)" -ge 1 ] && [ "$(served strace-chrony)" -ge 1 ]
+}
+wait_for 30 synced || fail "not every client synchronized within 30 s"
+sleep 2
+
+# CPU time in ns of every thread of PID (schedstat: precise, unlike the 10 ms ticks of stat).
+cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
+kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/${3:-status}"; }
+
+for n in strace-ours strace-chrony; do
+        strace -c -f -p "${PID[$n]}" -o "$W/$n.strace" &
+        PID[$n-tracer]=$!
+done
+declare -A CPU0 POLL0
+for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
+        CPU0[$n]=$(cpu_ns "${PID[$n]}")
+        POLL0[$n]=$(served "$n")
+done
+t_start=$EPOCHREALTIME
+sleep $((POLLS * POLL_SEC))
+t_end=$EPOCHREALTIME
+declare -A CPUPOLL NPOLL RSS HWM PSS LIBS SSL
+for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
+        NPOLL[$n]=$(( $(served "$n") - POLL0[$n] ))
+        CPUPOLL[$n]=$(awk -v a="${CPU0[$n]}" -v b="$(cpu_ns "${PID[$n]}")" -v p="${NPOLL[$n]}" \
+                'BEGIN { if (p > 0) printf "%.1f\n", (b - a) / p / 1000; else print "n/a" }')
+done
+for n in ours-nts ours-plain chrony-nts; do
+        p=${PID[$n]}
+        RSS[$n]=$(kb "$p" VmRSS)
+        HWM[$n]=$(kb "$p" VmHWM)
+        PSS[$n]=$(kb "$p" Pss smaps_rollup)
+        awk '$6 ~ /\.so/ { print $6 }' "/proc/$p/maps" | sort -u | xargs -n1 basename >"$W/$n.libs"
+        LIBS[$n]=$(wc -l <"$W/$n.libs")
+        SSL[$n]=$(grep -cE 'libssl|libcrypto' "$W/$n.libs" || true)
+done
+for n in strace-ours strace-chrony; do
+        kill -INT "${PID[$n-tracer]}"
+        wait "${PID[$n-tracer]}" 2>/dev/null || true
+done
+window=$(awk -v a="$t_start" -v b="$t_end" 'BEGIN { printf "%.0f", b - a }')
+# strace -c columns: % time, seconds, usecs/call, calls, [errors,] syscall.
+sys_per_poll() {
+        awk -v p="$2" '$NF == "total" { if (p > 0) printf "%.1f\n", $4 / p; else print "n/a" }' "$1"
+}
+sys_ours=$(sys_per_poll "$W/strace-ours.strace" "${NPOLL[strace-ours]}")
+sys_chrony=$(sys_per_poll "$W/strace-chrony.strace" "${NPOLL[strace-chrony]}")
+top_syscalls() {
+        awk '$NF != "total" && $1 ~ /^[0-9.]+$/ { print $4, $NF }' "$1" | sort -rn | head -8 |
+                awk -v p="$2" '{ printf "%s%s %.1f", (NR > 1 ? ", " : ""), $2, $1 / p } END { print "" }'
+}
+# strace -c sorts by system time: the first rows with their share.
+top_time() {
+        awk '$NF != "total" && $1 ~ /^[0-9.]+$/ { printf "%s%s %.0f%%", (n++ ? ", " : ""), $NF, $1; if (n == 4) exit } END { print "" }' "$1"
+}
+time_ours=$(top_time "$W/strace-ours.strace")
+time_chrony=$(top_time "$W/strace-chrony.strace")
+top_ours=$(top_syscalls "$W/strace-ours.strace" "${NPOLL[strace-ours]}")
+top_chrony=$(top_syscalls "$W/strace-chrony.strace" "${NPOLL[strace-chrony]}")
+
+# ---- weight ----
+size_of() { stat -c %s "$1"; }
+stripped_size() { strip -o "$W/stripped" "$1" && stat -c %s "$W/stripped"; }
+needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd' '; }
+ours_size=$(size_of "$TIMESYNCD")
+ours_stripped=$(stripped_size "$TIMESYNCD")
+chrony_size=$(size_of "$CHRONYD")
+chrony_stripped=$(stripped_size "$CHRONYD")
+stock_size=n/a
+stock_stripped=n/a
+stock_needed=n/a
+if [ -x "$STOCK_TIMESYNCD" ]; then
+        stock_size=$(size_of "$STOCK_TIMESYNCD")
+        stock_stripped=$(stripped_size "$STOCK_TIMESYNCD")
+        stock_needed=$(needed "$STOCK_TIMESYNCD")
+fi
+
+LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
+
+# ---- plot ----
+log "plot"
+cat >"$W/plot.dat" <<EOF
+"ours, no NTS" ${RSS[ours-plain]} ${HWM[ours-plain]} ${PSS[ours-plain]} ${CPUPOLL[ours-plain]}
+"ours, NTS" ${RSS[ours-nts]} ${HWM[ours-nts]} ${PSS[ours-nts]} ${CPUPOLL[ours-nts]}
+"chronyd, NTS" ${RSS[chrony-nts]} ${HWM[chrony-nts]} ${PSS[chrony-nts]} ${CPUPOLL[chrony-nts]}
+EOF
+gnuplot <<EOF
+set terminal pngcairo size 1100,420 font "DejaVu Sans,10" noenhanced
+set output "$PNG"
+set multiplot layout 1,2 title "Clients side by side, $POLLS polls of $POLL_SEC s on loopback ($STARTED)"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.8 border -1
+set boxwidth 0.9
+set grid ytics
+set yrange [0:*]
+set key top left
+set title "Memory (KiB)"
+plot "$W/plot.dat" using 2:xtic(1) title "RSS (steady)", "" using 3 title "RSS (peak)", "" using 4 title "PSS"
+set title "CPU per poll (us, all threads, schedstat)"
+set key off
+plot "$W/plot.dat" using 5:xtic(1) title "CPU per poll"
+unset multiplot
+EOF
+
+# ---- the document ----
+log "writing $DOC"
+day_ours=$(awk -v c="${CPUPOLL[ours-nts]}" 'BEGIN { printf "%.0f", c * 1000 / 1000 }')
+day_chrony=$(awk -v c="${CPUPOLL[chrony-nts]}" 'BEGIN { printf "%.0f", c * 1000 / 1000 }')
+pkt_pair=$(awk -v a="$(pk nts-request 2)" -v b="$(pk nts-verify 2)" 'BEGIN { printf "%.1f", a + b }')
+pkt_day=$(awk -v p="$pkt_pair" 'BEGIN { printf "%.1f", p * 1000 / 1e6 }')
+cpu_model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+openssl_version=$(openssl version 2>/dev/null | cut -d' ' -f1-2)
+chrony_version=$("$CHRONYD" -v | cut -d' ' -f1-4)
+git_rev=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
+
+row() { printf '| %s | %s | %s | %s | %s |\n' "$@"; }
+prow() {
+        local c=$1
+        printf '| `%s` | %s | %s | %s | %s | %s |\n' "$c" "$(fmt "$(pk "$c" 2)")" "$(fmt "$(pk "$c" 3)")" \
+                "$(pi "$c")" "$(fmt "$(pk "$c" 4)" 1)" "$(awk -v c="$c" -F'\t' '$1 == c { print $2 }' "$W/packet-cases.tsv")"
+}
+
+{
+cat <<EOF
+# Benchmarks
+
+Generated by \`bench/run.sh\` (\`ninja -C build bench\`) on $STARTED from commit $git_rev; do
+not edit by hand, rerun it. Machine: $(nproc) CPUs ($cpu_model), kernel $(uname -r),
+$openssl_version, $chrony_version. The machine is shared: load average $LOAD_BEFORE before the
+run and $LOAD_AFTER after. That is why the tables give medians, ratios measured within one
+round (both sides see the same load), CPU time rather than wall time where it matters, and
+instruction counts from callgrind, which do not depend on load at all. \`perf stat -e
+instructions\` does not work on this machine (the counter is not supported in this VM).
+
+Every daemon ran without CAP_SYS_TIME (\`setpriv --bounding-set=-sys_time\`, checked in
+/proc/PID/status), ours with \`--observe\`, chronyd with \`-x\` or \`-Q\`; all traffic on loopback
+against chronyd 4.3 NTS servers (\`local stratum 1\`, one server per measured client so that
+its counters are that client's polls). The clock guard of test/lib checked that the kernel
+clock discipline was unchanged.
+
+## Summary
+
+| | ours | chronyd 4.3 | ours / chronyd |
+|---|---|---|---|
+| NTS request + verify per packet (CPU, ns) | $pkt_pair | n/a (not separable) | |
+| key exchange, connect to close, strace (ms) | $(fmt "$ks_ours") | $(fmt "$ks_chrony") | $(ratio "$ks_ours" "$ks_chrony") |
+| one-shot process: KE (+ NTP for chronyd), CPU (ms) | $(fmt "$kp_ours_cpu") | $(fmt "$kp_chrony_cpu") | $(ratio "$kp_ours_cpu" "$kp_chrony_cpu") |
+| first authenticated sample, cold (ms) | $(fmt "$first_cold") | $(fmt "$first_ccold") | $(ratio "$first_cold" "$first_ccold") |
+| first authenticated sample, warm (ms) | $(fmt "$first_warm") | $(fmt "$first_cwarm") | $(ratio "$first_warm" "$first_cwarm") |
+| RSS steady, NTS (KiB) | ${RSS[ours-nts]} | ${RSS[chrony-nts]} | $(ratio "${RSS[ours-nts]}" "${RSS[chrony-nts]}") |
+| RSS peak, NTS (KiB) | ${HWM[ours-nts]} | ${HWM[chrony-nts]} | $(ratio "${HWM[ours-nts]}" "${HWM[chrony-nts]}") |
+| PSS, NTS (KiB) | ${PSS[ours-nts]} | ${PSS[chrony-nts]} | $(ratio "${PSS[ours-nts]}" "${PSS[chrony-nts]}") |
+| CPU per poll, NTS (us) | ${CPUPOLL[ours-nts]} | ${CPUPOLL[chrony-nts]} | $(ratio "${CPUPOLL[ours-nts]}" "${CPUPOLL[chrony-nts]}") |
+| syscalls per poll, NTS | $sys_ours | $sys_chrony | $(ratio "$sys_ours" "$sys_chrony") |
+| binary, stripped (bytes) | $ours_stripped | $chrony_stripped | $(ratio "$ours_stripped" "$chrony_stripped") |
+
+Stock Debian systemd-timesyncd: measured only in the qemu guest (mkosi suite); it refuses to
+start without CAP_SYS_TIME, which this host never grants. Its binary is listed under Weight.
+
+![RSS and CPU per poll](bench-rss-cpu.png)
+
+The plot: left, memory of each client at the end of the steady-state window (section 4); right,
+CPU per poll over the same window (section 5).
+
+## 1. Per-packet cost
+
+\`bench/bench-packet.c\`, linked with the project's static libraries: AES-SIV-CMAC-256, a
+request spending one 100-byte cookie (chrony's size) with 7 placeholders, a response with 8 new
+cookies built by test/common/nts-server-ef; $(sed -n 's/^# request \([0-9]*\) bytes, response \([0-9]*\) bytes.*/request \1 bytes, response \2 bytes/p' "$W/packet.tsv"). Each case runs 5000 times per round, 21 rounds interleave the cases, ns/op is
+the median (and minimum) over rounds of wall time per operation on one core. Instructions/op
+come from one callgrind run of 1000 operations per case (client requests zero and dump the
+counters around each case); they exclude the kernel, so a getrandom() counts a few
+instructions only. Allocations/op count calls of malloc/calloc/realloc (the bench defines
+them, so libcrypto's count too).
+
+| case | ns/op (median) | ns/op (min) | instructions/op | allocations/op | what |
+|---|---|---|---|---|---|
+EOF
+while IFS=$'\t' read -r c _; do prow "$c"; done <"$W/packet-cases.tsv"
+cat <<EOF
+
+Ratios, each the median over the 21 rounds of the ratio within one round:
+
+| ratio | wall time | instructions |
+|---|---|---|
+| NTS request / its floor (\`nts-request\` / \`floor-seal\`) | $(pr nts-request/floor-seal) | $(ratio "$(pi nts-request)" "$(pi floor-seal)") |
+| NTS verify / its floor (\`nts-verify\` / \`floor-open-copy\`) | $(pr nts-verify/floor-open-copy) | $(ratio "$(pi nts-verify)" "$(pi floor-open-copy)") |
+| NTS verify / floor with a new key schedule | $(pr nts-verify/floor-open-rekey) | $(ratio "$(pi nts-verify)" "$(pi floor-open-rekey)") |
+| template copy / new key schedule (floor variants) | $(pr floor-open-copy/floor-open-rekey) | $(ratio "$(pi floor-open-copy)" "$(pi floor-open-rekey)") |
+| module AEAD seal / floor | $(pr aead-seal/floor-seal) | $(ratio "$(pi aead-seal)" "$(pi floor-seal)") |
+| module AEAD open / floor | $(pr aead-open/floor-open-copy) | $(ratio "$(pi aead-open)" "$(pi floor-open-copy)") |
+| NTS request / plain NTP request | $(pr nts-request/ntp-request) | $(ratio "$(pi nts-request)" "$(pi ntp-request)") |
+
+The floor is the same AES-SIV work on the same bytes through the sym_ pointers, with objects
+keyed once outside the loop. For the request it is S2V alone (four CMACs on one keyed
+EVP_MAC context): an NTS request seals an empty plaintext, whose AES-SIV output is the S2V
+value, and OpenSSL 3.0's AES-SIV cipher refuses an empty plaintext. For the response it is
+EVP AES-128-SIV decryption with the tag check, in two variants: a copy of a keyed template
+per operation (what nts_crypto_openssl.c does) and a new key schedule per operation on a
+reused context. A third variant, re-initialising the keyed context without a key, is not
+usable: on OpenSSL 3.0.22 the second open after it already fails to verify (the bench tried;
+the module's header comment says the same), so it is no floor.
+
+Where the time goes:
+- Request: the gap to the floor is two getrandom() system calls (\`getrandom-16\`, once for
+  the Unique Identifier and once for the nonce), each about as expensive as a third of the
+  whole S2V; the fields themselves (\`request-fields\`) are small. One getrandom() of 32
+  bytes (\`getrandom-32\`) costs the same as one of 16: drawing UID and nonce in one call, or
+  from a userspace DRBG, would take one call off every request. The daemon adds a third call
+  for the random transmit timestamp of every request, NTS or not (\`ntp-request\`).
+- Response: the parsing (\`response-walk\`) is a few percent; the AES-SIV open dominates. The
+  copy of the keyed template (\`ctx-copy\`) allocates (libcrypto duplicates the provider
+  context and the CMAC inside it) but is cheaper than a new key schedule. Most allocations
+  per open happen inside libcrypto's AES-SIV itself, in the floor as much as in ours.
+- Nothing on the per-packet path allocates outside libcrypto; the module's own work beyond
+  the floor is the S2V in C for the empty plaintext and the checks.
+
+## 2. Key exchange
+
+Against a chronyd 4.3 NTS-KE server on 127.0.0.1 (ECDSA P-256 test certificate, TLS 1.3):
+
+| | ours | chronyd -Q |
+|---|---|---|
+| in-process, session start to keys + cookies, median of $((KE_RUNS - 1)) (ms wall / ms CPU) | $(fmt "$(awk -v v="$ke_wall" 'BEGIN { print v / 1000 }')" 2) / $(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2) | n/a (no hook) |
+| in-process with TCP_NODELAY forced (what-if, LD_PRELOAD shim), median of $((KE_RUNS - 1)) (ms wall / ms CPU) | $(fmt "$(awk -v v="$ke_nd_wall" 'BEGIN { print v / 1000 }')" 2) / $(fmt "$(awk -v v="$ke_nd_cpu" 'BEGIN { print v / 1000 }')" 2) | |
+| in-process, first session (loads libssl/libcrypto) (ms wall / ms CPU) | $(fmt "$(awk -v v="$ke_first_wall" 'BEGIN { print v / 1000 }')" 2) / $(fmt "$(awk -v v="$ke_first_cpu" 'BEGIN { print v / 1000 }')" 2) | |
+| strace: connect() to close() of the KE socket, median of $FIRST_RUNS (ms) | $(fmt "$ks_ours") | $(fmt "$ks_chrony") |
+| whole one-shot process, median of $FIRST_RUNS (ms wall / ms CPU) | $(fmt "$kp_ours_wall" 0) / $(fmt "$kp_ours_cpu" 0) | $(fmt "$kp_chrony_wall" 0) / $(fmt "$kp_chrony_cpu" 0) |
+
+Ours is \`bench/bench-ke.c\`: nts_ke_client on sd-event, the same call the daemon makes
+(NTS_aead_offer, CA file, hostname verification), $KE_RUNS sessions in one process; its CPU is
+CLOCK_PROCESS_CPUTIME_ID over the session. chronyd has no way to time its key exchange from
+outside but the system calls, so both run once per process under \`strace -f -ttt -e
+trace=connect,close\` and the interval from connect() to the KE port until close() of that
+socket is taken (strace slows both alike). The whole-process figures (wall time, and user +
+system CPU from wait4()) are
+not the same work: ours is process start, library loading and one key exchange; \`chronyd -Q\`
+(\`iburst minpoll -6\`, the reference client of PEERS.md) also polls NTP until it has its
+measurement, which is most of its wall time.
+
+Where the wall time goes: CPU is a few ms, the rest of our ~$(fmt "$(awk -v v="$ke_wall" 'BEGIN { print v / 1000 }')" 0) ms is one wait. After the handshake
+the client writes the TLS Finished message and the NTS-KE request in two TCP segments;
+Nagle's algorithm holds the second until the first is acknowledged, and the server delays that
+ACK (40 ms on Linux) because it has nothing to send yet. An strace of bench-ke shows the
+client blocked in epoll_wait for about 41 ms right after its two writes. With TCP_NODELAY
+set on the socket (\`bench/tcp-nodelay-preload.c\`, the what-if row above) the key exchange takes
+$(fmt "$(awk -v v="$ke_nd_wall" 'BEGIN { print v / 1000 }')" 1) ms. chronyd's client shows a similar interval under strace.
+
+## 3. Time to the first authenticated sample
+
+From launch to the first NTS-authenticated result, median of $FIRST_RUNS runs each, against the
+same local chronyd server; timestamps are taken when the line is read from the process's
+output (a pipe, the logs carry no sub-second times):
+
+| | ours (daemon, --observe) | chronyd -Q |
+|---|---|---|
+| cold: no cookies (key exchange + NTP) (ms) | $(fmt "$first_cold") | $(fmt "$first_ccold") |
+| warm: cookies from the state directory (ms) | $(fmt "$first_warm") | $(fmt "$first_cwarm") |
+| cold, with TCP_NODELAY forced (what-if, section 2) (ms) | $(fmt "$first_ndcold") | |
+
+Ours: \`systemd-timesyncd --observe\` with \`NTS=localhost:PORT\`, until "Initial clock
+synchronization ... NTS authenticated" (it takes the first good sample); cold runs start with
+an empty state directory, warm runs after a cold one, which left its cookies there (the log
+says "Resuming NTS", checked). chronyd: \`chronyd -Q\` until "System clock wrong by", which
+needs several samples (iburst at 1/64 s); warm runs use \`ntsdumpdir\`, where chronyd keeps its
+client cookies between runs. The server accepted $chrony_ke_total key exchanges in total over
+these $((FIRST_RUNS * 5)) runs ($((FIRST_RUNS * 3)) of them cold): a count of $((FIRST_RUNS * 3))
+means every warm run of both clients went without one.
+
+## 4. Memory
+
+At the end of the steady-state window (section 5), from /proc/PID/status (VmRSS, VmHWM = peak)
+and /proc/PID/smaps_rollup (Pss), in KiB:
+
+| client | RSS steady | RSS peak | PSS | shared objects mapped | libssl/libcrypto mapped |
+|---|---|---|---|---|---|
+| ours, no NTS servers (\`NTP=\`) | ${RSS[ours-plain]} | ${HWM[ours-plain]} | ${PSS[ours-plain]} | ${LIBS[ours-plain]} | $([ "${SSL[ours-plain]}" = 0 ] && echo no || echo "yes (${SSL[ours-plain]})") |
+| ours, NTS | ${RSS[ours-nts]} | ${HWM[ours-nts]} | ${PSS[ours-nts]} | ${LIBS[ours-nts]} | $([ "${SSL[ours-nts]}" = 0 ] && echo no || echo "yes (${SSL[ours-nts]})") |
+| chronyd -x, \`server ... nts\` | ${RSS[chrony-nts]} | ${HWM[chrony-nts]} | ${PSS[chrony-nts]} | ${LIBS[chrony-nts]} | $([ "${SSL[chrony-nts]}" = 0 ] && echo "no (GnuTLS)" || echo yes) |
+| stock systemd-timesyncd | measured only in the qemu guest (mkosi suite) | | | | |
+
+Shared objects: ours without NTS: $(paste -sd' ' "$W/ours-plain.libs"). Ours with NTS adds:
+$(comm -13 "$W/ours-plain.libs" "$W/ours-nts.libs" | paste -sd' '). chronyd:
+$(paste -sd' ' "$W/chrony-nts.libs").
+
+## 5. CPU over a simulated day
+
+Polls cannot be faster than 16 s in our daemon (PollIntervalMinSec= floor), so a day of 1000
+polls is extrapolated: each client ran for $POLLS polls at 16 s (ours \`PollIntervalMinSec=16\`
+and \`PollIntervalMaxSec=16\`, chronyd \`minpoll 4 maxpoll 4\`), all at the same time, after
+their first synchronization (the key exchange is outside the window). CPU is the sum over all
+threads of /proc/PID/task/*/schedstat (ns resolution), polls are the NTP packets the client's
+own server counted; window $window s.
+
+| client | polls in window | CPU per poll (us) | CPU for 1000 polls (ms, extrapolated) |
+|---|---|---|---|
+| ours, no NTS | ${NPOLL[ours-plain]} | ${CPUPOLL[ours-plain]} | $(awk -v c="${CPUPOLL[ours-plain]}" 'BEGIN { printf "%.0f", c }') |
+| ours, NTS | ${NPOLL[ours-nts]} | ${CPUPOLL[ours-nts]} | $day_ours |
+| ours, NTS, state directory on tmpfs (what-if) | ${NPOLL[ours-tmpfs]} | ${CPUPOLL[ours-tmpfs]} | $(awk -v c="${CPUPOLL[ours-tmpfs]}" 'BEGIN { printf "%.0f", c }') |
+| chronyd, NTS | ${NPOLL[chrony-nts]} | ${CPUPOLL[chrony-nts]} | $day_chrony |
+
+The CPU per poll includes everything the process did in the window (timers, D-Bus property
+signals for ours, logging), divided by the polls. The per-packet path alone (section 1,
+request + verify = $pkt_pair ns) makes $pkt_day ms for 1000 polls: the crypto is a small part
+of the per-poll cost. The difference between "ours, NTS" and the tmpfs row is the daemon
+writing its cookie jar with fsync() twice per poll: before sending (so that a crash can never
+make it send a cookie twice) and after the reply (the new cookies); each write is a temporary
+file, fsync(), rename() and an fsync() of the directory (see the syscall table below: four
+fsync() per poll). On this machine's ext4 that costs more CPU than everything else the daemon
+does per poll; chronyd keeps its cookies in memory and writes them only at exit. A key exchange every
+time the cookies run out is not in these figures (with 8 cookies refilled on every reply it
+happens only after lost replies); one costs $(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2) ms CPU (section 2).
+
+## 6. Weight
+
+| | binary (bytes) | stripped (bytes) | DT_NEEDED |
+|---|---|---|---|
+| ours | $ours_size | $ours_stripped | $(needed "$TIMESYNCD") |
+| chronyd 4.3 (Debian) | $chrony_size | $chrony_stripped | $(needed "$CHRONYD") |
+| stock systemd-timesyncd 252 (Debian) | $stock_size | $stock_stripped | $stock_needed |
+
+Ours is built \`debugoptimized\` (-O2 -g); chronyd and the stock timesyncd are Debian's
+stripped packages, so compare the stripped column. The stock binary links libsystemd-shared
+(several MiB, shared with the rest of systemd), ours only libsystemd; ours loads libssl and
+libcrypto with dlopen() only when NTS= servers are configured (section 4).
+
+System calls per poll, \`strace -c -f\` attached for the window to a second instance of each
+client (the CPU figures above come from untraced instances):
+
+| client | polls | syscalls per poll | most frequent, per poll | most system time (strace's share) |
+|---|---|---|---|---|
+| ours, NTS | ${NPOLL[strace-ours]} | $sys_ours | $top_ours | $time_ours |
+| chronyd, NTS | ${NPOLL[strace-chrony]} | $sys_chrony | $top_chrony | $time_chrony |
+EOF
+} >"$DOC"
+log "done: $DOC, $PNG"

@@ -859,6 +859,7 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
 
         m->socket_fd = m->clock_watch_fd = -EBADF;
         m->observe = o->observe;
+        m->test_poll_interval_usec = o->test_poll_interval_usec;
 
         if ((o->config_file && !(m->config_file = strdup(o->config_file))) ||
             (o->state_dir && !(m->state_dir = strdup(o->state_dir))) ||
@@ -935,6 +936,9 @@ int manager_load_config(Manager *m) {
                         return log_error_errno(r, "Configuration file %s does not exist.", m->config_file);
         } else
                 (void) timesync_config_load(&m->config, NULL);
+
+        if (m->test_poll_interval_usec > 0)
+                m->config.poll_interval_min_usec = m->config.poll_interval_max_usec = m->test_poll_interval_usec;
 
         /* Poll intervals are the minimum doubled k times, capped at the maximum. */
         m->poll_level_max = 0;

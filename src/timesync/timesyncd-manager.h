@@ -23,6 +23,7 @@ typedef struct ManagerOptions {
         const char *config_file;        /* NULL: the standard search */
         const char *state_dir;          /* clock file */
         const char *runtime_dir;        /* "synchronized" flag file */
+        usec_t test_poll_interval_usec; /* > 0: fixed poll interval, overrides the config */
 } ManagerOptions;
 
 /* The last reply, as the NTPMessage D-Bus property shows it. */
@@ -40,6 +41,7 @@ struct Manager {
         ClockBackend *clock;
 
         bool observe;
+        usec_t test_poll_interval_usec;
         char *config_file, *state_dir, *runtime_dir;
         TimesyncConfig config;
 

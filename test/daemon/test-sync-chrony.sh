@@ -39,6 +39,24 @@ test_sigterm_ends_cleanly() {
         [ "$rc" = 0 ] || fail "daemon exited with $rc on SIGTERM"
 }
 
+test_test_poll_interval_requires_observe() {
+        local rc=0
+        "$TIMESYNCD" --test-poll-interval=1s --config="$TEST_TMPDIR/ts.conf" >"$TEST_TMPDIR/nopoll.log" 2>&1 || rc=$?
+        [ "$rc" = 1 ] || fail "--test-poll-interval= without --observe: exit $rc, expected 1"
+        grep -q "requires --observe" "$TEST_TMPDIR/nopoll.log" || fail "no reason given: $(cat "$TEST_TMPDIR/nopoll.log")"
+}
+
+test_test_poll_interval_polls_below_the_floor() {
+        write_conf "$TEST_TMPDIR/fast.conf" "NTP=127.0.0.1:$ntp"
+        TIMESYNCD_LOG=$TEST_TMPDIR/fast.log
+        start_timesyncd "$TEST_TMPDIR/fast.conf" --test-poll-interval=200ms
+        # Ten replies in far less than one interval of the 16 s floor.
+        wait_log_count "NTP reply from 127.0.0.1:$ntp" 10 12
+        stop_timesyncd
+}
+
 run_case test_observe_mode_syncs_with_chronyd
 run_case test_same_host_offset_is_below_one_millisecond
 run_case test_sigterm_ends_cleanly
+run_case test_test_poll_interval_requires_observe
+run_case test_test_poll_interval_polls_below_the_floor

@@ -2,13 +2,15 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # chronyd as NTS client of the mock server, in query mode (-Q: measures, never sets the clock;
 # also without CAP_SYS_TIME): honest, it gets authenticated samples; with bad-auth, none.
-# chronyd comes from $CHRONYD, the peers tree ($TSNTS_PEERS_DIR, test/tools/fetch-peers.sh) or
-# PATH; without it the test is skipped.
+# chronyd comes from $CHRONYD, the peers tree ($TSNTS_PEERS_DIR, default as in test/lib/common.sh;
+# made by test/tools/fetch-peers.sh) or PATH; without it the test is skipped.
 set -euo pipefail
 
 server=${1:?usage: $0 NTS-MOCK-SERVER MAKE-CERTS}
 make_certs=${2:?}
-peers_chronyd=${TSNTS_PEERS_DIR:+$TSNTS_PEERS_DIR/root/usr/sbin/chronyd}
+peers_dir=${TSNTS_PEERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/timesyncd-nts/peers}
+peers_chronyd=$peers_dir/root/usr/sbin/chronyd
+[ -x "$peers_chronyd" ] || peers_chronyd=
 chronyd=${CHRONYD:-${peers_chronyd:-$(command -v chronyd || :)}}
 [ -x "$chronyd" ] || { echo "chronyd not found (set CHRONYD=)"; exit 77; }
 

@@ -28,7 +28,8 @@ int dlopen_library_symbols_sentinel(void **handle, const char *soname, int log_l
 
         dl = dlopen(soname, RTLD_NOW | RTLD_NODELETE);
         if (!dl)
-                return log_full_errno(log_level, EOPNOTSUPP, "%s is not installed: %s", soname,
+                /* dlerror() tells a missing file from one that could not be opened (EMFILE...). */
+                return log_full_errno(log_level, EOPNOTSUPP, "Cannot load %s: %s", soname,
                                       dlerror() ?: "unknown error");
 
         va_start(ap, log_level);

@@ -733,6 +733,14 @@ int manager_connect(Manager *m) {
         manager_disconnect(m);
         m->event_retry = sd_event_source_disable_unref(m->event_retry);
 
+        /* Offline (or not yet told): nothing to talk to. Going online connects again, see
+         * manager_network_update(); so do servers set at runtime meanwhile. */
+        if (!m->network_online) {
+                log_debug("Network is not online, not connecting yet.");
+                manager_set_server_name(m, NULL);
+                return 0;
+        }
+
         /* Next address of the current name, if any. */
         if (m->current_server_address && m->current_server_address->addresses_next) {
                 manager_set_server_address(m, m->current_server_address->addresses_next);

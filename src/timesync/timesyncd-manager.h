@@ -70,7 +70,8 @@ struct Manager {
         bool poll_resync;
         usec_t poll_interval_usec;
 
-        bool network_online;
+        bool network_online;            /* what the last network state said; false until read */
+        bool network_state_known;       /* the state was read (or counted as online) once */
         bool talking;                   /* a server answered since the last change */
         bool synchronized;              /* the clock was disciplined (or would have been) */
         bool sync_flag_written;

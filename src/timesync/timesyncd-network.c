@@ -111,8 +111,18 @@ int manager_network_update(Manager *m) {
         int r;
 
         r = network_state_read(NETIF_STATE_DIR, &st);
-        if (r < 0)
-                return log_warning_errno(r, "Failed to read network state, ignoring: %m");
+        if (r < 0) {
+                /* An unreadable file (EMFILE, ENOMEM, a stranger's file) says nothing about the
+                 * network: keep what the last good read said, and before any good read count
+                 * as online, as without networkd. Never fatal, and the watch stays armed. */
+                log_warning_errno(r, "Failed to read network state, keeping the last known state: %m");
+                if (m->network_state_known)
+                        return 0;
+                m->network_state_known = true;
+                m->network_online = true;
+                return manager_connect(m);
+        }
+        m->network_state_known = true;
 
         active = m->current_server_name || m->resolve_query;
         changed = !link_servers_equal(m, st.ntp_servers);
@@ -179,7 +189,9 @@ static int on_netif_event(sd_event_source *s, int fd, uint32_t revents, void *us
                         p += sizeof(struct inotify_event) + e->len;
                 }
 
-        return manager_network_update(userdata);
+        /* A failure is logged there; returning it would make sd-event drop the watch for good. */
+        (void) manager_network_update(userdata);
+        return 0;
 }
 
 int manager_network_watch(Manager *m) {

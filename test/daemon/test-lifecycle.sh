@@ -93,6 +93,36 @@ in_run() {
         mv /run/systemd/netif/state.tmp /run/systemd/netif/state
         wait_log "Contacted time server 127.0.0.1:$srv"
         echo "PASS test_network_offline_suspends_and_online_resumes"
+
+        # Servers set at runtime while offline wait for the network; they come first once it is up.
+        local offline_seen served
+        offline_seen=$(log_count "Network is offline")
+        printf 'OPER_STATE=no-carrier\nCARRIER_STATE=no-carrier\nADDRESS_STATE=off\n' >/run/systemd/netif/state.tmp
+        mv /run/systemd/netif/state.tmp /run/systemd/netif/state
+        wait_log_count "Network is offline" $((offline_seen + 1))
+        served=$(ntp_served link)
+        busctl call org.freedesktop.timesync1 /org/freedesktop/timesync1 \
+                org.freedesktop.timesync1.Manager SetRuntimeNTPServers as 1 "127.0.0.1:$link"
+        sleep 3
+        [ "$(ntp_served link)" = "$served" ] || fail "a runtime server was contacted while offline"
+        timedatectl show-timesync -p ServerName --value | grep -q . && fail "a server is selected while offline"
+        printf 'OPER_STATE=routable\nCARRIER_STATE=carrier\nADDRESS_STATE=routable\n' >/run/systemd/netif/state.tmp
+        mv /run/systemd/netif/state.tmp /run/systemd/netif/state
+        wait_for 10 bash -c '[ "$(cat "$TEST_TMPDIR/ntp-link.count" 2>/dev/null || echo 0)" -gt '"$served"' ]' ||
+                fail "the runtime server set while offline was not contacted once online"
+        echo "PASS test_runtime_servers_set_while_offline_wait_for_the_network"
+
+        # A state that cannot be read changes nothing and does not end the watch.
+        offline_seen=$(log_count "Network is offline")
+        rm -f /run/systemd/netif/state
+        mkdir /run/systemd/netif/state
+        wait_log "Failed to read network state, keeping the last known state"
+        pid_alive "$TIMESYNCD_PID" || fail "the daemon died on an unreadable network state"
+        rmdir /run/systemd/netif/state
+        printf 'OPER_STATE=no-carrier\nCARRIER_STATE=no-carrier\nADDRESS_STATE=off\n' >/run/systemd/netif/state.tmp
+        mv /run/systemd/netif/state.tmp /run/systemd/netif/state
+        wait_log_count "Network is offline" $((offline_seen + 1))
+        echo "PASS test_unreadable_network_state_is_survived_and_the_watch_stays"
 }
 
 run_case test_notify_ready_status_and_watchdog

@@ -87,8 +87,9 @@ int NTS_ef_append(struct iovec *out, uint16_t type, const void *body, size_t siz
         return 0;
 }
 
-int NTS_ef_append_authenticator(struct iovec *out, const uint8_t *packet, NTS_AEADContext *aead,
-                                const struct iovec *plaintext) {
+/* nonce: p->nonce_size random bytes drawn by the caller, or NULL to draw them here. */
+static int ef_append_authenticator(struct iovec *out, const uint8_t *packet, NTS_AEADContext *aead,
+                                   const struct iovec *plaintext, const uint8_t *nonce_in) {
         const NTS_AEADParam *p;
         size_t nonce_field, ct_size, total;
         uint8_t *f, *nonce, *ct;
@@ -121,9 +122,13 @@ int NTS_ef_append_authenticator(struct iovec *out, const uint8_t *packet, NTS_AE
         nonce = f + NTP_EF_HEADER_SIZE + AUTH_LENGTHS_SIZE;
         ct = nonce + nonce_field;
 
-        r = random_bytes(nonce, p->nonce_size);
-        if (r < 0)
-                return r;
+        if (nonce_in)
+                memcpy(nonce, nonce_in, p->nonce_size);
+        else {
+                r = random_bytes(nonce, p->nonce_size);
+                if (r < 0)
+                        return r;
+        }
 
         struct iovec ad = IOVEC_MAKE(packet, (size_t) (f - packet)),
                      n = IOVEC_MAKE(nonce, p->nonce_size),
@@ -135,6 +140,11 @@ int NTS_ef_append_authenticator(struct iovec *out, const uint8_t *packet, NTS_AE
 
         iovec_inc(out, total);
         return 0;
+}
+
+int NTS_ef_append_authenticator(struct iovec *out, const uint8_t *packet, NTS_AEADContext *aead,
+                                const struct iovec *plaintext) {
+        return ef_append_authenticator(out, packet, aead, plaintext, NULL);
 }
 
 int NTS_ef_open_authenticator(const uint8_t *packet, const NTS_ExtensionField *auth, NTS_AEADContext *aead,
@@ -180,6 +190,8 @@ int NTS_ef_open_authenticator(const uint8_t *packet, const NTS_ExtensionField *a
 }
 
 ssize_t NTS_add_extension_fields(uint8_t *buf, size_t size, size_t header_size, NTS_Query *q) {
+        uint8_t rnd[64];
+        const NTS_AEADParam *p;
         struct iovec out;
         int r;
 
@@ -193,9 +205,14 @@ ssize_t NTS_add_extension_fields(uint8_t *buf, size_t size, size_t header_size, 
         if (q->n_placeholders >= NTS_MAX_COOKIES || !q->c2s)
                 return -EINVAL;
 
-        r = random_bytes(q->uid, sizeof(q->uid));
+        /* The Unique Identifier and the authenticator's nonce in one draw: one getrandom()
+         * per request instead of two (the syscall is a third of a request's cost). */
+        p = NTS_aead_param(NTS_aead_algorithm(q->c2s));
+        assert(p && p->nonce_size <= sizeof rnd - sizeof(q->uid));
+        r = random_bytes(rnd, sizeof(q->uid) + p->nonce_size);
         if (r < 0)
                 return r;
+        memcpy(q->uid, rnd, sizeof(q->uid));
 
         out = IOVEC_MAKE(buf + header_size, size - header_size);
 
@@ -215,7 +232,7 @@ ssize_t NTS_add_extension_fields(uint8_t *buf, size_t size, size_t header_size, 
                         return r;
         }
 
-        r = NTS_ef_append_authenticator(&out, buf, q->c2s, &IOVEC_NULL);
+        r = ef_append_authenticator(&out, buf, q->c2s, &IOVEC_NULL, rnd + sizeof(q->uid));
         if (r < 0)
                 return r;
 

@@ -67,9 +67,16 @@ static void nts_state_forget_keys(NTSState *s) {
         s->authenticated = false;
 }
 
+static void nts_state_save(Manager *m, NTSState *s);
+
 NTSState *nts_state_free(NTSState *s) {
         if (!s)
                 return NULL;
+
+        /* The cookies of the last reply are saved only with the next request (see
+         * manager_nts_verify_reply()): keep them when we stop or the server goes away. */
+        if (s->jar_dirty && s->name && s->name->manager)
+                nts_state_save(s->name->manager, s);
 
         s->resolve = resolve_query_free(s->resolve);
         s->ke = NTS_ke_client_free(s->ke);
@@ -122,6 +129,7 @@ static void nts_state_save(Manager *m, NTSState *s) {
         path = nts_state_path(m, s);
         if (!path)
                 return;
+        s->jar_dirty = false;
 
         if (!nts_jar_usable(&s->jar)) {
                 (void) unlink(path);
@@ -434,7 +442,8 @@ ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
                 return log_error_errno((int) l, "Failed to build NTS request: %m");
 
         s->query_pending = true;
-        /* Written before sending: a crash must never make us send this cookie again. */
+        /* Written before sending: a crash must never make us send this cookie again. The
+         * same write stores the cookies of the previous reply: one write (and fsync) per poll. */
         nts_state_save(m, s);
         (void) manager_bus_emit_changed(m, "NTSCookies", NULL);
         return l;
@@ -495,7 +504,9 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
         s->authenticated = true;
         s->cookies_unproven = false;
         s->ke_failures = 0;
-        nts_state_save(m, s);
+        /* Saved with the next request, or when the daemon stops: a crash in between loses
+         * these cookies (the file still has the unspent older ones), never reuses one. */
+        s->jar_dirty = true;
         return 0;
 }
 

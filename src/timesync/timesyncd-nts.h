@@ -32,6 +32,7 @@ typedef struct NTSState {
 
         NTSJar jar;
         bool jar_loaded;                /* the state file was looked at */
+        bool jar_dirty;                 /* cookies came in since the last save */
         NTS_AEADContext *c2s, *s2c;
 
         ResolveQuery *resolve;          /* of the KE server */

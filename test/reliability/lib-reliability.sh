@@ -42,7 +42,10 @@ jar_cookies() {
         grep -c '^cookie=' "$f" || true
 }
 
-jar_is_full() { [ "$(jar_cookies "$1")" = 8 ]; }
+# jar_is_full NAME: the state file holds a full jar as it is written once per poll, just
+# before a request leaves: 8 cookies minus the one that request spends. (The cookies of a
+# reply are written with the next request, so the file lags the daemon by one reply.)
+jar_is_full() { [ "$(jar_cookies "$1")" -ge 7 ]; }
 
 # Every synchronization the daemon reported was NTS-authenticated, and it never selected a
 # server that is not an NTS= one: no unauthenticated sample was ever used as time.

@@ -317,8 +317,10 @@ static int manager_arm_timer(Manager *m, usec_t next) {
         if (next == 0)
                 return manager_send_request(m);
 
-        r = sd_event_add_time_relative(m->event, &m->event_timer, CLOCK_BOOTTIME, next, 0,
-                                       manager_on_timer, m);
+        /* Accuracy 0 is sd-event's default of 250 ms, harmless at 32 s and more; a test poll
+         * interval of a few milliseconds must mean what it says. */
+        r = sd_event_add_time_relative(m->event, &m->event_timer, CLOCK_BOOTTIME, next,
+                                       m->test_poll_interval_usec > 0 ? 1 : 0, manager_on_timer, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to arm poll timer: %m");
         return 0;

@@ -542,11 +542,24 @@ static int manager_schedule_bus_reconnect(Manager *m) {
         return 0;
 }
 
+void manager_bus_check(Manager *m) {
+        assert(m);
+
+        /* No bus and no reconnection armed: arming it failed (ENOMEM). Try once now. */
+        if (m->bus || m->event_bus_reconnect || !m->bus_wanted)
+                return;
+        if (manager_try_connect_bus(m) >= 0)
+                log_info("Connected to the system bus.");
+        else
+                (void) manager_schedule_bus_reconnect(m);
+}
+
 int manager_connect_bus(Manager *m) {
         int r;
 
         assert(m);
 
+        m->bus_wanted = true;
         r = manager_try_connect_bus(m);
         if (r >= 0)
                 return 0;

@@ -8,6 +8,8 @@ typedef struct Manager Manager;
 
 /* Connects now if the system bus is there, otherwise keeps retrying in the background. */
 int manager_connect_bus(Manager *m);
+/* From the manager's stall check: reconnects a bus whose reconnection could not be armed. */
+void manager_bus_check(Manager *m);
 
 /* Emits PropertiesChanged for the NULL-terminated list of properties, if connected. */
 int manager_bus_emit_changed(Manager *m, const char *property, ...);

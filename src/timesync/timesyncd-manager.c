@@ -854,6 +854,38 @@ static int manager_on_save_clock(sd_event_source *s, uint64_t usec, void *userda
         return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
 }
 
+/* Every step of the poll cycle arms the next one: poll timer, reply timeout, retry, name
+ * resolution, key exchange. Where arming failed (ENOMEM from sd-event), nothing would ever run
+ * again. This timer is allocated once at start and only re-armed (which allocates nothing):
+ * when it finds nothing in flight it starts over, and it retries a lost bus. */
+static bool manager_in_flight(Manager *m) {
+        NTSState *s = m->current_server_name ? m->current_server_name->nts : NULL;
+
+        return m->event_timer || m->event_timeout || m->event_retry || m->resolve_query ||
+               (s && (s->ke || s->resolve));
+}
+
+static int manager_on_stall_check(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        if (m->network_online && !manager_in_flight(m)) {
+                /* Without a current server this is the idle state of a daemon with nothing
+                 * usable configured, and connecting again is cheap and quiet. */
+                if (m->current_server_name)
+                        log_notice("Nothing in progress with %s after an earlier failure, starting over.",
+                                   m->current_server_name->string);
+                manager_set_server_name(m, NULL);
+                (void) manager_connect(m);
+        }
+        manager_bus_check(m);
+
+        r = sd_event_source_set_time_relative(s, m->config.connection_retry_usec);
+        if (r < 0)
+                return log_error_errno(r, "Failed to rearm the stall check: %m");
+        return sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+}
+
 /* ---- life cycle ---- */
 
 int manager_new(Manager **ret, const ManagerOptions *o) {
@@ -906,6 +938,7 @@ Manager *manager_free(Manager *m) {
         m->event_retry = sd_event_source_disable_unref(m->event_retry);
         m->event_clock_watch = sd_event_source_disable_unref(m->event_clock_watch);
         m->event_save_clock = sd_event_source_disable_unref(m->event_save_clock);
+        m->event_stall_check = sd_event_source_disable_unref(m->event_stall_check);
         m->event_network = sd_event_source_disable_unref(m->event_network);
         m->event_bus_reconnect = sd_event_source_disable_unref(m->event_bus_reconnect);
         safe_close(m->clock_watch_fd);
@@ -986,6 +1019,11 @@ int manager_start(Manager *m) {
 
         /* Without libssl, NTS servers stay configured and unused: an error, never plain NTP. */
         (void) manager_nts_prepare(m);
+
+        r = sd_event_add_time_relative(m->event, &m->event_stall_check, CLOCK_BOOTTIME,
+                                       m->config.connection_retry_usec, USEC_PER_SEC, manager_on_stall_check, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm stall check timer: %m");
 
         r = sd_event_add_time_relative(m->event, &m->event_save_clock, CLOCK_BOOTTIME,
                                        m->config.save_interval_usec, 10 * USEC_PER_SEC,

@@ -41,6 +41,7 @@ struct Manager {
         ClockBackend *clock;
 
         bool observe;
+        bool bus_wanted;                /* manager_connect_bus() was called */
         usec_t test_poll_interval_usec;
         char *config_file, *state_dir, *runtime_dir;
         TimesyncConfig config;
@@ -56,6 +57,7 @@ struct Manager {
         int socket_fd;
         sd_event_source *event_receive, *event_timer, *event_timeout, *event_retry;
         sd_event_source *event_clock_watch, *event_save_clock, *event_network, *event_bus_reconnect;
+        sd_event_source *event_stall_check;
         int clock_watch_fd;
 
         /* the request in flight */

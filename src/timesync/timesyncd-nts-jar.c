@@ -95,7 +95,13 @@ int nts_jar_to_string(const NTSJar *j, const char *server, char **ret) {
                 fputc('\n', f);
         }
 
-        if (fclose(f) != 0)
+        /* A memstream that could not grow drops writes and may still close fine, leaving a
+         * truncated text (or none): that must not become the state file. */
+        if (fflush(f) != 0 || ferror(f)) {
+                fclose(f);
+                return -ENOMEM;
+        }
+        if (fclose(f) != 0 || !buf)
                 return -ENOMEM;
 
         *ret = TAKE_PTR(buf);

@@ -3,7 +3,7 @@
 # Exhaustion: a flood of forged replies (blind ones with random origin timestamps, and on-path
 # ones that echo the origin but carry a wrong Unique Identifier or a garbage authenticator)
 # while the daemon synchronizes; a file descriptor limit that leaves no room for a socket; a
-# state directory on a full tmpfs. Each time the daemon must log, survive and synchronize (or
+# state directory on a full tmpfs; allocations that fail. Each time the daemon must log, survive and synchronize (or
 # recover once the resource is back), with bounded log lines and bounded CPU time.
 set -euo pipefail
 . "$(dirname "$0")/../lib/chrony.sh"
@@ -157,15 +157,70 @@ disk_full() {
         in_systemd_run disk_full_inner
 }
 
+# ---- allocations that fail: windows of ENOMEM at rising rates (test/reliability/failmalloc.c) ----
+# After the first sync, four windows of 3 s: 5%, 30% and 100% of allocations fail, the last
+# one (30%) while chronyd restarts with new keys, so that a NAK and a new key exchange (TLS,
+# libcrypto) run out of memory too. After each window the daemon must be alive and get fresh
+# authenticated replies; at the end it must stop cleanly.
+enomem() {
+        local ke ntp fail log pid rate n rc=0 summary=""
+        [ -n "${TSNTS_FAILMALLOC:-}" ] || { echo "result: skipped (sanitizer build: no allocator shim)"; return 0; }
+        ke=$(free_port)
+        ntp=$(free_port)
+        fail=$TEST_TMPDIR/enomem.window
+        log=$TEST_TMPDIR/enomem.log
+        start_chrony_nts_server "$TEST_TMPDIR/chrony-enomem" "$CERTDIR" "$ntp" "$ke"
+        write_conf "$TEST_TMPDIR/enomem.conf" "NTS=localhost:$ke" "NTSTrustedCertificates=$CERTDIR/ca.pem" "ConnectionRetrySec=1"
+        mkdir -p "$TEST_TMPDIR/state-enomem" "$TEST_TMPDIR/runtime-enomem"
+        chown systemd-timesync: "$TEST_TMPDIR/state-enomem" "$TEST_TMPDIR/runtime-enomem" 2>/dev/null || true
+        start_daemon "$log" env LD_PRELOAD="$TSNTS_FAILMALLOC" FAILMALLOC_FILE="$fail" \
+                SYSTEMD_LOG_LEVEL=debug SYSTEMD_LOG_TARGET=console "$TIMESYNCD" --observe \
+                --config="$TEST_TMPDIR/enomem.conf" --state-dir="$TEST_TMPDIR/state-enomem" \
+                --runtime-dir="$TEST_TMPDIR/runtime-enomem" --test-poll-interval=100ms
+        pid=$DAEMON_PID
+        TIMESYNCD_LOG=$log wait_log "$(synced_line "localhost:$ke")" 30
+        for rate in 0.05 0.3 1 rekey; do
+                n=$(TIMESYNCD_LOG=$log log_count "NTP reply from")
+                if [ "$rate" = rekey ]; then
+                        echo 0.3 >"$fail"
+                        stop_chrony "$TEST_TMPDIR/chrony-enomem"
+                        rm -f "$TEST_TMPDIR/chrony-enomem/ntskeys"
+                        start_chrony_nts_server "$TEST_TMPDIR/chrony-enomem" "$CERTDIR" "$ntp" "$ke"
+                else
+                        echo "$rate" >"$fail"
+                fi
+                sleep 3
+                rm -f "$fail"
+                if ! pid_alive "$pid"; then
+                        wait "$pid" || rc=$?
+                        tail -n 5 "$log"
+                        fail "enomem: the daemon ended with status $rc in the window of rate $rate"
+                fi
+                TIMESYNCD_LOG=$log wait_for 40 _log_count_at_least "NTP reply from" $((n + 5)) ||
+                        fail "enomem: no fresh replies after the window of rate $rate"
+                summary+=" $rate: $(( $(TIMESYNCD_LOG=$log log_count "NTP reply from") - n )) replies;"
+        done
+        TIMESYNCD_LOG=$log assert_only_authenticated_sync
+        kill -TERM "$pid"
+        wait "$pid" || rc=$?
+        [ "$rc" = 0 ] || fail "enomem: the daemon exited with $rc on SIGTERM"
+        echo "result: after each ENOMEM window (rate: replies until checked):$summary" \
+             "$(grep -c "NTS key exchange with .* done" "$log") key exchanges," \
+             "$(grep -ci "out of memory\|Cannot allocate memory" "$log") log lines about memory"
+}
+
 netns_create
 NTP=$(free_port) KE=$(free_port) start_case flood netns_exec "$NETNS" flood_inner
 start_case fd_limit fd_limit
 start_case disk_full disk_full
+start_case enomem enomem
 
 test_forged_reply_flood_does_not_stop_sync_and_logs_little() { finish_case flood; }
 test_fd_limits_are_logged_and_survived() { finish_case fd_limit; }
 test_full_state_disk_warns_and_sync_continues() { finish_case disk_full; }
+test_enomem_windows_are_survived_and_sync_resumes() { finish_case enomem; }
 
 run_case test_forged_reply_flood_does_not_stop_sync_and_logs_little
 run_case test_fd_limits_are_logged_and_survived
 run_case test_full_state_disk_warns_and_sync_continues
+run_case test_enomem_windows_are_survived_and_sync_resumes

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <pthread.h>
+#include <string.h>
 #include <sys/random.h>
 
 #include "macro.h"
@@ -41,5 +43,47 @@ int random_bytes(void *buf, size_t n) {
                 n -= (size_t) l;
         }
 
+        return 0;
+}
+
+#define RANDOM_POOL_SIZE 1024
+
+static uint8_t pool[RANDOM_POOL_SIZE];
+static size_t pool_left;
+static bool pool_atfork_set;
+
+static void pool_forget(void) {
+        explicit_bzero(pool, sizeof pool);
+        pool_left = 0;
+}
+
+int random_bytes_pooled(void *buf, size_t n) {
+        uint8_t *p;
+
+        assert(buf || n == 0);
+
+        if (n > RANDOM_POOL_SIZE / 4)
+                return random_bytes(buf, n);
+
+        /* A child must not hand out the bytes its parent will use too. */
+        if (!pool_atfork_set) {
+                if (pthread_atfork(NULL, NULL, pool_forget) != 0)
+                        return random_bytes(buf, n);
+                pool_atfork_set = true;
+        }
+
+        if (pool_left < n) {
+                /* Only bytes from an initialized kernel pool are kept for later. */
+                if (getrandom(pool, sizeof pool, GRND_NONBLOCK) != (ssize_t) sizeof pool) {
+                        pool_forget();
+                        return random_bytes(buf, n);
+                }
+                pool_left = sizeof pool;
+        }
+
+        p = pool + sizeof pool - pool_left;
+        memcpy(buf, p, n);
+        explicit_bzero(p, n);
+        pool_left -= n;
         return 0;
 }

@@ -269,7 +269,7 @@ static int manager_send_request(Manager *m) {
         /* A random transmit timestamp (RFC 5905 section 15, "bogus packet" defence): a reply
          * must echo it as its origin timestamp, which an off-path attacker cannot guess. Our
          * real send time is kept locally. */
-        r = random_bytes(&h.transmit, sizeof h.transmit);
+        r = random_bytes_pooled(&h.transmit, sizeof h.transmit);
         if (r < 0)
                 return log_error_errno(r, "Failed to generate request nonce: %m");
         m->request_nonce = h.transmit;

@@ -167,6 +167,34 @@ test_runtime_nts_servers_replace_ntp_and_load_libssl() {
         maps_have_libssl "$TIMESYNCD_PID" || fail "no libssl/libcrypto in /proc/$TIMESYNCD_PID/maps after the key exchange"
 }
 
+# Continues the daemon of the case before. A key exchange hangs (a TCP listener that accepts
+# and never answers) when the runtime NTS servers are switched back: the new server takes over
+# at once, the hanging connection is closed, and the old server's exchange never comes back.
+test_runtime_servers_switched_during_a_key_exchange_take_over() {
+        local stall before
+        stall=$(free_port)
+        /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4); print("READY", flush=True)
+c, _ = s.accept(); print("ACCEPTED", flush=True)
+while c.recv(4096): pass
+print("CLOSED", flush=True)' "$stall" >"$TEST_TMPDIR/stall.log" 2>&1 &
+        track_pid $!
+        wait_for 5 grep -q READY "$TEST_TMPDIR/stall.log" || fail "stalling listener did not start"
+        in_systemd_run busctl --system call org.freedesktop.timesync1 /org/freedesktop/timesync1 \
+                org.freedesktop.timesync1.Manager SetRuntimeNTSServers as 1 "localhost:$stall"
+        wait_for 10 grep -q ACCEPTED "$TEST_TMPDIR/stall.log" || fail "no key exchange with the stalling server"
+        before=$(log_count "NTP reply from")
+        in_systemd_run busctl --system call org.freedesktop.timesync1 /org/freedesktop/timesync1 \
+                org.freedesktop.timesync1.Manager SetRuntimeNTSServers as 1 "localhost:$ke"
+        wait_for 5 grep -q CLOSED "$TEST_TMPDIR/stall.log" || fail "the abandoned key exchange was not closed"
+        wait_log_count "NTP reply from" $((before + 1)) 20
+        [ "$(timesync_property ServerName)" = "localhost:$ke" ] || fail "ServerName is not localhost:$ke"
+        log_has "NTS key exchange with localhost:$stall failed" && fail "the abandoned key exchange came back"
+        return 0
+}
+
 run_case test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus
 run_case test_libssl_is_mapped_after_nts_key_exchange
 run_case test_state_file_is_private
@@ -177,3 +205,4 @@ run_case test_negotiated_ntp_server_and_port_are_used
 run_case test_saved_cookies_refused_after_server_key_change_lead_to_key_exchange
 run_case test_libssl_is_not_mapped_without_nts_servers
 run_case test_runtime_nts_servers_replace_ntp_and_load_libssl
+run_case test_runtime_servers_switched_during_a_key_exchange_take_over

@@ -7,8 +7,9 @@
 # ours with --observe, chronyd with -x or -Q; traffic stays on loopback. The harness's clock
 # guard fails the run if the kernel clock discipline changed.
 #
-# BENCH_POLLS (default 20) polls of 16 s bound the longest part; the whole run takes about
-# BENCH_POLLS * 16 s + 90 s.
+# BENCH_POLLS (default 1000) polls at 2^BENCH_POLL_LOG2 s (default -2: 0.25 s; ours with
+# --observe --test-poll-interval=, chronyd with minpoll/maxpoll) bound the longest part; the
+# whole run takes about BENCH_POLLS * 0.25 s + 2 min.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -22,15 +23,16 @@ export TSNTS_ADJTIMEX_READ=$TSNTS_BUILD_DIR/test/adjtimex-read
 # shellcheck source-path=SCRIPTDIR
 . "$SRC/test/daemon/lib-timesyncd.sh"
 
-POLLS=${BENCH_POLLS:-20}
-POLL_SEC=16
+POLLS=${BENCH_POLLS:-1000}
+POLL_LOG2=${BENCH_POLL_LOG2:--2}
+POLL_SEC=$(awk -v l="$POLL_LOG2" 'BEGIN { printf "%g", 2 ^ l }')
+POLL_MS=$(awk -v l="$POLL_LOG2" 'BEGIN { printf "%d", 2 ^ l * 1000 }')
 KE_RUNS=${BENCH_KE_RUNS:-21}
 FIRST_RUNS=${BENCH_FIRST_RUNS:-7}
 DOC=$SRC/docs/BENCHMARKS.md
 PNG=$SRC/docs/bench-rss-cpu.png
 BENCH_PACKET=$TSNTS_BUILD_DIR/bench/bench-packet
 BENCH_KE=$TSNTS_BUILD_DIR/bench/bench-ke
-NODELAY=$TSNTS_BUILD_DIR/bench/libtcp-nodelay-preload.so
 STOCK_TIMESYNCD=/lib/systemd/systemd-timesyncd
 
 for t in valgrind strace gnuplot /usr/bin/python3; do
@@ -119,10 +121,6 @@ ke_first_wall=$(awk -F'\t' '$1 == 0 { print $2 }' "$W/ke-ours.tsv")
 ke_first_cpu=$(awk -F'\t' '$1 == 0 { print $3 }' "$W/ke-ours.tsv")
 ke_wall=$(awk -F'\t' '$1 > 0 { print $2 }' "$W/ke-ours.tsv" | median)
 ke_cpu=$(awk -F'\t' '$1 > 0 { print $3 }' "$W/ke-ours.tsv" | median)
-log "key exchange: ours with TCP_NODELAY forced (what-if)"
-LD_PRELOAD=$NODELAY "$BENCH_KE" 127.0.0.1 "${KE[ke]}" localhost "$CA" "$KE_RUNS" >"$W/ke-nodelay.tsv"
-ke_nd_wall=$(awk -F'\t' '$1 > 0 { print $2 }' "$W/ke-nodelay.tsv" | median)
-ke_nd_cpu=$(awk -F'\t' '$1 > 0 { print $3 }' "$W/ke-nodelay.tsv" | median)
 
 chrony_client_conf() {
         local dir=$1 server=$2 poll=$3
@@ -175,16 +173,15 @@ log "first authenticated sample: cold and warm, $FIRST_RUNS runs each"
 write_conf "$W/first.conf" "NTS=localhost:${KE[first]}" "NTSTrustedCertificates=$CA"
 mkdir -p "$W/first-state" "$W/first-runtime"
 chmod 0777 "$W/first-state" "$W/first-runtime"
-# first_ours LOG [PRELOAD]: ms from launch until the daemon logs its first (NTS authenticated)
-# sync.
+# first_ours LOG: ms from launch until the daemon logs its first (NTS authenticated) sync.
 first_ours() {
-        local log=$1 preload=${2:-} t0 pid reader
+        local log=$1 t0 pid reader
         mkfifo "$log.fifo"
         : >"$log"
         stamp_lines <"$log.fifo" >"$log" &
         reader=$!
         t0=$EPOCHREALTIME
-        start_daemon "$log.fifo" env LD_PRELOAD="$preload" SYSTEMD_LOG_LEVEL=info SYSTEMD_LOG_TARGET=console "$TIMESYNCD" --observe \
+        start_daemon "$log.fifo" env SYSTEMD_LOG_LEVEL=info SYSTEMD_LOG_TARGET=console "$TIMESYNCD" --observe \
                 --config="$W/first.conf" --state-dir="$W/first-state" --runtime-dir="$W/first-runtime"
         pid=$DAEMON_PID
         wait_for 15 grep -q "Initial clock synchronization.*NTS authenticated" "$log" ||
@@ -213,15 +210,12 @@ for i in $(seq "$FIRST_RUNS"); do
         grep -q "Resuming NTS" "$W/first-warm-$i.log" || fail "the warm start did not resume from saved cookies"
         ccold=$(first_chrony "$W/first-ccold-$i.log")
         cwarm=$(first_chrony "$W/first-cwarm-$i.log")
-        rm -f "$W"/first-state/nts-*
-        ndcold=$(first_ours "$W/first-ndcold-$i.log" "$NODELAY")
-        printf '%s\t%s\t%s\t%s\t%s\n' "$cold" "$warm" "$ccold" "$cwarm" "$ndcold" >>"$W/first.tsv"
+        printf '%s\t%s\t%s\t%s\n' "$cold" "$warm" "$ccold" "$cwarm" >>"$W/first.tsv"
 done
 first_cold=$(cut -f1 "$W/first.tsv" | median)
 first_warm=$(cut -f2 "$W/first.tsv" | median)
 first_ccold=$(cut -f3 "$W/first.tsv" | median)
 first_cwarm=$(cut -f4 "$W/first.tsv" | median)
-first_ndcold=$(cut -f5 "$W/first.tsv" | median)
 # Whether chronyd -Q found its dumped cookies: the server counts key exchanges.
 chrony_ke_total=$(chrony_serverstat "$W/srv-first" "NTS-KE connections accepted")
 
@@ -235,15 +229,15 @@ start_ours() {
         mkdir -p "$state" "$W/$name/runtime"
         chmod 0777 "$W/$name" "$state" "$W/$name/runtime"
         TEST_TMPDIR=$W/$name start_system_bus
-        write_conf "$W/$name/ts.conf" "$line" "NTSTrustedCertificates=$CA" \
-                "PollIntervalMinSec=$POLL_SEC" "PollIntervalMaxSec=$POLL_SEC"
+        write_conf "$W/$name/ts.conf" "$line" "NTSTrustedCertificates=$CA"
         start_daemon "$W/$name/daemon.log" env SYSTEMD_LOG_LEVEL=info SYSTEMD_LOG_TARGET=console "$TIMESYNCD" \
-                --observe --config="$W/$name/ts.conf" --state-dir="$state" --runtime-dir="$W/$name/runtime"
+                --observe --config="$W/$name/ts.conf" --state-dir="$state" --runtime-dir="$W/$name/runtime" \
+                --test-poll-interval="${POLL_MS}ms"
         PID[$name]=$DAEMON_PID
 }
 start_chrony_client() {
         local name=$1
-        chrony_client_conf "$W/$name" "$name" "minpoll 4 maxpoll 4"
+        chrony_client_conf "$W/$name" "$name" "minpoll $POLL_LOG2 maxpoll $POLL_LOG2"
         start_daemon "$W/$name/daemon.log" "$CHRONYD" -x -d -u root -f "$W/$name/client.conf"
         PID[$name]=$DAEMON_PID
 }
@@ -288,7 +282,7 @@ for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
         POLL0[$n]=$(served "$n")
 done
 t_start=$EPOCHREALTIME
-sleep $((POLLS * POLL_SEC))
+sleep "$(awk -v p="$POLLS" -v s="$POLL_SEC" 'BEGIN { print p * s }')"
 t_end=$EPOCHREALTIME
 declare -A CPUPOLL NPOLL RSS HWM PSS LIBS SSL
 for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
@@ -344,6 +338,15 @@ if [ -x "$STOCK_TIMESYNCD" ]; then
         stock_size=$(size_of "$STOCK_TIMESYNCD")
         stock_stripped=$(stripped_size "$STOCK_TIMESYNCD")
         stock_needed=$(needed "$STOCK_TIMESYNCD")
+fi
+
+# The guest's figures (stock timesyncd next to ours and chronyd) come from the mkosi suite when
+# it has written them: $NTS_MKOSI_DIR/guest-bench.tsv, lines "client<TAB>metric<TAB>value<TAB>unit".
+GUEST_TSV=${NTS_MKOSI_DIR:-$SRC/build-mkosi}/guest-bench.tsv
+if [ -s "$GUEST_TSV" ]; then
+        GUEST_STATUS="see $GUEST_TSV (copied into section 4 below)."
+else
+        GUEST_STATUS="not measured yet: the mkosi suite (test/mkosi) does not record memory figures."
 fi
 
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
@@ -426,8 +429,9 @@ clock discipline was unchanged.
 | syscalls per poll, NTS | $sys_ours | $sys_chrony | $(ratio "$sys_ours" "$sys_chrony") |
 | binary, stripped (bytes) | $ours_stripped | $chrony_stripped | $(ratio "$ours_stripped" "$chrony_stripped") |
 
-Stock Debian systemd-timesyncd: measured only in the qemu guest (mkosi suite); it refuses to
-start without CAP_SYS_TIME, which this host never grants. Its binary is listed under Weight.
+Stock Debian systemd-timesyncd refuses to start without CAP_SYS_TIME, which this host never
+grants, so it can only be measured inside the qemu guest of the mkosi suite: $GUEST_STATUS
+Its binary is listed under Weight.
 
 ![RSS and CPU per poll](bench-rss-cpu.png)
 
@@ -474,12 +478,11 @@ usable: on OpenSSL 3.0.22 the second open after it already fails to verify (the 
 the module's header comment says the same), so it is no floor.
 
 Where the time goes:
-- Request: the gap to the floor is two getrandom() system calls (\`getrandom-16\`, once for
-  the Unique Identifier and once for the nonce), each about as expensive as a third of the
-  whole S2V; the fields themselves (\`request-fields\`) are small. One getrandom() of 32
-  bytes (\`getrandom-32\`) costs the same as one of 16: drawing UID and nonce in one call, or
-  from a userspace DRBG, would take one call off every request. The daemon adds a third call
-  for the random transmit timestamp of every request, NTS or not (\`ntp-request\`).
+- Request: the gap to the floor is mostly one getrandom() system call (\`getrandom-32\`): the
+  Unique Identifier and the authenticator's nonce are drawn together (one call of 32 bytes costs
+  what one of 16 does; the first version drew them apart, at 1.5x the floor); the fields
+  themselves (\`request-fields\`) are small. The daemon adds one more call for the random
+  transmit timestamp of every request, NTS or not (\`ntp-request\`).
 - Response: the parsing (\`response-walk\`) is a few percent; the AES-SIV open dominates. The
   copy of the keyed template (\`ctx-copy\`) allocates (libcrypto duplicates the provider
   context and the CMAC inside it) but is cheaper than a new key schedule. Most allocations
@@ -494,7 +497,6 @@ Against a chronyd 4.3 NTS-KE server on 127.0.0.1 (ECDSA P-256 test certificate, 
 | | ours | chronyd -Q |
 |---|---|---|
 | in-process, session start to keys + cookies, median of $((KE_RUNS - 1)) (ms wall / ms CPU) | $(fmt "$(awk -v v="$ke_wall" 'BEGIN { print v / 1000 }')" 2) / $(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2) | n/a (no hook) |
-| in-process with TCP_NODELAY forced (what-if, LD_PRELOAD shim), median of $((KE_RUNS - 1)) (ms wall / ms CPU) | $(fmt "$(awk -v v="$ke_nd_wall" 'BEGIN { print v / 1000 }')" 2) / $(fmt "$(awk -v v="$ke_nd_cpu" 'BEGIN { print v / 1000 }')" 2) | |
 | in-process, first session (loads libssl/libcrypto) (ms wall / ms CPU) | $(fmt "$(awk -v v="$ke_first_wall" 'BEGIN { print v / 1000 }')" 2) / $(fmt "$(awk -v v="$ke_first_cpu" 'BEGIN { print v / 1000 }')" 2) | |
 | strace: connect() to close() of the KE socket, median of $FIRST_RUNS (ms) | $(fmt "$ks_ours") | $(fmt "$ks_chrony") |
 | whole one-shot process, median of $FIRST_RUNS (ms wall / ms CPU) | $(fmt "$kp_ours_wall" 0) / $(fmt "$kp_ours_cpu" 0) | $(fmt "$kp_chrony_wall" 0) / $(fmt "$kp_chrony_cpu" 0) |
@@ -510,13 +512,12 @@ not the same work: ours is process start, library loading and one key exchange; 
 (\`iburst minpoll -6\`, the reference client of PEERS.md) also polls NTP until it has its
 measurement, which is most of its wall time.
 
-Where the wall time goes: CPU is a few ms, the rest of our ~$(fmt "$(awk -v v="$ke_wall" 'BEGIN { print v / 1000 }')" 0) ms is one wait. After the handshake
-the client writes the TLS Finished message and the NTS-KE request in two TCP segments;
-Nagle's algorithm holds the second until the first is acknowledged, and the server delays that
-ACK (40 ms on Linux) because it has nothing to send yet. An strace of bench-ke shows the
-client blocked in epoll_wait for about 41 ms right after its two writes. With TCP_NODELAY
-set on the socket (\`bench/tcp-nodelay-preload.c\`, the what-if row above) the key exchange takes
-$(fmt "$(awk -v v="$ke_nd_wall" 'BEGIN { print v / 1000 }')" 1) ms. chronyd's client shows a similar interval under strace.
+Where the wall time goes: CPU is a few ms, the rest of our ~$(fmt "$(awk -v v="$ke_wall" 'BEGIN { print v / 1000 }')" 0) ms is waiting for the
+server. The key exchange socket has TCP_NODELAY set (nts_ke_client.c): without it, the client's
+TLS Finished and its NTS-KE request left in two segments and Nagle's algorithm held the second
+until the server's delayed ACK of the first, 40 ms on Linux; the first version of this
+benchmark measured 48 ms per key exchange for that reason, against 4 ms with TCP_NODELAY
+forced by an LD_PRELOAD shim.
 
 ## 3. Time to the first authenticated sample
 
@@ -528,7 +529,6 @@ output (a pipe, the logs carry no sub-second times):
 |---|---|---|
 | cold: no cookies (key exchange + NTP) (ms) | $(fmt "$first_cold") | $(fmt "$first_ccold") |
 | warm: cookies from the state directory (ms) | $(fmt "$first_warm") | $(fmt "$first_cwarm") |
-| cold, with TCP_NODELAY forced (what-if, section 2) (ms) | $(fmt "$first_ndcold") | |
 
 Ours: \`systemd-timesyncd --observe\` with \`NTS=localhost:PORT\`, until "Initial clock
 synchronization ... NTS authenticated" (it takes the first good sample); cold runs start with
@@ -549,22 +549,28 @@ and /proc/PID/smaps_rollup (Pss), in KiB:
 | ours, no NTS servers (\`NTP=\`) | ${RSS[ours-plain]} | ${HWM[ours-plain]} | ${PSS[ours-plain]} | ${LIBS[ours-plain]} | $([ "${SSL[ours-plain]}" = 0 ] && echo no || echo "yes (${SSL[ours-plain]})") |
 | ours, NTS | ${RSS[ours-nts]} | ${HWM[ours-nts]} | ${PSS[ours-nts]} | ${LIBS[ours-nts]} | $([ "${SSL[ours-nts]}" = 0 ] && echo no || echo "yes (${SSL[ours-nts]})") |
 | chronyd -x, \`server ... nts\` | ${RSS[chrony-nts]} | ${HWM[chrony-nts]} | ${PSS[chrony-nts]} | ${LIBS[chrony-nts]} | $([ "${SSL[chrony-nts]}" = 0 ] && echo "no (GnuTLS)" || echo yes) |
-| stock systemd-timesyncd | measured only in the qemu guest (mkosi suite) | | | | |
+| stock systemd-timesyncd | $GUEST_STATUS | | | | |
 
 Shared objects: ours without NTS: $(paste -sd' ' "$W/ours-plain.libs"). Ours with NTS adds:
 $(comm -13 "$W/ours-plain.libs" "$W/ours-nts.libs" | paste -sd' '). chronyd:
 $(paste -sd' ' "$W/chrony-nts.libs").
+$(if [ -s "$GUEST_TSV" ]; then
+        printf '\nIn the qemu guest of the mkosi suite (%s), one client after the other against the same\nlocal server:\n\n| client | metric | value | unit |\n|---|---|---|---|\n' "$GUEST_TSV"
+        awk -F'\t' 'NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$GUEST_TSV"
+fi)
 
 ## 5. CPU over a simulated day
 
-Polls cannot be faster than 16 s in our daemon (PollIntervalMinSec= floor), so a day of 1000
-polls is extrapolated: each client ran for $POLLS polls at 16 s (ours \`PollIntervalMinSec=16\`
-and \`PollIntervalMaxSec=16\`, chronyd \`minpoll 4 maxpoll 4\`), all at the same time, after
-their first synchronization (the key exchange is outside the window). CPU is the sum over all
-threads of /proc/PID/task/*/schedstat (ns resolution), polls are the NTP packets the client's
-own server counted; window $window s.
+1000 polls, measured: each client polled every $POLL_SEC s (ours \`--observe
+--test-poll-interval=${POLL_MS}ms\`, which replaces the 16 s floor of PollIntervalMinSec= in
+observe mode only; chronyd \`minpoll $POLL_LOG2 maxpoll $POLL_LOG2\`), all at the same time, for
+$POLLS polls after their first synchronization (the key exchange is outside the window). A
+day at the default poll interval of the stock daemon (32 s to 34 min) is a few hundred to a
+few thousand polls; the per-poll work does not depend on the interval. CPU is the sum over
+all threads of /proc/PID/task/*/schedstat (ns resolution), polls are the NTP packets the
+client's own server counted; window $window s.
 
-| client | polls in window | CPU per poll (us) | CPU for 1000 polls (ms, extrapolated) |
+| client | polls in window | CPU per poll (us) | CPU for 1000 polls (ms) |
 |---|---|---|---|
 | ours, no NTS | ${NPOLL[ours-plain]} | ${CPUPOLL[ours-plain]} | $(awk -v c="${CPUPOLL[ours-plain]}" 'BEGIN { printf "%.0f", c }') |
 | ours, NTS | ${NPOLL[ours-nts]} | ${CPUPOLL[ours-nts]} | $day_ours |
@@ -575,11 +581,13 @@ The CPU per poll includes everything the process did in the window (timers, D-Bu
 signals for ours, logging), divided by the polls. The per-packet path alone (section 1,
 request + verify = $pkt_pair ns) makes $pkt_day ms for 1000 polls: the crypto is a small part
 of the per-poll cost. The difference between "ours, NTS" and the tmpfs row is the daemon
-writing its cookie jar with fsync() twice per poll: before sending (so that a crash can never
-make it send a cookie twice) and after the reply (the new cookies); each write is a temporary
-file, fsync(), rename() and an fsync() of the directory (see the syscall table below: four
-fsync() per poll). On this machine's ext4 that costs more CPU than everything else the daemon
-does per poll; chronyd keeps its cookies in memory and writes them only at exit. A key exchange every
+writing its cookie jar once per poll, just before the request leaves, so that no crash can
+make it send a cookie twice (the same write stores the previous reply's cookies); the write
+is a temporary file, fsync(), rename() and an fsync() of the directory (two fsync() per poll
+in the syscall table below). The first version of the daemon wrote the jar twice per poll
+(also after each reply) and paid 8x chronyd's CPU per poll for it. chronyd keeps its client
+cookies in memory and writes them only at exit: it may send a cookie again after a crash,
+we may not. A key exchange every
 time the cookies run out is not in these figures (with 8 cookies refilled on every reply it
 happens only after lost replies); one costs $(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2) ms CPU (section 2).
 

@@ -433,6 +433,23 @@ Stock Debian systemd-timesyncd refuses to start without CAP_SYS_TIME, which this
 grants, so it can only be measured inside the qemu guest of the mkosi suite: $GUEST_STATUS
 Its binary is listed under Weight.
 
+## Where we lose, and why
+
+- **Memory with NTS**: RSS $(ratio "${RSS[ours-nts]}" "${RSS[chrony-nts]}")x and PSS $(ratio "${PSS[ours-nts]}" "${PSS[chrony-nts]}")x chronyd's. Once NTS is used the
+  daemon maps OpenSSL 3 (libssl and libcrypto, whose text and the default provider's tables
+  are larger than chronyd's GnuTLS and nettle); section 4 lists the objects. Without NTS
+  servers OpenSSL is never mapped and ours is $(ratio "${RSS[ours-plain]}" "${RSS[chrony-nts]}")x chronyd's RSS. The target "below chronyd
+  with NTS" is not met.
+- **CPU per poll with NTS**: $(ratio "${CPUPOLL[ours-nts]}" "${CPUPOLL[chrony-nts]}")x chronyd's. About half of it is the cookie jar, written with
+  fsync() of the file and of its directory before every request (compare the tmpfs row of
+  section 5): the price of never sending a cookie twice after a crash or power cut. chronyd
+  keeps its client cookies in memory and writes them at exit only. The rest is per-poll work
+  chronyd does not have: the clock file touched, D-Bus property signals, log lines.
+- **Key exchange as a one-shot process**: CPU $(ratio "$kp_ours_cpu" "$kp_chrony_cpu")x \`chronyd -Q\`'s, the cost of loading and
+  initialising OpenSSL 3 in a fresh process; the exchange itself (connect to close) is faster
+  than chronyd's.
+- **Stock systemd-timesyncd** is not in these tables yet (see above).
+
 ![RSS and CPU per poll](bench-rss-cpu.png)
 
 The plot: left, memory of each client at the end of the steady-state window (section 4); right,
@@ -478,11 +495,12 @@ usable: on OpenSSL 3.0.22 the second open after it already fails to verify (the 
 the module's header comment says the same), so it is no floor.
 
 Where the time goes:
-- Request: the gap to the floor is mostly one getrandom() system call (\`getrandom-32\`): the
-  Unique Identifier and the authenticator's nonce are drawn together (one call of 32 bytes costs
-  what one of 16 does; the first version drew them apart, at 1.5x the floor); the fields
-  themselves (\`request-fields\`) are small. The daemon adds one more call for the random
-  transmit timestamp of every request, NTS or not (\`ntp-request\`).
+- Request: the Unique Identifier and the authenticator's nonce come from a pool of kernel
+  random bytes (\`random_bytes_pooled()\`, one getrandom() per KiB, i.e. per ~20 requests), so
+  no system call is left on the per-request path; the fields themselves (\`request-fields\`)
+  are small. A getrandom() call costs about as much as a third of the S2V (\`getrandom-16\`,
+  \`getrandom-32\`): the first version drew UID and nonce with one call each and measured
+  1.5x the floor.
 - Response: the parsing (\`response-walk\`) is a few percent; the AES-SIV open dominates. The
   copy of the keyed template (\`ctx-copy\`) allocates (libcrypto duplicates the provider
   context and the CMAC inside it) but is cheaper than a new key schedule. Most allocations

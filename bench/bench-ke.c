@@ -18,19 +18,6 @@
 #include "nts_ke_client.h"
 #include "ssl-util.h"
 
-typedef struct Run {
-        sd_event *event;
-        NTS_KEResult *result;
-} Run;
-
-static void on_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
-        Run *run = userdata;
-
-        run->result = result;
-        (void) NTS_ke_client_free(c);
-        (void) sd_event_exit(run->event, 0);
-}
-
 static double clock_ns(clockid_t id) {
         struct timespec ts;
 
@@ -57,15 +44,7 @@ int main(int argc, char *argv[]) {
         printf("# session\twall_us\tcpu_us\tcookies\n");
         for (int i = 0; i < count; i++) {
                 double t0 = clock_ns(CLOCK_MONOTONIC), c0 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-                _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-                NTS_KEClient *client = NULL;
-                Run run = {};
-
-                /* A loop that exited cannot run again: one per session. */
-                r = sd_event_new(&e);
-                if (r < 0)
-                        return EXIT_FAILURE;
-                run.event = e;
+                NTS_KEResult *result = NULL;
 
                 /* What the daemon does before each exchange (loads the libraries the first time). */
                 n_offer = NTS_aead_offer(offer, ELEMENTSOF(offer));
@@ -82,25 +61,21 @@ int main(int argc, char *argv[]) {
                         .n_aead = (size_t) n_offer,
                         .timeout_usec = 10 * USEC_PER_SEC,
                 };
-                r = NTS_ke_client_start(e, &p, on_done, &run, &client);
+                /* Its own event loop per session, as nts-query does it. */
+                r = NTS_ke_client_run(&p, &result);
                 if (r < 0) {
-                        fprintf(stderr, "cannot start: %s\n", strerror(-r));
-                        return EXIT_FAILURE;
-                }
-                r = sd_event_loop(e);
-                if (r < 0 || !run.result) {
-                        fprintf(stderr, "event loop failed\n");
+                        fprintf(stderr, "cannot run a key exchange: %s\n", strerror(-r));
                         return EXIT_FAILURE;
                 }
 
                 double t1 = clock_ns(CLOCK_MONOTONIC), c1 = clock_ns(CLOCK_PROCESS_CPUTIME_ID);
-                if (run.result->error < 0) {
-                        fprintf(stderr, "key exchange failed: %s\n", run.result->reason);
-                        NTS_ke_result_free(run.result);
+                if (result->error < 0) {
+                        fprintf(stderr, "key exchange failed: %s\n", result->reason);
+                        NTS_ke_result_free(result);
                         return EXIT_FAILURE;
                 }
-                printf("%d\t%.1f\t%.1f\t%zu\n", i, (t1 - t0) / 1e3, (c1 - c0) / 1e3, run.result->n_cookies);
-                NTS_ke_result_free(run.result);
+                printf("%d\t%.1f\t%.1f\t%zu\n", i, (t1 - t0) / 1e3, (c1 - c0) / 1e3, result->n_cookies);
+                NTS_ke_result_free(result);
         }
         return 0;
 }

@@ -48,6 +48,51 @@ ke_down_then_up() {
              "no new key exchange; CPU $cpu s"
 }
 
+# ---- the key exchange over a bad TCP path (tcp-fault-proxy.py: no netem here) ----
+# First every chunk 200 ms late and cut into 7-byte segments: the exchange must still complete.
+# Then the first two connections reset after 300 bytes from the server, in the middle of its
+# TLS records: two failed exchanges with backoff, then sync. Never time from a broken one.
+ke_path_faults() {
+        local ntp ke slow cut out t0
+        ntp=$(free_port)
+        ke=$(free_port)
+        slow=$(free_port)
+        cut=$(free_port)
+        start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$ntp" "$ke"
+        for p in slow cut; do
+                local args=(--delay=200 --piece=7)
+                [ "$p" = cut ] && args=(--reset-after=300 --reset-connections=2)
+                out=$TEST_TMPDIR/tcp-$p.log
+                "${NOSYSTIME[@]}" /usr/bin/python3 "$TSNTS_SRC_DIR/test/reliability/tcp-fault-proxy.py" \
+                        --listen="127.0.0.1:${!p}" --upstream="127.0.0.1:$ke" --stats="$TEST_TMPDIR/tcp-$p.stats" \
+                        --max-seconds=300 "${args[@]}" >"$out" 2>&1 &
+                track_pid $!
+                wait_for 5 grep -q READY "$out" || fail "tcp-fault-proxy $p did not start: $(cat "$out")"
+        done
+
+        nts_conf "localhost:$slow"
+        t0=$EPOCHREALTIME
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "$(synced_line "localhost:$slow")" 60
+        echo "result: key exchange with every chunk 200 ms late in 7-byte segments: synchronized after" \
+             "$(seconds_since "$t0") s ($(sed -n 's/^bytes_down=//p' "$TEST_TMPDIR/tcp-slow.stats") bytes from the server)"
+        stop_timesyncd
+
+        : >"$TIMESYNCD_LOG"
+        rm -f "$TEST_TMPDIR"/state/nts-*
+        nts_conf "localhost:$cut"
+        t0=$EPOCHREALTIME
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "$(synced_line "localhost:$cut")" 60
+        [ "$(sed -n 's/^resets=//p' "$TEST_TMPDIR/tcp-cut.stats")" = 2 ] || fail "the relay did not cut two connections"
+        [ "$(log_count "NTS key exchange with localhost:$cut failed: .*reset")" -ge 2 ] ||
+                fail "the cut key exchanges were not reported as failed by a reset (at once, not by a timeout)"
+        assert_only_authenticated_sync
+        echo "result: two key exchanges reset mid-record: $(grep -m1 -o 'failed: [^.]*' "$TIMESYNCD_LOG");" \
+             "synchronized after $(seconds_since "$t0") s"
+        stop_timesyncd
+}
+
 # ---- KE works, but the NTP address it names is dead ----
 # chronyd names 127.0.0.2 (same port) in its Server record; nothing listens there.
 ntp_dead() {
@@ -111,6 +156,7 @@ ipv6_only_inner() {
 start_case ke_down_then_up ke_down_then_up
 start_case ntp_dead ntp_dead
 start_case first_address_dead first_address_dead
+start_case ke_path_faults ke_path_faults
 netns_create
 NTP=$(free_port) KE=$(free_port) start_case ipv6_only netns_exec "$NETNS" ipv6_only_inner
 
@@ -118,8 +164,10 @@ test_ke_server_down_then_up_recovers_after_backoff() { finish_case ke_down_then_
 test_dead_ntp_address_times_out_and_never_uses_plain_ntp() { finish_case ntp_dead; }
 test_first_dead_address_is_skipped_for_ke_and_ntp() { finish_case first_address_dead; }
 test_ipv6_only_server_is_reached() { finish_case ipv6_only; }
+test_key_exchange_survives_a_slow_fragmenting_path_and_resets() { finish_case ke_path_faults; }
 
 run_case test_ke_server_down_then_up_recovers_after_backoff
+run_case test_key_exchange_survives_a_slow_fragmenting_path_and_resets
 run_case test_dead_ntp_address_times_out_and_never_uses_plain_ntp
 run_case test_first_dead_address_is_skipped_for_ke_and_ntp
 run_case test_ipv6_only_server_is_reached

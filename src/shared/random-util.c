@@ -62,6 +62,8 @@ int random_bytes_pooled(void *buf, size_t n) {
 
         assert(buf || n == 0);
 
+        if (n == 0)
+                return 0;
         if (n > RANDOM_POOL_SIZE / 4)
                 return random_bytes(buf, n);
 

@@ -14,10 +14,13 @@ make_test_certs >/dev/null
 command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
 
 # The files the dynamic linker would open for these sonames.
+# ldconfig's output is kept first: an awk that exits at its first match would leave ldconfig to
+# die of SIGPIPE, which pipefail turns into a failed test.
+ldcache=$(ldconfig -p)
 hidden=()
 for soname in libssl.so.3 libcrypto.so.3; do
-        lib=$(ldconfig -p | awk -v s="$soname" '$1 == s && /x86-64|64bit/ { print $NF; exit }')
-        [ -n "$lib" ] || lib=$(ldconfig -p | awk -v s="$soname" '$1 == s { print $NF; exit }')
+        lib=$(awk -v s="$soname" '$1 == s && /x86-64|64bit/ { print $NF; exit }' <<<"$ldcache")
+        [ -n "$lib" ] || lib=$(awk -v s="$soname" '$1 == s { print $NF; exit }' <<<"$ldcache")
         [ -n "$lib" ] || missing_prerequisite "$soname not in the dynamic linker cache (package libssl3)"
         hidden+=("$(realpath "$lib")")
 done

@@ -26,7 +26,7 @@ authenticated_at_least() {
 
 # The local port of the daemon's UDP socket, from ss.
 daemon_udp_port() {
-        ss -Hunap 2>/dev/null | awk -v p="pid=$1," 'index($0, p) { n = split($4, a, ":"); print a[n]; exit }'
+        ss -Hunap 2>/dev/null | awk -v p="pid=$1," '!done && index($0, p) { n = split($4, a, ":"); print a[n]; done = 1 }'
 }
 
 # ---- forged replies, blind and on-path, in a namespace of their own ----

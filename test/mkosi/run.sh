@@ -9,8 +9,9 @@
 # --reuse-image skips the package and image builds and only refreshes the guest's test scripts
 # in the last image (for work on the tests themselves).
 # Work files and caches: $NTS_MKOSI_DIR (default build-mkosi/ in the source tree).
-# Needs (Debian 12): mkosi systemd-container debootstrap qemu-system-x86 e2fsprogs, and what
-# tools/build-deb.sh needs.
+# Needs (Debian 12), installed beforehand (this script installs nothing): mkosi
+# systemd-container debootstrap qemu-system-x86 e2fsprogs, and what tools/build-deb.sh needs.
+# The last line is "mkosi: N passed, N failed", counting the guest's check lines of all boots.
 set -euo pipefail
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
@@ -90,6 +91,16 @@ else
         cp -a "$src/test/mkosi/guest/usr/local/lib/nts-test/." "$image/usr/local/lib/nts-test/"
 fi
 
+passed=0
+failed=0
+# count LOG: adds the boot's PASS and FAIL check lines to the totals.
+count() {
+        local clean
+        clean=$(tr -d '\r' <"$1" | sed -E 's/^(.*\[ *[0-9.]+\] )?run-tests\.sh\[[0-9]+\]: //')
+        passed=$((passed + $(grep -ac '^PASS ' <<<"$clean" || true)))
+        failed=$((failed + $(grep -ac '^FAIL ' <<<"$clean" || true)))
+}
+
 rc=0
 if [ "$run_nspawn" = 1 ]; then
         step "nspawn boot"
@@ -99,6 +110,7 @@ if [ "$run_nspawn" = 1 ]; then
         timeout 300 systemd-nspawn -q --boot -D "$image" --register=no --keep-unit --private-network \
                 --ephemeral --bind="$work/results-nspawn:/results" </dev/null >"$work/nspawn.log" 2>&1 || r=$?
         results nspawn "$work/nspawn.log" "$r" || rc=1
+        count "$work/nspawn.log"
 fi
 
 if [ "$run_qemu" = 1 ]; then
@@ -116,7 +128,11 @@ if [ "$run_qemu" = 1 ]; then
                 -append "root=/dev/vda rw console=ttyS0 quiet panic=-1" \
                 -drive "if=virtio,file=$work/disk.raw,format=raw,cache=unsafe" -snapshot </dev/null || r=$?
         results qemu "$work/serial.log" "$r" || rc=1
+        count "$work/serial.log"
 fi
 
 step "done, rc=$rc"
+# A boot that failed without a FAIL line (no marker, bad exit) still counts as one failure.
+[ "$rc" = 0 ] || [ "$failed" -gt 0 ] || failed=1
+echo "mkosi: $passed passed, $failed failed"
 exit "$rc"

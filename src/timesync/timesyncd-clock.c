@@ -10,8 +10,11 @@
 struct ClockBackend {
         ClockBackendType type;
 
-        /* fake backend */
+        /* fake backend: a clock of its own (fake_now), or with fake_follow CLOCK_REALTIME plus
+         * fake_offset_nsec, which is how a daemon under test sees a wrong clock and steps it */
         struct timespec fake_now;
+        bool fake_follow;
+        int64_t fake_offset_nsec;
         ClockState fake_state;
         unsigned n_steps, n_slews;
 };
@@ -143,12 +146,21 @@ int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a) {
                 return 0;
 
         case CLOCK_BACKEND_FAKE:
-                if (a->step) {
+                if (a->step && b->fake_follow) {
+                        b->fake_offset_nsec += a->offset_nsec;
+                        b->n_steps++;
+                        log_info("Test clock: stepped by %+.6f s, now %+.6f s from the system clock.",
+                                 (double) a->offset_nsec / NTP_NSEC_PER_SEC,
+                                 (double) b->fake_offset_nsec / NTP_NSEC_PER_SEC);
+                } else if (a->step) {
                         timespec_add_nsec(&b->fake_now, a->offset_nsec);
                         b->n_steps++;
                 } else {
+                        /* Recorded, not applied: the kernel PLL would take minutes anyway. */
                         b->fake_state.offset_nsec = a->offset_nsec;
                         b->n_slews++;
+                        if (b->fake_follow)
+                                log_info("Test clock: slewing by %+.6f s.", (double) a->offset_nsec / NTP_NSEC_PER_SEC);
                 }
                 b->fake_state.synchronized = true;
                 return 0;
@@ -173,13 +185,20 @@ int clock_backend_now(ClockBackend *b, struct timespec *ret) {
         assert(b);
         assert(ret);
 
-        if (b->type == CLOCK_BACKEND_FAKE) {
+        if (b->type == CLOCK_BACKEND_FAKE && !b->fake_follow) {
                 *ret = b->fake_now;
                 return 0;
         }
         if (clock_gettime(CLOCK_REALTIME, ret) < 0)
                 return -errno;
+        if (b->type == CLOCK_BACKEND_FAKE)
+                timespec_add_nsec(ret, b->fake_offset_nsec);
         return 0;
+}
+
+/* Nanoseconds of a timespec, for the offset of the following fake clock. */
+static int64_t timespec_nsec(const struct timespec *ts) {
+        return (int64_t) ts->tv_sec * NTP_NSEC_PER_SEC + ts->tv_nsec;
 }
 
 int clock_backend_set(ClockBackend *b, const struct timespec *ts) {
@@ -199,7 +218,14 @@ int clock_backend_set(ClockBackend *b, const struct timespec *ts) {
                 return 0;
 
         case CLOCK_BACKEND_FAKE:
-                b->fake_now = *ts;
+                if (b->fake_follow) {
+                        struct timespec real;
+
+                        if (clock_gettime(CLOCK_REALTIME, &real) < 0)
+                                return -errno;
+                        b->fake_offset_nsec = timespec_nsec(ts) - timespec_nsec(&real);
+                } else
+                        b->fake_now = *ts;
                 b->n_steps++;
                 return 0;
 
@@ -209,8 +235,24 @@ int clock_backend_set(ClockBackend *b, const struct timespec *ts) {
 }
 
 void clock_backend_fake_set_now(ClockBackend *b, const struct timespec *ts) {
-        assert(b && b->type == CLOCK_BACKEND_FAKE);
+        assert(b && b->type == CLOCK_BACKEND_FAKE && !b->fake_follow);
         b->fake_now = *ts;
+}
+
+void clock_backend_fake_follow(ClockBackend *b, int64_t offset_nsec) {
+        assert(b && b->type == CLOCK_BACKEND_FAKE);
+        b->fake_follow = true;
+        b->fake_offset_nsec = offset_nsec;
+}
+
+void clock_backend_fake_jump(ClockBackend *b, int64_t nsec) {
+        assert(b && b->type == CLOCK_BACKEND_FAKE && b->fake_follow);
+        b->fake_offset_nsec += nsec;
+}
+
+int64_t clock_backend_fake_offset(const ClockBackend *b) {
+        assert(b && b->type == CLOCK_BACKEND_FAKE);
+        return b->fake_follow ? b->fake_offset_nsec : 0;
 }
 
 unsigned clock_backend_fake_steps(const ClockBackend *b) {

@@ -53,4 +53,11 @@ int clock_backend_set(ClockBackend *b, const struct timespec *ts);
 /* Fake backend only: move its clock and inspect what was done to it. */
 void clock_backend_fake_set_now(ClockBackend *b, const struct timespec *ts);
 unsigned clock_backend_fake_steps(const ClockBackend *b);
+/* Makes the fake clock run: CLOCK_REALTIME plus offset_nsec, steps and sets move the offset.
+ * This is the daemon's --test-clock-offset=: a wrong clock it may correct, on a machine whose
+ * own clock must not be touched. */
+void clock_backend_fake_follow(ClockBackend *b, int64_t offset_nsec);
+/* Moves the running fake clock by nsec, as another program setting the clock would. */
+void clock_backend_fake_jump(ClockBackend *b, int64_t nsec);
+int64_t clock_backend_fake_offset(const ClockBackend *b);
 unsigned clock_backend_fake_slews(const ClockBackend *b);

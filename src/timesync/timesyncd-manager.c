@@ -609,6 +609,7 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                                 log_info("Initial clock synchronization to %s (offset %+.6f s%s%s).",
                                          m->current_server_name->string, (double) sample.offset_nsec / NTP_NSEC_PER_SEC,
                                          m->ntpmsg_authenticated ? ", NTS authenticated" : "",
+                                         clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? ", observe mode: test clock adjusted" :
                                          m->observe ? ", observe mode: clock left alone" : "");
                         }
                         manager_write_sync_flag(m);
@@ -805,9 +806,7 @@ int manager_set_runtime_servers(Manager *m, ServerType type, char **names) {
 
 /* ---- clock changes made by others ---- */
 
-static int manager_on_clock_change(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
-        Manager *m = userdata;
-
+static int manager_clock_changed(Manager *m) {
         log_info("System clock changed, resynchronizing.");
         (void) manager_clock_watch_setup(m);
 
@@ -818,6 +817,22 @@ static int manager_on_clock_change(sd_event_source *s, int fd, uint32_t revents,
         if (m->current_server_address && !m->pending)
                 return manager_arm_timer(m, 0);
         return 0;
+}
+
+static int manager_on_clock_change(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        return manager_clock_changed(userdata);
+}
+
+/* --test-clock-offset=: SIGUSR1 plays another program that sets the clock. The fake clock
+ * cannot fire the timerfd, so the jump takes the path the timerfd would. */
+static int manager_on_test_clock_jump(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        clock_backend_fake_jump(m->clock, m->test_clock_offset_nsec);
+        log_info("Test clock: jumped by %+.6f s, now %+.6f s from the system clock.",
+                 (double) m->test_clock_offset_nsec / NTP_NSEC_PER_SEC,
+                 (double) clock_backend_fake_offset(m->clock) / NTP_NSEC_PER_SEC);
+        return manager_clock_changed(m);
 }
 
 /* A timerfd that fires on any CLOCK_REALTIME change (TFD_TIMER_CANCEL_ON_SET). */
@@ -908,9 +923,16 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
             (o->runtime_dir && !(m->runtime_dir = strdup(o->runtime_dir))))
                 return log_oom();
 
-        r = clock_backend_new(o->observe ? CLOCK_BACKEND_OBSERVE : CLOCK_BACKEND_KERNEL, &m->clock);
+        /* A fake clock only where the real one is never touched. */
+        assert(!o->test_fake_clock || o->observe);
+        r = clock_backend_new(o->test_fake_clock ? CLOCK_BACKEND_FAKE :
+                              o->observe ? CLOCK_BACKEND_OBSERVE : CLOCK_BACKEND_KERNEL, &m->clock);
         if (r < 0)
                 return log_oom();
+        if (o->test_fake_clock) {
+                clock_backend_fake_follow(m->clock, o->test_clock_offset_nsec);
+                m->test_clock_offset_nsec = o->test_clock_offset_nsec;
+        }
 
         r = sd_event_default(&m->event);
         if (r < 0)
@@ -918,6 +940,12 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
 
         (void) sd_event_add_signal(m->event, NULL, SIGTERM | SD_EVENT_SIGNAL_PROCMASK, NULL, NULL);
         (void) sd_event_add_signal(m->event, NULL, SIGINT | SD_EVENT_SIGNAL_PROCMASK, NULL, NULL);
+        if (o->test_fake_clock) {
+                r = sd_event_add_signal(m->event, NULL, SIGUSR1 | SD_EVENT_SIGNAL_PROCMASK,
+                                        manager_on_test_clock_jump, m);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to watch SIGUSR1: %m");
+        }
 
         /* Pings the service manager when WATCHDOG_USEC is set. */
         (void) sd_event_set_watchdog(m->event, true);

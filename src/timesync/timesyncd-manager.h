@@ -24,6 +24,8 @@ typedef struct ManagerOptions {
         const char *state_dir;          /* clock file */
         const char *runtime_dir;        /* "synchronized" flag file */
         usec_t test_poll_interval_usec; /* > 0: fixed poll interval, overrides the config */
+        bool test_fake_clock;           /* observe only: a fake clock test_clock_offset_nsec off */
+        int64_t test_clock_offset_nsec; /* ... which SIGUSR1 moves by the same amount again */
 } ManagerOptions;
 
 /* The last reply, as the NTPMessage D-Bus property shows it. */
@@ -43,6 +45,7 @@ struct Manager {
         bool observe;
         bool bus_wanted;                /* manager_connect_bus() was called */
         usec_t test_poll_interval_usec;
+        int64_t test_clock_offset_nsec; /* with a fake clock: how far SIGUSR1 moves it */
         char *config_file, *state_dir, *runtime_dir;
         TimesyncConfig config;
 

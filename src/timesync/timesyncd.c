@@ -22,6 +22,8 @@ static const char *arg_config_file = NULL;
 static const char *arg_state_dir = "/var/lib/systemd/timesync";
 static const char *arg_runtime_dir = "/run/systemd/timesync";
 static usec_t arg_test_poll_interval = 0;
+static bool arg_test_fake_clock = false;
+static int64_t arg_test_clock_offset_nsec = 0;
 
 static void help(void) {
         printf("%s [OPTIONS...]\n\n"
@@ -36,7 +38,11 @@ static void help(void) {
                "     --runtime-dir=DIR  Write the 'synchronized' flag in DIR (default %s)\n"
                "     --test-poll-interval=TIME\n"
                "                        With --observe only: poll every TIME (e.g. 250ms),\n"
-               "                        below the 16 s floor, for soak tests and benchmarks\n",
+               "                        below the 16 s floor, for soak tests and benchmarks\n"
+               "     --test-clock-offset=[-]TIME\n"
+               "                        With --observe only: steer a fake clock that starts\n"
+               "                        TIME off the system clock; SIGUSR1 moves it by TIME\n"
+               "                        again, as a program setting the clock would\n",
                program_invocation_short_name, arg_state_dir, arg_runtime_dir);
 }
 
@@ -48,6 +54,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_STATE_DIR,
                 ARG_RUNTIME_DIR,
                 ARG_TEST_POLL_INTERVAL,
+                ARG_TEST_CLOCK_OFFSET,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -57,6 +64,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
                 { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "test-poll-interval", required_argument, NULL, ARG_TEST_POLL_INTERVAL },
+                { "test-clock-offset", required_argument, NULL, ARG_TEST_CLOCK_OFFSET },
                 {}
         };
         int c;
@@ -87,6 +95,17 @@ static int parse_argv(int argc, char *argv[]) {
                             arg_test_poll_interval == USEC_INFINITY)
                                 return log_error_errno(EINVAL, "Invalid --test-poll-interval=: %s", optarg);
                         break;
+                case ARG_TEST_CLOCK_OFFSET: {
+                        bool negative = optarg[0] == '-';
+                        usec_t u;
+
+                        /* Bounded so that the nanoseconds and the fake clock cannot overflow. */
+                        if (parse_sec(optarg + negative, &u) < 0 || u > 100 * USEC_PER_YEAR)
+                                return log_error_errno(EINVAL, "Invalid --test-clock-offset=: %s", optarg);
+                        arg_test_clock_offset_nsec = (negative ? -1 : 1) * (int64_t) u * 1000;
+                        arg_test_fake_clock = true;
+                        break;
+                }
                 case '?':
                         return -EINVAL;
                 default:
@@ -100,6 +119,9 @@ static int parse_argv(int argc, char *argv[]) {
          * steer it from too few samples: only a measuring daemon may have one. */
         if (arg_test_poll_interval > 0 && !arg_observe)
                 return log_error_errno(EINVAL, "--test-poll-interval= requires --observe.");
+        /* The fake clock replaces the observe backend: it is what keeps the real one untouched. */
+        if (arg_test_fake_clock && !arg_observe)
+                return log_error_errno(EINVAL, "--test-clock-offset= requires --observe.");
 
         return 1;
 }
@@ -183,6 +205,8 @@ int main(int argc, char *argv[]) {
                         .state_dir = arg_state_dir,
                         .runtime_dir = arg_runtime_dir,
                         .test_poll_interval_usec = arg_test_poll_interval,
+                        .test_fake_clock = arg_test_fake_clock,
+                        .test_clock_offset_nsec = arg_test_clock_offset_nsec,
                 });
         if (r < 0)
                 return EXIT_FAILURE;

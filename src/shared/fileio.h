@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <dirent.h>
 #include <stdio.h>
 
 #include "macro.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC_VOID(FILE *, fclose);
+DEFINE_TRIVIAL_CLEANUP_FUNC_VOID(DIR *, closedir);
 
 /* Longest line a configuration file may have, like systemd's LONG_LINE_MAX. */
 #define LONG_LINE_MAX (1U * 1024U * 1024U)

@@ -18,6 +18,7 @@ typeof(SSL_CTX_ctrl) *sym_SSL_CTX_ctrl;
 typeof(SSL_CTX_set_options) *sym_SSL_CTX_set_options;
 typeof(SSL_CTX_set_default_verify_paths) *sym_SSL_CTX_set_default_verify_paths;
 typeof(SSL_CTX_load_verify_locations) *sym_SSL_CTX_load_verify_locations;
+typeof(SSL_CTX_load_verify_dir) *sym_SSL_CTX_load_verify_dir;
 typeof(SSL_CTX_set_verify) *sym_SSL_CTX_set_verify;
 typeof(SSL_CTX_set_alpn_protos) *sym_SSL_CTX_set_alpn_protos;
 typeof(SSL_CTX_set_alpn_select_cb) *sym_SSL_CTX_set_alpn_select_cb;
@@ -61,6 +62,9 @@ typeof(X509_NAME_oneline) *sym_X509_NAME_oneline;
 typeof(X509_get0_notBefore) *sym_X509_get0_notBefore;
 typeof(X509_get0_notAfter) *sym_X509_get0_notAfter;
 typeof(X509_verify_cert_error_string) *sym_X509_verify_cert_error_string;
+typeof(X509_get_default_cert_dir) *sym_X509_get_default_cert_dir;
+typeof(X509_get_default_cert_dir_env) *sym_X509_get_default_cert_dir_env;
+typeof(X509_get_default_cert_file_env) *sym_X509_get_default_cert_file_env;
 typeof(X509_VERIFY_PARAM_set1_ip_asc) *sym_X509_VERIFY_PARAM_set1_ip_asc;
 typeof(X509_VERIFY_PARAM_set_time) *sym_X509_VERIFY_PARAM_set_time;
 typeof(X509_VERIFY_PARAM_set_flags) *sym_X509_VERIFY_PARAM_set_flags;
@@ -87,6 +91,7 @@ int dlopen_libssl(int log_level) {
                         DLSYM_ARG(SSL_CTX_set_options),
                         DLSYM_ARG(SSL_CTX_set_default_verify_paths),
                         DLSYM_ARG(SSL_CTX_load_verify_locations),
+                        DLSYM_ARG(SSL_CTX_load_verify_dir),
                         DLSYM_ARG(SSL_CTX_set_verify),
                         DLSYM_ARG(SSL_CTX_set_alpn_protos),
                         DLSYM_ARG(SSL_CTX_set_alpn_select_cb),
@@ -130,6 +135,9 @@ int dlopen_libssl(int log_level) {
                         DLSYM_ARG(X509_get0_notBefore),
                         DLSYM_ARG(X509_get0_notAfter),
                         DLSYM_ARG(X509_verify_cert_error_string),
+                        DLSYM_ARG(X509_get_default_cert_dir),
+                        DLSYM_ARG(X509_get_default_cert_dir_env),
+                        DLSYM_ARG(X509_get_default_cert_file_env),
                         DLSYM_ARG(X509_VERIFY_PARAM_set1_ip_asc),
                         DLSYM_ARG(X509_VERIFY_PARAM_set_time),
                         DLSYM_ARG(X509_VERIFY_PARAM_set_flags),

@@ -23,6 +23,7 @@ typedef struct NTS_TLSOptions {
 /* Loads libssl; takes no ownership of fd. Returns -EOPNOTSUPP if libssl is missing. */
 int NTS_tls_new(int fd, const NTS_TLSOptions *o, NTS_TLS **ret);
 NTS_TLS *NTS_tls_free(NTS_TLS *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_TLS *, NTS_tls_free);
 
 /* Drives the handshake. 0 when complete and verified (chain, hostname or IP, ALPN "ntske/1"
  * selected by the server, TLS >= 1.3); -EAGAIN to be called again when NTS_tls_events()

@@ -3,6 +3,7 @@
 /* Our TLS client against an in-process libssl server over a socketpair, both non-blocking and
  * stepped in turn, with the test PKI from test/tools/make-certs.sh. */
 
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/epoll.h>
@@ -259,6 +260,86 @@ static void test_system_store_is_used_without_ca_file(void) {
                 ASSERT_OK(unsetenv("SSL_CERT_FILE"));
 }
 
+static void restore_env(const char *name, const char *saved) {
+        if (saved)
+                ASSERT_OK(setenv(name, saved, 1));
+        else
+                ASSERT_OK(unsetenv(name));
+}
+
+static void test_system_store_prefers_the_hashed_directory(void) {
+        _cleanup_free_ char *saved_file = getenv("SSL_CERT_FILE") ? strdup(getenv("SSL_CERT_FILE")) : NULL;
+        _cleanup_free_ char *saved_dir = getenv("SSL_CERT_DIR") ? strdup(getenv("SSL_CERT_DIR")) : NULL;
+        char cmd[1024];
+
+        snprintf(cmd, sizeof(cmd), "mkdir -p '%s' '%s' && cp '%s' '%s' && openssl rehash '%s'",
+                 cert_path("sysdir"), cert_path("emptydir"), cert_path("ca.pem"), cert_path("sysdir/ca.pem"),
+                 cert_path("sysdir"));
+        ASSERT_EQ(system(cmd), 0);
+        ASSERT_OK(unsetenv("SSL_CERT_FILE"));
+
+        /* The directory alone: the system bundle does not hold the test CA, so this is only
+         * accepted through the hash links (also as the second entry of a list). */
+        ASSERT_OK(setenv("SSL_CERT_DIR", cert_path("sysdir"), 1));
+        assert_accepted(&(ServerSetup) { .system_store = true }, &(NTS_TLSOptions) { .hostname = "localhost" });
+        snprintf(cmd, sizeof(cmd), "%s:%s", cert_path("emptydir"), cert_path("sysdir"));
+        ASSERT_OK(setenv("SSL_CERT_DIR", cmd, 1));
+        assert_accepted(&(ServerSetup) { .system_store = true }, &(NTS_TLSOptions) { .hostname = "localhost" });
+
+        /* A directory without hash links: the default bundle (the system's) is used instead. */
+        ASSERT_OK(setenv("SSL_CERT_DIR", cert_path("emptydir"), 1));
+        assert_refused(&(ServerSetup) { .system_store = true }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EKEYREJECTED, verify_reason(X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN));
+
+        /* SSL_CERT_FILE asks for a bundle: it is honoured. */
+        ASSERT_OK(setenv("SSL_CERT_FILE", cert_path("ca.pem"), 1));
+        assert_accepted(&(ServerSetup) { .system_store = true }, &(NTS_TLSOptions) { .hostname = "localhost" });
+
+        restore_env("SSL_CERT_FILE", saved_file);
+        restore_env("SSL_CERT_DIR", saved_dir);
+}
+
+/* Heap held by a fresh client context trusting the system store. */
+static size_t system_store_heap(void) {
+        _cleanup_(NTS_tls_freep) NTS_TLS *t = NULL;
+        _cleanup_close_ int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        size_t before;
+
+        ASSERT_TRUE(fd >= 0);
+        before = mallinfo2().uordblks;
+        ASSERT_OK(NTS_tls_new(fd, &(NTS_TLSOptions) { .hostname = "localhost" }, &t));
+        return mallinfo2().uordblks - before;
+}
+
+static void test_system_store_directory_is_not_parsed_up_front(void) {
+        static const char bundle[] = "/etc/ssl/certs/ca-certificates.crt";
+        _cleanup_free_ char *saved_file = getenv("SSL_CERT_FILE") ? strdup(getenv("SSL_CERT_FILE")) : NULL;
+        _cleanup_free_ char *saved_dir = getenv("SSL_CERT_DIR") ? strdup(getenv("SSL_CERT_DIR")) : NULL;
+        size_t with_bundle, with_dir;
+
+        if (access(bundle, R_OK) < 0) {
+                log_info("%s missing, skipping.", bundle);
+                return;
+        }
+        (void) system_store_heap(); /* libssl's one-time setup is not what is measured */
+
+        ASSERT_OK(setenv("SSL_CERT_FILE", bundle, 1));
+        with_bundle = system_store_heap();
+        ASSERT_OK(unsetenv("SSL_CERT_FILE"));
+        ASSERT_OK(setenv("SSL_CERT_DIR", cert_path("sysdir"), 1));
+        with_dir = system_store_heap();
+        restore_env("SSL_CERT_FILE", saved_file);
+        restore_env("SSL_CERT_DIR", saved_dir);
+
+        log_info("heap of a new context: %zu bytes with the bundle, %zu with the directory", with_bundle, with_dir);
+        if (with_bundle == 0) {
+                log_info("mallinfo2() counts nothing here (a sanitizer's allocator), skipping.");
+                return;
+        }
+        /* Parsing the bundle costs hundreds of KiB; the directory is read at verification. */
+        ASSERT_TRUE(with_bundle > 4 * with_dir);
+}
+
 static void test_no_verify_time_accepts_expired_and_future(void) {
         assert_accepted(&(ServerSetup) { .chain = "expired-chain.pem" },
                         &(NTS_TLSOptions) { .hostname = "localhost", .no_verify_time = true });
@@ -457,6 +538,8 @@ TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_trusting_the_other_ca_accepts_its_chain),
           TEST_CASE(test_ca_dir_is_a_trust_anchor),
           TEST_CASE(test_system_store_is_used_without_ca_file),
+          TEST_CASE(test_system_store_prefers_the_hashed_directory),
+          TEST_CASE(test_system_store_directory_is_not_parsed_up_front),
           TEST_CASE(test_no_verify_time_accepts_expired_and_future),
           TEST_CASE(test_no_verify_time_still_refuses_wrong_name_and_unknown_ca),
           TEST_CASE(test_verify_time_is_the_time_checked),

@@ -7,7 +7,9 @@
  * meanwhile (user + system, CLOCK_PROCESS_CPUTIME_ID). The first session also pays for loading
  * libssl and libcrypto; run.sh reports it apart.
  *
- * bench-ke ADDRESS PORT HOSTNAME CAFILE [COUNT] */
+ * CAFILE "-" trusts the system store.
+ *
+ * bench-ke ADDRESS PORT HOSTNAME CAFILE|- [COUNT] */
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,7 +58,7 @@ int main(int argc, char *argv[]) {
                 NTS_KEClientParams p = {
                         .addresses = &a,
                         .n_addresses = 1,
-                        .tls = { .hostname = argv[3], .ca_file = argv[4] },
+                        .tls = { .hostname = argv[3], .ca_file = streq(argv[4], "-") ? NULL : argv[4] },
                         .aead = offer,
                         .n_aead = (size_t) n_offer,
                         .timeout_usec = 10 * USEC_PER_SEC,

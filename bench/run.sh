@@ -33,12 +33,14 @@ DOC=$SRC/docs/BENCHMARKS.md
 PNG=$SRC/docs/bench-rss-cpu.png
 BENCH_PACKET=$TSNTS_BUILD_DIR/bench/bench-packet
 BENCH_KE=$TSNTS_BUILD_DIR/bench/bench-ke
+BENCH_MEMORY=$TSNTS_BUILD_DIR/bench/bench-memory-stages
+BUNDLE=/etc/ssl/certs/ca-certificates.crt
 STOCK_TIMESYNCD=/lib/systemd/systemd-timesyncd
 
 for t in valgrind strace gnuplot /usr/bin/python3; do
         command -v "$t" >/dev/null || fail "$t is needed (apt-get install valgrind strace gnuplot-nox python3)"
 done
-for b in "$BENCH_PACKET" "$BENCH_KE" "$TIMESYNCD"; do
+for b in "$BENCH_PACKET" "$BENCH_KE" "$BENCH_MEMORY" "$TIMESYNCD"; do
         [ -x "$b" ] || fail "$b not built (ninja -C $TSNTS_BUILD_DIR)"
 done
 
@@ -167,6 +169,51 @@ kp_chrony_wall=$(cut -f1 "$W/ke-proc-chrony.tsv" | median)
 kp_chrony_cpu=$(cut -f2 "$W/ke-proc-chrony.tsv" | median)
 ks_ours=$(cut -f1 "$W/ke-strace.tsv" | grep . | median)
 ks_chrony=$(cut -f2 "$W/ke-strace.tsv" | grep . | median)
+
+# ---- 2b. key exchange trusting the system store ----
+# A copy of the system store with the test CA added, in both forms: the hashed directory
+# (what the daemon reads) and the bundle file (what OpenSSL's default paths would parse).
+# Many shells export SSL_CERT_FILE (this machine does): each run sets exactly one of the two.
+sys_ke_dir=n/a sys_ke_bundle=n/a sys_proc_ours=n/a sys_proc_chrony=n/a n_system_certs=0
+if [ -r "$BUNDLE" ]; then
+        log "key exchange trusting the system store: hashed directory and bundle, $KE_RUNS sessions each"
+        n_system_certs=$(grep -c "BEGIN CERTIFICATE" "$BUNDLE")
+        mkdir -p "$W/syscerts"
+        cp -L /etc/ssl/certs/*.pem "$W/syscerts/"
+        cp "$CA" "$W/syscerts/zz-bench-ca.pem"
+        openssl rehash "$W/syscerts" >/dev/null 2>&1
+        cat "$BUNDLE" "$CA" >"$W/bundle.pem"
+        SYSDIR_ENV=(env -u SSL_CERT_FILE SSL_CERT_DIR="$W/syscerts")
+        BUNDLE_ENV=(env -u SSL_CERT_DIR SSL_CERT_FILE="$W/bundle.pem")
+        "${SYSDIR_ENV[@]}" "$BENCH_KE" 127.0.0.1 "${KE[ke]}" localhost - "$KE_RUNS" >"$W/ke-sysdir.tsv"
+        "${BUNDLE_ENV[@]}" "$BENCH_KE" 127.0.0.1 "${KE[ke]}" localhost - "$KE_RUNS" >"$W/ke-bundle.tsv"
+        sys_ke_dir=$(awk -F'\t' '$1 > 0 { print $3 / 1000 }' "$W/ke-sysdir.tsv" | median)
+        sys_ke_bundle=$(awk -F'\t' '$1 > 0 { print $3 / 1000 }' "$W/ke-bundle.tsv" | median)
+        # chronyd trusting the system store too (GnuTLS's, on Debian the same bundle) and the CA.
+        chrony_client_conf "$W/qs" ke "iburst minpoll -6 maxpoll -6"
+        sed -i '/^nosystemcert$/d' "$W/qs/client.conf"
+        : >"$W/ke-proc-ours-sys.tsv"
+        : >"$W/ke-proc-chrony-sys.tsv"
+        for i in $(seq "$FIRST_RUNS"); do
+                run_timed "$W/ke-proc-ours-sys.tsv" "${NOSYSTIME[@]}" "${SYSDIR_ENV[@]}" "$BENCH_KE" 127.0.0.1 "${KE[ke]}" localhost - 1
+                rm -f "$W/qs/chronyd.sock"
+                run_timed "$W/ke-proc-chrony-sys.tsv" "${NOSYSTIME[@]}" "$CHRONYD" -Q -t 5 -u root -f "$W/qs/client.conf" ||
+                        fail "chronyd -Q with the system store did not measure"
+        done
+        sys_proc_ours=$(cut -f2 "$W/ke-proc-ours-sys.tsv" | median)
+        sys_proc_chrony=$(cut -f2 "$W/ke-proc-chrony-sys.tsv" | median)
+fi
+
+# ---- 4b. memory, step by step along the daemon's path ----
+log "memory by stage: test CA, system store directory, system store bundle"
+"$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost "$CA" >"$W/mem-ca.tsv"
+if [ -r "$BUNDLE" ]; then
+        "${SYSDIR_ENV[@]}" "$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost - >"$W/mem-sysdir.tsv"
+        "${BUNDLE_ENV[@]}" "$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost - >"$W/mem-bundle.tsv"
+fi
+# mem FILE STAGE COLUMN (2 rss, 3 anon, 4 file)
+mem() { awk -F'\t' -v s="$2" -v c="$3" '$1 == s { print $c }' "$1" 2>/dev/null | grep . || echo n/a; }
+mem_delta() { awk -v a="$(mem "$1" "$2" "$4")" -v b="$(mem "$1" "$3" "$4")" 'BEGIN { if (a == "n/a" || b == "n/a") print "n/a"; else print b - a }'; }
 
 # ---- 3. time to the first authenticated sample ----
 log "first authenticated sample: cold and warm, $FIRST_RUNS runs each"
@@ -345,6 +392,8 @@ fi
 GUEST_TSV=${NTS_MKOSI_DIR:-$SRC/build-mkosi}/guest-bench.tsv
 if [ -s "$GUEST_TSV" ]; then
         GUEST_STATUS="see $GUEST_TSV (copied into section 4 below)."
+elif [ -s "$SRC/docs/BENCHMARKS-GUEST.md" ]; then
+        GUEST_STATUS="measured there by the mkosi suite (test/mkosi/run.sh), see [BENCHMARKS-GUEST.md](BENCHMARKS-GUEST.md)."
 else
         GUEST_STATUS="not measured yet: the mkosi suite (test/mkosi) does not record memory figures."
 fi
@@ -418,6 +467,7 @@ clock discipline was unchanged.
 | | ours | chronyd 4.3 | ours / chronyd |
 |---|---|---|---|
 | NTS request + verify per packet (CPU, ns) | $pkt_pair | n/a (not separable) | |
+| key exchange trusting the system store, one-shot process CPU (ms) | $(fmt "$sys_proc_ours") | $(fmt "$sys_proc_chrony") | $(ratio "$sys_proc_ours" "$sys_proc_chrony") |
 | key exchange, connect to close, strace (ms) | $(fmt "$ks_ours") | $(fmt "$ks_chrony") | $(ratio "$ks_ours" "$ks_chrony") |
 | one-shot process: KE (+ NTP for chronyd), CPU (ms) | $(fmt "$kp_ours_cpu") | $(fmt "$kp_chrony_cpu") | $(ratio "$kp_ours_cpu" "$kp_chrony_cpu") |
 | first authenticated sample, cold (ms) | $(fmt "$first_cold") | $(fmt "$first_ccold") | $(ratio "$first_cold" "$first_ccold") |
@@ -445,6 +495,9 @@ Its binary is listed under Weight.
   section 5): the price of never sending a cookie twice after a crash or power cut. chronyd
   keeps its client cookies in memory and writes them at exit only. The rest is per-poll work
   chronyd does not have: the clock file touched, D-Bus property signals, log lines.
+- **Where the memory goes** (section 4, step by step): libcrypto and one AES-SIV context
+  are $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS, libssl and the key exchanges $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2) KiB more: a key exchange
+  in a separate process could save at most the latter, not enough to get below chronyd.
 - **Key exchange as a one-shot process**: CPU $(ratio "$kp_ours_cpu" "$kp_chrony_cpu")x \`chronyd -Q\`'s, the cost of loading and
   initialising OpenSSL 3 in a fresh process; the exchange itself (connect to close) is faster
   than chronyd's.
@@ -537,6 +590,24 @@ until the server's delayed ACK of the first, 40 ms on Linux; the first version o
 benchmark measured 48 ms per key exchange for that reason, against 4 ms with TCP_NODELAY
 forced by an LD_PRELOAD shim.
 
+### Trusting the system store
+
+Without \`NTSTrustedCertificates=\` the daemon trusts the system store ($n_system_certs certificates
+in $BUNDLE here). OpenSSL's default paths would parse that whole bundle for every new TLS
+context, that is for every key exchange; the daemon reads the hashed directory next to it
+instead (/etc/ssl/certs, one file per issuer looked up; nts_tls.c), unless SSL_CERT_FILE names
+a bundle. A copy of the store with the test CA added, the same $KE_RUNS sessions as above:
+
+| | CPU per key exchange, median (ms) |
+|---|---|
+| ours, hashed directory (the daemon's default) | $(fmt "$sys_ke_dir" 2) |
+| ours, the bundle (\`SSL_CERT_FILE=\`, what OpenSSL's default paths do) | $(fmt "$sys_ke_bundle" 2) |
+| ours, the test CA file alone (table above) | $(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2) |
+
+| whole one-shot process trusting the system store, median of $FIRST_RUNS (ms CPU) | ours | chronyd -Q |
+|---|---|---|
+| | $(fmt "$sys_proc_ours" 0) | $(fmt "$sys_proc_chrony" 0) |
+
 ## 3. Time to the first authenticated sample
 
 From launch to the first NTS-authenticated result, median of $FIRST_RUNS runs each, against the
@@ -576,6 +647,27 @@ $(if [ -s "$GUEST_TSV" ]; then
         printf '\nIn the qemu guest of the mkosi suite (%s), one client after the other against the same\nlocal server:\n\n| client | metric | value | unit |\n|---|---|---|---|\n' "$GUEST_TSV"
         awk -F'\t' 'NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$GUEST_TSV"
 fi)
+
+### Where the memory of NTS goes
+
+\`bench/bench-memory-stages.c\` walks the daemon's path in one fresh process and reads
+/proc/self/status after each step (KiB; "file" pages are library text and data touched so
+far, shared with every process mapping the same files; "anon" pages are the process's own:
+heap, relocations):
+
+| step | RSS | anon | file | RSS, system store: directory | RSS, system store: bundle |
+|---|---|---|---|---|---|
+$(for st in "start" "libcrypto loaded" "AES-SIV context, one packet sealed" "libssl loaded" "after one key exchange" "after ten more"; do
+        printf '| %s | %s | %s | %s | %s | %s |\n' "$st" "$(mem "$W/mem-ca.tsv" "$st" 2)" "$(mem "$W/mem-ca.tsv" "$st" 3)" \
+                "$(mem "$W/mem-ca.tsv" "$st" 4)" "$(mem "$W/mem-sysdir.tsv" "$st" 2)" "$(mem "$W/mem-bundle.tsv" "$st" 2)"
+done)
+
+libcrypto with the AES-SIV context, which every NTS poll needs, is $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS; libssl
+and the key exchange add $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2) KiB. Moving the key exchange into a short-lived
+helper process would therefore save at most the second figure and leave ours above chronyd's
+RSS: most of the difference is OpenSSL 3's libcrypto and its default provider, touched as soon
+as one cipher is fetched. With the system store, reading the bundle would leave
+$(awk -v a="$(mem "$W/mem-sysdir.tsv" "after ten more" 3)" -v b="$(mem "$W/mem-bundle.tsv" "after ten more" 3)" 'BEGIN { if (a == "" || b == "" || a == "n/a" || b == "n/a") print "n/a"; else print b - a }') KiB more anonymous memory than the directory after eleven exchanges.
 
 ## 5. CPU over a simulated day
 

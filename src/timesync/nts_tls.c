@@ -130,7 +130,8 @@ static bool cert_dirs_have_hash_links(const char *dirs) {
 
 /* The system's trust store. OpenSSL's default verify paths parse the whole bundle file
  * (Debian: ca-certificates.crt, ~140 certificates) for every new context, that is for every
- * key exchange: measured ~29 ms of CPU and ~1 MiB of heap that fragmentation keeps afterwards.
+ * key exchange: measured 55 ms of CPU per exchange instead of 3 ms, and ~950 KiB more heap
+ * afterwards (bench/: bench-ke, bench-memory-stages).
  * The hashed directory (/etc/ssl/certs) holds the same certificates and is read on demand,
  * one file per issuer looked up. The bundle stays in use where SSL_CERT_FILE names one, or
  * where the directory has no hash links (a system without c_rehash output). */

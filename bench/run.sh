@@ -490,10 +490,10 @@ Its binary is listed under Weight.
   are larger than chronyd's GnuTLS and nettle); section 4 lists the objects. Without NTS
   servers OpenSSL is never mapped and ours is $(ratio "${RSS[ours-plain]}" "${RSS[chrony-nts]}")x chronyd's RSS. The target "below chronyd
   with NTS" is not met.
-- **CPU per poll with NTS**: $(ratio "${CPUPOLL[ours-nts]}" "${CPUPOLL[chrony-nts]}")x chronyd's. About half of it is the cookie jar, written with
-  fsync() of the file and of its directory before every request (compare the tmpfs row of
-  section 5): the price of never sending a cookie twice after a crash or power cut. chronyd
-  keeps its client cookies in memory and writes them at exit only. The rest is per-poll work
+- **CPU per poll with NTS**: $(ratio "${CPUPOLL[ours-nts]}" "${CPUPOLL[chrony-nts]}")x chronyd's. A large part is the cookie jar, written with
+  fsync() of the file and of its directory before every third request (NTS_COOKIES_PER_WRITE;
+  compare the tmpfs row of section 5): the price of never sending a cookie twice after a crash
+  or power cut. chronyd keeps its client cookies in memory and writes them at exit only. The rest is per-poll work
   chronyd does not have: the clock file touched, D-Bus property signals, log lines.
 - **Where the memory goes** (section 4, step by step): libcrypto and one AES-SIV context
   are $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS, libssl and the key exchanges $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2) KiB more: a key exchange
@@ -691,11 +691,12 @@ The CPU per poll includes everything the process did in the window (timers, D-Bu
 signals for ours, logging), divided by the polls. The per-packet path alone (section 1,
 request + verify = $pkt_pair ns) makes $pkt_day ms for 1000 polls: the crypto is a small part
 of the per-poll cost. The difference between "ours, NTS" and the tmpfs row is the daemon
-writing its cookie jar once per poll, just before the request leaves, so that no crash can
-make it send a cookie twice (the same write stores the previous reply's cookies); the write
-is a temporary file, fsync(), rename() and an fsync() of the directory (two fsync() per poll
-in the syscall table below). The first version of the daemon wrote the jar twice per poll
-(also after each reply) and paid 8x chronyd's CPU per poll for it. chronyd keeps its client
+writing its cookie jar before every third request, so that no crash can make it send a
+cookie twice: each write leaves out the cookie about to go and the next two, which the
+following requests spend without a write (NTS_COOKIES_PER_WRITE; the same write stores the
+earlier replies' cookies). A write is a temporary file, fsync(), rename() and an fsync() of
+the directory. The first version of the daemon wrote the jar twice per poll (also after each
+reply) and paid 8x chronyd's CPU per poll for it; the second once per poll. chronyd keeps its client
 cookies in memory and writes them only at exit: it may send a cookie again after a crash,
 we may not. A key exchange every
 time the cookies run out is not in these figures (with 8 cookies refilled on every reply it

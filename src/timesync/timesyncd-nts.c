@@ -63,6 +63,7 @@ static void nts_state_forget_keys(NTSState *s) {
         s->c2s = NTS_aead_free(s->c2s);
         s->s2c = NTS_aead_free(s->s2c);
         nts_jar_done(&s->jar);
+        s->n_withheld = 0;
         s->query_pending = false;
         s->authenticated = false;
 }
@@ -73,10 +74,13 @@ NTSState *nts_state_free(NTSState *s) {
         if (!s)
                 return NULL;
 
-        /* The cookies of the last reply are saved only with the next request (see
-         * manager_nts_verify_reply()): keep them when we stop or the server goes away. */
-        if (s->jar_dirty && s->name && s->name->manager)
+        /* The cookies of the last replies are saved only with a later request (see
+         * manager_nts_verify_reply()), and the withheld ones not at all: keep every unspent
+         * cookie when we stop or the server goes away. */
+        if ((s->jar_dirty || s->n_withheld > 0) && s->name && s->name->manager) {
+                s->n_withheld = 0;
                 nts_state_save(s->name->manager, s);
+        }
 
         s->resolve = resolve_query_free(s->resolve);
         s->ke = NTS_ke_client_free(s->ke);
@@ -136,7 +140,17 @@ static void nts_state_save(Manager *m, NTSState *s) {
                 return;
         }
 
-        r = nts_jar_save(&s->jar, s->name->string, path);
+        /* The file gets the jar without its n_withheld oldest cookies: a view, not a copy. */
+        NTSJar view = s->jar;
+        assert(s->n_withheld <= view.n_cookies);
+        memmove(view.cookies, view.cookies + s->n_withheld, (view.n_cookies - s->n_withheld) * sizeof view.cookies[0]);
+        view.n_cookies -= s->n_withheld;
+        if (!nts_jar_usable(&view)) {
+                (void) unlink(path);
+                return;
+        }
+
+        r = nts_jar_save(&view, s->name->string, path);
         if (r < 0)
                 log_warning_errno(r, "Failed to save NTS cookies to %s, ignoring: %m", path);
 }
@@ -166,6 +180,7 @@ static void nts_state_load(Manager *m, NTSState *s) {
 
         nts_jar_done(&s->jar);
         s->jar = jar;
+        s->n_withheld = 0;
         r = nts_state_make_contexts(s);
         if (r < 0) {
                 log_notice_errno(r, "Discarding NTS state file %s: %m", path);
@@ -442,9 +457,16 @@ ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
                 return log_error_errno((int) l, "Failed to build NTS request: %m");
 
         s->query_pending = true;
-        /* Written before sending: a crash must never make us send this cookie again. The
-         * same write stores the cookies of the previous reply: one write (and fsync) per poll. */
-        nts_state_save(m, s);
+        if (s->n_withheld > 0)
+                /* This cookie was left out of the file by an earlier write. */
+                s->n_withheld--;
+        else {
+                /* The file still holds it: written before sending, so that a crash never makes
+                 * us send it again. The same write stores the cookies of earlier replies and
+                 * leaves out the next few, whose requests then need no write. */
+                s->n_withheld = MIN(NTS_COOKIES_PER_WRITE - 1, s->jar.n_cookies);
+                nts_state_save(m, s);
+        }
         (void) manager_bus_emit_changed(m, "NTSCookies", NULL);
         return l;
 }
@@ -496,16 +518,23 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
                 return -EAGAIN;
         }
 
-        for (size_t i = 0; i < receipt.n_cookies; i++)
+        for (size_t i = 0; i < receipt.n_cookies; i++) {
+                /* A full jar drops its oldest cookie, which is a withheld one if any is. */
+                if (s->jar.n_cookies == NTS_MAX_COOKIES && s->n_withheld > 0)
+                        s->n_withheld--;
                 (void) nts_jar_add_cookie(&s->jar, &receipt.cookies[i]);
+        }
         explicit_bzero_safe(scratch_buf, sizeof scratch_buf);
+
+        log_debug("NTS reply from %s verified: %zu cookies in the jar, %zu of them not in the state file.",
+                  s->name->string, s->jar.n_cookies, s->n_withheld);
 
         s->query_pending = false;
         s->authenticated = true;
         s->cookies_unproven = false;
         s->ke_failures = 0;
-        /* Saved with the next request, or when the daemon stops: a crash in between loses
-         * these cookies (the file still has the unspent older ones), never reuses one. */
+        /* Saved with a later request, or when the daemon stops: a crash in between loses
+         * these cookies (the file still has unspent older ones), never reuses one. */
         s->jar_dirty = true;
         return 0;
 }

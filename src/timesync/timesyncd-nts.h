@@ -24,6 +24,12 @@ typedef struct ServerName ServerName;
 #define NTS_KE_TIMEOUT_USEC (10 * USEC_PER_SEC)
 /* Failed key exchanges back off exponentially from ConnectionRetrySec up to this. */
 #define NTS_KE_BACKOFF_MAX_USEC (1 * USEC_PER_HOUR)
+/* Requests per write of the state file. A cookie must be out of the file before it is sent
+ * (never reused after a crash), so each write leaves out, besides the cookie about to go, the
+ * next NTS_COOKIES_PER_WRITE - 1 oldest ones: the following requests spend them without a
+ * write of their own. A crash loses those cookies (the server gives new ones, or a key
+ * exchange does), it never resends one. */
+#define NTS_COOKIES_PER_WRITE 3U
 /* The same authentication failure is logged at most this often per server. */
 #define NTS_AUTH_LOG_INTERVAL_USEC (10 * USEC_PER_MINUTE)
 
@@ -33,6 +39,8 @@ typedef struct NTSState {
         NTSJar jar;
         bool jar_loaded;                /* the state file was looked at */
         bool jar_dirty;                 /* cookies came in since the last save */
+        size_t n_withheld;              /* the oldest cookies of the jar, left out of the state
+                                         * file: spent without a write (NTS_COOKIES_PER_WRITE) */
         NTS_AEADContext *c2s, *s2c;
 
         ResolveQuery *resolve;          /* of the KE server */

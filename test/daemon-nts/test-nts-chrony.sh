@@ -195,6 +195,37 @@ print("CLOSED", flush=True)' "$stall" >"$TEST_TMPDIR/stall.log" 2>&1 &
         return 0
 }
 
+# The state file is written before every third request only (NTS_COOKIES_PER_WRITE): renames
+# of the file against NTP requests sent, counted by strace on the running daemon; and at a
+# clean stop every unspent cookie, also the ones left out of the file, is written.
+test_state_file_is_written_every_third_request_and_whole_at_stop() {
+        local jar tracer sends renames cookies
+        command -v strace >/dev/null || missing_prerequisite "strace not installed (package strace)"
+        ! pid_alive "$TIMESYNCD_PID" || stop_timesyncd
+        jar=$(nts_jar_file "localhost:$ke")
+        rm -f "$jar"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$conf" --test-poll-interval=100ms
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        strace -qq -e trace=sendto,rename,renameat,renameat2 -o "$TEST_TMPDIR/writes.strace" -p "$TIMESYNCD_PID" &
+        tracer=$!
+        sleep 0.5 # strace attached
+        wait_log_count "NTP reply from" 30 20
+        kill -INT "$tracer"
+        wait "$tracer" 2>/dev/null || true
+        # NTP requests: sendto() with a destination; the bus and sd_notify use sendmsg().
+        sends=$(grep -c '^sendto(' "$TEST_TMPDIR/writes.strace" || true)
+        renames=$(grep -c '^rename' "$TEST_TMPDIR/writes.strace" || true)
+        [ "$sends" -ge 12 ] || fail "only $sends requests traced"
+        # One write per three requests, give or take the phase at both ends of the window.
+        awk -v s="$sends" -v r="$renames" 'BEGIN { exit !(r >= s / 3 - 1 && r <= s / 3 + 1) }' ||
+                fail "$renames writes of the state file for $sends requests, expected one per three"
+        stop_timesyncd
+        cookies=$(grep -c '^cookie=' "$jar" || true)
+        [ "$cookies" -ge 7 ] || fail "$cookies cookies in the state file after a clean stop, expected 7 or 8"
+        echo "result: $renames writes of the state file for $sends requests; $cookies cookies saved at stop"
+}
+
 run_case test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus
 run_case test_libssl_is_mapped_after_nts_key_exchange
 run_case test_state_file_is_private
@@ -206,3 +237,4 @@ run_case test_saved_cookies_refused_after_server_key_change_lead_to_key_exchange
 run_case test_libssl_is_not_mapped_without_nts_servers
 run_case test_runtime_nts_servers_replace_ntp_and_load_libssl
 run_case test_runtime_servers_switched_during_a_key_exchange_take_over
+run_case test_state_file_is_written_every_third_request_and_whole_at_stop

@@ -56,7 +56,7 @@ flood_inner() {
         wait_for 60 authenticated_at_least 3 || fail "fewer than 3 authenticated exchanges under the flood"
         wait "$flood_pid" || fail "flood sender failed: $(cat "$TEST_TMPDIR/flood.log")"
         grep -q '^requests_seen=[1-9]' "$TEST_TMPDIR/flood.stats" || fail "the flood never saw a request"
-        wait_for 30 jar_is_full "localhost:$KE" || fail "the cookie jar did not stay full under the flood"
+        wait_for 30 jar_file_is_full "localhost:$KE" || fail "the cookie jar did not stay full under the flood"
         assert_only_authenticated_sync
         # Forgeries that pass the origin check fail NTS verification: one warning per kind
         # of failure and 10 minutes, not one line per packet.

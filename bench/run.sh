@@ -498,9 +498,9 @@ Its binary is listed under Weight.
 - **Where the memory goes** (section 4, step by step): libcrypto and one AES-SIV context
   are $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS, libssl and the key exchanges $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2) KiB more: a key exchange
   in a separate process could save at most the latter, not enough to get below chronyd.
-- **Key exchange as a one-shot process**: CPU $(ratio "$kp_ours_cpu" "$kp_chrony_cpu")x \`chronyd -Q\`'s, the cost of loading and
-  initialising OpenSSL 3 in a fresh process; the exchange itself (connect to close) is faster
-  than chronyd's.
+- **Key exchange as a one-shot process**: CPU $(ratio "$kp_ours_cpu" "$kp_chrony_cpu")x \`chronyd -Q\`'s, mostly loading and
+  initialising OpenSSL 3 in a fresh process (near 1: a loss in some runs, not in others); the
+  exchange itself (connect to close) is faster than chronyd's.
 - **Stock systemd-timesyncd** is not in these tables yet (see above).
 
 ![RSS and CPU per poll](bench-rss-cpu.png)

@@ -10,7 +10,7 @@ packages=(
         # build
         gcc clang llvm meson ninja-build pkg-config libsystemd-dev libssl-dev libssl3 scdoc
         # tests
-        openssl dbus systemd iproute2 util-linux procps python3 ca-certificates valgrind man-db strace
+        openssl dbus systemd iproute2 util-linux procps python3 ca-certificates valgrind man-db strace nftables
 )
 
 missing=()

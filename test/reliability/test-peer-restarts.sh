@@ -93,6 +93,35 @@ ke_path_faults() {
         stop_timesyncd
 }
 
+# ---- 30% of the key exchange's TCP segments dropped by the kernel, each way ----
+# No netem here, but nf_tables: in a namespace of its own, an output rule drops 30% of the
+# packets from and to the KE port at random (loopback traffic passes the output hook once),
+# so TCP itself retransmits, SYNs included. Exchanges that run out of time are retried with
+# backoff; the NTP port is left alone. Never time from a broken exchange.
+tcp_loss_inner() {
+        local t0 dropped
+        start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$NTP" "$KE"
+        nft -f - <<NFT
+table inet tsnts_loss {
+        chain out {
+                type filter hook output priority 0; policy accept;
+                tcp sport $KE numgen random mod 100 < 30 counter drop
+                tcp dport $KE numgen random mod 100 < 30 counter drop
+        }
+}
+NFT
+        nts_conf "localhost:$KE"
+        t0=$EPOCHREALTIME
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "$(synced_line "localhost:$KE")" 150
+        assert_only_authenticated_sync
+        dropped=$(nft list table inet tsnts_loss | awk '/counter packets/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }')
+        [ "$dropped" -gt 0 ] || fail "no segment of the key exchange was dropped"
+        echo "result: 30% of KE segments dropped each way ($dropped dropped):" \
+             "$(log_count "NTS key exchange with localhost:$KE failed") failed exchanges," \
+             "synchronized after $(seconds_since "$t0") s; CPU $(assert_cpu_below "$TIMESYNCD_PID" "$CPU_BOUND" tcp_loss) s"
+}
+
 # ---- KE works, but the NTP address it names is dead ----
 # chronyd names 127.0.0.2 (same port) in its Server record; nothing listens there.
 ntp_dead() {
@@ -159,15 +188,24 @@ start_case first_address_dead first_address_dead
 start_case ke_path_faults ke_path_faults
 netns_create
 NTP=$(free_port) KE=$(free_port) start_case ipv6_only netns_exec "$NETNS" ipv6_only_inner
+if command -v nft >/dev/null; then
+        netns_create
+        NTP=$(free_port) KE=$(free_port) start_case tcp_loss netns_exec "$NETNS" tcp_loss_inner
+fi
 
 test_ke_server_down_then_up_recovers_after_backoff() { finish_case ke_down_then_up; }
 test_dead_ntp_address_times_out_and_never_uses_plain_ntp() { finish_case ntp_dead; }
 test_first_dead_address_is_skipped_for_ke_and_ntp() { finish_case first_address_dead; }
 test_ipv6_only_server_is_reached() { finish_case ipv6_only; }
 test_key_exchange_survives_a_slow_fragmenting_path_and_resets() { finish_case ke_path_faults; }
+test_key_exchange_survives_30_percent_tcp_segment_loss() {
+        command -v nft >/dev/null || missing_prerequisite "nft not installed (package nftables)"
+        finish_case tcp_loss
+}
 
 run_case test_ke_server_down_then_up_recovers_after_backoff
 run_case test_key_exchange_survives_a_slow_fragmenting_path_and_resets
+run_case test_key_exchange_survives_30_percent_tcp_segment_loss
 run_case test_dead_ntp_address_times_out_and_never_uses_plain_ntp
 run_case test_first_dead_address_is_skipped_for_ke_and_ntp
 run_case test_ipv6_only_server_is_reached

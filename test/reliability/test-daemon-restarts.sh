@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The daemon killed with SIGKILL at bad moments: in the middle of a key exchange with a server
+# The daemon killed with SIGKILL (and stopped with SIGTERM) at bad moments: in the middle of a key exchange with a server
 # that accepts and never answers, and over and over right after start, when it loads, spends
 # and rewrites its cookie file. On the next start the state must be the old one or the new one,
 # never a corrupt one, and the daemon must synchronize. A corrupt file planted in the state
@@ -118,6 +118,54 @@ test_sigkill_loop_during_cookie_writes_never_corrupts_the_state() {
         stop_daemon "$TIMESYNCD_PID"
 }
 
+# term_timesyncd: SIGTERM, and the daemon must be gone with exit status 0 within 5 s.
+term_timesyncd() {
+        local rc=0 t0=$EPOCHREALTIME
+        kill -TERM "$TIMESYNCD_PID"
+        wait_for 5 bash -c "! kill -0 $TIMESYNCD_PID 2>/dev/null" || fail "the daemon ignored SIGTERM for 5 s"
+        wait "$TIMESYNCD_PID" 2>/dev/null || rc=$?
+        [ "$rc" = 0 ] || fail "the daemon exited with $rc on SIGTERM"
+        TERM_SECONDS=$(seconds_since "$t0")
+}
+
+# SIGTERM where SIGKILL struck above: in a key exchange that hangs, and over and over around
+# the cookie writes. Each time a prompt, clean exit (status 0) and a complete file or none.
+test_sigterm_in_a_key_exchange_and_around_cookie_writes_exits_cleanly() {
+        local ke ntp jar i delay worst=0 counts=""
+        ke=$(free_port)
+        ntp=$(free_port)
+        jar=$(nts_state_file "localhost:$ke")
+        : >"$TIMESYNCD_LOG"
+        start_silent_listener "$ke"
+        nts_conf "localhost:$ke"
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_for 10 grep -q ACCEPTED "$TEST_TMPDIR/silent.log" || fail "the daemon never connected"
+        wait_log "NTS-KE with localhost: connecting to" 10
+        term_timesyncd
+        [ ! -e "$jar" ] || fail "a state file exists although no key exchange ever finished"
+        echo "result: SIGTERM in a hanging key exchange: exit 0 after $TERM_SECONDS s, no state file"
+        stop_daemon "$SILENT_PID"
+
+        start_chrony_nts_server "$TEST_TMPDIR/chrony4" "$CERTDIR" "$ntp" "$ke" "ntsntpserver 127.0.0.3"
+        start_fault_proxy slowterm "127.0.0.3:$ntp" "127.0.0.1:$ntp" --delay=300
+        for (( i = 0; i < KILLS / 2; i++ )); do
+                delay=$(printf '0.%03d' $(( SRANDOM % 120 * 5 )))
+                start_timesyncd "$TEST_TMPDIR/ts.conf"
+                sleep "$delay"
+                term_timesyncd
+                awk -v a="$TERM_SECONDS" -v b="$worst" 'BEGIN { exit !(a > b) }' && worst=$TERM_SECONDS
+                assert_jar_complete "$jar"
+                counts+=" $(jar_cookies "localhost:$ke")"
+        done
+        [ "$(log_count "Discarding NTS state file")" = 0 ] || fail "a state file written at SIGTERM was unreadable"
+        : >"$TIMESYNCD_LOG.term"
+        TIMESYNCD_LOG=$TIMESYNCD_LOG.term start_timesyncd "$TEST_TMPDIR/ts.conf"
+        TIMESYNCD_LOG=$TIMESYNCD_LOG.term wait_log "$(synced_line "localhost:$ke")" 30
+        echo "result: $((KILLS / 2)) SIGTERMs 0 to 595 ms after start: every exit 0, the slowest after $worst s;" \
+             "cookies in the file after each:$counts"
+        stop_daemon "$TIMESYNCD_PID"
+}
+
 test_corrupt_state_file_is_discarded_and_sync_follows() {
         local ke ntp jar
         ke=$(free_port)
@@ -138,4 +186,5 @@ test_corrupt_state_file_is_discarded_and_sync_follows() {
 
 run_case test_sigkill_in_the_middle_of_a_key_exchange_leaves_no_state_that_blocks_sync
 run_case test_sigkill_loop_during_cookie_writes_never_corrupts_the_state
+run_case test_sigterm_in_a_key_exchange_and_around_cookie_writes_exits_cleanly
 run_case test_corrupt_state_file_is_discarded_and_sync_follows

@@ -135,12 +135,8 @@ static void nts_state_save(Manager *m, NTSState *s) {
                 return;
         s->jar_dirty = false;
 
-        if (!nts_jar_usable(&s->jar)) {
-                (void) unlink(path);
-                return;
-        }
-
-        /* The file gets the jar without its n_withheld oldest cookies: a view, not a copy. */
+        /* The file gets the jar without its n_withheld oldest cookies: a view, not a copy. A
+         * view without keys or cookies removes the file. */
         NTSJar view = s->jar;
         assert(s->n_withheld <= view.n_cookies);
         memmove(view.cookies, view.cookies + s->n_withheld, (view.n_cookies - s->n_withheld) * sizeof view.cookies[0]);

@@ -72,11 +72,15 @@ static void timespec_add_nsec(struct timespec *ts, int64_t nsec) {
         ts->tv_nsec = (long) total;
 }
 
-/* PLL time constant from the poll interval, as the kernel documents it: poll = 2^(tc + 4)
- * seconds is the recommended pairing (RFC 5905 appendix A.5.5.6 for the reference
- * implementation; the kernel accepts 0..10). */
-static long time_constant(int poll_log2) {
-        return CLAMP((long) poll_log2 - 4, 0L, 10L);
+/* In nanosecond mode (ADJ_NANO, which kernel_adjust() always sets) the kernel uses the time
+ * constant as given: its PLL gain is 2^-(2 * (tc + 4)) and the phase is worked off at
+ * 2^-(tc + 2) per second. The loop is matched to the poll interval with tc = log2(poll in
+ * seconds), as the reference implementation does in nanosecond mode; "poll - 4" is the pairing
+ * of the old microsecond mode only, where the kernel adds the 4 itself. With "poll - 4" here a
+ * 32 s poll gets tc = 1, a loop 16 times too fast, and an offset of 30 ms already drives the
+ * frequency to the kernel's limit of 500 ppm. The kernel accepts 0..10 (MAXTC). */
+long clock_pll_time_constant(int poll_log2) {
+        return CLAMP((long) poll_log2, 0L, 10L);
 }
 
 static int kernel_adjust(const ClockAdjustment *a) {
@@ -101,7 +105,7 @@ static int kernel_adjust(const ClockAdjustment *a) {
                 tmx.modes |= ADJ_OFFSET | ADJ_TIMECONST;
                 /* The kernel clamps the PLL offset to +-0.5 s. */
                 tmx.offset = (long) CLAMP(a->offset_nsec, -NTP_NSEC_PER_SEC / 2, NTP_NSEC_PER_SEC / 2);
-                tmx.constant = time_constant(a->poll_log2);
+                tmx.constant = clock_pll_time_constant(a->poll_log2);
         }
 
         if (a->leap == NTP_LEAP_PLUSSEC)

@@ -41,6 +41,9 @@ ClockBackend *clock_backend_free(ClockBackend *b);
 ClockBackendType clock_backend_type(const ClockBackend *b);
 const char *clock_backend_type_to_string(ClockBackendType t);
 
+/* The kernel PLL time constant for a poll interval of 2^poll_log2 seconds (nanosecond mode). */
+long clock_pll_time_constant(int poll_log2);
+
 /* Applies an adjustment. Returns 0, or a negative errno (-EPERM without CAP_SYS_TIME). */
 int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a);
 /* Reads the kernel discipline state; never changes it. */

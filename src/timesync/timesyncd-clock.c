@@ -93,20 +93,32 @@ static int kernel_adjust(const ClockAdjustment *a) {
 
         if (a->step) {
                 /* ADJ_SETOFFSET steps atomically relative to the current time, so no time
-                 * passes between reading the clock and setting it. */
-                tmx.modes |= ADJ_SETOFFSET;
-                tmx.time.tv_sec = (time_t) (a->offset_nsec / NTP_NSEC_PER_SEC);
-                tmx.time.tv_usec = (long) (a->offset_nsec % NTP_NSEC_PER_SEC);
-                if (tmx.time.tv_usec < 0) {
-                        tmx.time.tv_sec--;
-                        tmx.time.tv_usec += NTP_NSEC_PER_SEC;
+                 * passes between reading the clock and setting it. STA_PLL goes off with it and
+                 * on again below: the kernel's PLL weighs each offset by the CLOCK_REALTIME
+                 * seconds since its previous one, and after a step backwards that interval is
+                 * negative (unbounded: years after a bootstrap), so the next slew would drive
+                 * the frequency to its limit. Turning the PLL on resets that reference to the
+                 * stepped clock, and offset 0 drops the phase still being slewed from before. */
+                struct timex stepx = {
+                        .modes = ADJ_SETOFFSET | ADJ_STATUS | ADJ_NANO,
+                        .status = 0,
+                        .time.tv_sec = (time_t) (a->offset_nsec / NTP_NSEC_PER_SEC),
+                        .time.tv_usec = (long) (a->offset_nsec % NTP_NSEC_PER_SEC),
+                };
+
+                if (stepx.time.tv_usec < 0) {
+                        stepx.time.tv_sec--;
+                        stepx.time.tv_usec += NTP_NSEC_PER_SEC;
                 }
-        } else {
-                tmx.modes |= ADJ_OFFSET | ADJ_TIMECONST;
+                if (adjtimex(&stepx) < 0)
+                        return -errno;
+                tmx.offset = 0;
+        } else
                 /* The kernel clamps the PLL offset to +-0.5 s. */
                 tmx.offset = (long) CLAMP(a->offset_nsec, -NTP_NSEC_PER_SEC / 2, NTP_NSEC_PER_SEC / 2);
-                tmx.constant = clock_pll_time_constant(a->poll_log2);
-        }
+
+        tmx.modes |= ADJ_OFFSET | ADJ_TIMECONST;
+        tmx.constant = clock_pll_time_constant(a->poll_log2);
 
         if (a->leap == NTP_LEAP_PLUSSEC)
                 tmx.status |= STA_INS;

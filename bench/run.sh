@@ -391,12 +391,18 @@ fi
 # it has written them: $NTS_MKOSI_DIR/guest-bench.tsv, lines "client<TAB>metric<TAB>value<TAB>unit".
 GUEST_TSV=${NTS_MKOSI_DIR:-$SRC/build-mkosi}/guest-bench.tsv
 if [ -s "$GUEST_TSV" ]; then
-        GUEST_STATUS="see $GUEST_TSV (copied into section 4 below)."
+        GUEST_STATUS="measured there by the mkosi suite (test/mkosi/run.sh), table in section 4."
 elif [ -s "$SRC/docs/BENCHMARKS-GUEST.md" ]; then
         GUEST_STATUS="measured there by the mkosi suite (test/mkosi/run.sh), see [BENCHMARKS-GUEST.md](BENCHMARKS-GUEST.md)."
 else
-        GUEST_STATUS="not measured yet: the mkosi suite (test/mkosi) does not record memory figures."
+        GUEST_STATUS="not measured yet: run test/mkosi/run.sh before the bench."
 fi
+
+# guest_kib CLIENT METRIC: a value of the guest table (first column starting with CLIENT, second
+# with METRIC)
+guest_kib() {
+        awk -F'\t' -v c="$1" -v m="$2" 'index($1, c) == 1 && index($2, m) == 1 { print $3; exit }' "$GUEST_TSV" 2>/dev/null
+}
 
 LOAD_AFTER=$(cut -d' ' -f1-3 /proc/loadavg)
 
@@ -501,7 +507,13 @@ Its binary is listed under Weight.
 - **Key exchange as a one-shot process**: CPU $(ratio "$kp_ours_cpu" "$kp_chrony_cpu")x \`chronyd -Q\`'s, mostly loading and
   initialising OpenSSL 3 in a fresh process (near 1: a loss in some runs, not in others); the
   exchange itself (connect to close) is faster than chronyd's.
-- **Stock systemd-timesyncd** is not in these tables yet (see above).
+$(if [ -s "$GUEST_TSV" ]; then
+        printf -- '- **Against stock systemd-timesyncd** (qemu guest, section 4): without NTS servers ours is %sx stock'"'"'s RSS\n  and %sx its PSS (target: within 1.1x), with NTS %sx the RSS and %sx the PSS of chronyd as an NTS client\n  in the same guest. Memory is not where we lose to stock.' \
+                "$(ratio "$(guest_kib "ours, no NTS" RSS)" "$(guest_kib stock RSS)")" "$(ratio "$(guest_kib "ours, no NTS" PSS)" "$(guest_kib stock PSS)")" \
+                "$(ratio "$(guest_kib "ours, NTS" RSS)" "$(guest_kib chronyd RSS)")" "$(ratio "$(guest_kib "ours, NTS" PSS)" "$(guest_kib chronyd PSS)")"
+else
+        printf -- '- **Stock systemd-timesyncd** is not in these tables yet (see above).'
+fi)
 
 ![RSS and CPU per poll](bench-rss-cpu.png)
 

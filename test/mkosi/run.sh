@@ -3,7 +3,8 @@
 # System tests of the Debian package on a real systemd: builds the .deb, a Debian 12 image with
 # mkosi 14 in which the .deb replaces stock systemd-timesyncd, then boots the image in
 # systemd-nspawn (unit, sysusers and D-Bus checks; no clock there) and in qemu with software
-# emulation (the guest's own clock: NTS against chronyd in the guest, a real clock step).
+# emulation (the guest's own clock: NTS against chronyd in the guest, real clock steps and
+# slews, the bootstrap, memory against stock and chronyd; figures in $NTS_MKOSI_DIR/memory-guest.txt).
 # The guest never has a network; this machine's clock is never touched.
 #   test/mkosi/run.sh [--no-nspawn] [--no-qemu] [--reuse-image]
 # --reuse-image skips the package and image builds and only refreshes the guest's test scripts
@@ -33,19 +34,30 @@ step() {
         echo "--- $* (at $((SECONDS - step_start)) s)"
 }
 
+# guest_lines LOG: the runner's output in a boot's log. The console copy carries a
+# "run-tests.sh[PID]: " prefix, after the kernel's time stamp on a serial console.
+guest_lines() {
+        tr -d '\r' <"$1" | sed -E 's/^(.*\[ *[0-9.]+\] )?run-tests\.sh\[[0-9]+\]: //'
+}
+
 # results NAME LOG EXIT: prints the guest's check lines; true when the guest ran to its marker
 # with no failure and its boot ended well.
 results() {
         local clean
-        # The console copy of the runner's output carries a "run-tests.sh[PID]: " prefix, after
-        # the kernel's time stamp on a serial console.
-        clean=$(tr -d '\r' <"$2" | sed -E 's/^(.*\[ *[0-9.]+\] )?run-tests\.sh\[[0-9]+\]: //')
+        clean=$(guest_lines "$2")
         grep -aE '^(PASS|FAIL|INFO|SKIP) ' <<<"$clean" || true
         grep -a '=== TESTS RESULT' <<<"$clean" || echo "$1: no result marker"
         if [ "$3" != 0 ] || ! grep -aq '^=== TESTS RESULT rc=0$' <<<"$clean"; then
                 echo "$1: FAILED (exit $3), log: $2"
                 return 1
         fi
+}
+
+# true-time.so: an LD_PRELOAD that gives a chronyd in the guest a clock of its own
+# (run-tests.sh), and true-time-base, which takes its starting point.
+true_time_tools() {
+        cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/mkosi/true-time.c" -ldl
+        cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/mkosi/true-time-base.c"
 }
 
 mkdir -p "$work"
@@ -59,8 +71,15 @@ if [ "$build" = 1 ]; then
         step "peers and test tools"
         "$src/test/tools/fetch-peers.sh" "$work/peers" >/dev/null
         [ -d "$work/meson" ] || meson setup "$work/meson" "$src" -Dtests=true >/dev/null
-        ninja -C "$work/meson" test/tools/ntp-test-server >/dev/null
+        ninja -C "$work/meson" test/tools/ntp-test-server test/adjtimex-read >/dev/null
         [ -e "$work/certs/ca.pem" ] || "$src/test/tools/make-certs.sh" "$work/certs" >/dev/null
+        # A server certificate valid from now on: issued after the package's clock floor (its
+        # build epoch), so a guest clock at that floor finds it not yet valid (the bootstrap).
+        openssl req -new -key "$work/certs/server.key" -subj /CN=localhost -out "$work/fresh.csr" 2>/dev/null
+        openssl x509 -req -in "$work/fresh.csr" -CA "$work/certs/ca.pem" -CAkey "$work/certs/ca.key" \
+                -set_serial "$(date +%s)" -days 30 -out "$work/fresh.pem" 2>/dev/null \
+                -extfile <(echo 'subjectAltName = DNS:localhost, DNS:ntp.test, IP:127.0.0.1, IP:::1')
+        cat "$work/fresh.pem" "$work/certs/ca.pem" >"$work/fresh-chain.pem"
 
         step "image"
         # The mkosi tree is staged afresh (mkosi.extra gets this run's package and tools); the
@@ -76,7 +95,10 @@ if [ "$build" = 1 ]; then
         cp "$work"/debs/timesyncd-nts_*.deb "$extra/opt/nts-test/debs/"
         cp -a "$work/peers/root" "$extra/opt/nts-test/peers"
         cp "$work/meson/test/tools/ntp-test-server" "$extra/opt/nts-test/bin/"
-        cp "$work/certs/ca.pem" "$work/certs/server.key" "$work/certs/server-chain.pem" "$extra/etc/nts-test/"
+        cp "$work/meson/test/adjtimex-read" "$extra/usr/local/lib/nts-test/"
+        true_time_tools "$extra/usr/local/lib/nts-test"
+        cp "$work/certs/ca.pem" "$work/certs/server.key" "$work/certs/server-chain.pem" \
+                "$work/certs/expired-chain.pem" "$work/fresh-chain.pem" "$extra/etc/nts-test/"
         force=-f
         conf_sum=$(sha256sum <"$src/test/mkosi/mkosi.conf")
         [ "$conf_sum" = "$(cat "$work/out/mkosi.conf.sha256" 2>/dev/null)" ] || force=-ff
@@ -89,6 +111,7 @@ if [ "$build" = 1 ]; then
 else
         [ -d "$image" ] || { echo "--reuse-image: no image in $image" >&2; exit 2; }
         cp -a "$src/test/mkosi/guest/usr/local/lib/nts-test/." "$image/usr/local/lib/nts-test/"
+        true_time_tools "$image/usr/local/lib/nts-test"
 fi
 
 passed=0
@@ -96,7 +119,7 @@ failed=0
 # count LOG: adds the boot's PASS and FAIL check lines to the totals.
 count() {
         local clean
-        clean=$(tr -d '\r' <"$1" | sed -E 's/^(.*\[ *[0-9.]+\] )?run-tests\.sh\[[0-9]+\]: //')
+        clean=$(guest_lines "$1")
         passed=$((passed + $(grep -ac '^PASS ' <<<"$clean" || true)))
         failed=$((failed + $(grep -ac '^FAIL ' <<<"$clean" || true)))
 }
@@ -129,6 +152,16 @@ if [ "$run_qemu" = 1 ]; then
                 -drive "if=virtio,file=$work/disk.raw,format=raw,cache=unsafe" -snapshot </dev/null || r=$?
         results qemu "$work/serial.log" "$r" || rc=1
         count "$work/serial.log"
+        # The guest's memory figures, "MEM name pid= rss_kib= pss_kib=", and as the table
+        # bench/run.sh copies into docs/BENCHMARKS.md: client, metric, value, unit.
+        guest_lines "$work/serial.log" | grep -a '^MEM ' >"$work/memory-guest.txt" || true
+        sed 's/^/INFO /' "$work/memory-guest.txt"
+        awk '$2 != "ratio" {
+                split($4, r, "="); split($5, p, "=")
+                c = $2 == "ours_ntp" ? "ours, no NTS servers (NTP=)" : $2 == "ours_nts" ? "ours, NTS" : \
+                    $2 == "chronyd_client_nts" ? "chronyd -x, NTS client" : $2 == "stock_ntp" ? "stock systemd-timesyncd 252, NTP=" : $2
+                printf "%s\tRSS 10 s after the first sync\t%s\tKiB\n%s\tPSS, same moment\t%s\tKiB\n", c, r[2], c, p[2] }' \
+                "$work/memory-guest.txt" >"$work/guest-bench.tsv"
 fi
 
 step "done, rc=$rc"

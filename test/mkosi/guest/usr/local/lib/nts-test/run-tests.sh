@@ -11,6 +11,7 @@ P=/opt/nts-test/peers
 CERTS=/etc/nts-test
 RUN=/run/nts-test
 DROPIN=/run/systemd/timesyncd.conf.d/50-nts-test.conf
+UNIT_DROPIN=/run/systemd/system/systemd-timesyncd.service.d/50-nts-test.conf
 BUS=(org.freedesktop.timesync1 /org/freedesktop/timesync1 org.freedesktop.timesync1.Manager)
 failures=0
 
@@ -167,8 +168,14 @@ nspawn_suite() {
 
 # ---- qemu: the real unit, real servers in the guest, the guest's clock ----
 
+# start_chrony NAME PORT NTSPORT EXTRA [CHAIN [AHEAD_MS [BASE]]]: chronyd as an NTS server on
+# the guest's loopback, serving CHAIN (default: the valid server chain) and the guest's clock;
+# with AHEAD_MS it serves the true time plus AHEAD_MS milliseconds instead, through
+# true-time.so, whatever the guest's clock does: the way a server in the same guest can hand
+# out a time of its own. The true time is BASE (true-time-base output), default TRUE_BASE.
 start_chrony() {
-        local name=$1 port=$2 ntsport=$3 extra=$4 dir=$RUN/$1
+        local name=$1 port=$2 ntsport=$3 extra=$4 chain=${5:-$CERTS/server-chain.pem} ahead=${6:-} base=${7:-${TRUE_BASE:-}} dir=$RUN/$1
+        local env=()
         mkdir -p "$dir"
         chmod 0700 "$dir"
         cat >"$dir/chrony.conf" <<EOC
@@ -179,7 +186,7 @@ bindaddress 127.0.0.1
 bindaddress ::1
 port $port
 ntsport $ntsport
-ntsservercert $CERTS/server-chain.pem
+ntsservercert $chain
 ntsserverkey $CERTS/server.key
 ntsdumpdir $dir
 ntsprocesses 0
@@ -187,8 +194,10 @@ cmdport 0
 bindcmdaddress $dir/chronyd.sock
 pidfile $dir/chronyd.pid
 EOC
+        [ -z "$ahead" ] ||
+                env=(-p "Environment=LD_PRELOAD=$T/true-time.so TRUE_TIME_BASE=$((${base%:*} + ahead * 1000000)):${base#*:}")
         # -x and no CAP_SYS_TIME: the servers never steer the guest's clock; only our daemon may.
-        systemd-run -q --unit="nts-$name" -p CapabilityBoundingSet=~CAP_SYS_TIME \
+        systemd-run -q --unit="nts-$name" -p CapabilityBoundingSet=~CAP_SYS_TIME "${env[@]}" \
                 "$P/usr/sbin/chronyd" -x -d -u root -f "$dir/chrony.conf"
         wait_for 10 bash -c "ss -ltn | grep -q ':$ntsport '"
 }
@@ -245,7 +254,8 @@ runs_as_systemd_timesync() {
 
 # CAP_SYS_TIME is bit 25: 0x2000000, in the effective and the bounding set, nothing else.
 only_cap_sys_time() {
-        local s=/proc/$(daemon_pid)/status
+        local s
+        s=/proc/$(daemon_pid)/status
         grep -q '^CapEff:[[:space:]]*0000000002000000$' "$s" &&
                 grep -q '^CapBnd:[[:space:]]*0000000002000000$' "$s" &&
                 grep -q '^CapPrm:[[:space:]]*0000000002000000$' "$s"
@@ -270,15 +280,26 @@ time_wait_sync_completes() {
                 [ "$(systemctl show -p Result --value systemd-time-wait-sync)" = success ]
 }
 
-security_exposure() {
-        local ours stock
-        ours=$(systemd-analyze security systemd-timesyncd.service --no-pager | tail -n 1)
-        info "ours (running unit): $ours"
-        info "ours (offline):  $(systemd-analyze security --offline=yes --no-pager \
-                /lib/systemd/system/systemd-timesyncd.service | tail -n 1)"
-        stock=$(systemd-analyze security --offline=yes --no-pager $T/stock/systemd-timesyncd.service | tail -n 1)
-        info "stock (offline): $stock"
-        echo "$ours" | grep -q 'Overall exposure level'
+# exposure [ARGS...]: the overall exposure level systemd-analyze security gives, a number
+exposure() {
+        systemd-analyze security --no-pager "$@" | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\) .*/\1/p'
+}
+
+# not_above A B: A <= B, as numbers
+not_above() {
+        [ -n "$1" ] && [ -n "$2" ] && awk -v a="$1" -v b="$2" 'BEGIN { exit !(a <= b) }'
+}
+
+# Ours (the running unit, and its file) against stock's file; stock's running unit is compared
+# at the end, when stock is installed again (stock_memory_and_bus_suite).
+security_checks() {
+        local ours_offline stock_offline
+        OURS_EXPOSURE=$(exposure systemd-timesyncd.service)
+        ours_offline=$(exposure --offline=yes /lib/systemd/system/systemd-timesyncd.service)
+        stock_offline=$(exposure --offline=yes $T/stock/systemd-timesyncd.service)
+        info "exposure: ours running ${OURS_EXPOSURE:-?}, ours offline ${ours_offline:-?}, stock offline ${stock_offline:-?}"
+        check security_exposure_is_measured test -n "$OURS_EXPOSURE"
+        check unit_exposure_not_above_stock_offline not_above "$ours_offline" "$stock_offline"
 }
 
 # seconds since the epoch, as a real number
@@ -322,12 +343,314 @@ nts_config() {
         use_config "NTS=localhost:14460" "NTSTrustedCertificates=$CERTS/ca.pem"
 }
 
+# ---- qemu: clock discipline with NTS, bootstrap, bad certificates, no libssl ----
+
+# The journal of the daemon's current run (a restart starts a new invocation).
+daemon_log() {
+        journalctl -b -o cat --no-pager _SYSTEMD_INVOCATION_ID="$(systemctl show -p InvocationID --value systemd-timesyncd)"
+}
+
+log_count() {
+        daemon_log | grep -c -e "$1"
+}
+
+log_count_above() {
+        [ "$(log_count "$1")" -gt "$2" ]
+}
+
+log_has() {
+        daemon_log | grep -q -e "$1"
+}
+
+# The offset of the run's first synchronization, from its journal line.
+initial_offset() {
+        daemon_log | sed -n 's/^Initial clock synchronization to .* (offset \([-+0-9.]*\) s.*/\1/p' | head -n 1
+}
+
+# offset_within LOW HIGH: LOW < first offset < HIGH
+offset_within() {
+        local o
+        o=$(initial_offset)
+        info "first offset of this run: ${o:-none} s"
+        [ -n "$o" ] && awk -v o="$o" -v l="$1" -v h="$2" 'BEGIN { exit !(o > l && o < h) }'
+}
+
+adjtimex_field() {
+        $T/adjtimex-read | sed -n "s/^$1=//p"
+}
+
+# STA_UNSYNC (0x40) clear and STA_PLL (0x1) set: what the daemon writes once it took a sample.
+kernel_synchronized() {
+        local st
+        st=$(adjtimex_field status)
+        [ $((st & 0x40)) = 0 ] && [ $((st & 0x1)) = 1 ]
+}
+
+# A slew leaves the rest of the offset in the kernel PLL (a step through ADJ_SETOFFSET clears
+# it): the daemon slewed when the kernel still has a negative offset to work off.
+kernel_is_slewing_back() {
+        $T/adjtimex-read | sed 's/^/INFO   adjtimex /'
+        [ "$(adjtimex_field offset)" -lt 0 ]
+}
+
+# kernel_frequency_below PPM: the kernel's frequency correction (scaled ppm, 2^-16) is within
+# +-PPM. The PLL time constant decides it: a loop matched to the poll interval moves it a few
+# ppm for a 50 ms sample; a loop 16 times too fast drives it to the kernel's limit of 500 ppm.
+kernel_frequency_below() {
+        local f
+        f=$(adjtimex_field freq)
+        info "kernel frequency: $(awk -v f="$f" 'BEGIN { printf "%+.3f", f / 65536 }') ppm"
+        [ $((f < 0 ? -f : f)) -lt $(($1 * 65536)) ]
+}
+
+# packets_above N: the guest's main chronyd got more than N NTP packets
+packets_above() {
+        [ "$(ntp_packets_received)" -gt "$1" ]
+}
+
+# The clock 30 min fast again, now with an NTS server that serves the true time (chronyd under
+# true-time.so): the daemon steps the clock back, authenticated. Before that, the
+# jump itself: the daemon's clock watch (TFD_TIMER_CANCEL_ON_SET) must see another program set
+# the clock and resynchronize with the server it has.
+nts_step_suite() {
+        local changes packets
+        check chronyd_true_time_nts_server_starts start_chrony shifted 11124 14461 "local stratum 1" \
+                "$CERTS/server-chain.pem" 0
+        nts_config
+        check nts_authenticated_before_the_jump wait_for 60 authenticated
+        changes=$(log_count 'System clock changed, resynchronizing.')
+        packets=$(ntp_packets_received)
+        date -s "@$(awk -v t="$(now)" 'BEGIN { printf "%.3f", t + 1800 }')" >/dev/null
+        check guest_clock_is_set_30_min_fast clock_is_wrong "$T0" "$U0"
+        check daemon_logs_system_clock_changed_resynchronizing wait_for 10 log_count_above \
+                'System clock changed, resynchronizing.' "$changes"
+        # Right after the first synchronization the next regular poll is 32 s away: a request
+        # within 15 s of the jump is the resynchronization.
+        check daemon_resynchronizes_after_the_clock_change wait_for 15 packets_above "$packets"
+
+        use_config "NTS=localhost:14461" "NTSTrustedCertificates=$CERTS/ca.pem"
+        check nts_server_steps_the_clock_back wait_for 60 clock_is_right "$T0" "$U0"
+        check journal_says_nts_step_of_minus_30_min wait_for 10 log_has \
+                'Initial clock synchronization to localhost:14461 (offset -1[78][0-9][0-9]\.[0-9]* s, NTS authenticated)'
+        daemon_log | grep -E 'Initial|NTS key exchange' | sed 's/^/INFO   /'
+
+        # 50 ms fast: below the step threshold (0.4 s), so the kernel PLL slews it away. The
+        # offset comes from a server 50 ms behind the guest's clock, which the daemon has just
+        # set right; a `date -s` would add the time the command takes to start, which under
+        # emulation is 0.1-0.4 s and made this offset anything.
+        check chronyd_50_ms_behind_starts start_chrony slew 11127 14465 "local stratum 1" \
+                "$CERTS/server-chain.pem" -50 "$($T/true-time-base)"
+        use_config "NTS=localhost:14465" "NTSTrustedCertificates=$CERTS/ca.pem"
+        check nts_authenticated_for_the_slew wait_for 60 authenticated
+        check small_offset_is_slewed_not_stepped wait_for 10 offset_within -0.07 -0.03
+        check journal_says_slewed_not_stepped log_has \
+                'Initial clock synchronization to localhost:14465 (offset -0\.0[3-6][0-9]* s, NTS authenticated)'
+        check kernel_pll_still_slews_the_offset kernel_is_slewing_back
+        check adjtimex_says_synchronized kernel_synchronized
+        check kernel_frequency_stays_below_50_ppm kernel_frequency_below 50
+        systemctl stop nts-slew
+}
+
+# Years behind, as with a dead RTC battery: the certificates look not yet valid. The daemon
+# advances a clock below its build's epoch at start (that is stock's behaviour too), so the
+# server's certificate is one issued at run.sh time, after that epoch.
+bootstrap_suite() {
+        systemctl stop systemd-timesyncd
+        rm -f /var/lib/systemd/timesync/clock
+        date -s 2020-01-01 >/dev/null
+        check guest_clock_is_set_to_2020 output_is 2020 date +%Y
+        use_config "NTS=localhost:14462" "NTSTrustedCertificates=$CERTS/ca.pem"
+        wait_for 10 daemon_active
+        info "after the daemon's start: $(date -u '+%F %T'), $(daemon_log | grep -c 'advancing it') advance"
+        systemctl stop systemd-timesyncd
+        check chronyd_fresh_certificate_server_starts start_chrony fresh 11125 14462 "local stratum 1" \
+                "$CERTS/fresh-chain.pem" 0
+        systemctl start systemd-timesyncd
+        check bootstrap_sets_the_clock_right wait_for 90 clock_is_right "$T0" "$U0"
+        check journal_says_not_yet_valid log_has 'is not yet valid by our clock'
+        check journal_says_bootstrap_done wait_for 10 log_has '^Bootstrap: the clock took the time of localhost:14462'
+        check nts_authenticated_after_bootstrap wait_for 60 authenticated
+        daemon_log | grep -E 'advancing|not yet valid|Bootstrap|Initial|NTS key exchange' | sed 's/^/INFO   /'
+}
+
+# An expired certificate on a correctly set guest. Its server serves a time 30 min ahead, so a
+# daemon that took it would move the clock by that much.
+expired_certificate_suite() {
+        systemctl stop nts-shifted nts-fresh
+        check chronyd_expired_certificate_server_starts start_chrony expired 11126 14463 "local stratum 1" \
+                "$CERTS/expired-chain.pem" 1800000
+        use_config "NTS=localhost:14463" "NTSTrustedCertificates=$CERTS/ca.pem"
+        check journal_says_certificate_expired wait_for 30 log_has 'NTS key exchange with localhost:14463 failed: .*expired'
+        daemon_log | grep -E 'NTS key exchange|Bootstrap' | sed 's/^/INFO   /'
+        sleep 5
+        check expired_certificate_does_not_move_the_clock clock_is_right "$T0" "$U0"
+        check expired_certificate_is_not_authenticated not_authenticated
+}
+
+not_authenticated() {
+        ! authenticated
+}
+
+# output_is VALUE COMMAND...: COMMAND prints exactly VALUE
+output_is() {
+        local want=$1
+        shift
+        [ "$("$@")" = "$want" ]
+}
+
+# one_line_saying TEXT PATTERN: TEXT is one line, and it matches PATTERN
+one_line_saying() {
+        [ "$(grep -c . <<<"$1")" = 1 ] && grep -q -e "$2" <<<"$1"
+}
+
+ntp_packets_received() {
+        "$P/usr/bin/chronyc" -h "$RUN/chrony/chronyd.sock" serverstats | sed -n 's/^NTP packets received *: *//p'
+}
+
+ke_connections() {
+        "$P/usr/bin/chronyc" -h "$RUN/chrony/chronyd.sock" serverstats | sed -n 's/^NTS-KE connections accepted *: *//p'
+}
+
+# libssl3 gone for the daemon: NTS servers configured, and a plain NTP server too, so no time
+# at all, one error saying so, and not a single packet to either server. The package cannot
+# leave this image (systemd 252 and libsystemd-shared depend on it, PID 1 maps libcrypto), so the
+# two libraries are hidden in the daemon's mount namespace: dlopen() fails for it alone.
+no_libssl_suite() {
+        local ntp_before ke_before errors
+        mkdir -p "$(dirname $UNIT_DROPIN)"
+        printf '[Service]\nBindReadOnlyPaths=/dev/null:/usr/lib/x86_64-linux-gnu/libssl.so.3 /dev/null:/usr/lib/x86_64-linux-gnu/libcrypto.so.3\n' \
+                >$UNIT_DROPIN
+        systemctl daemon-reload
+        ntp_before=$(ntp_packets_received)
+        ke_before=$(ke_connections)
+        use_config "NTS=localhost:14460" "NTSTrustedCertificates=$CERTS/ca.pem" "NTP=127.0.0.1:11123"
+        check daemon_without_libssl_runs wait_for 10 daemon_active
+        sleep 15
+        errors=$(journalctl -b -p err -o cat --no-pager \
+                _SYSTEMD_INVOCATION_ID="$(systemctl show -p InvocationID --value systemd-timesyncd)")
+        echo "$errors" | sed 's/^/INFO   error: /'
+        check without_libssl_exactly_one_error one_line_saying "$errors" 'libssl.so.3 or libcrypto.so.3 is missing'
+        check without_libssl_not_authenticated not_authenticated
+        # The NTS server stays the selected one (unusable): never the plain NTP= server.
+        check without_libssl_no_plain_ntp_fallback output_is 's "localhost:14460"' prop ServerName
+        check without_libssl_nts_status_says_unavailable bash -c \
+                "busctl get-property ${BUS[*]} NTSStatus | grep -q 'NTS unavailable'"
+        info "chronyd NTP packets received: $ntp_before -> $(ntp_packets_received), NTS-KE connections: $ke_before -> $(ke_connections)"
+        check without_libssl_no_ntp_packet_reaches_the_server output_is "$ntp_before" ntp_packets_received
+        check without_libssl_no_key_exchange_reaches_the_server output_is "$ke_before" ke_connections
+        rm -f $UNIT_DROPIN
+        systemctl daemon-reload
+        nts_config
+        check nts_authenticated_again_with_libssl wait_for 60 authenticated
+}
+
+# ---- qemu: memory against stock and chronyd, and stock's D-Bus surface ----
+
+# mem NAME PID: "MEM" line with the process's RSS and PSS from smaps_rollup (KiB)
+mem() {
+        awk -v n="$1" -v p="$2" '/^Rss:/ { r = $2 } /^Pss:/ { s = $2 }
+                END { printf "MEM %s pid=%s rss_kib=%d pss_kib=%d\n", n, p, r, s }' "/proc/$2/smaps_rollup"
+}
+
+# mem_after_sync NAME: the daemon's memory 10 s after its first synchronization
+mem_after_sync() {
+        if ! wait_for 60 bash -c "journalctl -b -o cat --no-pager _SYSTEMD_INVOCATION_ID=\$(systemctl show -p InvocationID --value systemd-timesyncd) | grep -qi 'initial.*synchroni'"; then
+                info "$1: no synchronization" >&2
+                return 1
+        fi
+        sleep 10
+        mem "$1" "$(daemon_pid)"
+}
+
+chrony_client_synchronized() {
+        "$P/usr/bin/chronyc" -h "$RUN/client/chronyd.sock" -n sources | grep -q '^\^\*'
+}
+
+# chronyd as an NTS client of the guest's NTS server, -x: the reference for our memory with NTS.
+chrony_client_mem() {
+        local dir=$RUN/client
+        mkdir -p "$dir"
+        chmod 0700 "$dir"
+        cat >"$dir/chrony.conf" <<EOC
+server localhost port 11123 nts ntsport 14460 iburst
+ntstrustedcerts $CERTS/ca.pem
+cmdport 0
+bindcmdaddress $dir/chronyd.sock
+pidfile $dir/chronyd.pid
+EOC
+        systemd-run -q --unit=nts-chrony-client -p CapabilityBoundingSet=~CAP_SYS_TIME \
+                "$P/usr/sbin/chronyd" -x -d -u root -f "$dir/chrony.conf"
+        wait_for 60 chrony_client_synchronized || return 1
+        sleep 10
+        mem chronyd_client_nts "$(systemctl show -p MainPID --value nts-chrony-client)"
+        systemctl stop nts-chrony-client
+}
+
+# The D-Bus surface: member, kind, signature (and a method's result), no values.
+bus_surface() {
+        busctl introspect --no-pager org.freedesktop.timesync1 /org/freedesktop/timesync1 |
+                awk 'NR > 1 { print $1, $2, $3, ($2 == "method" ? $4 : "") }' | sort
+}
+
+show_timesync_names() {
+        timedatectl show-timesync --all | cut -d= -f1 | sort
+}
+
+# surface_matches_stock KIND: ours without our NTS members equals stock
+surface_matches_stock() {
+        local d
+        d=$(diff <(grep -v NTS "$RUN/ours-$1") "$RUN/stock-$1")
+        [ -z "$d" ] || echo "$d" | sed "s/^/INFO   $1 diff: /"
+        [ -z "$d" ]
+}
+
+stock_memory_and_bus_suite() {
+        systemctl stop nts-ntpsec
+        check chronyd_plain_server_on_port_123_starts start_chrony plain 123 14464 "local stratum 1"
+        use_config "NTP=127.0.0.1"
+        mem_after_sync ours_ntp >$RUN/mem-ours-ntp
+        check memory_ours_without_nts_measured test -s $RUN/mem-ours-ntp
+        nts_config
+        mem_after_sync ours_nts >$RUN/mem-ours-nts
+        check memory_ours_with_nts_measured test -s $RUN/mem-ours-nts
+        chrony_client_mem >$RUN/mem-chrony-client
+        check memory_chronyd_nts_client_measured test -s $RUN/mem-chrony-client
+        bus_surface >$RUN/ours-introspect
+        show_timesync_names >$RUN/ours-show-timesync
+
+        use_config "NTP=127.0.0.1"
+        check stock_reinstalls_in_qemu bash -c "apt-get install -y -o Dpkg::Options::=--force-confold \
+                /opt/nts-test/stock/systemd-timesyncd_*.deb </dev/null >$RUN/stock-qemu.log 2>&1"
+        systemctl restart systemd-timesyncd
+        check stock_daemon_active wait_for 30 daemon_active
+        info "exposure: stock running $(exposure systemd-timesyncd.service), ours running $OURS_EXPOSURE"
+        check running_unit_exposure_not_above_stock not_above "$OURS_EXPOSURE" "$(exposure systemd-timesyncd.service)"
+        mem_after_sync stock_ntp >$RUN/mem-stock-ntp
+        check memory_stock_measured test -s $RUN/mem-stock-ntp
+        bus_surface >$RUN/stock-introspect
+        show_timesync_names >$RUN/stock-show-timesync
+        check dbus_introspect_matches_stock_minus_nts surface_matches_stock introspect
+        check show_timesync_names_match_stock_minus_nts surface_matches_stock show-timesync
+        info "our NTS additions: $(grep NTS $RUN/ours-introspect | cut -d' ' -f1 | tr '\n' ' ')"
+        cat $RUN/mem-ours-ntp $RUN/mem-ours-nts $RUN/mem-chrony-client $RUN/mem-stock-ntp
+        awk '{ for (i = 3; i <= NF; i++) { split($i, kv, "="); v[$2, kv[1]] = kv[2] } }
+                END { for (k = 1; k <= 2; k++) { f = k == 1 ? "rss_kib" : "pss_kib"
+                        if (v["stock_ntp", f] && v["chronyd_client_nts", f])
+                                printf "MEM ratio %s ours_ntp/stock_ntp=%.2f ours_nts/chronyd_client_nts=%.2f\n", f,
+                                        v["ours_ntp", f] / v["stock_ntp", f], v["ours_nts", f] / v["chronyd_client_nts", f] } }' \
+                $RUN/mem-ours-ntp $RUN/mem-ours-nts $RUN/mem-chrony-client $RUN/mem-stock-ntp
+}
+
 qemu_suite() {
         check daemon_active_after_boot wait_for 30 daemon_active
         check daemon_runs_as_systemd_timesync runs_as_systemd_timesync
         check daemon_keeps_only_cap_sys_time only_cap_sys_time
-        check security_exposure_is_printed security_exposure
+        security_checks
 
+        T0=$(now)
+        U0=$(uptime_s)
+        # The true time, for true-time.so: the guest's clock is right until step_suite.
+        TRUE_BASE=$($T/true-time-base)
         check chronyd_nts_server_starts start_chrony chrony 11123 14460 "local stratum 1"
         nts_config
         check nts_authenticated_against_chronyd wait_for 60 authenticated
@@ -357,6 +680,12 @@ qemu_suite() {
         check set_runtime_ntp_servers_switches_server set_runtime_ntp 127.0.0.1
         check daemon_follows_the_runtime_server wait_for 30 server_is 127.0.0.1
         dbus_checks
+
+        nts_step_suite
+        bootstrap_suite
+        expired_certificate_suite
+        no_libssl_suite
+        stock_memory_and_bus_suite
 }
 
 info "timesyncd-nts guest tests, virtualization: $(systemd-detect-virt || true)"

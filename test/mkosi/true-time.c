@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* LD_PRELOAD for a chronyd server in the test guest: its CLOCK_REALTIME is the true time, that is
+ * TRUE_TIME_BASE="REALTIME_NS:RAW_NS" (taken with true-time-base while the guest's clock was
+ * right, optionally shifted) plus the CLOCK_MONOTONIC_RAW time since. Steps and slews of the
+ * guest's clock do not reach it, so the server stays right while the daemon under test moves
+ * the guest's clock towards it. Kernel receive timestamps are refused: they carry the guest's
+ * clock, and chronyd would mix them with this one. */
+
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <time.h>
+
+#define NSEC_PER_SEC INT64_C(1000000000)
+
+typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
+typedef int (*setsockopt_fn)(int, int, int, const void *, socklen_t);
+
+static int64_t base_realtime, base_raw;
+
+static int base_load(void) {
+        static int state; /* 0: not read, 1: set, -1: not set */
+        const char *e;
+
+        if (state == 0) {
+                e = getenv("TRUE_TIME_BASE");
+                state = e && sscanf(e, "%" SCNd64 ":%" SCNd64, &base_realtime, &base_raw) == 2 ? 1 : -1;
+        }
+        return state;
+}
+
+static int true_time(struct timespec *ts) {
+        static clock_gettime_fn real;
+        struct timespec raw;
+        int64_t ns;
+
+        if (!real)
+                real = (clock_gettime_fn) dlsym(RTLD_NEXT, "clock_gettime");
+        if (real(CLOCK_MONOTONIC_RAW, &raw) < 0)
+                return -1;
+        ns = base_realtime + (int64_t) raw.tv_sec * NSEC_PER_SEC + raw.tv_nsec - base_raw;
+        ts->tv_sec = (time_t) (ns / NSEC_PER_SEC);
+        ts->tv_nsec = (long) (ns % NSEC_PER_SEC);
+        return 0;
+}
+
+int clock_gettime(clockid_t id, struct timespec *ts) {
+        static clock_gettime_fn real;
+
+        if ((id == CLOCK_REALTIME || id == CLOCK_REALTIME_COARSE) && base_load() > 0)
+                return true_time(ts);
+        if (!real)
+                real = (clock_gettime_fn) dlsym(RTLD_NEXT, "clock_gettime");
+        return real(id, ts);
+}
+
+int gettimeofday(struct timeval *restrict tv, void *restrict tz) {
+        struct timespec ts;
+
+        (void) tz;
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+                return -1;
+        tv->tv_sec = ts.tv_sec;
+        tv->tv_usec = ts.tv_nsec / 1000;
+        return 0;
+}
+
+time_t time(time_t *t) {
+        struct timespec ts;
+
+        if (clock_gettime(CLOCK_REALTIME, &ts) < 0)
+                return (time_t) -1;
+        if (t)
+                *t = ts.tv_sec;
+        return ts.tv_sec;
+}
+
+int setsockopt(int fd, int level, int name, const void *value, socklen_t len) {
+        static setsockopt_fn real;
+
+        if (level == SOL_SOCKET && (name == SO_TIMESTAMP_OLD || name == SO_TIMESTAMPNS_OLD ||
+                                    name == SO_TIMESTAMPING_OLD || name == SO_TIMESTAMP_NEW ||
+                                    name == SO_TIMESTAMPNS_NEW || name == SO_TIMESTAMPING_NEW)) {
+                errno = ENOPROTOOPT;
+                return -1;
+        }
+        if (!real)
+                real = (setsockopt_fn) dlsym(RTLD_NEXT, "setsockopt");
+        return real(fd, level, name, value, len);
+}

@@ -5,8 +5,11 @@
 #   2. -Werror build with gcc; unit, integration and peer tests
 #   3. the same suite under ASan+UBSan
 #   4. every libFuzzer target for FUZZ_SECONDS (default 60) under ASan+UBSan (clang)
+#   5. the Debian package (lintian) and the mkosi system tests: a Debian 12 image booted in
+#      nspawn and in qemu, whose own clock is the only one stepped (test/mkosi/run.sh)
 # The last line is the summary CI reads: "N passed, N failed, N skipped".
-# Environment: FUZZ_SECONDS, SKIP_ASAN=1, SKIP_FUZZ=1 (local shortcuts; CI runs everything).
+# Environment: FUZZ_SECONDS, SKIP_ASAN=1, SKIP_FUZZ=1, SKIP_MKOSI=1 (local shortcuts; CI runs
+# everything).
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -82,6 +85,32 @@ if [ "${SKIP_FUZZ:-0}" != 1 ]; then
         else
                 status=1
         fi
+fi
+
+if [ "${SKIP_MKOSI:-0}" != 1 ]; then
+        phase "Debian package and mkosi system tests (nspawn, qemu)"
+        mk="$top/build-mkosi"
+        mkdir -p "$mk"
+        results="$mk/ci-results.txt"
+        r=0
+        NTS_MKOSI_DIR="$mk" test/mkosi/run.sh >"$mk/run.log" 2>&1 || r=$?
+        grep -E '^(PASS|FAIL|SKIP) |^--- |^mkosi: ' "$mk/run.log"
+        # Each check of the guests is one result; a run that failed without a FAIL line (no
+        # image, no marker) is one failure.
+        grep -E '^(PASS|FAIL) ' "$mk/run.log" >"$results" || true
+        if [ "$r" != 0 ] && ! grep -q '^FAIL ' "$results"; then
+                echo "FAIL mkosi run, exit $r (see $mk/run.log)" >>"$results"
+                tail -n 40 "$mk/run.log"
+        fi
+        # lintian: nothing beyond debian/timesyncd-nts.lintian-overrides, informational tags included.
+        tags=$(lintian -I --pedantic "$mk"/debs/*.changes 2>/dev/null | grep -E '^[EWIPX]: ' || true)
+        if [ -n "$tags" ] || ! ls "$mk"/debs/*.changes >/dev/null 2>&1; then
+                echo "FAIL lintian ${tags:-(no package built)}" >>"$results"
+                echo "$tags"
+        else
+                echo "PASS lintian_reports_nothing_beyond_the_overrides" >>"$results"
+        fi
+        extra+=(--extra "$results")
 fi
 
 phase "summary"

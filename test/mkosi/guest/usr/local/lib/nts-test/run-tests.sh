@@ -275,6 +275,29 @@ show_timesync_says_authenticated() {
         echo "$out" | grep -qx 'NTSAuthenticated=yes' && echo "$out" | grep -qx 'ServerName=localhost:14460'
 }
 
+# The targets and files of a synchronized clock, as with stock: time-set.target once the daemon
+# started (it is ordered before it), time-sync.target through systemd-time-wait-sync, which
+# waits for /run/systemd/timesync/synchronized; the clock file touched at the synchronization.
+time_set_target_active() {
+        [ "$(systemctl is-active time-set.target)" = active ]
+}
+
+time_sync_target_active() {
+        [ "$(systemctl is-active time-sync.target)" = active ]
+}
+
+synchronized_flag_exists() {
+        [ -e /run/systemd/timesync/synchronized ]
+}
+
+# clock_file_recent: the clock file's mtime within 5 min of now (touched at the last sync)
+clock_file_recent() {
+        local m
+        m=$(stat -c %Y /var/lib/systemd/timesync/clock 2>/dev/null) || return 1
+        info "clock file mtime: $(date -u -d "@$m" '+%F %T'), now $(date -u '+%F %T')"
+        [ $(($(date +%s) - m)) -lt 300 ] && [ $((m - $(date +%s))) -lt 5 ]
+}
+
 time_wait_sync_completes() {
         timeout 60 systemctl start systemd-time-wait-sync.service &&
                 [ "$(systemctl show -p Result --value systemd-time-wait-sync)" = success ]
@@ -657,6 +680,10 @@ qemu_suite() {
         check timesync_status_shows_the_nts_server timesync_status_shows_server
         check show_timesync_says_nts_authenticated show_timesync_says_authenticated
         check time_wait_sync_completes time_wait_sync_completes
+        check time_set_target_is_reached time_set_target_active
+        check time_sync_target_is_reached wait_for 10 time_sync_target_active
+        check synchronized_flag_file_exists synchronized_flag_exists
+        check clock_file_touched_at_the_sync clock_file_recent
 
         step_suite
 

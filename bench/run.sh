@@ -656,7 +656,7 @@ Shared objects: ours without NTS: $(paste -sd' ' "$W/ours-plain.libs"). Ours wit
 $(comm -13 "$W/ours-plain.libs" "$W/ours-nts.libs" | paste -sd' '). chronyd:
 $(paste -sd' ' "$W/chrony-nts.libs").
 $(if [ -s "$GUEST_TSV" ]; then
-        printf '\nIn the qemu guest of the mkosi suite (%s), one client after the other against the same\nlocal server:\n\n| client | metric | value | unit |\n|---|---|---|---|\n' "$GUEST_TSV"
+        printf '\nIn the qemu guest of the mkosi suite (%s), one client after the other against the same\nlocal server:\n\n| client | metric | value | unit |\n|---|---|---|---|\n' "${GUEST_TSV#"$SRC"/}"
         awk -F'\t' 'NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$GUEST_TSV"
 fi)
 

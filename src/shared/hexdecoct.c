@@ -4,10 +4,23 @@
 #include "macro.h"
 
 void hex_write(FILE *f, const void *data, size_t size) {
+        static const char digits[] = "0123456789abcdef";
         const uint8_t *p = data;
+        char chunk[128];
+        size_t n = 0;
 
-        for (size_t i = 0; i < size; i++)
-                fprintf(f, "%02x", p[i]);
+        /* The cookie jar is written before every few requests: one fprintf() per byte made
+         * this the largest part of a poll's CPU time (callgrind), a table and fwrite() not. */
+        for (size_t i = 0; i < size; i++) {
+                chunk[n++] = digits[p[i] >> 4];
+                chunk[n++] = digits[p[i] & 0xf];
+                if (n == sizeof(chunk)) {
+                        fwrite(chunk, 1, n, f);
+                        n = 0;
+                }
+        }
+        if (n > 0)
+                fwrite(chunk, 1, n, f);
 }
 
 static int unhex(char c) {

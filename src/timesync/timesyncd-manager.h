@@ -90,6 +90,13 @@ struct Manager {
         unsigned nts_ke_failures;       /* total, all servers */
         usec_t nts_last_ke_realtime;
         char nts_status[256];           /* why NTS does not work, "" when it does */
+
+        /* What the last PropertiesChanged signal said of the properties that stay the same
+         * over most polls (see manager_bus_emit_changed()) */
+        struct {
+                bool valid;
+                int64_t value;
+        } announced[4];
 };
 
 int manager_new(Manager **ret, const ManagerOptions *o);

@@ -425,6 +425,7 @@ int manager_nts_connect(Manager *m, ServerName *n) {
 ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
         NTSState *s = m->current_server_name->nts;
         struct iovec cookie;
+        bool unanswered;
         ssize_t l;
 
         assert(s);
@@ -452,6 +453,7 @@ ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
         if (l < 0)
                 return log_error_errno((int) l, "Failed to build NTS request: %m");
 
+        unanswered = s->query_pending;
         s->query_pending = true;
         if (s->n_withheld > 0)
                 /* This cookie was left out of the file by an earlier write. */
@@ -463,7 +465,10 @@ ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
                 s->n_withheld = MIN(NTS_COOKIES_PER_WRITE - 1, s->jar.n_cookies);
                 nts_state_save(m, s);
         }
-        (void) manager_bus_emit_changed(m, "NTSCookies", NULL);
+        /* The reply brings a new cookie and announces the count with the sample; only when the
+         * last request went unanswered does the count fall for good, and say so now. */
+        if (unanswered)
+                (void) manager_bus_emit_changed(m, "NTSCookies", NULL);
         return l;
 }
 

@@ -226,6 +226,46 @@ test_state_file_is_written_every_third_request_and_whole_at_stop() {
         echo "result: $renames writes of the state file for $sends requests; $cookies cookies saved at stop"
 }
 
+# One PropertiesChanged signal per poll, sent with the reply: NTPMessage every time, the
+# properties that did not change (poll interval, frequency, NTSAuthenticated, the cookie count
+# back at 8 after each reply) only when they change. busctl monitor sees every signal the
+# daemon sends from its start; the count it announced last equals the property's value.
+test_properties_changed_once_per_poll_and_only_when_changed() {
+        local monitor replies signals ntpmsg cookies poll auth
+        ! pid_alive "$TIMESYNCD_PID" || stop_timesyncd
+        : >"$TIMESYNCD_LOG"
+        busctl --system --match "type='signal',path='/org/freedesktop/timesync1',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'" \
+                monitor >"$TEST_TMPDIR/signals.txt" 2>&1 &
+        monitor=$!
+        track_pid "$monitor"
+        sleep 0.5 # subscribed
+        start_timesyncd "$conf" --test-poll-interval=100ms
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        wait_log_count "NTP reply from" 20 20
+        sleep 0.3 # the last reply's signal has reached the monitor
+        kill "$monitor" 2>/dev/null || true
+        wait "$monitor" 2>/dev/null || true
+        replies=$(log_count "NTP reply from")
+        signals=$(grep -c 'Member=PropertiesChanged' "$TEST_TMPDIR/signals.txt" || true)
+        ntpmsg=$(grep -c 'STRING "NTPMessage"' "$TEST_TMPDIR/signals.txt" || true)
+        cookies=$(grep -c 'STRING "NTSCookies"' "$TEST_TMPDIR/signals.txt" || true)
+        poll=$(grep -c 'STRING "PollIntervalUSec"' "$TEST_TMPDIR/signals.txt" || true)
+        auth=$(grep -c 'STRING "NTSAuthenticated"' "$TEST_TMPDIR/signals.txt" || true)
+        echo "result: $replies replies, $signals signals: NTPMessage $ntpmsg, NTSCookies $cookies, PollIntervalUSec $poll, NTSAuthenticated $auth"
+        [ "$ntpmsg" -ge $((replies - 1)) ] || fail "$ntpmsg NTPMessage signals for $replies replies"
+        # The start announces the server, the key exchange and the first sample: a few more.
+        [ "$signals" -le $((replies + 8)) ] || fail "$signals signals for $replies replies, expected about one per poll"
+        [ "$poll" -le 2 ] || fail "PollIntervalUSec announced $poll times at a fixed poll interval"
+        [ "$auth" -le 3 ] || fail "NTSAuthenticated announced $auth times while it stayed yes"
+        [ "$cookies" -le 4 ] || fail "NTSCookies announced $cookies times while every reply refilled the jar"
+        # What the last NTSCookies signal said is the value a client reads now.
+        awk '/STRING "NTSCookies"/ { c = 1; next } c && /UINT32/ { v = $2; sub(/;$/, "", v); c = 0 } END { print v }' \
+                "$TEST_TMPDIR/signals.txt" >"$TEST_TMPDIR/last-cookies"
+        [ "$(cat "$TEST_TMPDIR/last-cookies")" = "$(timesync_property NTSCookies)" ] ||
+                fail "last announced NTSCookies $(cat "$TEST_TMPDIR/last-cookies") is not the property's $(timesync_property NTSCookies)"
+        stop_timesyncd
+}
+
 run_case test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus
 run_case test_libssl_is_mapped_after_nts_key_exchange
 run_case test_state_file_is_private
@@ -238,3 +278,4 @@ run_case test_libssl_is_not_mapped_without_nts_servers
 run_case test_runtime_nts_servers_replace_ntp_and_load_libssl
 run_case test_runtime_servers_switched_during_a_key_exchange_take_over
 run_case test_state_file_is_written_every_third_request_and_whole_at_stop
+run_case test_properties_changed_once_per_poll_and_only_when_changed

@@ -102,7 +102,9 @@ in_bus() {
         echo "PASS test_runtime_servers_take_precedence"
 
         wait_for 10 grep -q '"NTPMessage"' "$TEST_TMPDIR/monitor.txt" || fail "no PropertiesChanged for NTPMessage"
-        for p in ServerName ServerAddress RuntimeNTPServers PollIntervalUSec; do
+        # PollIntervalUSec is announced only when it changes: the new server starts at the
+        # same minimum (test-nts-chrony counts the signals per poll).
+        for p in ServerName ServerAddress RuntimeNTPServers; do
                 grep -q "\"$p\"" "$TEST_TMPDIR/monitor.txt" || fail "no PropertiesChanged for $p"
         done
         kill "$monitor" 2>/dev/null || true

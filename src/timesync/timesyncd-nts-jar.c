@@ -221,8 +221,13 @@ int nts_jar_save(const NTSJar *j, const char *server, const char *path) {
         if (asprintf(&tmp, "%s.tmp", path) < 0)
                 return -ENOMEM;
 
-        (void) unlink(tmp);
+        /* A fresh inode, never one a link points at. A temporary file is only there when an
+         * earlier write was cut short: removed then, not before every write. */
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        if (fd < 0 && errno == EEXIST) {
+                (void) unlink(tmp);
+                fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+        }
         if (fd < 0)
                 return -errno;
 

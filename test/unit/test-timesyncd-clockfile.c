@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tests.h"
 #include "timesyncd-clock.h"
@@ -94,6 +95,46 @@ static void test_fake_backend_counts_steps_and_slews(void) {
         clock_backend_free(b);
 }
 
+/* The first save creates the file, later ones only move its mtime (either way to ts). */
+static void test_save_creates_then_updates_the_file(void) {
+        struct timespec a = { .tv_sec = 1600000000, .tv_nsec = 7 }, b = { .tv_sec = 1650000000 };
+        struct stat st;
+
+        (void) unlink(path);
+        ASSERT_OK(clock_file_save(path, &a));
+        ASSERT_OK(stat(path, &st));
+        ASSERT_EQ(st.st_mtim.tv_sec, a.tv_sec);
+        ASSERT_EQ(st.st_mtim.tv_nsec, a.tv_nsec);
+        ASSERT_OK(clock_file_save(path, &b));
+        ASSERT_OK(stat(path, &st));
+        ASSERT_EQ(st.st_mtim.tv_sec, b.tv_sec);
+}
+
+/* A symbolic link in place of the file never carries the time to its target. */
+static void test_save_never_follows_a_symlink(void) {
+        char target[sizeof dir + 16];
+        struct timespec ts = { .tv_sec = 1700000000 };
+        struct stat st;
+        int fd;
+
+        snprintf(target, sizeof target, "%s/target", dir);
+        fd = open(target, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+        ASSERT_TRUE(fd >= 0);
+        close(fd);
+        ASSERT_OK(utimensat(AT_FDCWD, target, (struct timespec[2]) { { .tv_sec = 1000 }, { .tv_sec = 1000 } }, 0));
+        (void) unlink(path);
+        ASSERT_OK(symlink(target, path));
+
+        ASSERT_OK(clock_file_save(path, &ts));
+        ASSERT_OK(stat(target, &st));
+        ASSERT_EQ(st.st_mtim.tv_sec, 1000);
+        ASSERT_OK(lstat(path, &st));
+        ASSERT_EQ(st.st_mtim.tv_sec, ts.tv_sec);
+
+        ASSERT_OK(unlink(path));
+        ASSERT_OK(unlink(target));
+}
+
 static void setup(void) {
         ASSERT_TRUE(mkdtemp(dir));
         snprintf(path, sizeof path, "%s/clock", dir);
@@ -106,6 +147,8 @@ static void teardown(void) {
 
 int main(void) {
         static const TestCase cases[] = {
+                TEST_CASE(test_save_creates_then_updates_the_file),
+                TEST_CASE(test_save_never_follows_a_symlink),
                 TEST_CASE(test_clock_behind_file_is_advanced_to_it),
                 TEST_CASE(test_clock_ahead_of_file_is_left_alone),
                 TEST_CASE(test_build_time_is_a_floor_without_file),

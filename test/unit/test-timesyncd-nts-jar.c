@@ -103,6 +103,42 @@ static void test_save_and_load_round_trip_with_mode_0600(void) {
         nts_jar_done(&k);
 }
 
+/* A temporary file left by a write that was cut short, even one linked to another file, is
+ * replaced: the save succeeds and the other file keeps its content. */
+static void test_leftover_temporary_file_is_replaced_not_written_through(void) {
+        char tmp[sizeof path + 8], other[sizeof dir + 16], buf[16] = {};
+        NTSJar j, k;
+        int fd;
+
+        snprintf(tmp, sizeof tmp, "%s.tmp", path);
+        snprintf(other, sizeof other, "%s/other", dir);
+        fd = open(other, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_TRUE(write(fd, "keep", 4) == 4);
+        close(fd);
+
+        make_jar(&j, 3);
+        for (int linked = 0; linked < 2; linked++) {
+                (void) unlink(tmp);
+                if (linked)
+                        ASSERT_OK(link(other, tmp));
+                else
+                        ASSERT_OK(symlink(other, tmp));
+                ASSERT_OK(nts_jar_save(&j, SERVER, path));
+                ASSERT_TRUE(access(tmp, F_OK) < 0);
+                fd = open(other, O_RDONLY | O_CLOEXEC);
+                ASSERT_TRUE(fd >= 0);
+                ASSERT_EQ(read(fd, buf, sizeof buf - 1), 4);
+                close(fd);
+                ASSERT_STREQ(buf, "keep");
+                ASSERT_OK(nts_jar_load(path, SERVER, NOW, &k));
+                ASSERT_EQ(k.n_cookies, 3);
+                nts_jar_done(&k);
+        }
+        nts_jar_done(&j);
+        ASSERT_OK(unlink(other));
+}
+
 static void test_file_of_another_server_is_refused(void) {
         NTSJar j, k;
 
@@ -161,6 +197,7 @@ int main(void) {
                 TEST_CASE(test_full_jar_drops_the_oldest),
                 TEST_CASE(test_empty_jar_gives_nothing),
                 TEST_CASE(test_save_and_load_round_trip_with_mode_0600),
+                TEST_CASE(test_leftover_temporary_file_is_replaced_not_written_through),
                 TEST_CASE(test_file_of_another_server_is_refused),
                 TEST_CASE(test_stale_or_future_file_is_refused),
                 TEST_CASE(test_readable_by_others_is_refused),

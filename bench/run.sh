@@ -268,7 +268,7 @@ chrony_ke_total=$(chrony_serverstat "$W/srv-first" "NTS-KE connections accepted"
 
 # ---- 4./5./6. memory, CPU per poll, syscalls per poll: all clients side by side ----
 log "steady state: $POLLS polls of $POLL_SEC s, all clients at once"
-declare -A PID
+declare -A PID BUSPID
 # Each of our daemons gets a system bus of its own, as on a real machine: on a shared bus only
 # one of them could own org.freedesktop.timesync1.
 start_ours() {
@@ -276,6 +276,7 @@ start_ours() {
         mkdir -p "$state" "$W/$name/runtime"
         chmod 0777 "$W/$name" "$state" "$W/$name/runtime"
         TEST_TMPDIR=$W/$name start_system_bus
+        BUSPID[$name]=$DBUS_PID
         write_conf "$W/$name/ts.conf" "$line" "NTSTrustedCertificates=$CA"
         start_daemon "$W/$name/daemon.log" env SYSTEMD_LOG_LEVEL=info SYSTEMD_LOG_TARGET=console "$TIMESYNCD" \
                 --observe --config="$W/$name/ts.conf" --state-dir="$state" --runtime-dir="$W/$name/runtime" \
@@ -328,15 +329,26 @@ for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
         CPU0[$n]=$(cpu_ns "${PID[$n]}")
         POLL0[$n]=$(served "$n")
 done
+# The dbus-daemon of each of ours: the cost of the daemon's signals that lands elsewhere.
+declare -A BUSCPU0
+for n in ours-nts ours-plain; do
+        BUSCPU0[$n]=$(cpu_ns "${BUSPID[$n]}")
+done
 t_start=$EPOCHREALTIME
 sleep "$(awk -v p="$POLLS" -v s="$POLL_SEC" 'BEGIN { print p * s }')"
 t_end=$EPOCHREALTIME
-declare -A CPUPOLL NPOLL RSS HWM PSS LIBS SSL
+declare -A CPUPOLL NPOLL RSS HWM PSS LIBS SSL BUSPOLL
 for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
         NPOLL[$n]=$(( $(served "$n") - POLL0[$n] ))
         CPUPOLL[$n]=$(awk -v a="${CPU0[$n]}" -v b="$(cpu_ns "${PID[$n]}")" -v p="${NPOLL[$n]}" \
                 'BEGIN { if (p > 0) printf "%.1f\n", (b - a) / p / 1000; else print "n/a" }')
 done
+for n in ours-nts ours-plain; do
+        BUSPOLL[$n]=$(awk -v a="${BUSCPU0[$n]}" -v b="$(cpu_ns "${BUSPID[$n]}")" -v p="${NPOLL[$n]}" \
+                'BEGIN { if (p > 0) printf "%.1f\n", (b - a) / p / 1000; else print "n/a" }')
+done
+BUSPOLL[ours-tmpfs]="not measured"
+BUSPOLL[chrony-nts]="none (no bus)"
 for n in ours-nts ours-plain chrony-nts; do
         p=${PID[$n]}
         RSS[$n]=$(kb "$p" VmRSS)
@@ -500,7 +512,9 @@ Its binary is listed under Weight.
   fsync() of the file and of its directory before every third request (NTS_COOKIES_PER_WRITE;
   compare the tmpfs row of section 5): the price of never sending a cookie twice after a crash
   or power cut. chronyd keeps its client cookies in memory and writes them at exit only. The rest is per-poll work
-  chronyd does not have: the clock file touched, D-Bus property signals, log lines.
+  chronyd does not have: the clock file touched (one utimensat()), one D-Bus signal (which also
+  costs the bus daemon $(if [ "${BUSPOLL[ours-nts]}" != n/a ]; then echo "${BUSPOLL[ours-nts]} us"; else echo "CPU"; fi) per poll, last column of section 5), and two
+  passes of sd-event's loop (each an epoll_wait(), a timerfd_settime() and a gettid()).
 - **Where the memory goes** (section 4, step by step): libcrypto and one AES-SIV context
   are $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS, libssl and the key exchanges $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2) KiB more: a key exchange
   in a separate process could save at most the latter, not enough to get below chronyd.
@@ -692,15 +706,18 @@ few thousand polls; the per-poll work does not depend on the interval. CPU is th
 all threads of /proc/PID/task/*/schedstat (ns resolution), polls are the NTP packets the
 client's own server counted; window $window s.
 
-| client | polls in window | CPU per poll (us) | CPU for 1000 polls (ms) |
-|---|---|---|---|
-| ours, no NTS | ${NPOLL[ours-plain]} | ${CPUPOLL[ours-plain]} | $(awk -v c="${CPUPOLL[ours-plain]}" 'BEGIN { printf "%.0f", c }') |
-| ours, NTS | ${NPOLL[ours-nts]} | ${CPUPOLL[ours-nts]} | $day_ours |
-| ours, NTS, state directory on tmpfs (what-if) | ${NPOLL[ours-tmpfs]} | ${CPUPOLL[ours-tmpfs]} | $(awk -v c="${CPUPOLL[ours-tmpfs]}" 'BEGIN { printf "%.0f", c }') |
-| chronyd, NTS | ${NPOLL[chrony-nts]} | ${CPUPOLL[chrony-nts]} | $day_chrony |
+| client | polls in window | CPU per poll (us) | CPU for 1000 polls (ms) | its dbus-daemon, CPU per poll (us) |
+|---|---|---|---|---|
+| ours, no NTS | ${NPOLL[ours-plain]} | ${CPUPOLL[ours-plain]} | $(awk -v c="${CPUPOLL[ours-plain]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-plain]} |
+| ours, NTS | ${NPOLL[ours-nts]} | ${CPUPOLL[ours-nts]} | $day_ours | ${BUSPOLL[ours-nts]} |
+| ours, NTS, state directory on tmpfs (what-if) | ${NPOLL[ours-tmpfs]} | ${CPUPOLL[ours-tmpfs]} | $(awk -v c="${CPUPOLL[ours-tmpfs]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-tmpfs]} |
+| chronyd, NTS | ${NPOLL[chrony-nts]} | ${CPUPOLL[chrony-nts]} | $day_chrony | ${BUSPOLL[chrony-nts]} |
 
 The CPU per poll includes everything the process did in the window (timers, D-Bus property
-signals for ours, logging), divided by the polls. The per-packet path alone (section 1,
+signals for ours, logging), divided by the polls. Each of ours has a system bus of its own, so
+the last column is what routing its signals cost that dbus-daemon: one PropertiesChanged per
+poll, sent with the reply (the daemon sent two, each with every steady property, until
+5f8ac2b). The per-packet path alone (section 1,
 request + verify = $pkt_pair ns) makes $pkt_day ms for 1000 polls: the crypto is a small part
 of the per-poll cost. The difference between "ours, NTS" and the tmpfs row is the daemon
 writing its cookie jar before every third request, so that no crash can make it send a

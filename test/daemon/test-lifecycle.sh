@@ -40,6 +40,9 @@ test_runs_as_systemd_timesync_where_it_exists() {
         write_conf "$TEST_TMPDIR/ts.conf" "NTP=127.0.0.1:$srv"
         : >"$TIMESYNCD_LOG"
         start_timesyncd "$TEST_TMPDIR/ts.conf"
+        # The exec is seen before the daemon has dropped privileges; this line follows the drop
+        # (a slow start under ASan read uid 0 in CI).
+        wait_log "Observe mode: measuring only"
         local uid
         uid=$(awk '$1 == "Uid:" { print $2 }' "/proc/$TIMESYNCD_PID/status")
         [ "$uid" = "$(id -u systemd-timesync)" ] || fail "daemon runs as uid $uid"

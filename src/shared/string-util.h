@@ -17,6 +17,11 @@ static inline char *startswith(const char *s, const char *prefix) {
 /* Pointer to where suffix starts in s, NULL if s does not end with it. */
 char *endswith(const char *s, const char *suffix) _pure_;
 
+/* Equal strings, or both NULL. */
+static inline bool streq_ptr(const char *a, const char *b) {
+        return a && b ? streq(a, b) : a == b;
+}
+
 static inline char *skip_leading_whitespace(const char *s) {
         return (char *) s + strspn(s, WHITESPACE);
 }

@@ -11,6 +11,8 @@
 #include "iovec-util.h"
 #include "log.h"
 #include "random-util.h"
+#include "string-util.h"
+#include "strv.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-clockfile.h"
 #include "timesyncd-manager.h"
@@ -25,6 +27,8 @@
 
 static int manager_arm_timer(Manager *m, usec_t next);
 static int manager_arm_retry(Manager *m);
+static int manager_servers_changed(Manager *m, bool nts_added);
+static int manager_on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
 
 static int poll_log2_seconds(usec_t interval) {
         int l = 0;
@@ -792,6 +796,12 @@ int manager_set_runtime_servers(Manager *m, ServerType type, char **names) {
                         return r;
         }
 
+        return manager_servers_changed(m, type == SERVER_NTS_RUNTIME);
+}
+
+/* A server list was replaced: selection starts again from the first server. With nts_added,
+ * NTS servers may have come (libssl is loaded, or its absence logged, now). */
+static int manager_servers_changed(Manager *m, bool nts_added) {
         manager_set_server_name(m, NULL);
         m->exhausted_servers = false;
         if (!manager_nts_enabled(m)) {
@@ -799,7 +809,7 @@ int manager_set_runtime_servers(Manager *m, ServerType type, char **names) {
                 m->nts_unavailable = false;
                 m->nts_status[0] = '\0';
         }
-        if (m->nts_unavailable || (type == SERVER_NTS_RUNTIME && manager_nts_prepare(m) < 0))
+        if (m->nts_unavailable || (nts_added && manager_nts_prepare(m) < 0))
                 return 0;
         return manager_connect(m);
 }
@@ -940,6 +950,9 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
 
         (void) sd_event_add_signal(m->event, NULL, SIGTERM | SD_EVENT_SIGNAL_PROCMASK, NULL, NULL);
         (void) sd_event_add_signal(m->event, NULL, SIGINT | SD_EVENT_SIGNAL_PROCMASK, NULL, NULL);
+        r = sd_event_add_signal(m->event, NULL, SIGHUP | SD_EVENT_SIGNAL_PROCMASK, manager_on_reload_signal, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to watch SIGHUP: %m");
         if (o->test_fake_clock) {
                 r = sd_event_add_signal(m->event, NULL, SIGUSR1 | SD_EVENT_SIGNAL_PROCMASK,
                                         manager_on_test_clock_jump, m);
@@ -995,31 +1008,39 @@ static int manager_add_servers(Manager *m, ServerType type, char **names) {
         return 0;
 }
 
-int manager_load_config(Manager *m) {
+/* Reads the configuration files into c, with the poll interval of --test-poll-interval= over
+ * theirs. Like stock, a file that cannot be parsed to its end still leaves a usable
+ * configuration in c (what was read, defaults for the rest; errors are logged there), and the
+ * parser's error is returned for the caller to judge. */
+static int manager_read_config(Manager *m, TimesyncConfig *c) {
         int r;
 
-        timesync_config_done(&m->config);
-        /* Like stock, a file that cannot be parsed to its end still leaves a usable
-         * configuration: what was read, defaults for the rest. Errors are logged there. */
-        if (m->config_file) {
-                r = timesync_config_load_file(&m->config, m->config_file);
-                if (r == -ENOENT)
-                        return log_error_errno(r, "Configuration file %s does not exist.", m->config_file);
-        } else
-                (void) timesync_config_load(&m->config, NULL);
+        if (m->config_file)
+                r = timesync_config_load_file(c, m->config_file);
+        else
+                r = timesync_config_load(c, NULL);
 
         if (m->test_poll_interval_usec > 0)
-                m->config.poll_interval_min_usec = m->config.poll_interval_max_usec = m->test_poll_interval_usec;
+                c->poll_interval_min_usec = c->poll_interval_max_usec = m->test_poll_interval_usec;
+        return r;
+}
 
-        /* Poll intervals are the minimum doubled k times, capped at the maximum. */
+/* Poll intervals are the minimum doubled k times, capped at the maximum. */
+static void manager_apply_poll_limits(Manager *m) {
         m->poll_level_max = 0;
         while (m->poll_level_max < 20 &&
                (m->config.poll_interval_min_usec << (m->poll_level_max + 1)) <= m->config.poll_interval_max_usec)
                 m->poll_level_max++;
+        m->poll_level = MIN(m->poll_level, m->poll_level_max);
+        if (m->poll_interval_usec > 0) /* 0: no poll yet, and none shown */
+                manager_update_poll_interval(m);
+}
+
+static int manager_add_config_servers(Manager *m) {
+        int r;
 
         manager_flush_server_names(m, SERVER_SYSTEM);
         manager_flush_server_names(m, SERVER_FALLBACK);
-
         manager_flush_server_names(m, SERVER_NTS);
 
         r = manager_add_servers(m, SERVER_SYSTEM, m->config.ntp_servers);
@@ -1029,6 +1050,77 @@ int manager_load_config(Manager *m) {
         if (r < 0)
                 return r;
         return manager_add_servers(m, SERVER_FALLBACK, m->config.fallback_servers);
+}
+
+int manager_load_config(Manager *m) {
+        int r;
+
+        timesync_config_done(&m->config);
+        r = manager_read_config(m, &m->config);
+        if (r == -ENOENT && m->config_file)
+                return log_error_errno(r, "Configuration file %s does not exist.", m->config_file);
+
+        manager_apply_poll_limits(m);
+        return manager_add_config_servers(m);
+}
+
+/* Servers that decide where time comes from, and what a key exchange trusts. */
+static bool config_servers_equal(const TimesyncConfig *a, const TimesyncConfig *b) {
+        return strv_equal(a->ntp_servers, b->ntp_servers) &&
+               strv_equal(a->fallback_servers, b->fallback_servers) &&
+               strv_equal(a->nts_servers, b->nts_servers) &&
+               streq_ptr(a->nts_trusted_certificates, b->nts_trusted_certificates);
+}
+
+int manager_reload_config(Manager *m) {
+        _cleanup_(timesync_config_done) TimesyncConfig c = {};
+        usec_t interval;
+        bool changed;
+        int r;
+
+        assert(m);
+
+        (void) sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading configuration...\nMONOTONIC_USEC=" USEC_FMT,
+                          now(CLOCK_MONOTONIC));
+
+        /* Half a configuration is fine at start, where there is nothing better; here the one in
+         * use is better than a file that could not be read (it might drop the NTS servers). */
+        r = manager_read_config(m, &c);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to read the configuration again, keeping the one in use: %m");
+                goto finish;
+        }
+
+        changed = !config_servers_equal(&m->config, &c);
+        timesync_config_done(&m->config);
+        m->config = c;
+        c = (TimesyncConfig) {};
+        interval = m->poll_interval_usec;
+        manager_apply_poll_limits(m);
+
+        if (!changed) {
+                /* Same servers: the one in use keeps its keys and cookies. A poll interval that
+                 * changed applies from now, not after a wait under the old one. */
+                log_info("Configuration reloaded, servers unchanged.");
+                if (m->poll_interval_usec != interval && m->event_timer && !m->pending)
+                        r = manager_arm_timer(m, m->poll_interval_usec);
+                goto finish;
+        }
+
+        log_info("Configuration reloaded, servers changed: selecting a server again.");
+        r = manager_add_config_servers(m);
+        if (r >= 0)
+                r = manager_servers_changed(m, manager_nts_enabled(m));
+        (void) manager_bus_emit_changed(m, "NTS", NULL);
+
+finish:
+        (void) sd_notify(false, "READY=1");
+        return r;
+}
+
+static int manager_on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        (void) manager_reload_config(userdata);
+        return 0;
 }
 
 int manager_start(Manager *m) {

@@ -105,6 +105,10 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
 /* Reads the configuration and builds the system and fallback server lists. */
 int manager_load_config(Manager *m);
+/* SIGHUP (systemctl reload): reads it again. Runtime and per-link servers stay; the lists of
+ * the files are replaced and a server selected again only when they (or the trusted
+ * certificates) changed. A configuration that cannot be read leaves the one in use. */
+int manager_reload_config(Manager *m);
 /* Starts polling: called once the loop is set up. */
 int manager_start(Manager *m);
 

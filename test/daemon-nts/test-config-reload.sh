@@ -39,19 +39,6 @@ reload() {
         [ -z "${1:-}" ] || [ "$(log_count "$1")" -gt "$n" ] || fail "no '$1' in the daemon log after the reload"
 }
 
-# A listener that accepts a key exchange and never answers; logs ACCEPTED and CLOSED.
-start_stalling_listener() {
-        /usr/bin/python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4); print("READY", flush=True)
-c, _ = s.accept(); print("ACCEPTED", flush=True)
-while c.recv(4096): pass
-print("CLOSED", flush=True)' "$1" >"$TEST_TMPDIR/stall.log" 2>&1 &
-        track_pid $!
-        wait_for 5 grep -q READY "$TEST_TMPDIR/stall.log" || fail "stalling listener did not start"
-}
-
 test_reload_with_the_same_servers_keeps_the_server_and_its_keys() {
         local sock=$TEST_TMPDIR/notify.sock selected
         /usr/bin/python3 "$TSNTS_SRC_DIR/test/daemon/notify-listen.py" "$sock" "$notify" >"$TEST_TMPDIR/notify.log" 2>&1 &

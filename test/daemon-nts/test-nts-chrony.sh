@@ -173,15 +173,7 @@ test_runtime_nts_servers_replace_ntp_and_load_libssl() {
 test_runtime_servers_switched_during_a_key_exchange_take_over() {
         local stall before
         stall=$(free_port)
-        /usr/bin/python3 -c '
-import socket, sys
-s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4); print("READY", flush=True)
-c, _ = s.accept(); print("ACCEPTED", flush=True)
-while c.recv(4096): pass
-print("CLOSED", flush=True)' "$stall" >"$TEST_TMPDIR/stall.log" 2>&1 &
-        track_pid $!
-        wait_for 5 grep -q READY "$TEST_TMPDIR/stall.log" || fail "stalling listener did not start"
+        start_stalling_listener "$stall"
         in_systemd_run busctl --system call org.freedesktop.timesync1 /org/freedesktop/timesync1 \
                 org.freedesktop.timesync1.Manager SetRuntimeNTSServers as 1 "localhost:$stall"
         wait_for 10 grep -q ACCEPTED "$TEST_TMPDIR/stall.log" || fail "no key exchange with the stalling server"

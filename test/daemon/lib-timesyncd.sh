@@ -125,3 +125,17 @@ assert_nts_on_bus() {
         [ "$(timesync_property NTSAuthenticated)" = yes ] ||
                 fail "show-timesync -p NTSAuthenticated does not say yes"
 }
+
+# start_stalling_listener PORT: a TCP listener on 127.0.0.1:PORT that accepts one connection
+# (a key exchange) and never answers; $TEST_TMPDIR/stall.log says READY, ACCEPTED, CLOSED.
+start_stalling_listener() {
+        /usr/bin/python3 -c '
+import socket, sys
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4); print("READY", flush=True)
+c, _ = s.accept(); print("ACCEPTED", flush=True)
+while c.recv(4096): pass
+print("CLOSED", flush=True)' "$1" >"$TEST_TMPDIR/stall.log" 2>&1 &
+        track_pid $!
+        wait_for 5 grep -q READY "$TEST_TMPDIR/stall.log" || fail "stalling listener did not start"
+}

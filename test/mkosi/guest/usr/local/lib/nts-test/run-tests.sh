@@ -224,12 +224,22 @@ EOC
         wait_for 10 bash -c "ss -ltn | grep -q ':4460 '"
 }
 
-# use_config LINES...: the test's drop-in (replacing the last one), then a restart.
-use_config() {
+# write_config LINES...: the test's drop-in, replacing the last one.
+write_config() {
         mkdir -p "$(dirname $DROPIN)"
         printf '[Time]\n' >$DROPIN
         printf '%s\n' "$@" >>$DROPIN
+}
+
+# use_config LINES...: write_config, then a restart.
+use_config() {
+        write_config "$@"
         systemctl restart systemd-timesyncd
+}
+
+# The same process, now with ntp.test (NTPsec) from the files, authenticated.
+reloaded_to_ntpsec() {
+        [ "$(daemon_pid)" = "$1" ] && server_is ntp.test && authenticated && daemon_active
 }
 
 authenticated() {
@@ -700,6 +710,15 @@ qemu_suite() {
                 "[ \"\$(busctl get-property ${BUS[*]} ServerName)\" = 's \"ntp.test\"' ] && \
                  [ \"\$(busctl get-property ${BUS[*]} NTSAuthenticated)\" = 'b true' ]"
         busctl call "${BUS[@]}" SetRuntimeNTSServers as 0
+
+        # systemctl reload (ExecReload= sends SIGHUP): the new NTS= in the same process.
+        local pid
+        pid=$(daemon_pid)
+        write_config "NTS=ntp.test" "NTSTrustedCertificates=$CERTS/ca.pem"
+        check systemctl_reload_succeeds systemctl reload systemd-timesyncd
+        check reload_switches_to_the_new_nts_server_in_the_same_process wait_for 60 reloaded_to_ntpsec "$pid"
+        check journal_says_configuration_reloaded bash -c \
+                "journalctl -b -u systemd-timesyncd | grep -q 'Configuration reloaded, servers changed'"
 
         # Plain NTP: runtime servers come first, as in stock timesyncd.
         use_config "NTP=127.0.0.1:11123"

@@ -11,6 +11,8 @@ packages=(
         gcc clang llvm meson ninja-build pkg-config libsystemd-dev libssl-dev libssl3 scdoc
         # tests
         openssl dbus systemd iproute2 util-linux procps python3 ca-certificates valgrind man-db strace nftables
+        # bench/run.sh (ninja -C build bench): the plot
+        gnuplot-nox
         # the Debian package and the mkosi system tests (test/mkosi/run.sh)
         debhelper dpkg-dev fakeroot lintian mkosi systemd-container debootstrap debian-archive-keyring
         qemu-system-x86 e2fsprogs

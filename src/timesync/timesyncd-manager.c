@@ -1080,8 +1080,8 @@ int manager_reload_config(Manager *m) {
 
         assert(m);
 
-        (void) sd_notifyf(false, "RELOADING=1\nSTATUS=Reloading configuration...\nMONOTONIC_USEC=" USEC_FMT,
-                          now(CLOCK_MONOTONIC));
+        /* No STATUS= here: it would stay after READY=1, until the next poll says something. */
+        (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=" USEC_FMT, now(CLOCK_MONOTONIC));
 
         /* Half a configuration is fine at start, where there is nothing better; here the one in
          * use is better than a file that could not be read (it might drop the NTS servers). */

@@ -55,11 +55,15 @@ static int config_parse_servers(const char *filename, unsigned line, const char 
 
         if (isempty(rvalue)) {
                 *list = strv_free(*list);
+                if (ltype == SERVER_LIST_NTS)
+                        c->nts_set = false;
                 return 0;
         }
 
         if (ltype == SERVER_LIST_FALLBACK)
                 c->fallback_set = true;
+        if (ltype == SERVER_LIST_NTS)
+                c->nts_set = true;
 
         return timesync_servers_extend(list, rvalue, filename, line);
 }

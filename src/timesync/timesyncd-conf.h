@@ -36,6 +36,9 @@ typedef struct TimesyncConfig {
         /* Stock 252: any non-empty FallbackNTP= replaces the compiled-in list, even if it
          * is emptied again later; "FallbackNTP=" alone does not. */
         bool fallback_set;
+        /* NTS= named servers, valid or not, since it was last emptied: NTS is wanted, and a
+         * typo in every name must not make the time unauthenticated. */
+        bool nts_set;
 } TimesyncConfig;
 
 /* Fill c with the configuration from the standard search under root (NULL: the real root), or

@@ -757,6 +757,14 @@ int manager_connect(Manager *m) {
         n = manager_next_server_name(m, &wrapped);
         if (!n) {
                 manager_set_server_name(m, NULL);
+                if (manager_nts_enabled(m) && !m->nts_servers && !m->nts_runtime_servers) {
+                        /* NTS= named only invalid servers (logged with the configuration):
+                         * nothing to retry, and no plain NTP either. */
+                        snprintf(m->nts_status, sizeof m->nts_status, "NTS= names no valid server");
+                        (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+                        manager_notify_status(m, "No valid NTS server configured.");
+                        return 0;
+                }
                 if (manager_nts_enabled(m) && !m->nts_unavailable) {
                         /* Every NTS server backs off after failed key exchanges: look again. */
                         manager_notify_status(m, "No NTS server usable, retrying.");
@@ -1049,6 +1057,9 @@ static int manager_add_config_servers(Manager *m) {
         r = manager_add_servers(m, SERVER_NTS, m->config.nts_servers);
         if (r < 0)
                 return r;
+        if (m->config.nts_set && !m->nts_servers)
+                log_error("NTS= names no valid server. There is no fallback to unauthenticated NTP: time "
+                          "comes only from NTS servers set at runtime, if any.");
         return manager_add_servers(m, SERVER_FALLBACK, m->config.fallback_servers);
 }
 
@@ -1068,7 +1079,7 @@ int manager_load_config(Manager *m) {
 static bool config_servers_equal(const TimesyncConfig *a, const TimesyncConfig *b) {
         return strv_equal(a->ntp_servers, b->ntp_servers) &&
                strv_equal(a->fallback_servers, b->fallback_servers) &&
-               strv_equal(a->nts_servers, b->nts_servers) &&
+               strv_equal(a->nts_servers, b->nts_servers) && a->nts_set == b->nts_set &&
                streq_ptr(a->nts_trusted_certificates, b->nts_trusted_certificates);
 }
 

@@ -9,7 +9,7 @@
 #include "timesyncd-nts.h"
 
 bool manager_nts_enabled(Manager *m) {
-        return m->nts_servers || m->nts_runtime_servers;
+        return m->nts_servers || m->nts_runtime_servers || m->config.nts_set;
 }
 
 int manager_nts_prepare(Manager *m) {

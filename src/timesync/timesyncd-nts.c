@@ -16,7 +16,7 @@
 #define NTS_KE_MAX_ADDRESSES 16
 
 bool manager_nts_enabled(Manager *m) {
-        return m->nts_servers || m->nts_runtime_servers;
+        return m->nts_servers || m->nts_runtime_servers || m->config.nts_set;
 }
 
 int manager_nts_prepare(Manager *m) {

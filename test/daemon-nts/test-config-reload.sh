@@ -24,6 +24,7 @@ conf=$TEST_TMPDIR/ts.conf
 notify=$TEST_TMPDIR/notify.txt
 
 ke_accepted() { chrony_serverstat "$srv" "NTS-KE connections accepted"; }
+nts_status_is() { [ "$(timesync_property NTSStatus)" = "$1" ]; }
 
 ready_count() { grep -c "READY=1" "$notify" || true; }
 _ready_count_above() { [ "$(ready_count)" -gt "$1" ]; }
@@ -128,6 +129,21 @@ test_runtime_servers_stay_first_across_a_reload() {
         wait_for 10 nts_authenticated_on_bus || fail "not NTS authenticated with the file's server"
 }
 
+test_reload_to_only_invalid_nts_names_never_falls_back_to_plain_ntp() {
+        local served
+        served=$(ntp_served plain)
+        write_conf "$conf" "NTS=bad_name!x" "NTP=127.0.0.1:$plain"
+        reload "NTS= names no valid server. There is no fallback to unauthenticated NTP"
+        wait_for 5 nts_status_is "NTS= names no valid server" || fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        [ "$(timesync_property NTS)" = yes ] || fail "NTS is not yes"
+        [ -z "$(timesync_property ServerName)" ] || fail "ServerName is $(timesync_property ServerName)"
+        sleep 2
+        [ "$(ntp_served plain)" = "$served" ] || fail "the plain NTP server was asked"
+        write_nts_conf "$conf" "localhost:$ke"
+        reload "Configuration reloaded, servers changed"
+        wait_for 10 nts_authenticated_on_bus || fail "not NTS authenticated again"
+}
+
 test_configuration_that_cannot_be_read_leaves_the_one_in_use() {
         local kept="Failed to read the configuration again, keeping the one in use" n
         n=$(log_count "$kept")
@@ -154,4 +170,5 @@ run_case test_reload_with_the_same_servers_keeps_the_server_and_its_keys
 run_case test_new_servers_take_over_a_hanging_key_exchange_and_saved_cookies_come_back
 run_case test_reload_from_plain_ntp_to_nts_leaves_plain_ntp
 run_case test_runtime_servers_stay_first_across_a_reload
+run_case test_reload_to_only_invalid_nts_names_never_falls_back_to_plain_ntp
 run_case test_configuration_that_cannot_be_read_leaves_the_one_in_use

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # What the daemon must refuse: plain NTP while NTS servers are configured (even when their key
-# exchange fails), and NTS-KE servers whose certificate does not verify (wrong name, unknown
+# exchange fails, or NTS= names only invalid servers), and NTS-KE servers whose certificate does not verify (wrong name, unknown
 # CA, expired). Each time: no synchronization, the reason in the log, the daemon keeps running.
 set -euo pipefail
 . "$(dirname "$0")/../lib/chrony.sh"
@@ -44,6 +44,25 @@ test_failed_key_exchange_never_falls_back_to_plain_ntp() {
         true
 }
 
+# A typo in every NTS= name leaves no NTS server, and still no plain NTP.
+test_nts_with_only_invalid_names_never_falls_back_to_plain_ntp() {
+        local plain fallback
+        plain=$(free_port)
+        fallback=$(free_port)
+        start_ntp_test_server plain2 "$plain"
+        start_ntp_test_server fallback2 "$fallback"
+        restart_with "bad_name!x" "NTP=127.0.0.1:$plain" "FallbackNTP=127.0.0.1:$fallback"
+        wait_log "Invalid NTP server name or address, ignoring: bad_name!x"
+        wait_log "NTS= names no valid server. There is no fallback to unauthenticated NTP"
+        # A daemon that fell back would ask the plain server at once.
+        sleep 2
+        assert_never_synchronized
+        [ "$(ntp_served plain2)" = 0 ] || fail "the NTP= server got $(ntp_served plain2) requests"
+        [ "$(ntp_served fallback2)" = 0 ] || fail "the FallbackNTP= server got $(ntp_served fallback2) requests"
+        log_has "Selected server 127.0.0.1:" && fail "a plain NTP server was selected"
+        true
+}
+
 # certdir_with CHAIN: a copy of the test PKI whose server-chain.pem is CHAIN (same key).
 certdir_with() {
         local dir=$TEST_TMPDIR/certs-$1
@@ -81,6 +100,7 @@ test_expired_certificate_is_refused() {
 }
 
 run_case test_failed_key_exchange_never_falls_back_to_plain_ntp
+run_case test_nts_with_only_invalid_names_never_falls_back_to_plain_ntp
 run_case test_certificate_for_another_name_is_refused
 run_case test_certificate_from_unknown_ca_is_refused
 run_case test_expired_certificate_is_refused

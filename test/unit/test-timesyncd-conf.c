@@ -236,6 +236,27 @@ static void test_nts_servers_and_trusted_certificates(void) {
                                "ignoring: relative.pem");
 }
 
+static void test_nts_with_only_invalid_names_still_counts_as_set(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTS=bad_name!x a..b\nNTP=192.0.2.1\n");
+
+        ASSERT_SERVERS(l.config.nts_servers);
+        ASSERT_TRUE(l.config.nts_set);
+}
+
+static void test_empty_nts_assignment_unsets_it(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTS=bad_name!x\n",
+                                               ETC_D "90-none.conf", "[Time]\nNTS=\n");
+
+        ASSERT_SERVERS(l.config.nts_servers);
+        ASSERT_FALSE(l.config.nts_set);
+}
+
+static void test_no_nts_assignment_is_not_set(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTP=192.0.2.1\n");
+
+        ASSERT_FALSE(l.config.nts_set);
+}
+
 static void test_unknown_keys_and_sections_are_warned_about(void) {
         _cleanup_(loaded_done) Loaded l = LOAD(
                 MAIN,
@@ -321,6 +342,9 @@ TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_infinite_poll_interval_min_does_not_overflow),
           TEST_CASE(test_connection_retry_below_1s_falls_back_to_the_default),
           TEST_CASE(test_nts_servers_and_trusted_certificates),
+          TEST_CASE(test_nts_with_only_invalid_names_still_counts_as_set),
+          TEST_CASE(test_empty_nts_assignment_unsets_it),
+          TEST_CASE(test_no_nts_assignment_is_not_set),
           TEST_CASE(test_unknown_keys_and_sections_are_warned_about),
           TEST_CASE(test_broken_dropin_keeps_earlier_values_and_still_validates),
           TEST_CASE(test_explicit_file_is_the_only_one_read),

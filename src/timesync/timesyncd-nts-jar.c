@@ -299,10 +299,15 @@ int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJ
         if (r < 0)
                 return r;
 
-        if (ret->ke_realtime > now_realtime + USEC_PER_DAY ||
-            ret->ke_realtime + NTS_JAR_MAX_AGE_USEC < now_realtime) {
+        if (nts_jar_expired(ret, now_realtime)) {
                 nts_jar_done(ret);
                 return -ESTALE;
         }
         return 0;
+}
+
+bool nts_jar_expired(const NTSJar *j, usec_t now_realtime) {
+        assert(j);
+        return j->ke_realtime > now_realtime + USEC_PER_DAY ||
+               j->ke_realtime + NTS_JAR_MAX_AGE_USEC < now_realtime;
 }

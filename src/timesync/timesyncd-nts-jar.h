@@ -24,7 +24,9 @@ typedef struct NTSJar {
         size_t n_cookies;
 } NTSJar;
 
-/* Cookies older than this are not loaded: servers rotate their keys and would only NAK. */
+/* Keys and cookies older than this are not used, neither loaded from the file nor kept by a
+ * running daemon: servers rotate their keys and would only NAK, and a new key exchange checks
+ * the server's certificate again (chrony's ntsrefresh does the same, every 4 weeks). */
 #define NTS_JAR_MAX_AGE_USEC (7 * USEC_PER_DAY)
 
 void nts_jar_done(NTSJar *j);
@@ -33,6 +35,9 @@ int nts_jar_add_cookie(NTSJar *j, const struct iovec *cookie);
 /* Takes the oldest cookie out (ownership to the caller); -ENOENT when empty. */
 int nts_jar_pop_cookie(NTSJar *j, struct iovec *ret);
 bool nts_jar_usable(const NTSJar *j);
+/* The key exchange is more than NTS_JAR_MAX_AGE_USEC before now_realtime, or more than a day
+ * after it (a clock set back since: the age is unknown). */
+bool nts_jar_expired(const NTSJar *j, usec_t now_realtime);
 
 /* Text form: "key=value" lines, binary values in hex. */
 int nts_jar_to_string(const NTSJar *j, const char *server, char **ret);

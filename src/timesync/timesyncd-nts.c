@@ -422,6 +422,15 @@ int manager_nts_connect(Manager *m, ServerName *n) {
 
 /* ---- packets ---- */
 
+/* Drops the keys and cookies of s and starts a key exchange instead of a request. */
+static ssize_t nts_renew_keys(Manager *m, NTSState *s) {
+        nts_state_forget_keys(s);
+        nts_state_save(m, s);
+        manager_disconnect(m);
+        (void) nts_start_ke(m, s);
+        return 0;
+}
+
 ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
         NTSState *s = m->current_server_name->nts;
         struct iovec cookie;
@@ -430,14 +439,16 @@ ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
 
         assert(s);
 
+        if (s->c2s && nts_jar_expired(&s->jar, now(CLOCK_REALTIME))) {
+                log_info("NTS keys of %s are more than %s old, running a new key exchange.",
+                         s->name->string, FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
+                return nts_renew_keys(m, s);
+        }
+
         if (nts_jar_pop_cookie(&s->jar, &cookie) < 0 || !s->c2s) {
                 /* Every cookie is spent (lost replies): only a new key exchange helps. */
                 log_info("No NTS cookies left for %s, running a new key exchange.", s->name->string);
-                nts_state_forget_keys(s);
-                nts_state_save(m, s);
-                manager_disconnect(m);
-                (void) nts_start_ke(m, s);
-                return 0;
+                return nts_renew_keys(m, s);
         }
 
         s->query = (NTS_Query) {

@@ -72,6 +72,31 @@ restart_with_state() {
         start_timesyncd "$conf"
 }
 
+# Keys saved almost NTS_JAR_MAX_AGE_USEC (7 days) ago: loaded and used, then, once older than
+# that, replaced by a new key exchange while the daemon runs.
+test_keys_older_than_seven_days_are_renewed_while_running() {
+        local jar before ke_time
+        jar=$(nts_jar_file "localhost:$ke")
+        [ -s "$jar" ] || fail "no state file to age"
+        ke_time=$(( $(date +%s%6N) - 7 * 86400 * 1000000 + 3000000 ))
+        sed "s/^ke-realtime=.*/ke-realtime=$ke_time/" "$jar" >"$TEST_TMPDIR/aged.jar"
+        before=$(ke_accepted "$srv")
+        ! pid_alive "$TIMESYNCD_PID" || stop_timesyncd
+        cp "$TEST_TMPDIR/aged.jar" "$jar"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$conf" --test-poll-interval=500ms
+        wait_log "Resuming NTS with localhost:$ke: [1-8] cookies from .*, no key exchange needed"
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        wait_log "NTS keys of localhost:$ke are more than 1w old, running a new key exchange." 10
+        wait_log "NTS key exchange with localhost:$ke (.*) done" 10
+        [ "$(ke_accepted "$srv")" = $((before + 1)) ] || fail "chronyd counted $(ke_accepted "$srv") key exchanges, expected $((before + 1))"
+        wait_for 10 bash -c "sed -n '/NTS key exchange with localhost:$ke (.*) done/,\$p' '$TIMESYNCD_LOG' | grep -q 'NTP reply from'" ||
+                fail "no reply used after the new key exchange"
+        grep -q "^ke-realtime=$ke_time\$" "$jar" && fail "the state file still holds the old keys"
+        stop_timesyncd
+        start_timesyncd "$conf"
+}
+
 test_garbage_state_file_is_discarded_and_key_exchange_runs() {
         local before
         head -c 600 /dev/urandom | base64 >"$TEST_TMPDIR/garbage"
@@ -262,6 +287,7 @@ run_case test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus
 run_case test_libssl_is_mapped_after_nts_key_exchange
 run_case test_state_file_is_private
 run_case test_restart_resumes_with_saved_cookies_without_key_exchange
+run_case test_keys_older_than_seven_days_are_renewed_while_running
 run_case test_garbage_state_file_is_discarded_and_key_exchange_runs
 run_case test_state_file_of_another_server_is_discarded
 run_case test_negotiated_ntp_server_and_port_are_used

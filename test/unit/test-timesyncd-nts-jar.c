@@ -158,6 +158,18 @@ static void test_stale_or_future_file_is_refused(void) {
         nts_jar_done(&j);
 }
 
+static void test_keys_expire_after_the_maximum_age_or_when_from_the_future(void) {
+        NTSJar j;
+
+        make_jar(&j, 2);
+        ASSERT_FALSE(nts_jar_expired(&j, j.ke_realtime));
+        ASSERT_FALSE(nts_jar_expired(&j, j.ke_realtime + NTS_JAR_MAX_AGE_USEC));
+        ASSERT_TRUE(nts_jar_expired(&j, j.ke_realtime + NTS_JAR_MAX_AGE_USEC + 1));
+        ASSERT_FALSE(nts_jar_expired(&j, j.ke_realtime - USEC_PER_DAY));
+        ASSERT_TRUE(nts_jar_expired(&j, j.ke_realtime - USEC_PER_DAY - 1));
+        nts_jar_done(&j);
+}
+
 static void test_readable_by_others_is_refused(void) {
         write_file("version=1\nserver=" SERVER "\naead=15\n", 0644);
         NTSJar k;
@@ -200,6 +212,7 @@ int main(void) {
                 TEST_CASE(test_leftover_temporary_file_is_replaced_not_written_through),
                 TEST_CASE(test_file_of_another_server_is_refused),
                 TEST_CASE(test_stale_or_future_file_is_refused),
+                TEST_CASE(test_keys_expire_after_the_maximum_age_or_when_from_the_future),
                 TEST_CASE(test_readable_by_others_is_refused),
                 TEST_CASE(test_malformed_files_are_refused),
                 TEST_CASE(test_missing_file_is_enoent),

@@ -585,9 +585,12 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                   m->filter.jitter_nsec / NTP_NSEC_PER_SEC, spike ? " (spike)" : "");
 
         if (first) {
+                /* Stock's words, and for NTS what `systemctl status` readers want to know. */
+                const char *auth = m->ntpmsg_authenticated ? ", NTS authenticated" : "";
+
                 m->talking = true;
-                log_info("Contacted time server %s (%s).", addr, m->current_server_name->string);
-                manager_notify_status(m, "Contacted time server %s (%s).", addr, m->current_server_name->string);
+                log_info("Contacted time server %s (%s)%s.", addr, m->current_server_name->string, auth);
+                manager_notify_status(m, "Contacted time server %s (%s)%s.", addr, m->current_server_name->string, auth);
         }
 
         if (m->poll_resync) {

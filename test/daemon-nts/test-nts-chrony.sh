@@ -28,6 +28,8 @@ maps_have_libssl() { grep -Eq '/libssl\.so|/libcrypto\.so' "/proc/$1/maps"; }
 test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus() {
         start_timesyncd "$conf"
         wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        log_has "Contacted time server 127.0.0.1:$ntp (localhost:$ke), NTS authenticated\." ||
+                fail "the 'Contacted time server' line does not say NTS authenticated"
         # chronyd 4.3 answers AES-SIV-CMAC-256 whatever the client prefers.
         assert_nts_on_bus "localhost:$ke" AEAD_AES_SIV_CMAC_256 "chronyd 4.3, NTS-KE localhost:$ke"
         [ "$(timesync_property SystemNTSServers)" = "localhost:$ke" ] || fail "SystemNTSServers is not localhost:$ke"

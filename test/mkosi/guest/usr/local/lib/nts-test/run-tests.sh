@@ -688,6 +688,8 @@ qemu_suite() {
         nts_config
         check nts_authenticated_against_chronyd wait_for 60 authenticated
         check timesync_status_shows_the_nts_server timesync_status_shows_server
+        check unit_status_text_says_nts_authenticated bash -c \
+                "systemctl show -p StatusText --value systemd-timesyncd | grep -q ', NTS authenticated\.\$'"
         check show_timesync_says_nts_authenticated show_timesync_says_authenticated
         check time_wait_sync_completes time_wait_sync_completes
         check time_set_target_is_reached time_set_target_active

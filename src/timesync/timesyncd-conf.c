@@ -68,6 +68,25 @@ static int config_parse_servers(const char *filename, unsigned line, const char 
         return timesync_servers_extend(list, rvalue, filename, line);
 }
 
+static int config_parse_trusted_certificates(const char *filename, unsigned line, const char *section,
+                                             const char *lvalue, int ltype, const char *rvalue, void *data,
+                                             void *userdata) {
+        TimesyncConfig *c = userdata;
+        char **path = data;
+        int r;
+
+        assert(c);
+        assert(path);
+
+        r = config_parse_path(filename, line, section, lvalue, ltype, rvalue, data, userdata);
+        if (r < 0)
+                return r;
+        /* A typo must not widen the trust to every authority of the system store. A refused
+         * value after a valid one keeps that one, as for any option. */
+        c->nts_trusted_certificates_invalid = !*path && !isempty(rvalue);
+        return 0;
+}
+
 static void timesync_config_init(TimesyncConfig *c) {
         *c = (TimesyncConfig) {
                 .root_distance_max_usec = TIMESYNC_ROOT_DISTANCE_MAX_USEC_DEFAULT,
@@ -124,7 +143,7 @@ static int timesync_config_parse(TimesyncConfig *c, const char *root, const char
                 T("ConnectionRetrySec", config_parse_sec, 0, connection_retry_usec),
                 T("SaveIntervalSec", config_parse_sec, 0, save_interval_usec),
                 T("NTS", config_parse_servers, SERVER_LIST_NTS, nts_servers),
-                T("NTSTrustedCertificates", config_parse_path, 0, nts_trusted_certificates),
+                T("NTSTrustedCertificates", config_parse_trusted_certificates, 0, nts_trusted_certificates),
                 T("NTSBootstrap", config_parse_bool, 0, nts_bootstrap),
                 {}
         };

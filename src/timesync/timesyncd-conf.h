@@ -27,6 +27,9 @@ typedef struct TimesyncConfig {
         char **fallback_servers;        /* FallbackNTP=, or DEFAULT_FALLBACK_NTP */
         char **nts_servers;             /* NTS= */
         char *nts_trusted_certificates; /* NTSTrustedCertificates=; NULL: the system's CA store */
+        /* NTSTrustedCertificates= was given a value that was refused, and no valid one is in
+         * effect: key exchanges are refused rather than trusting the system's CA store. */
+        bool nts_trusted_certificates_invalid;
         bool nts_bootstrap;             /* NTSBootstrap=: see timesyncd-nts.c, "bootstrap" */
         usec_t root_distance_max_usec;
         usec_t poll_interval_min_usec;

@@ -1083,7 +1083,8 @@ static bool config_servers_equal(const TimesyncConfig *a, const TimesyncConfig *
         return strv_equal(a->ntp_servers, b->ntp_servers) &&
                strv_equal(a->fallback_servers, b->fallback_servers) &&
                strv_equal(a->nts_servers, b->nts_servers) && a->nts_set == b->nts_set &&
-               streq_ptr(a->nts_trusted_certificates, b->nts_trusted_certificates);
+               streq_ptr(a->nts_trusted_certificates, b->nts_trusted_certificates) &&
+               a->nts_trusted_certificates_invalid == b->nts_trusted_certificates_invalid;
 }
 
 int manager_reload_config(Manager *m) {

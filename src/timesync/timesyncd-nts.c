@@ -388,6 +388,12 @@ static int nts_start_ke(Manager *m, NTSState *s) {
         if (s->ke || s->resolve)
                 return 0; /* already running */
 
+        if (m->config.nts_trusted_certificates_invalid) {
+                nts_ke_failed(m, s, "NTSTrustedCertificates= has no valid value, and the system's certificate "
+                              "authorities are not trusted instead");
+                return 0;
+        }
+
         snprintf(service, sizeof service, "%u", s->name->port ?: NTS_KE_PORT);
         free(s->ke_address);
         if (asprintf(&s->ke_address, "%s:%s", s->name->host, service) < 0)

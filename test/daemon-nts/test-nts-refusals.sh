@@ -63,6 +63,26 @@ test_nts_with_only_invalid_names_never_falls_back_to_plain_ntp() {
         true
 }
 
+# A relative NTSTrustedCertificates= is refused; the system store must not be trusted instead:
+# no key exchange reaches the server at all (before, one did and failed on its certificate).
+test_invalid_trusted_certificates_do_not_fall_back_to_the_system_store() {
+        local ntp ke
+        ntp=$(free_port)
+        ke=$(free_port)
+        start_chrony_nts_server "$TEST_TMPDIR/chrony-trust" "$CERTDIR" "$ntp" "$ke"
+        ! pid_alive "$TIMESYNCD_PID" || stop_timesyncd
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar
+        : >"$TIMESYNCD_LOG"
+        write_conf "$TEST_TMPDIR/ts.conf" "NTS=localhost:$ke" "NTSTrustedCertificates=ca.pem"
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "NTSTrustedCertificates= path is not absolute, ignoring: ca.pem"
+        wait_log "NTS key exchange with localhost:$ke failed: NTSTrustedCertificates= has no valid value" 20
+        assert_never_synchronized
+        [ "$(chrony_serverstat "$TEST_TMPDIR/chrony-trust" "NTS-KE connections accepted")" = 0 ] ||
+                fail "a key exchange reached the server"
+        stop_chrony "$TEST_TMPDIR/chrony-trust"
+}
+
 # certdir_with CHAIN: a copy of the test PKI whose server-chain.pem is CHAIN (same key).
 certdir_with() {
         local dir=$TEST_TMPDIR/certs-$1
@@ -101,6 +121,7 @@ test_expired_certificate_is_refused() {
 
 run_case test_failed_key_exchange_never_falls_back_to_plain_ntp
 run_case test_nts_with_only_invalid_names_never_falls_back_to_plain_ntp
+run_case test_invalid_trusted_certificates_do_not_fall_back_to_the_system_store
 run_case test_certificate_for_another_name_is_refused
 run_case test_certificate_from_unknown_ca_is_refused
 run_case test_expired_certificate_is_refused

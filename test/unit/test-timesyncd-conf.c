@@ -236,6 +236,29 @@ static void test_nts_servers_and_trusted_certificates(void) {
                                "ignoring: relative.pem");
 }
 
+static void test_refused_trusted_certificates_alone_are_invalid_not_the_system_store(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTSTrustedCertificates=ca.pem\n");
+
+        ASSERT_TRUE(!l.config.nts_trusted_certificates);
+        ASSERT_TRUE(l.config.nts_trusted_certificates_invalid);
+}
+
+static void test_refused_trusted_certificates_after_a_valid_path_keep_it(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTSTrustedCertificates=/etc/ca.pem\n"
+                                                     "NTSTrustedCertificates=ca.pem\n");
+
+        ASSERT_STREQ(l.config.nts_trusted_certificates, "/etc/ca.pem");
+        ASSERT_FALSE(l.config.nts_trusted_certificates_invalid);
+}
+
+static void test_empty_trusted_certificates_after_a_refused_one_mean_the_system_store(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTSTrustedCertificates=ca.pem\n",
+                                               ETC_D "90-system.conf", "[Time]\nNTSTrustedCertificates=\n");
+
+        ASSERT_TRUE(!l.config.nts_trusted_certificates);
+        ASSERT_FALSE(l.config.nts_trusted_certificates_invalid);
+}
+
 static void test_nts_with_only_invalid_names_still_counts_as_set(void) {
         _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTS=bad_name!x a..b\nNTP=192.0.2.1\n");
 
@@ -342,6 +365,9 @@ TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_infinite_poll_interval_min_does_not_overflow),
           TEST_CASE(test_connection_retry_below_1s_falls_back_to_the_default),
           TEST_CASE(test_nts_servers_and_trusted_certificates),
+          TEST_CASE(test_refused_trusted_certificates_alone_are_invalid_not_the_system_store),
+          TEST_CASE(test_refused_trusted_certificates_after_a_valid_path_keep_it),
+          TEST_CASE(test_empty_trusted_certificates_after_a_refused_one_mean_the_system_store),
           TEST_CASE(test_nts_with_only_invalid_names_still_counts_as_set),
           TEST_CASE(test_empty_nts_assignment_unsets_it),
           TEST_CASE(test_no_nts_assignment_is_not_set),

@@ -89,6 +89,27 @@ test_cleanup_stops_everything_the_test_started() {
         [ ! -e "$_tsnts_port_dir/$port" ] || fail "reservation of port $port survived the test's cleanup"
 }
 
+# A daemon that escaped the test's process tree (double fork, as a subshell's daemon ends up
+# once the subshell is gone): the cleanup stops it and fails the test.
+test_cleanup_fails_a_test_that_leaves_a_process_behind() {
+        local script="$TEST_TMPDIR/escaped.sh" state="$TEST_TMPDIR/escaped.state" rc=0 pid
+        cat >"$script" <<ESCAPED
+set -euo pipefail
+. "$TSNTS_LIB_DIR/common.sh"
+test_init
+mkdir -p "\$TEST_TMPDIR/d"
+(setsid bash -c 'exec -a "sleeper \$1" sleep 600' bash "\$TEST_TMPDIR/d" </dev/null >/dev/null 2>&1 &)
+wait_for 5 pgrep -f -- "\$TEST_TMPDIR/d" >/dev/null
+pgrep -f -- "\$TEST_TMPDIR/d" >"$state"
+ESCAPED
+        bash "$script" 2>"$TEST_TMPDIR/escaped.log" || rc=$?
+        [ "$rc" = 1 ] || fail "a test that left a process behind exited $rc, not 1"
+        grep -q "processes left behind by the test" "$TEST_TMPDIR/escaped.log" || fail "no 'left behind' message"
+        pid=$(cat "$state")
+        [ -n "$pid" ] || fail "the escaped process was not seen"
+        ! pid_alive "$pid" || fail "the escaped process $pid is still running"
+}
+
 start_sleeper_and_return() {
         start_daemon "$TEST_TMPDIR/inner-sleep.log" sleep 600
         echo "$DAEMON_PID" >"$TEST_TMPDIR/inner.pid"
@@ -116,4 +137,5 @@ run_case test_wait_for_gives_up_after_timeout
 run_case test_free_port_returns_distinct_unused_ports
 run_case test_cleanup_stops_everything_the_test_started
 run_case test_function_in_namespace_leaves_nothing_running
+run_case test_cleanup_fails_a_test_that_leaves_a_process_behind
 run_case test_skip_keeps_exit_code_77

@@ -121,10 +121,26 @@ start_case() {
         mkdir -p "$TEST_TMPDIR/$name"
         (
                 export TEST_TMPDIR=$TEST_TMPDIR/$name
+                _tsnts_pids=()
+                _tsnts_cleanups=()
+                trap _case_cleanup EXIT
                 timesyncd_prepare
                 "$@"
         ) >"$TEST_TMPDIR/$name.out" 2>&1 &
         _case_pids[$name]=$!
+}
+
+# A case's subshell does not run the test's cleanup, and the daemons it started are no
+# descendants of the test once it has ended (they were left running, reparented to PID 1):
+# it stops them, and runs its own at_cleanup commands, itself.
+_case_cleanup() {
+        local rc=$? i
+        set +e
+        _stop_started
+        for (( i = ${#_tsnts_cleanups[@]} - 1; i >= 0; i-- )); do
+                eval "${_tsnts_cleanups[i]}"
+        done
+        exit "$rc"
 }
 
 # finish_case NAME: waits for the case, shows its "result:" lines (the measurements), and fails

@@ -27,6 +27,15 @@ assert_never_synchronized() {
         pid_alive "$TIMESYNCD_PID" || fail "the daemon died"
 }
 
+# assert_plain_servers_unused PLAIN FALLBACK: nothing synchronized, and the ntp-test-servers of
+# those names (the NTP= and FallbackNTP= servers) got no request and were never selected.
+assert_plain_servers_unused() {
+        assert_never_synchronized
+        [ "$(ntp_served "$1")" = 0 ] || fail "the NTP= server got $(ntp_served "$1") requests"
+        [ "$(ntp_served "$2")" = 0 ] || fail "the FallbackNTP= server got $(ntp_served "$2") requests"
+        ! log_has "Selected server 127.0.0.1:" || fail "a plain NTP server was selected"
+}
+
 test_failed_key_exchange_never_falls_back_to_plain_ntp() {
         local dead plain fallback
         dead=$(free_port)
@@ -37,11 +46,7 @@ test_failed_key_exchange_never_falls_back_to_plain_ntp() {
         restart_with "localhost:$dead" "NTP=127.0.0.1:$plain" "FallbackNTP=127.0.0.1:$fallback" "ConnectionRetrySec=1"
         # The first failure, then the retry after backing off: both without a word to the others.
         wait_log_count "NTS key exchange with localhost:$dead failed: .* Trying again in" 2 30
-        assert_never_synchronized
-        [ "$(ntp_served plain)" = 0 ] || fail "the NTP= server got $(ntp_served plain) requests"
-        [ "$(ntp_served fallback)" = 0 ] || fail "the FallbackNTP= server got $(ntp_served fallback) requests"
-        log_has "Selected server 127.0.0.1:" && fail "a plain NTP server was selected"
-        true
+        assert_plain_servers_unused plain fallback
 }
 
 # A typo in every NTS= name leaves no NTS server, and still no plain NTP.
@@ -56,11 +61,7 @@ test_nts_with_only_invalid_names_never_falls_back_to_plain_ntp() {
         wait_log "NTS= names no valid server. There is no fallback to unauthenticated NTP"
         # A daemon that fell back would ask the plain server at once.
         sleep 2
-        assert_never_synchronized
-        [ "$(ntp_served plain2)" = 0 ] || fail "the NTP= server got $(ntp_served plain2) requests"
-        [ "$(ntp_served fallback2)" = 0 ] || fail "the FallbackNTP= server got $(ntp_served fallback2) requests"
-        log_has "Selected server 127.0.0.1:" && fail "a plain NTP server was selected"
-        true
+        assert_plain_servers_unused plain2 fallback2
 }
 
 # A relative NTSTrustedCertificates= is refused; the system store must not be trusted instead:

@@ -27,7 +27,6 @@
 
 static int manager_arm_timer(Manager *m, usec_t next);
 static int manager_arm_retry(Manager *m);
-static int manager_servers_changed(Manager *m, bool nts_added);
 static int manager_on_reload_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata);
 
 static int poll_log2_seconds(usec_t interval) {
@@ -795,21 +794,6 @@ int manager_connect(Manager *m) {
         return manager_resolve_ntp(m, n->host, n->port > 0 ? n->port : 123);
 }
 
-int manager_set_runtime_servers(Manager *m, ServerType type, char **names) {
-        int r;
-
-        assert(IN_SET(type, SERVER_RUNTIME, SERVER_NTS_RUNTIME));
-
-        manager_flush_server_names(m, type);
-        for (char **s = names; s && *s; s++) {
-                r = server_name_new(m, NULL, type, *s);
-                if (r < 0)
-                        return r;
-        }
-
-        return manager_servers_changed(m, type == SERVER_NTS_RUNTIME);
-}
-
 /* A server list was replaced: selection starts again from the first server. With nts_added,
  * NTS servers may have come (libssl is loaded, or its absence logged, now). */
 static int manager_servers_changed(Manager *m, bool nts_added) {
@@ -823,6 +807,21 @@ static int manager_servers_changed(Manager *m, bool nts_added) {
         if (m->nts_unavailable || (nts_added && manager_nts_prepare(m) < 0))
                 return 0;
         return manager_connect(m);
+}
+
+int manager_set_runtime_servers(Manager *m, ServerType type, char **names) {
+        int r;
+
+        assert(IN_SET(type, SERVER_RUNTIME, SERVER_NTS_RUNTIME));
+
+        manager_flush_server_names(m, type);
+        for (char **s = names; s && *s; s++) {
+                r = server_name_new(m, NULL, type, *s);
+                if (r < 0)
+                        return r;
+        }
+
+        return manager_servers_changed(m, type == SERVER_NTS_RUNTIME);
 }
 
 /* ---- clock changes made by others ---- */

@@ -3,7 +3,8 @@
 # Installs everything needed to build timesyncd-nts and run its whole test suite on Debian 12.
 # Idempotent and quick when everything is present. Peer servers (chrony, NTPsec) are not
 # installed as packages (their maintainer scripts would start services): test/tools/fetch-peers.sh
-# extracts them into the build tree instead.
+# extracts them into the build tree instead, and test/tools/fetch-dns.sh does the same for NSD and
+# systemd-resolved.
 set -euo pipefail
 
 packages=(
@@ -11,6 +12,8 @@ packages=(
         gcc clang llvm meson ninja-build pkg-config libsystemd-dev libssl-dev libssl3 scdoc
         # tests
         openssl dbus systemd iproute2 util-linux procps python3 ca-certificates valgrind man-db strace nftables
+        # test/lib/dnssec.sh: zone keys and signatures (tools only, no service)
+        ldnsutils
         # bench/run.sh (ninja -C build bench): the plot
         gnuplot-nox
         # the Debian package and the mkosi system tests (test/mkosi/run.sh)

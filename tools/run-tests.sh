@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The whole test suite, as CI runs it, from a fresh clone on Debian 12 (as root):
-#   1. install build and test dependencies (apt-get), fetch peer servers (chrony, NTPsec)
+#   1. install build and test dependencies (apt-get), fetch peer servers (chrony, NTPsec) and
+#      the DNS fixture's servers (NSD, systemd-resolved)
 #   2. -Werror build with gcc; unit, integration and peer tests
 #   3. the same suite under ASan+UBSan
 #   4. every libFuzzer target for FUZZ_SECONDS (default 60) under ASan+UBSan (clang)
@@ -27,6 +28,9 @@ tools/install-deps.sh || exit 1
 peers="$top/build-peers"
 if [ -x test/tools/fetch-peers.sh ]; then
         test/tools/fetch-peers.sh "$peers" || exit 1
+fi
+if [ -x test/tools/fetch-dns.sh ]; then
+        test/tools/fetch-dns.sh "$peers" || exit 1
 fi
 export TSNTS_PEERS_DIR="$peers"
 

@@ -50,6 +50,9 @@ static const char *const query_exit_table[_QUERY_EXIT_MAX] = {
 #define QUERY_COUNT_MAX 64U
 #define QUERY_ADDRESSES_MAX 16U
 
+/* Every AEAD algorithm --aead= knows by name or number. Only those the crypto module can use
+ * (NTS_aead_param()) may be offered: AES-GCM-SIV is named only to refuse it clearly
+ * (docs/NTS.md, "AEAD algorithms"). */
 static const NTS_AEADAlgorithm known_aead[] = {
         NTS_AEAD_AES_SIV_CMAC_256, NTS_AEAD_AES_SIV_CMAC_384, NTS_AEAD_AES_SIV_CMAC_512,
         NTS_AEAD_AES_128_GCM_SIV,  NTS_AEAD_AES_256_GCM_SIV,
@@ -135,7 +138,8 @@ static void help(void) {
                "                        (default 5s)\n"
                "  -4 / -6               Use IPv4 / IPv6 addresses only\n"
                "     --aead=LIST        Offer only these AEAD algorithms, in this order: names\n"
-               "                        (AES_SIV_CMAC_256) or numbers (15), comma separated\n"
+               "                        (AES_SIV_CMAC_256) or numbers (15, 16, 17), comma\n"
+               "                        separated\n"
                "     --json             Print one JSON object for machines\n"
                "     --plain[=HOST[:PORT]]\n"
                "                        Also send one UNAUTHENTICATED NTP request to the\n"
@@ -236,8 +240,12 @@ static int parse_aead_list(const char *s) {
 
                 if (parse_aead_one(w, &a) < 0)
                         return log_error_errno(EINVAL, "Unknown AEAD algorithm '%s'; known: "
-                                               "AES_SIV_CMAC_256 (15), AES_SIV_CMAC_384 (16), AES_SIV_CMAC_512 (17), "
-                                               "AES_128_GCM_SIV (30), AES_256_GCM_SIV (31).", w);
+                                               "AES_SIV_CMAC_256 (15), AES_SIV_CMAC_384 (16), AES_SIV_CMAC_512 (17).", w);
+                if (!NTS_aead_param(a))
+                        return log_error_errno(EOPNOTSUPP, "%s (%u) is never offered: servers derive its keys in two "
+                                               "incompatible ways (chrony 4.4 to 4.6 unlike RFC 8915), and no test "
+                                               "exchanges it with a server. See nts-query(1).",
+                                               NTS_aead_name(a), a);
                 for (size_t i = 0; i < arg_n_aead; i++)
                         if (arg_aead[i] == a)
                                 return log_error_errno(EINVAL, "AEAD algorithm '%s' given twice.", w);

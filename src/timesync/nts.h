@@ -101,7 +101,7 @@ typedef struct NTS_Agreement {
         uint16_t record_type;       /* with NTS_ERROR_KE_*: the record type at fault */
         uint16_t server_code;       /* with NTS_ERROR_SERVER_*: the code the server sent */
 
-        NTS_AEADAlgorithm aead;
+        NTS_AEADAlgorithm aead;     /* also with NTS_ERROR_KE_AEAD_NOT_OFFERED: what the server chose */
         struct iovec server;        /* Server Negotiation body, not NUL-terminated; unset when absent */
         uint16_t port;              /* Port Negotiation value; 0 when absent */
         struct iovec cookies[NTS_MAX_COOKIES];

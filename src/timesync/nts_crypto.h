@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* AEAD for NTS: AES-SIV-CMAC (RFC 5297) and, where the loaded libcrypto has it, AES-GCM-SIV
- * (RFC 8452), through libcrypto's EVP interface (loaded with dlopen() on first use).
+/* AEAD for NTS: AES-SIV-CMAC-256/384/512 (RFC 5297) through libcrypto's EVP interface (loaded
+ * with dlopen() on first use). AES-GCM-SIV (RFC 8452) is not implemented: see docs/NTS.md,
+ * "AEAD algorithms", for why and for what bringing it back needs.
  *
  * An NTS_AEADContext holds one key, set up once and reused for every packet of a session:
  * per-packet work is a copy of the keyed cipher state, not a new key schedule. */
@@ -16,19 +17,18 @@ typedef struct NTS_AEADParam {
         size_t key_size;                /* bytes of key material exported from TLS */
         size_t tag_size;                /* NTS_AEAD_TAG_SIZE */
         size_t nonce_size;              /* nonce length we generate */
-        bool siv;                       /* tag before ciphertext (SIV) or after (GCM-SIV) */
 } NTS_AEADParam;
 
-/* NULL for identifiers we do not know. */
+/* NULL for identifiers we cannot use (unknown, or GCM-SIV: names of those are NTS_aead_name()). */
 const NTS_AEADParam *NTS_aead_param(NTS_AEADAlgorithm id);
 
-/* Whether the loaded libcrypto implements id (GCM-SIV needs OpenSSL >= 3.2; probed, not
- * assumed from the version). Loads libcrypto; false if that fails. */
+/* Whether the loaded libcrypto implements id (probed: a FIPS-only configuration may lack
+ * AES-SIV). Loads libcrypto; false if that fails. */
 bool NTS_aead_supported(NTS_AEADAlgorithm id);
 
 /* Fills ret[] with the algorithms we offer in a KE request, in order of preference, and
- * returns how many: every supported one; AEAD_AES_SIV_CMAC_256 is always among them. Returns
- * a negative errno if libcrypto cannot be loaded. */
+ * returns how many: AEAD_AES_SIV_CMAC_512, _384, _256, each where libcrypto supports it, never
+ * AES-GCM-SIV. Returns a negative errno if libcrypto cannot be loaded. */
 int NTS_aead_offer(NTS_AEADAlgorithm *ret, size_t n);
 
 /* key->iov_len must equal the algorithm's key_size. Loads libcrypto. */
@@ -37,9 +37,8 @@ NTS_AEADContext *NTS_aead_free(NTS_AEADContext *c);
 NTS_AEADAlgorithm NTS_aead_algorithm(const NTS_AEADContext *c);
 
 /* Seals plaintext. ad[0..n_ad) are the associated data components (RFC 5297 S2V takes each as
- * its own vector; GCM-SIV takes exactly one); nonce may be NULL for deterministic SIV
- * (RFC 5297 A.1). out->iov_len is the capacity on entry and the ciphertext length (plaintext
- * + tag) on return. An empty plaintext works on every libcrypto version (OpenSSL 3.0's
+ * its own vector); nonce may be NULL for deterministic SIV (RFC 5297 A.1). out->iov_len is
+ * the capacity on entry and the ciphertext length (plaintext + tag) on return. An empty plaintext works on every libcrypto version (OpenSSL 3.0's
  * AES-SIV refuses one; we compute that case ourselves).
  * Returns 0, -ENOBUFS, -EINVAL, or -EIO when libcrypto fails. */
 int NTS_aead_encrypt(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, const struct iovec *nonce,

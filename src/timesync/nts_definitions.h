@@ -37,7 +37,9 @@ enum {
 #define NTS_PROTOCOL_NTPV4 0
 
 /* AEAD algorithm identifiers from the IANA AEAD registry (RFC 5116 section 6):
- * RFC 5297 section 6 for AES-SIV-CMAC, RFC 8452 section 8 for AES-GCM-SIV. */
+ * RFC 5297 section 6 for AES-SIV-CMAC, RFC 8452 section 8 for AES-GCM-SIV. We never offer
+ * AES-GCM-SIV (docs/NTS.md, "AEAD algorithms"); its numbers are here so that a server's choice
+ * or an Error record naming them can still be printed. */
 #define NTS_AEAD_ID_AES_SIV_CMAC_256 15
 #define NTS_AEAD_ID_AES_SIV_CMAC_384 16
 #define NTS_AEAD_ID_AES_SIV_CMAC_512 17
@@ -70,10 +72,9 @@ enum {
 #define NTS_UID_SIZE 32
 
 /* RFC 8915 section 5.6: nonce plus its padding is at least 16 octets. We send 16-byte nonces
- * for AES-SIV (RFC 5297 allows any length) and 12-byte nonces for AES-GCM-SIV (RFC 8452). */
+ * (RFC 5297 allows AES-SIV any length). */
 #define NTS_MIN_NONCE_FIELD_SIZE 16
 #define NTS_SIV_NONCE_SIZE 16
-#define NTS_GCM_SIV_NONCE_SIZE 12
 #define NTS_AEAD_TAG_SIZE 16
 
 /* RFC 8915 section 4.1.6: servers SHOULD send eight cookies; section 5.7: a client keeps

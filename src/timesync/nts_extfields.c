@@ -103,14 +103,15 @@ static int ef_append_authenticator(struct iovec *out, const uint8_t *packet, NTS
         p = NTS_aead_param(NTS_aead_algorithm(aead));
         assert(p);
 
-        /* RFC 8915 section 5.6: nonce and ciphertext are each padded to a word; additional
-         * padding after the ciphertext makes the nonce's share at least 16 octets. */
+        /* RFC 8915 section 5.6: nonce and ciphertext are each padded to a word, and the nonce's
+         * share is at least 16 octets (a shorter nonce would need padding after the ciphertext;
+         * every algorithm we use takes 16-byte nonces). */
+        assert(p->nonce_size >= NTS_MIN_NONCE_FIELD_SIZE);
         nonce_field = ALIGN4(p->nonce_size);
         ct_size = plaintext->iov_len + p->tag_size;
         if (ct_size > UINT16_MAX)
                 return -ENOBUFS;
-        total = NTP_EF_HEADER_SIZE + AUTH_LENGTHS_SIZE + nonce_field + ALIGN4(ct_size) +
-                (nonce_field < NTS_MIN_NONCE_FIELD_SIZE ? NTS_MIN_NONCE_FIELD_SIZE - nonce_field : 0);
+        total = NTP_EF_HEADER_SIZE + AUTH_LENGTHS_SIZE + nonce_field + ALIGN4(ct_size);
         if (total > EF_MAX_SIZE || total > out->iov_len)
                 return -ENOBUFS;
 
@@ -177,9 +178,6 @@ int NTS_ef_open_authenticator(const uint8_t *packet, const NTS_ExtensionField *a
                      n = IOVEC_MAKE(b + AUTH_LENGTHS_SIZE, nonce_size),
                      c = IOVEC_MAKE(b + AUTH_LENGTHS_SIZE + ALIGN4(nonce_size), ct_size);
         r = NTS_aead_decrypt(aead, &ad, 1, &n, &c, out);
-        if (r == -EINVAL)
-                /* A nonce length the algorithm cannot take (GCM-SIV wants exactly 12). */
-                return -EBADMSG;
         if (r < 0) {
                 *reason = NTS_ERROR_NTP_AUTH_FAILED;
                 return r;

@@ -215,13 +215,21 @@ static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
         ke_client_complete(c);
 }
 
-/* The code the server sent, or the record at fault, where the cause has one. */
+/* The code the server sent, the algorithm it chose, or the record at fault, where the cause has
+ * one. */
 static const char *ke_agreement_detail(const NTS_Agreement *a, char buf[static 32]) {
         switch (a->error) {
         case NTS_ERROR_SERVER_UNRECOGNIZED_CRITICAL_RECORD ... NTS_ERROR_SERVER_WARNING:
                 snprintf(buf, 32, " (code %u)", a->server_code);
                 break;
-        case NTS_ERROR_KE_BAD_RECORD_LENGTH ... NTS_ERROR_KE_BAD_PORT:
+        case NTS_ERROR_KE_AEAD_NOT_OFFERED:
+                if (NTS_aead_name(a->aead))
+                        snprintf(buf, 32, " (%s, %u)", NTS_aead_name(a->aead), a->aead);
+                else
+                        snprintf(buf, 32, " (AEAD algorithm %u)", a->aead);
+                break;
+        case NTS_ERROR_KE_BAD_RECORD_LENGTH ... NTS_ERROR_KE_NO_COMMON_AEAD:
+        case NTS_ERROR_KE_NO_COOKIES ... NTS_ERROR_KE_BAD_PORT:
                 snprintf(buf, 32, " (record type %u)", a->record_type);
                 break;
         default:

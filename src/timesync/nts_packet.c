@@ -236,8 +236,12 @@ ssize_t NTS_decode_response(const struct iovec *msg, const NTS_AEADAlgorithm *of
                                 return refuse_record(ret, NTS_ERROR_KE_NO_COMMON_AEAD, rec.type);
                         if (size != 2)
                                 return refuse_record(ret, NTS_ERROR_KE_BAD_RECORD_LENGTH, rec.type);
-                        if (!aead_offered(unaligned_read_be16(body), offered, n_offered))
-                                return refuse_record(ret, NTS_ERROR_KE_AEAD_NOT_OFFERED, rec.type);
+                        if (!aead_offered(unaligned_read_be16(body), offered, n_offered)) {
+                                (void) refuse_record(ret, NTS_ERROR_KE_AEAD_NOT_OFFERED, rec.type);
+                                /* Named in the message: a server may pick one we never offer. */
+                                ret->aead = (NTS_AEADAlgorithm) unaligned_read_be16(body);
+                                return -EBADMSG;
+                        }
                         ret->aead = (NTS_AEADAlgorithm) unaligned_read_be16(body);
                         have_aead = true;
                         break;

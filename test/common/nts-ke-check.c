@@ -12,7 +12,15 @@ static bool inside(const struct iovec *msg, size_t end, const struct iovec *part
         return p >= base && p <= base + end && part->iov_len <= (size_t) (base + end - p);
 }
 
-static const char *check_failure(ssize_t r, const NTS_Agreement *a) {
+static bool offered_has(const NTS_AEADAlgorithm *offered, size_t n_offered, NTS_AEADAlgorithm aead) {
+        for (size_t i = 0; i < n_offered; i++)
+                if (offered[i] == aead)
+                        return true;
+        return false;
+}
+
+static const char *check_failure(ssize_t r, const NTS_Agreement *a, const NTS_AEADAlgorithm *offered,
+                                 size_t n_offered) {
         switch (r) {
         case -ENODATA:
                 if (a->error != NTS_ERROR_KE_TRUNCATED)
@@ -31,7 +39,10 @@ static const char *check_failure(ssize_t r, const NTS_Agreement *a) {
                 return "an error that NTS_decode_response() does not document";
         }
 
-        if (a->n_cookies != 0 || iovec_is_set(&a->server) || a->port != 0 || a->aead != 0)
+        if (a->n_cookies != 0 || iovec_is_set(&a->server) || a->port != 0)
+                return "a refused response left agreement fields set";
+        /* The one field a refusal keeps: the algorithm a server chose that we did not offer. */
+        if (a->error == NTS_ERROR_KE_AEAD_NOT_OFFERED ? offered_has(offered, n_offered, a->aead) : a->aead != 0)
                 return "a refused response left agreement fields set";
         return NULL;
 }
@@ -39,10 +50,9 @@ static const char *check_failure(ssize_t r, const NTS_Agreement *a) {
 const char *nts_ke_check_decode_result(const struct iovec *msg, const NTS_AEADAlgorithm *offered,
                                        size_t n_offered, ssize_t r, const NTS_Agreement *a) {
         const uint8_t *end;
-        bool found = false;
 
         if (r <= 0)
-                return r == 0 ? "success with an empty message" : check_failure(r, a);
+                return r == 0 ? "success with an empty message" : check_failure(r, a, offered, n_offered);
 
         if (a->error != NTS_OK)
                 return "success with an error set";
@@ -55,9 +65,7 @@ const char *nts_ke_check_decode_result(const struct iovec *msg, const NTS_AEADAl
         if ((size_t) r != msg->iov_len)
                 return "success with data after End of Message";
 
-        for (size_t i = 0; i < n_offered; i++)
-                found = found || offered[i] == a->aead;
-        if (!found)
+        if (!offered_has(offered, n_offered, a->aead))
                 return "success with an AEAD algorithm that was not offered";
 
         if (a->n_cookies < 1 || a->n_cookies > NTS_MAX_COOKIES)

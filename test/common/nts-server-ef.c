@@ -176,7 +176,7 @@ ssize_t nts_server_build_response(const NTSServerResponse *r, uint8_t *buf, size
                 return k;
 
         if (r->sabotage == NTS_SERVER_CORRUPT_AUTHENTICATOR) {
-                /* The first byte after the nonce: tag for SIV, ciphertext for GCM-SIV. */
+                /* The first byte after the nonce: the SIV tag. */
                 size_t nonce_size = unaligned_read_be16(auth + NTP_EF_HEADER_SIZE);
                 auth[NTP_EF_HEADER_SIZE + 4 + ALIGN4(nonce_size)] ^= 0x01;
         }

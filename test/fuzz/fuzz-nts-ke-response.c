@@ -11,7 +11,8 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-/* What our client offers by default, so that AEAD records naming 16 or 31 are refused. */
+/* An offer that leaves registered algorithms out, so that AEAD records naming 16 or 31 are
+ * refused as not offered. */
 static const NTS_AEADAlgorithm offered[] = {
         NTS_AEAD_AES_SIV_CMAC_256,
         NTS_AEAD_AES_SIV_CMAC_512,

@@ -19,6 +19,8 @@ test_query_verifies_every_exchange() {
         nts_query "$out" --ca="$CERTDIR/ca.pem" "localhost:$keport"
         save_output chrony "$out"
         expect_exit 0 "$out" "query to chronyd"
+        expect_output "$out" '^Offered AEAD: +AEAD_AES_SIV_CMAC_512 \(17\) AEAD_AES_SIV_CMAC_384 \(16\) AEAD_AES_SIV_CMAC_256 \(15\)$' \
+                "the default offer: AES-SIV-CMAC only, strongest first"
         expect_output "$out" '^TLS: +TLSv1\.3, ' "TLS version and cipher"
         expect_output "$out" '^Certificate: +subject .*CN=server' "certificate subject"
         expect_output "$out" 'issuer .*timesyncd-nts test CA' "certificate issuer"

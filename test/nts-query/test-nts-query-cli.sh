@@ -33,6 +33,18 @@ test_usage_errors_exit_2() {
         expect_output "$out" "Unknown AEAD algorithm 'bogus'" "the --aead= message"
 }
 
+# docs/NTS.md, "AEAD algorithms": no test exchanges AES-GCM-SIV with a server, so it is never
+# offered, also not on request; the refusal names the algorithm and says why.
+test_aead_gcm_siv_is_refused_by_name_and_number() {
+        local a
+        for a in 30 31 AES_128_GCM_SIV aead-aes-256-gcm-siv 15,30; do
+                nts_query "$out" --aead="$a" localhost
+                expect_exit "$QUERY_EXIT_USAGE" "$out" "nts-query --aead=$a"
+                expect_output "$out" 'AEAD_AES_(128|256)_GCM_SIV \(3[01]\) is never offered: .*chrony 4\.4 to 4\.6' \
+                        "the --aead=$a message"
+        done
+}
+
 # Inside an empty network namespace: the lookup cannot leave the machine.
 test_unresolvable_name_is_a_resolve_failure() {
         netns_create
@@ -76,6 +88,7 @@ time.sleep(30)
 
 run_case test_help_and_version_exit_zero
 run_case test_usage_errors_exit_2
+run_case test_aead_gcm_siv_is_refused_by_name_and_number
 run_case test_unresolvable_name_is_a_resolve_failure
 run_case test_dead_port_is_a_connect_failure
 run_case test_server_silent_after_connect_is_a_tls_failure

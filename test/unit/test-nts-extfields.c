@@ -107,18 +107,12 @@ static void assert_new_cookies(const Exchange *x, const NTS_Receipt *receipt) {
 static void test_round_trip_with_every_siv_algorithm(void) {
         static const NTS_AEADAlgorithm ids[] = {
                 NTS_AEAD_AES_SIV_CMAC_256, NTS_AEAD_AES_SIV_CMAC_384, NTS_AEAD_AES_SIV_CMAC_512,
-                NTS_AEAD_AES_128_GCM_SIV, NTS_AEAD_AES_256_GCM_SIV,
         };
 
         for (size_t i = 0; i < ELEMENTSOF(ids); i++) {
                 _cleanup_(exchange_done) Exchange x = {};
                 NTSServerRequest req;
                 NTS_Receipt receipt;
-
-                if (!NTS_aead_supported(ids[i])) {
-                        printf("skipped: %s not supported by libcrypto\n", NTS_aead_param(ids[i])->name);
-                        continue;
-                }
 
                 exchange_request(&x, ids[i]);
 

@@ -373,10 +373,17 @@ static void test_unknown_noncritical_record_is_skipped(void) {
         ASSERT_EQ(a.n_cookies, 8);
 }
 
-static void test_aead_not_offered_is_refused(void) {
+static void test_aead_not_offered_is_refused_and_named(void) {
         NTSServerKEResponse resp = NTS_SERVER_KE_RESPONSE_DEFAULT(NTS_AEAD_ID_AES_SIV_CMAC_512);
+        NTS_Agreement a;
 
         assert_response_refused(&resp, NTS_ERROR_KE_AEAD_NOT_OFFERED, NTS_KE_RECORD_AEAD_ALGORITHM);
+
+        /* The refused choice is kept for the message, also one we never offer. */
+        resp.aead = NTS_AEAD_ID_AES_256_GCM_SIV;
+        ASSERT_ERROR(decode(encode_response(&resp), &a), EBADMSG);
+        ASSERT_EQ(a.error, NTS_ERROR_KE_AEAD_NOT_OFFERED);
+        ASSERT_EQ(a.aead, NTS_AEAD_AES_256_GCM_SIV);
 }
 
 static void test_empty_aead_record_means_no_common_algorithm(void) {
@@ -706,7 +713,7 @@ TEST_MAIN(TEST_CASE(test_record_next_splits_header_and_body),
           TEST_CASE(test_cookies_beyond_eight_are_ignored),
           TEST_CASE(test_unknown_critical_record_is_refused),
           TEST_CASE(test_unknown_noncritical_record_is_skipped),
-          TEST_CASE(test_aead_not_offered_is_refused),
+          TEST_CASE(test_aead_not_offered_is_refused_and_named),
           TEST_CASE(test_empty_aead_record_means_no_common_algorithm),
           TEST_CASE(test_aead_record_must_name_one_algorithm),
           TEST_CASE(test_missing_aead_record_is_refused),

@@ -91,7 +91,7 @@ static int demo(const char *certs) {
         printf(" bytes\n");
         printf("negotiated NTP:   server %s, port %s%u\n",
                ke->ntp_server ?: "(none: the KE server's address)", ke->ntp_port ? "" : "(none) ",
-               ke->ntp_port ?: 123);
+               ke->ntp_port ?: NTP_PORT);
 
         r = key_fingerprint(&ke->c2s_key, fp_c2s);
         if (r >= 0)
@@ -129,8 +129,8 @@ static int demo(const char *certs) {
 
         printf("NTP server:       %s, stratum %u, authenticated, %zu new cookie(s)\n",
                socket_address_to_string(&ntp_server, a), ntp.header.stratum, ntp.n_cookies);
-        printf("offset:           %+.6f ms\n", (double) ntp.offset_nsec / 1e6);
-        printf("delay:            %.6f ms\n", (double) ntp.delay_nsec / 1e6);
+        printf("offset:           %+.6f ms\n", (double) ntp.sample.offset_nsec / 1e6);
+        printf("delay:            %.6f ms\n", (double) ntp.sample.delay_nsec / 1e6);
         NTS_ntp_result_done(&ntp);
         return 0;
 }

@@ -515,7 +515,7 @@ static void run_plain(Query *q) {
 }
 
 static int resolve_ntp_server(Query *q) {
-        uint16_t port = q->ke->ntp_port ?: 123;
+        uint16_t port = q->ke->ntp_port ?: NTP_PORT;
         size_t n;
 
         if (!q->ke->ntp_server) {
@@ -650,12 +650,10 @@ static const char *refid_string(const NTPHeader *h, char buf[static 16]) {
 }
 
 /* What this sample alone bounds the server's error by: half our round trip and half the
- * server's root delay, plus its root dispersion (RFC 5905 section 11.2.2 without our own
- * dispersion and jitter, which one sample does not have). */
+ * server's root delay, plus its root dispersion; without our dispersion (the clocks' precision
+ * and PHI over the round trip, a few microseconds), so that the figure is the server's. */
 static int64_t root_distance_nsec(const Exchange *x) {
-        const NTPHeader *h = &x->result.header;
-        return (MAX(x->result.delay_nsec, INT64_C(0)) + ntp_short_to_nsec(h->root_delay)) / 2 +
-               ntp_short_to_nsec(h->root_dispersion);
+        return ntp_sample_root_distance_nsec(&x->result.sample, &x->result.header, 0);
 }
 
 /* NULL for a verified exchange (or a synchronised plain reply). */
@@ -701,8 +699,8 @@ static void print_exchange(const Exchange *x, bool authenticated) {
                 return;
         }
 
-        print_seconds("offset ", x->result.offset_nsec, true);
-        print_seconds(", delay ", x->result.delay_nsec, false);
+        print_seconds("offset ", x->result.sample.offset_nsec, true);
+        print_seconds(", delay ", x->result.sample.delay_nsec, false);
         printf(", stratum %u, refid %s, leap %u (%s)", h->stratum, refid_string(h, refid), h->leap,
                leap_string(h->leap));
         print_seconds(", root distance ", root_distance_nsec(x), false);
@@ -770,7 +768,7 @@ static void print_ke(const Query *q) {
                 printf(" %zu", ke->cookies[i].iov_len);
         printf(" bytes\n");
         printf("NTP server:         %s%s, port %u%s\n", ke->ntp_server ?: arg_host,
-               ke->ntp_server ? " (negotiated)" : " (not negotiated: the KE server)", ke->ntp_port ?: 123,
+               ke->ntp_server ? " (negotiated)" : " (not negotiated: the KE server)", ke->ntp_port ?: NTP_PORT,
                ke->ntp_port ? " (negotiated)" : " (not negotiated: default)");
         if (q->have_ntp_address)
                 printf("NTP address:        %s\n", socket_address_to_string(&q->ntp_address, a));
@@ -815,8 +813,8 @@ static void json_exchange(JsonWriter *w, const char *key, const Exchange *x, boo
         json_write_bool(w, "verified", authenticated && exchange_verified(x));
         json_write_string(w, "error", exchange_error_string(x, authenticated, buf));
         if (x->error == 0) {
-                json_write_decimal(w, "offset", x->result.offset_nsec, 9);
-                json_write_decimal(w, "delay", x->result.delay_nsec, 9);
+                json_write_decimal(w, "offset", x->result.sample.offset_nsec, 9);
+                json_write_decimal(w, "delay", x->result.sample.delay_nsec, 9);
                 json_write_integer(w, "stratum", h->stratum);
                 json_write_string(w, "refid", refid_string(h, refid));
                 json_write_integer(w, "leap", h->leap);

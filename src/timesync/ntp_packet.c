@@ -2,9 +2,9 @@
 
 #include <string.h>
 
+#include "macro.h"
 #include "ntp_packet.h"
 #include "unaligned.h"
-
 
 static void put_ts(uint8_t *p, NTPTimestamp t) {
         unaligned_write_be32(p, t.seconds);
@@ -102,4 +102,52 @@ NTPShort ntp_short_from_nsec(int64_t nsec) {
                 .seconds = (uint16_t) (nsec / NTP_NSEC_PER_SEC),
                 .fraction = (uint16_t) (((nsec % NTP_NSEC_PER_SEC) << 16) / NTP_NSEC_PER_SEC),
         };
+}
+
+/* ---- the arithmetic of one exchange ---- */
+
+static int64_t add_saturating(int64_t a, int64_t b) {
+        int64_t r;
+
+        if (__builtin_add_overflow(a, b, &r))
+                return b > 0 ? INT64_MAX : INT64_MIN;
+        return r;
+}
+
+NTPSample ntp_sample_compute(int64_t t1, int64_t t2, int64_t t3, int64_t t4) {
+        /* Halve each difference before adding, so that the sum cannot overflow. */
+        return (NTPSample) {
+                .offset_nsec = (t2 - t1) / 2 + (t3 - t4) / 2,
+                .delay_nsec = (t4 - t1) - (t3 - t2),
+        };
+}
+
+int64_t ntp_root_distance_nsec(const NTPHeader *h) {
+        return ntp_short_to_nsec(h->root_delay) / 2 + ntp_short_to_nsec(h->root_dispersion);
+}
+
+int64_t ntp_precision_nsec(int8_t precision) {
+        if (precision >= 0)
+                /* 2^33 s is the largest power of two below INT64_MAX nanoseconds. */
+                return precision > 33 ? INT64_MAX : NTP_NSEC_PER_SEC << precision;
+        if (precision < -30)
+                return 1;
+        return (NTP_NSEC_PER_SEC + (INT64_C(1) << -precision) - 1) >> -precision;
+}
+
+int64_t ntp_dispersion_nsec(int8_t server_precision, int8_t local_precision, int64_t since_t1_nsec) {
+        int64_t t = MAX(since_t1_nsec, INT64_C(0)), growth;
+
+        /* PHI * t in two parts, so that nothing overflows for any t. */
+        growth = t / 1000000 * NTP_PHI_PPM + (t % 1000000) * NTP_PHI_PPM / 1000000;
+        return add_saturating(add_saturating(ntp_precision_nsec(server_precision),
+                                             ntp_precision_nsec(local_precision)),
+                              growth);
+}
+
+int64_t ntp_sample_root_distance_nsec(const NTPSample *s, const NTPHeader *h, int64_t dispersion_nsec) {
+        int64_t delay = add_saturating(MAX(s->delay_nsec, INT64_C(0)), ntp_short_to_nsec(h->root_delay));
+
+        return add_saturating(add_saturating(delay / 2, ntp_short_to_nsec(h->root_dispersion)),
+                              MAX(dispersion_nsec, INT64_C(0)));
 }

@@ -1,14 +1,25 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The 48-byte NTPv4 header (RFC 5905 section 7.3) and NTP timestamps, for the daemon, the
- * query tool and the test servers. Pure: no I/O. */
+/* NTPv4 (RFC 5905) as the daemon, the query tool and the test servers share it: the
+ * constants, the 48-byte header, timestamps, and the arithmetic of one exchange (offset,
+ * delay, dispersion, root distance). Pure: no I/O, no logging, no NTS knowledge (the NTS
+ * modules build on this one, not the other way round). */
 
 #include <stdbool.h>
 #include <stdint.h>
 #include <time.h>
 
-#include "nts_definitions.h"
+/* RFC 5905 section 7.2: the NTP service port. */
+#define NTP_PORT 123
+
+/* RFC 5905 section 7.3: the NTP header without extension fields or MAC. */
+#define NTP_HEADER_SIZE 48
+
+/* RFC 7822 section 3: extension field header, word alignment and minimum length (the
+ * length counts the header). */
+#define NTP_EF_HEADER_SIZE 4
+#define NTP_EF_MIN_SIZE 16
 
 /* RFC 5905 section 7.3: leap indicator, version and mode share the first octet. */
 enum {
@@ -89,3 +100,43 @@ static inline bool ntp_ts_is_zero(NTPTimestamp t) {
 /* Nanoseconds of a 16.16 value. */
 int64_t ntp_short_to_nsec(NTPShort s);
 NTPShort ntp_short_from_nsec(int64_t nsec);
+
+/* ---- the arithmetic of one exchange ---- */
+
+/* RFC 5905 section 7.2: the frequency tolerance PHI, 15 ppm: how fast the error of a sample
+ * may grow while it ages. */
+#define NTP_PHI_PPM 15
+
+/* RFC 5905 section 8: t1 client transmit, t2 server receive, t3 server transmit, t4 client
+ * receive, all in nanoseconds since the Unix epoch. */
+typedef struct NTPSample {
+        int64_t offset_nsec;    /* ((t2 - t1) + (t3 - t4)) / 2: positive when we are behind */
+        int64_t delay_nsec;     /* (t4 - t1) - (t3 - t2); negative only if a clock jumped or the
+                                 * server claims to have held the request longer than the round trip */
+} NTPSample;
+
+/* For timestamps from ntp_ts_to_nsec() (about 1968 to 2104), nothing overflows. */
+NTPSample ntp_sample_compute(int64_t t1, int64_t t2, int64_t t3, int64_t t4);
+
+/* RFC 5905 section 7.3: the server's own root distance as its header states it, half its root
+ * delay plus its root dispersion. This is what RootDistanceMaxSec= bounds, as in stock
+ * timesyncd, and what the kernel is told as the maximum error. */
+int64_t ntp_root_distance_nsec(const NTPHeader *h);
+
+/* 2^precision seconds (a precision field, RFC 5905 section 7.3) in nanoseconds, rounded up, so
+ * that a clock finer than a nanosecond still counts 1 ns; saturating. */
+int64_t ntp_precision_nsec(int8_t precision);
+
+/* RFC 5905 section 8: the dispersion of a sample, the part of its error bound that the delay
+ * does not cover: the precision of both clocks plus PHI times the time since t1. At t4 that is
+ * the round trip; passing the time since t1 at a later moment gives the dispersion grown by
+ * the sample's age (RFC 5905 section 10). Saturating; a negative time counts as 0. */
+int64_t ntp_dispersion_nsec(int8_t server_precision, int8_t local_precision, int64_t since_t1_nsec);
+
+/* RFC 5905 section 11.2 (root_dist() of appendix A.5.5.2 without the jitter term): the bound on
+ * the error of this sample's offset, so that the true offset lies in
+ * [offset - root distance, offset + root distance] if the server is honest:
+ *     (delay + root delay) / 2 + root dispersion + dispersion.
+ * A negative delay counts as 0; the caller adds jitter to the dispersion if it wants it.
+ * Saturating. */
+int64_t ntp_sample_root_distance_nsec(const NTPSample *s, const NTPHeader *h, int64_t dispersion_nsec);

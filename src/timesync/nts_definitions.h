@@ -2,7 +2,10 @@
 #pragma once
 
 /* Numbers from RFC 8915 (Network Time Security for NTP) and the RFCs it builds on, each with
- * the section that defines it, plus the size limits this implementation enforces. */
+ * the section that defines it, plus the size limits this implementation enforces. NTP's own
+ * numbers are in ntp_packet.h. */
+
+#include "ntp_packet.h"
 
 /* RFC 8915 section 4: NTS-KE runs over TLS on TCP port 4460, ALPN "ntske/1". */
 #define NTS_KE_PORT 4460
@@ -53,14 +56,6 @@ enum {
 #define NTS_EXPORTER_CONTEXT_SIZE 5
 #define NTS_EXPORTER_C2S 0x00
 #define NTS_EXPORTER_S2C 0x01
-
-/* RFC 5905 section 7.3: the NTP header without extension fields or MAC. */
-#define NTP_HEADER_SIZE 48
-
-/* RFC 7822 section 3: extension field header, word alignment and minimum length (the
- * length counts the header). */
-#define NTP_EF_HEADER_SIZE 4
-#define NTP_EF_MIN_SIZE 16
 
 /* RFC 8915 section 5.3-5.6 (registry: section 7.5): NTP extension field types. */
 #define NTP_EF_NTS_UNIQUE_IDENTIFIER 0x0104

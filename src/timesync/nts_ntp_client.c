@@ -85,7 +85,7 @@ static int ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParam
         };
         NTS_Receipt receipt = {};
         _cleanup_close_ int fd = -EBADF;
-        int64_t t1, t2, t3, t4 = 0;
+        int64_t t1, t4 = 0;
         usec_t deadline;
         ssize_t n, len;
         int r;
@@ -153,11 +153,8 @@ static int ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParam
         }
         explicit_bzero_safe(scratch, sizeof(scratch));
 
-        /* RFC 5905 section 8: offset ((T2 - T1) + (T3 - T4)) / 2, delay (T4 - T1) - (T3 - T2). */
-        t2 = ntp_ts_to_nsec(ret->header.receive);
-        t3 = ntp_ts_to_nsec(ret->header.transmit);
-        ret->offset_nsec = ((t2 - t1) + (t3 - t4)) / 2;
-        ret->delay_nsec = (t4 - t1) - (t3 - t2);
+        ret->sample = ntp_sample_compute(t1, ntp_ts_to_nsec(ret->header.receive),
+                                         ntp_ts_to_nsec(ret->header.transmit), t4);
         return 0;
 }
 

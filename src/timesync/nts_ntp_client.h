@@ -23,8 +23,7 @@ typedef struct NTS_NTPResult {
         NTS_Error nts_error;            /* why the response was refused, NTS_OK otherwise */
         char kiss[5];                   /* kiss code of a refused kiss-o'-death, NUL-terminated */
         NTPHeader header;               /* the server's header, set once a reply to us arrived */
-        int64_t offset_nsec;            /* server clock minus ours, RFC 5905 section 8 */
-        int64_t delay_nsec;             /* round trip minus the server's processing time */
+        NTPSample sample;               /* offset (server clock minus ours) and delay */
         struct iovec cookies[NTS_MAX_COOKIES];
         size_t n_cookies;
 } NTS_NTPResult;

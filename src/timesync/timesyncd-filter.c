@@ -5,18 +5,6 @@
 #include "macro.h"
 #include "timesyncd-filter.h"
 
-NTPSample ntp_sample_compute(int64_t t1, int64_t t2, int64_t t3, int64_t t4) {
-        /* Halve each difference before adding, so that the sum cannot overflow. */
-        return (NTPSample) {
-                .offset_nsec = (t2 - t1) / 2 + (t3 - t4) / 2,
-                .delay_nsec = (t4 - t1) - (t3 - t2),
-        };
-}
-
-int64_t ntp_root_distance_nsec(const NTPHeader *h) {
-        return ntp_short_to_nsec(h->root_delay) / 2 + ntp_short_to_nsec(h->root_dispersion);
-}
-
 void ntp_filter_reset(NTPFilter *f) {
         uint64_t count = f->packet_count;
 

@@ -1,26 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* What one NTP exchange measures, and what the recent ones say together: offset and delay
- * (RFC 5905 section 8), jitter over a small window, spikes, and how often to poll next.
+/* What the recent NTP exchanges of one server say together: jitter over a small window,
+ * spikes, and how often to poll next (one exchange's offset and delay are ntp_packet.h's).
  * Pure arithmetic, no I/O, so the policy is unit tested on its own. */
 
 #include <stdbool.h>
 #include <stdint.h>
-
-#include "ntp_packet.h"
-
-/* RFC 5905 section 8: t1 client transmit, t2 server receive, t3 server transmit, t4 client
- * receive, all in nanoseconds since the Unix epoch. */
-typedef struct NTPSample {
-        int64_t offset_nsec;    /* ((t2 - t1) + (t3 - t4)) / 2: positive when we are behind */
-        int64_t delay_nsec;     /* (t4 - t1) - (t3 - t2) */
-} NTPSample;
-
-NTPSample ntp_sample_compute(int64_t t1, int64_t t2, int64_t t3, int64_t t4);
-
-/* RFC 5905 section 7.3: half the root delay plus the root dispersion of the server. */
-int64_t ntp_root_distance_nsec(const NTPHeader *h);
 
 #define NTP_FILTER_SIZE 8
 

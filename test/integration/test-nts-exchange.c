@@ -169,7 +169,7 @@ static void test_full_exchange_is_authenticated(void) {
         ASSERT_EQ(ntp.n_cookies, 1 + N_PLACEHOLDERS);
         for (size_t i = 0; i < ntp.n_cookies; i++)
                 ASSERT_FALSE(iovec_equal(&ntp.cookies[i], &ke->cookies[0]));
-        printf("# offset %" PRIi64 " ns, delay %" PRIi64 " ns\n", ntp.offset_nsec, ntp.delay_nsec);
+        printf("# offset %" PRIi64 " ns, delay %" PRIi64 " ns\n", ntp.sample.offset_nsec, ntp.sample.delay_nsec);
         NTS_ntp_result_done(&ntp);
 }
 

@@ -47,9 +47,13 @@ static int64_t timespec_to_nsec(const struct timespec *ts) {
         return (int64_t) ts->tv_sec * NTP_NSEC_PER_SEC + ts->tv_nsec;
 }
 
+/* Always fills buf: callers pass buf itself on to other calls, and arguments of a log call are
+ * not evaluated below its level (a STATUS= line once showed an empty address that way). */
 static const char *current_address_pretty(Manager *m, char *buf, size_t size) {
-        if (!m->current_server_address)
-                return "n/a";
+        if (!m->current_server_address) {
+                snprintf(buf, size, "n/a");
+                return buf;
+        }
         return server_address_pretty(m->current_server_address, buf, size);
 }
 
@@ -149,10 +153,15 @@ void manager_set_server_name(Manager *m, ServerName *n) {
         /* A new server starts with a clean slate: its offsets say nothing about the old one. */
         manager_set_server_address(m, NULL);
         m->resolve_query = resolve_query_free(m->resolve_query);
+        /* NTSAuthenticated speaks of the selected server: none, or one that has not answered
+         * yet, has authenticated nothing. */
+        m->ntpmsg_authenticated = false;
 
         if (n)
                 log_debug("Selected server %s.", n->string);
-        (void) manager_bus_emit_changed(m, "ServerName", NULL);
+        /* The NTS properties are read through the selected server: they changed with it. */
+        (void) manager_bus_emit_changed(m, "ServerName", "NTSAuthenticated", "NTSKeyExchangeServer", "NTSAEAD",
+                                        "NTSCookies", NULL);
 }
 
 void manager_set_server_address(Manager *m, ServerAddress *a) {
@@ -518,7 +527,6 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                 if (r < 0)
                         return 0;
         }
-        m->ntpmsg_authenticated = m->current_server_name->nts;
 
         m->pending = false;
         m->event_timeout = sd_event_source_disable_unref(m->event_timeout);
@@ -563,6 +571,13 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
         if (sample.delay_nsec < 0)
                 sample.delay_nsec = 0;
 
+        /* Keys from a bootstrap exchange (wrong clock, certificate not yet valid) bound what
+         * their time may do; see timesyncd-nts.c. Checked before the sample counts for
+         * anything: a refused one is neither filtered nor shown nor "contacted". */
+        if (m->current_server_name->nts &&
+            manager_nts_check_bootstrap(m, ntp_ts_to_nsec(h.transmit), sample.offset_nsec) < 0)
+                return manager_connect(m);
+
         spike = ntp_filter_add(&m->filter, sample.offset_nsec);
         first = !m->talking;
 
@@ -576,6 +591,7 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                 .packet_count = m->filter.packet_count,
                 .jitter_nsec = (int64_t) m->filter.jitter_nsec,
         };
+        m->ntpmsg_authenticated = m->current_server_name->nts;
 
         (void) current_address_pretty(m, addr, sizeof addr);
         log_debug("NTP reply from %s: stratum %u, offset %+.6f s, delay %.6f s, jitter %.6f s%s.",
@@ -599,12 +615,6 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                 m->poll_level = ntp_poll_next(m->poll_level, sample.offset_nsec, spike, m->filter.jitter_nsec,
                                               0, m->poll_level_max);
         manager_update_poll_interval(m);
-
-        /* Keys from a bootstrap exchange (wrong clock, certificate not yet valid) bound what
-         * their time may do; see timesyncd-nts.c. */
-        if (m->current_server_name->nts &&
-            manager_nts_check_bootstrap(m, ntp_ts_to_nsec(h.transmit), sample.offset_nsec) < 0)
-                return manager_connect(m);
 
         if (!spike) {
                 r = manager_adjust_clock(m, sample.offset_nsec, h.leap, root_distance);
@@ -643,8 +653,8 @@ static int manager_begin(Manager *m) {
         m->poll_level = 0;
         manager_update_poll_interval(m);
 
-        log_debug("Connecting to time server %s (%s).",
-                  current_address_pretty(m, buf, sizeof buf), m->current_server_name->string);
+        (void) current_address_pretty(m, buf, sizeof buf);
+        log_debug("Connecting to time server %s (%s).", buf, m->current_server_name->string);
         manager_notify_status(m, "Connecting to time server %s (%s).", buf, m->current_server_name->string);
 
         return manager_send_request(m);

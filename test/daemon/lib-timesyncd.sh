@@ -139,3 +139,25 @@ print("CLOSED", flush=True)' "$1" >"$TEST_TMPDIR/stall.log" 2>&1 &
         track_pid $!
         wait_for 5 grep -q READY "$TEST_TMPDIR/stall.log" || fail "stalling listener did not start"
 }
+
+# start_notify_listener: a stand-in for the service manager's notification socket
+# (notify-listen.py); exports NOTIFY_SOCKET for the daemons started after it and sets NOTIFY_OUT,
+# the file that gets one line per message.
+start_notify_listener() {
+        local sock=$TEST_TMPDIR/notify.sock
+        NOTIFY_OUT=$TEST_TMPDIR/notify.txt
+        rm -f "$sock"
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/daemon/notify-listen.py" "$sock" "$NOTIFY_OUT" \
+                >"$TEST_TMPDIR/notify.log" 2>&1 &
+        track_pid $!
+        wait_for 5 grep -q READY "$TEST_TMPDIR/notify.log" || fail "notify listener did not start"
+        # The daemon may run as systemd-timesync.
+        chmod 0777 "$sock"
+        export NOTIFY_SOCKET=$sock
+}
+
+# notify_statuses: every STATUS= text the daemon sent so far, one per line, oldest first.
+notify_statuses() { sed -n 's/.*STATUS=\([^|]*[^| ]\).*/\1/p' "$NOTIFY_OUT"; }
+
+# last_status: the STATUS= text `systemctl status` would show now.
+last_status() { notify_statuses | tail -n 1; }

@@ -17,14 +17,12 @@ start_ntp_test_server link "$link"
 export srv link
 
 test_notify_ready_status_and_watchdog() {
-        local sock=$TEST_TMPDIR/notify.sock out=$TEST_TMPDIR/notify.txt
-        /usr/bin/python3 "$TSNTS_SRC_DIR/test/daemon/notify-listen.py" "$sock" "$out" >"$TEST_TMPDIR/notify.log" 2>&1 &
-        track_pid $!
-        wait_for 5 grep -q READY "$TEST_TMPDIR/notify.log" || fail "notify listener did not start"
-        chmod 0777 "$sock"
+        local out
+        start_notify_listener
+        out=$NOTIFY_OUT
 
         write_conf "$TEST_TMPDIR/ts.conf" "NTP=127.0.0.1:$srv"
-        NOTIFY_SOCKET=$sock WATCHDOG_USEC=400000 start_timesyncd "$TEST_TMPDIR/ts.conf"
+        WATCHDOG_USEC=400000 start_timesyncd "$TEST_TMPDIR/ts.conf"
         wait_for 10 grep -q "READY=1" "$out" || fail "no READY=1"
         wait_for 10 grep -q "STATUS=Contacted time server 127.0.0.1:$srv (127.0.0.1:$srv)." "$out" ||
                 fail "no 'Contacted time server' status: $(cat "$out")"

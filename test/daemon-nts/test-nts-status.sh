@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# What the daemon says about NTS, and that it says it consistently: the D-Bus properties that
+# describe the selected server agree with each other after every transition (read through
+# Debian's timedatectl), and STATUS= (what `systemctl status` shows, collected by
+# notify-listen.py) names a real address.
+set -euo pipefail
+. "$(dirname "$0")/../lib/chrony.sh"
+. "$(dirname "$0")/../lib/dbus.sh"
+. "$(dirname "$0")/../daemon/lib-timesyncd.sh"
+test_init
+timesyncd_prepare
+make_test_certs >/dev/null
+chmod 0755 "$CERTDIR"
+chmod 0644 "$CERTDIR"/*.pem
+command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+start_system_bus
+start_notify_listener
+
+# The bootstrap needs the kernel to call the clock unsynchronized (STA_UNSYNC, 0x40).
+status=$("$TSNTS_ADJTIMEX_READ" | sed -n 's/^status=//p')
+kernel_unsync=$(( (status & 0x40) != 0 ))
+
+# start_chrony CHAIN: a chronyd NTS server presenting CERTDIR/CHAIN; sets ntp, ke, srv.
+start_chrony() {
+        ntp=$(free_port)
+        ke=$(free_port)
+        srv=$TEST_TMPDIR/chrony-$ke
+        mkdir -p "$srv-certs"
+        cp "$CERTDIR/$1" "$srv-certs/server-chain.pem"
+        cp "$CERTDIR/server.key" "$srv-certs/server.key"
+        start_chrony_nts_server "$srv" "$srv-certs" "$ntp" "$ke"
+}
+
+# restart_timesyncd CONF [ARG...]: a fresh daemon without state, log or earlier STATUS= lines.
+restart_timesyncd() {
+        [ -n "${TIMESYNCD_PID:-}" ] && pid_alive "$TIMESYNCD_PID" && stop_timesyncd
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar "$TEST_TMPDIR/runtime/synchronized"
+        : >"$TIMESYNCD_LOG"
+        : >"$NOTIFY_OUT"
+        start_timesyncd "$@"
+}
+
+# assert_bus_consistent WHEN: the properties that describe the selected server agree. Without
+# a selected server there is no address, no key exchange server, no keys and nothing
+# authenticated; NTSAuthenticated=yes needs a server, its address and its key exchange server.
+assert_bus_consistent() {
+        local show=$TEST_TMPDIR/show-timesync.txt name addr auth kes aead cookies
+        in_systemd_run timedatectl show-timesync --all >"$show"
+        echo "---- show-timesync ($1) ----"
+        grep -E '^(ServerName|ServerAddress|NTS[A-Za-z]*)=' "$show"
+        name=$(sed -n 's/^ServerName=//p' "$show")
+        addr=$(sed -n 's/^ServerAddress=//p' "$show")
+        auth=$(sed -n 's/^NTSAuthenticated=//p' "$show")
+        kes=$(sed -n 's/^NTSKeyExchangeServer=//p' "$show")
+        aead=$(sed -n 's/^NTSAEAD=//p' "$show")
+        cookies=$(sed -n 's/^NTSCookies=//p' "$show")
+        if [ -z "$name" ]; then
+                [ -z "$addr" ] || fail "$1: ServerAddress=$addr without a ServerName"
+                [ -z "$kes" ] || fail "$1: NTSKeyExchangeServer=$kes without a ServerName"
+                [ -z "$aead" ] || fail "$1: NTSAEAD=$aead without a ServerName"
+                [ "$cookies" = 0 ] || fail "$1: NTSCookies=$cookies without a ServerName"
+                [ "$auth" = no ] || fail "$1: NTSAuthenticated=$auth without a ServerName"
+        fi
+        if [ "$auth" = yes ]; then
+                [ -n "$addr" ] || fail "$1: NTSAuthenticated=yes without a ServerAddress"
+                [ -n "$kes" ] || fail "$1: NTSAuthenticated=yes without an NTSKeyExchangeServer"
+        fi
+        return 0
+}
+
+# The address in STATUS= was formatted inside a debug log call's arguments, which are not
+# evaluated below debug level: at the default level `systemctl status` showed
+# "Connecting to time server  (localhost:4460)."
+test_connecting_status_names_the_address_at_info_level() {
+        start_chrony server-chain.pem
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke"
+        TIMESYNCD_LOG_LEVEL=info restart_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        notify_statuses
+        notify_statuses | grep -qxF "Connecting to time server 127.0.0.1:$ntp (localhost:$ke)." ||
+                fail "no 'Connecting to time server 127.0.0.1:$ntp (localhost:$ke).' in STATUS="
+        notify_statuses | grep -q "Connecting to time server  " && fail "STATUS= without an address"
+        assert_bus_consistent "synchronized"
+        [ "$(timesync_property NTSAuthenticated)" = yes ] || fail "NTSAuthenticated is not yes once synchronized"
+}
+
+# The only server stops answering after a sync: after the reply timeout every server was tried
+# and none is selected while the daemon waits (ConnectionRetrySec=); the authenticated sample
+# of before must not be shown as the time in use without a server.
+test_server_lost_after_sync_leaves_no_authenticated_state() {
+        # test_connecting_status_names_the_address_at_info_level left a synchronized daemon.
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke" "ConnectionRetrySec=120"
+        restart_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        wait_for 10 nts_authenticated_on_bus || fail "NTSAuthenticated never became yes"
+        stop_chrony "$srv"
+        wait_log "Timed out waiting for reply from 127.0.0.1:$ntp (localhost:$ke)" 20
+        wait_log "Tried every server, waiting 2min before trying again."
+        [ "$(timesync_property ServerName)" = "" ] || fail "a server is still selected"
+        assert_bus_consistent "server lost after sync"
+}
+
+# A bootstrap whose time lies outside the certificate's validity is refused; nothing of that
+# reply may look used: no "Contacted", no NTSAuthenticated=yes, no ServerName-less NTS state.
+test_refused_bootstrap_leaves_a_consistent_state() {
+        if [ "$kernel_unsync" != 1 ]; then
+                log "the kernel clock is synchronized here: no bootstrap to refuse, case not run"
+                return 0
+        fi
+        start_chrony future-chain.pem
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke" "ConnectionRetrySec=120"
+        restart_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "Refusing bootstrap time from localhost:$ke: it lies outside its certificate's validity period"
+        wait_for 10 eval '[ "$(timesync_property NTSStatus 2>/dev/null)" = "Bootstrap with localhost:$ke refused" ]' ||
+                fail "NTSStatus is '$(timesync_property NTSStatus)', not 'Bootstrap with localhost:$ke refused'"
+        assert_bus_consistent "bootstrap refused"
+        [ "$(timesync_property NTSAuthenticated)" = no ] || fail "NTSAuthenticated is not no after a refused bootstrap"
+        log_has "Contacted time server" && fail "the refused reply was logged as 'Contacted time server'"
+        notify_statuses | grep -q "^Contacted" && fail "STATUS= said 'Contacted' for the refused reply"
+        stop_chrony "$srv"
+}
+
+run_case test_connecting_status_names_the_address_at_info_level
+run_case test_server_lost_after_sync_leaves_no_authenticated_state
+run_case test_refused_bootstrap_leaves_a_consistent_state

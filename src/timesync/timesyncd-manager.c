@@ -910,11 +910,24 @@ static bool manager_in_flight(Manager *m) {
                (s && (s->ke || s->resolve));
 }
 
+/* Why nothing is in flight on purpose with a server selected, or NULL. Such a state waits for
+ * the configuration to change: starting over would only log that it starts over. */
+static const char *manager_idle_reason(Manager *m) {
+        /* NTS servers configured, libssl missing: logged once at start, no plain NTP instead. */
+        if (m->current_server_name && m->current_server_name->nts && m->nts_unavailable)
+                return m->nts_status;
+        return NULL;
+}
+
 static int manager_on_stall_check(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
+        const char *idle;
         int r;
 
-        if (m->network_online && !manager_in_flight(m)) {
+        idle = manager_idle_reason(m);
+        if (idle)
+                log_debug("Stall check: nothing in progress, as intended (%s).", idle);
+        else if (m->network_online && !manager_in_flight(m)) {
                 /* Without a current server this is the idle state of a daemon with nothing
                  * usable configured, and connecting again is cheap and quiet. */
                 if (m->current_server_name)

@@ -63,6 +63,25 @@ test_nts_without_libssl_is_one_error_and_no_time() {
         stop_timesyncd
 }
 
+_stall_checks_seen() {
+        [ "$(log_count "Stall check: nothing in progress, as intended")" -ge 3 ] || log_has "Nothing in progress with"
+}
+
+# Nothing is in flight on purpose: the stall check (every ConnectionRetrySec=, 1 s here) must not
+# take that for a stall and "start over" each time (it did, every 30 s at the default).
+test_missing_libssl_is_not_retried_by_the_stall_check() {
+        write_nts_conf "$TEST_TMPDIR/nts.conf" "localhost:$ke" "ConnectionRetrySec=1"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$TEST_TMPDIR/nts.conf"
+        wait_log "NTS servers are configured but libssl.so.3 or libcrypto.so.3 is missing"
+        wait_for 15 _stall_checks_seen || fail "the stall check did not run 3 times within 15 s"
+        grep "Nothing in progress\|Stall check" "$TIMESYNCD_LOG"
+        [ "$(log_count "Nothing in progress with")" = 0 ] || fail "the stall check started over"
+        [ "$(log_count "NTS servers are configured but")" = 1 ] || fail "the libssl error was repeated"
+        [ "$(chrony_serverstat "$srv" "NTS-KE connections accepted")" = 0 ] || fail "chronyd saw a key exchange"
+        stop_timesyncd
+}
+
 test_plain_ntp_without_libssl_still_syncs() {
         write_conf "$TEST_TMPDIR/ntp.conf" "NTP=127.0.0.1:$ntp" "PollIntervalMinSec=16"
         : >"$TIMESYNCD_LOG"
@@ -74,4 +93,5 @@ test_plain_ntp_without_libssl_still_syncs() {
 }
 
 run_case test_nts_without_libssl_is_one_error_and_no_time
+run_case test_missing_libssl_is_not_retried_by_the_stall_check
 run_case test_plain_ntp_without_libssl_still_syncs

@@ -519,6 +519,86 @@ static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_e
         return manager_schedule_bus_reconnect(m);
 }
 
+/* RequestName() answers (D-Bus specification, "org.freedesktop.DBus.RequestName"). */
+#define DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER 1
+#define DBUS_REQUEST_NAME_REPLY_IN_QUEUE 2
+#define DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER 4
+
+static int on_name_owner_pid(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        uint32_t pid = 0;
+        char owner[64] = "another process";
+
+        if (!m->bus_name_queued)
+                return 0; /* released meanwhile: the name is ours */
+        if (!sd_bus_message_is_method_error(reply, NULL) && sd_bus_message_read(reply, "u", &pid) >= 0 && pid > 0)
+                snprintf(owner, sizeof owner, "process %" PRIu32, pid);
+
+        log_error("The bus name %s is owned by %s (another instance of this daemon?). Running without it: "
+                  "timedatectl and other D-Bus clients do not reach this daemon until that owner "
+                  "releases the name, which then passes to this daemon.", TIMESYNC_NAME, owner);
+        return 0;
+}
+
+/* The name is requested with queueing: while another process owns it, the bus daemon keeps us
+ * in its queue and hands the name over (NameAcquired) when that process releases it or exits.
+ * Nothing to poll or retry, and the connection stays, so the taken name is one error, not a
+ * reconnection loop (the request without queueing failed, and sd-bus then closed the
+ * connection: "Lost the connection" every 2 seconds). */
+static int on_request_name(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        uint32_t ret;
+        int r;
+
+        if (sd_bus_message_is_method_error(reply, NULL)) {
+                const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+                log_error("Cannot own the bus name %s (%s). Running without it: timedatectl and other "
+                          "D-Bus clients do not reach this daemon.", TIMESYNC_NAME,
+                          e && e->message ? e->message : "unknown error");
+                return 0;
+        }
+
+        r = sd_bus_message_read(reply, "u", &ret);
+        if (r < 0)
+                return log_debug_errno(r, "Failed to read the answer to RequestName(), ignoring: %m");
+
+        switch (ret) {
+        case DBUS_REQUEST_NAME_REPLY_PRIMARY_OWNER:
+        case DBUS_REQUEST_NAME_REPLY_ALREADY_OWNER:
+                log_debug("Acquired the bus name %s.", TIMESYNC_NAME);
+                return 0;
+        case DBUS_REQUEST_NAME_REPLY_IN_QUEUE:
+                m->bus_name_queued = true;
+                /* Who owns it, for the one error; the error is logged whatever the answer. */
+                r = sd_bus_call_method_async(sd_bus_message_get_bus(reply), NULL, "org.freedesktop.DBus",
+                                             "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                             "GetConnectionUnixProcessID", on_name_owner_pid, m, "s",
+                                             TIMESYNC_NAME);
+                if (r < 0)
+                        log_error("The bus name %s is owned by another process. Running without it.",
+                                  TIMESYNC_NAME);
+                return 0;
+        default:
+                log_error("Unexpected answer %" PRIu32 " to the request for the bus name %s. Running without it.",
+                          ret, TIMESYNC_NAME);
+                return 0;
+        }
+}
+
+static int on_name_acquired(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+        const char *name;
+
+        if (sd_bus_message_read(message, "s", &name) < 0 || !streq(name, TIMESYNC_NAME))
+                return 0;
+
+        if (m->bus_name_queued)
+                log_info("Acquired the bus name %s: its previous owner released it.", TIMESYNC_NAME);
+        m->bus_name_queued = false;
+        return 0;
+}
+
 static int manager_try_connect_bus(Manager *m) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
@@ -544,7 +624,12 @@ static int manager_try_connect_bus(Manager *m) {
         if (r < 0)
                 return r;
 
-        r = sd_bus_request_name_async(bus, NULL, TIMESYNC_NAME, 0, NULL, NULL);
+        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                "NameAcquired", on_name_acquired, m);
+        if (r < 0)
+                return r;
+
+        r = sd_bus_request_name_async(bus, NULL, TIMESYNC_NAME, SD_BUS_NAME_QUEUE, on_request_name, m);
         if (r < 0)
                 return r;
 
@@ -553,6 +638,7 @@ static int manager_try_connect_bus(Manager *m) {
                 return r;
 
         m->bus = TAKE_PTR(bus);
+        m->bus_name_queued = false;
         /* Listeners of a new connection have heard nothing yet. */
         memset(m->announced, 0, sizeof(m->announced));
         log_debug("Connected to the system bus.");

@@ -44,6 +44,7 @@ struct Manager {
 
         bool observe;
         bool bus_wanted;                /* manager_connect_bus() was called */
+        bool bus_name_queued;           /* another process owns our bus name: we wait for it */
         usec_t test_poll_interval_usec;
         int64_t test_clock_offset_nsec; /* with a fake clock: how far SIGUSR1 moves it */
         char *config_file, *state_dir, *runtime_dir;

@@ -274,8 +274,9 @@ int config_parse_sec(const char *filename, unsigned line, const char *section, c
 
         r = parse_sec(rvalue, &v);
         if (r < 0) {
-                log_syntax(filename, line, LOG_WARNING, r,
-                           "Failed to parse sec value, ignoring: %s", rvalue);
+                /* Quoted, so that an empty value shows as one; and what stays in effect. */
+                log_syntax(filename, line, LOG_WARNING, r, "Invalid time span \"%s\" for %s=, keeping %s.",
+                           rvalue, lvalue, FORMAT_TIMESPAN(*u, 1));
                 return 0;
         }
 

@@ -58,7 +58,9 @@ int config_parse_file(const char *path, const ConfigSpec *spec);
  * root NULL means the real root. Stops at the first file that fails, like systemd. */
 int config_parse_standard(const char *root, const char *name, const ConfigSpec *spec);
 
-/* data: usec_t*; a time span (parse_sec()). */
+/* data: usec_t*; a time span (parse_sec()). A value that does not parse is warned about with
+ * the key, the value in quotes and the span kept ("file:line: Invalid time span "5x" for
+ * Key=, keeping 32s."). */
 int config_parse_sec(const char *filename, unsigned line, const char *section, const char *lvalue,
                      int ltype, const char *rvalue, void *data, void *userdata);
 /* data: bool*; yes/no, true/false, on/off, 1/0 (case-insensitive). */

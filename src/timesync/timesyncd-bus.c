@@ -249,7 +249,8 @@ static int set_runtime_servers(sd_bus_message *message, Manager *m, ServerType t
         for (char **s = names; s && *s; s++)
                 if (!server_name_is_valid(*s))
                         return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
-                                                 "Invalid NTP server name or address, refusing: %s", *s);
+                                                 "Invalid %s server name or address, refusing: %s",
+                                                 type == SERVER_NTS_RUNTIME ? "NTS" : "NTP", *s);
 
         r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID, &creds);
         if (r < 0)

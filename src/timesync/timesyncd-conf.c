@@ -13,12 +13,13 @@ typedef enum ServerListType {
 
 static const char *const timesync_sections[] = { "Time", NULL };
 
-int timesync_servers_extend(char ***list, const char *s, const char *filename, unsigned line) {
+int timesync_servers_extend(char ***list, const char *s, const char *kind, const char *filename, unsigned line) {
         _cleanup_strv_free_ char **words = NULL;
         int r;
 
         assert(list);
         assert(s);
+        assert(kind);
 
         words = strv_split_whitespace(s);
         if (!words)
@@ -28,9 +29,9 @@ int timesync_servers_extend(char ***list, const char *s, const char *filename, u
                 if (!server_name_is_valid(*w)) {
                         if (filename)
                                 log_syntax(filename, line, LOG_WARNING, 0,
-                                           "Invalid NTP server name or address, ignoring: %s", *w);
+                                           "Invalid %s server name or address, ignoring: %s", kind, *w);
                         else
-                                log_warning("Invalid NTP server name or address, ignoring: %s", *w);
+                                log_warning("Invalid %s server name or address, ignoring: %s", kind, *w);
                         continue;
                 }
                 if (strv_contains(*list, *w))
@@ -65,7 +66,52 @@ static int config_parse_servers(const char *filename, unsigned line, const char 
         if (ltype == SERVER_LIST_NTS)
                 c->nts_set = true;
 
-        return timesync_servers_extend(list, rvalue, filename, line);
+        return timesync_servers_extend(list, rvalue, ltype == SERVER_LIST_NTS ? "NTS" : "NTP", filename, line);
+}
+
+/* Time spans with a range: PollIntervalMinSec=, ConnectionRetrySec=, KeyExchangeTimeoutSec=. */
+typedef enum TimeSpanRange {
+        TIME_SPAN_POLL_INTERVAL_MIN,
+        TIME_SPAN_CONNECTION_RETRY,
+        TIME_SPAN_NTS_KE_TIMEOUT,
+} TimeSpanRange;
+
+static const struct {
+        usec_t min, max, fallback;
+} time_span_ranges[] = {
+        [TIME_SPAN_POLL_INTERVAL_MIN] = { TIMESYNC_POLL_INTERVAL_MIN_USEC_FLOOR, USEC_INFINITY,
+                                          TIMESYNC_POLL_INTERVAL_MIN_USEC_DEFAULT },
+        [TIME_SPAN_CONNECTION_RETRY] = { TIMESYNC_CONNECTION_RETRY_USEC_FLOOR, USEC_INFINITY,
+                                         TIMESYNC_CONNECTION_RETRY_USEC_DEFAULT },
+        [TIME_SPAN_NTS_KE_TIMEOUT] = { TIMESYNC_NTS_KE_TIMEOUT_USEC_FLOOR, TIMESYNC_NTS_KE_TIMEOUT_USEC_CEILING,
+                                       TIMESYNC_NTS_KE_TIMEOUT_USEC_DEFAULT },
+};
+
+/* Stock checks the range once every file is read, and a value outside it gives the default.
+ * Checking each assignment gives the same result (the last assignment decides), and the
+ * warning can say which file and line, and what the value was. */
+static int config_parse_sec_in_range(const char *filename, unsigned line, const char *section,
+                                     const char *lvalue, int ltype, const char *rvalue, void *data,
+                                     void *userdata) {
+        typeof(time_span_ranges[0]) range = time_span_ranges[ltype];
+        usec_t *u = data, v;
+
+        assert(u);
+        assert(ltype >= 0 && (size_t) ltype < ELEMENTSOF(time_span_ranges));
+
+        if (parse_sec(rvalue, &v) < 0)
+                return config_parse_sec(filename, line, section, lvalue, 0, rvalue, data, userdata);
+
+        if (v < range.min || v > range.max) {
+                log_syntax(filename, line, LOG_WARNING, 0, "%s=%s is %s %s, using the default %s.", lvalue,
+                           rvalue, v < range.min ? "below" : "above",
+                           FORMAT_TIMESPAN(v < range.min ? range.min : range.max, 1),
+                           FORMAT_TIMESPAN(range.fallback, 1));
+                v = range.fallback;
+        }
+
+        *u = v;
+        return 0;
 }
 
 static int config_parse_trusted_certificates(const char *filename, unsigned line, const char *section,
@@ -95,6 +141,7 @@ static void timesync_config_init(TimesyncConfig *c) {
                 .connection_retry_usec = TIMESYNC_CONNECTION_RETRY_USEC_DEFAULT,
                 .save_interval_usec = TIMESYNC_SAVE_INTERVAL_USEC_DEFAULT,
                 .nts_bootstrap = true,
+                .nts_ke_timeout_usec = TIMESYNC_NTS_KE_TIMEOUT_USEC_DEFAULT,
         };
 }
 
@@ -104,29 +151,22 @@ static int timesync_config_finish(TimesyncConfig *c) {
         int r;
 
         if (!c->fallback_set) {
-                r = timesync_servers_extend(&c->fallback_servers, DEFAULT_FALLBACK_NTP, NULL, 0);
+                r = timesync_servers_extend(&c->fallback_servers, DEFAULT_FALLBACK_NTP, "NTP", NULL, 0);
                 if (r < 0)
                         return r;
         }
 
-        if (c->poll_interval_min_usec < TIMESYNC_POLL_INTERVAL_MIN_USEC_FLOOR) {
-                log_warning("Invalid PollIntervalMinSec=. Using default value.");
-                c->poll_interval_min_usec = TIMESYNC_POLL_INTERVAL_MIN_USEC_DEFAULT;
-        }
-
+        /* The single-valued ranges were checked as they were read (config_parse_sec_in_range()). */
         if (c->poll_interval_max_usec < c->poll_interval_min_usec) {
                 usec_t m = c->poll_interval_min_usec > USEC_INFINITY / 32
                                    ? USEC_INFINITY
                                    : c->poll_interval_min_usec * 32;
 
-                log_warning("PollIntervalMaxSec= is smaller than PollIntervalMinSec=. "
-                            "Using default value.");
-                c->poll_interval_max_usec = MAX(TIMESYNC_POLL_INTERVAL_MAX_USEC_DEFAULT, m);
-        }
-
-        if (c->connection_retry_usec < TIMESYNC_CONNECTION_RETRY_USEC_FLOOR) {
-                log_warning("Invalid ConnectionRetrySec=. Using default value.");
-                c->connection_retry_usec = TIMESYNC_CONNECTION_RETRY_USEC_DEFAULT;
+                m = MAX(TIMESYNC_POLL_INTERVAL_MAX_USEC_DEFAULT, m);
+                log_warning("PollIntervalMaxSec=%s is smaller than PollIntervalMinSec=%s, using %s.",
+                            FORMAT_TIMESPAN(c->poll_interval_max_usec, 1),
+                            FORMAT_TIMESPAN(c->poll_interval_min_usec, 1), FORMAT_TIMESPAN(m, 1));
+                c->poll_interval_max_usec = m;
         }
 
         return 0;
@@ -138,13 +178,21 @@ static int timesync_config_parse(TimesyncConfig *c, const char *root, const char
                 T("NTP", config_parse_servers, SERVER_LIST_NTP, ntp_servers),
                 T("FallbackNTP", config_parse_servers, SERVER_LIST_FALLBACK, fallback_servers),
                 T("RootDistanceMaxSec", config_parse_sec, 0, root_distance_max_usec),
-                T("PollIntervalMinSec", config_parse_sec, 0, poll_interval_min_usec),
+                T("PollIntervalMinSec", config_parse_sec_in_range, TIME_SPAN_POLL_INTERVAL_MIN,
+                  poll_interval_min_usec),
                 T("PollIntervalMaxSec", config_parse_sec, 0, poll_interval_max_usec),
-                T("ConnectionRetrySec", config_parse_sec, 0, connection_retry_usec),
+                T("ConnectionRetrySec", config_parse_sec_in_range, TIME_SPAN_CONNECTION_RETRY,
+                  connection_retry_usec),
                 T("SaveIntervalSec", config_parse_sec, 0, save_interval_usec),
                 T("NTS", config_parse_servers, SERVER_LIST_NTS, nts_servers),
+                /* The upstream patch set's name: the same list, so both spellings append to
+                 * it in the order read, and an empty assignment of either empties it. */
+                T("SecureServers", config_parse_servers, SERVER_LIST_NTS, nts_servers),
                 T("NTSTrustedCertificates", config_parse_trusted_certificates, 0, nts_trusted_certificates),
                 T("NTSBootstrap", config_parse_bool, 0, nts_bootstrap),
+                T("NTSRequired", config_parse_bool, 0, nts_required),
+                T("KeyExchangeTimeoutSec", config_parse_sec_in_range, TIME_SPAN_NTS_KE_TIMEOUT,
+                  nts_ke_timeout_usec),
                 {}
         };
 #undef T

@@ -2,7 +2,9 @@
 #pragma once
 
 /* timesyncd.conf: the [Time] section of stock systemd-timesyncd 252 (timesyncd.conf(5)), plus
- * NTS= and NTSTrustedCertificates=. Loading never leaves the configuration half-made: whatever
+ * the NTS options: NTS= (also spelt SecureServers=, the name of the upstream NTS patch set,
+ * pendulum-project/nts-timesyncd), NTSTrustedCertificates=, NTSBootstrap=, NTSRequired= and
+ * KeyExchangeTimeoutSec= (the patch set's name). Loading never leaves the configuration half-made: whatever
  * the files say, the result has the defaults for what they do not set, the compiled-in fallback
  * servers unless FallbackNTP= was given, and poll intervals the daemon can work with. */
 
@@ -17,6 +19,17 @@
 #define TIMESYNC_CONNECTION_RETRY_USEC_FLOOR (1 * USEC_PER_SEC)
 #define TIMESYNC_SAVE_INTERVAL_USEC_DEFAULT (60 * USEC_PER_SEC)
 
+/* KeyExchangeTimeoutSec=: one bound for a whole key exchange (connect to every address tried,
+ * TLS handshake, request, response). The patch set defaults to 32 s; ours stays at 10 s, the
+ * NTP reply timeout: a healthy exchange takes a few round trips (4 ms on loopback, well under
+ * a second across continents), while a silent server holds up the next NTS server for the
+ * whole bound. A lossy path gets its retries from the backoff instead (docs/TESTING.md: 30%
+ * TCP segment loss still syncs within 13 s). Below 1 s, as in the patch set, and above an
+ * hour (infinity would let one silent server stop NTS for good) the default is used. */
+#define TIMESYNC_NTS_KE_TIMEOUT_USEC_DEFAULT (10 * USEC_PER_SEC)
+#define TIMESYNC_NTS_KE_TIMEOUT_USEC_FLOOR (1 * USEC_PER_SEC)
+#define TIMESYNC_NTS_KE_TIMEOUT_USEC_CEILING (1 * USEC_PER_HOUR)
+
 /* The standard search, relative to the root: see config_parse_standard(). */
 #define TIMESYNC_CONFIG_NAME "systemd/timesyncd.conf"
 
@@ -25,12 +38,16 @@ typedef struct TimesyncConfig {
          * duplicates. */
         char **ntp_servers;             /* NTP= */
         char **fallback_servers;        /* FallbackNTP=, or DEFAULT_FALLBACK_NTP */
-        char **nts_servers;             /* NTS= */
+        char **nts_servers;             /* NTS= and SecureServers=, one list */
         char *nts_trusted_certificates; /* NTSTrustedCertificates=; NULL: the system's CA store */
         /* NTSTrustedCertificates= was given a value that was refused, and no valid one is in
          * effect: key exchanges are refused rather than trusting the system's CA store. */
         bool nts_trusted_certificates_invalid;
         bool nts_bootstrap;             /* NTSBootstrap=: see timesyncd-nts.c, "bootstrap" */
+        /* NTSRequired=: time from NTS servers only, also while none is configured (then no
+         * time at all), so that a mistyped NTS= key cannot turn into the fallback pool. */
+        bool nts_required;
+        usec_t nts_ke_timeout_usec;     /* KeyExchangeTimeoutSec= */
         usec_t root_distance_max_usec;
         usec_t poll_interval_min_usec;
         usec_t poll_interval_max_usec;
@@ -55,5 +72,6 @@ int timesync_config_load_file(TimesyncConfig *c, const char *path);
 void timesync_config_done(TimesyncConfig *c);
 
 /* Appends the whitespace separated server names in s to *list, skipping duplicates and, with a
- * warning ("<filename>:<line>: " first when filename is set), invalid names. */
-int timesync_servers_extend(char ***list, const char *s, const char *filename, unsigned line);
+ * warning ("<filename>:<line>: " first when filename is set; "Invalid <kind> server name ...",
+ * kind "NTP" or "NTS"), invalid names. */
+int timesync_servers_extend(char ***list, const char *s, const char *kind, const char *filename, unsigned line);

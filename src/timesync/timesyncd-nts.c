@@ -365,7 +365,7 @@ static void nts_ke_resolved(ResolveQuery *q, int error, const struct addrinfo *a
                 },
                 .aead = offer,
                 .n_aead = (size_t) n_offer,
-                .timeout_usec = NTS_KE_TIMEOUT_USEC,
+                .timeout_usec = m->config.nts_ke_timeout_usec,
         };
 
         if (ca && !p.tls.ca_file && !p.tls.ca_dir) {

@@ -20,8 +20,6 @@
 typedef struct Manager Manager;
 typedef struct ServerName ServerName;
 
-/* One overall bound for a key exchange: connect, handshake, request, response. */
-#define NTS_KE_TIMEOUT_USEC (10 * USEC_PER_SEC)
 /* Failed key exchanges back off exponentially from ConnectionRetrySec up to this. */
 #define NTS_KE_BACKOFF_MAX_USEC (1 * USEC_PER_HOUR)
 /* Requests per write of the state file. A cookie must be out of the file before it is sent

@@ -57,7 +57,7 @@ test_nts_with_only_invalid_names_never_falls_back_to_plain_ntp() {
         start_ntp_test_server plain2 "$plain"
         start_ntp_test_server fallback2 "$fallback"
         restart_with "bad_name!x" "NTP=127.0.0.1:$plain" "FallbackNTP=127.0.0.1:$fallback"
-        wait_log "Invalid NTP server name or address, ignoring: bad_name!x"
+        wait_log "Invalid NTS server name or address, ignoring: bad_name!x"
         wait_log "NTS= names no valid server. There is no fallback to unauthenticated NTP"
         # A daemon that fell back would ask the plain server at once.
         sleep 2

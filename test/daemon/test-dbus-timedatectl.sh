@@ -76,7 +76,16 @@ in_bus() {
                         2>"$TEST_TMPDIR/err.txt"; then
                 fail "invalid server name accepted"
         fi
-        grep -qi "invalid" "$TEST_TMPDIR/err.txt" || fail "no InvalidArgs error: $(cat "$TEST_TMPDIR/err.txt")"
+        grep -q "Invalid NTP server name or address, refusing: bad name!" "$TEST_TMPDIR/err.txt" ||
+                fail "no InvalidArgs error: $(cat "$TEST_TMPDIR/err.txt")"
+        # An NTS list says so.
+        if busctl --system call org.freedesktop.timesync1 /org/freedesktop/timesync1 \
+                        org.freedesktop.timesync1.Manager SetRuntimeNTSServers as 1 "bad name!" \
+                        2>"$TEST_TMPDIR/err.txt"; then
+                fail "invalid NTS server name accepted"
+        fi
+        grep -q "Invalid NTS server name or address, refusing: bad name!" "$TEST_TMPDIR/err.txt" ||
+                fail "no InvalidArgs error naming an NTS server: $(cat "$TEST_TMPDIR/err.txt")"
         echo "PASS test_invalid_runtime_server_is_refused_with_invalid_args"
 
         # test_unprivileged_caller_is_denied_without_polkit

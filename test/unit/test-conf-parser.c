@@ -175,10 +175,10 @@ static void test_bad_value_warns_with_file_and_line_and_keeps_the_old_one(void) 
         _cleanup_free_ char *out =
                 PARSE_OK("[Test]\nInterval=5x\nPath=relative/path\nInterval=\nRecord=after\n", &s);
 
-        ASSERT_CONTAINS(out, "/etc/test.conf:2: Failed to parse sec value, ignoring: 5x");
+        ASSERT_CONTAINS(out, "/etc/test.conf:2: Invalid time span \"5x\" for Interval=, keeping 7us.");
         ASSERT_CONTAINS(out,
                         "/etc/test.conf:3: Path= path is not absolute, ignoring: relative/path");
-        ASSERT_CONTAINS(out, "/etc/test.conf:4: Failed to parse sec value, ignoring: ");
+        ASSERT_CONTAINS(out, "/etc/test.conf:4: Invalid time span \"\" for Interval=, keeping 7us.");
         ASSERT_TRUE(s.interval == 7);
         ASSERT_TRUE(!s.path);
         ASSERT_RECORDS(s.records, "test.conf:5:after");

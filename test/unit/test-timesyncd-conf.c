@@ -148,7 +148,7 @@ static void test_invalid_server_names_are_warned_about_with_file_and_line_and_sk
                                "ignoring: bad..name");
         ASSERT_CONTAINS(l.log, "etc/systemd/timesyncd.conf:2: Invalid NTP server name or address, "
                                "ignoring: host:0");
-        ASSERT_CONTAINS(l.log, "etc/systemd/timesyncd.conf:3: Invalid NTP server name or address, "
+        ASSERT_CONTAINS(l.log, "etc/systemd/timesyncd.conf:3: Invalid NTS server name or address, "
                                "ignoring: nts.example:99999");
 }
 
@@ -175,8 +175,8 @@ static void test_bad_time_value_is_warned_about_and_the_rest_applies(void) {
                      "[Time]\nPollIntervalMinSec=5 minutes please\nSaveIntervalSec=2min\n");
 
         ASSERT_OK(l.r);
-        ASSERT_CONTAINS(l.log, "timesyncd.conf.d/10-typo.conf:2: Failed to parse sec value, "
-                               "ignoring: 5 minutes please");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf.d/10-typo.conf:2: Invalid time span \"5 minutes please\" "
+                               "for PollIntervalMinSec=, keeping 1min 4s.");
         ASSERT_TRUE(l.config.poll_interval_min_usec == 64 * USEC_PER_SEC);
         ASSERT_TRUE(l.config.save_interval_usec == 2 * USEC_PER_MINUTE);
 }
@@ -184,8 +184,48 @@ static void test_bad_time_value_is_warned_about_and_the_rest_applies(void) {
 static void test_poll_interval_min_below_16s_falls_back_to_the_default(void) {
         _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nPollIntervalMinSec=15s\n");
 
-        ASSERT_CONTAINS(l.log, "Invalid PollIntervalMinSec=. Using default value.");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:2: PollIntervalMinSec=15s is below 16s, using the default 32s.");
         ASSERT_TRUE(l.config.poll_interval_min_usec == 32 * USEC_PER_SEC);
+}
+
+static void test_out_of_range_value_after_a_valid_one_gives_the_default_like_stock(void) {
+        /* Stock checks the last value once every file is read: an earlier valid one does not
+         * come back. */
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nPollIntervalMinSec=64\nConnectionRetrySec=5\n",
+                                               ETC_D "10-low.conf",
+                                               "[Time]\nPollIntervalMinSec=2\nConnectionRetrySec=1ms\n");
+
+        ASSERT_TRUE(l.config.poll_interval_min_usec == 32 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.connection_retry_usec == 30 * USEC_PER_SEC);
+}
+
+static void test_valid_value_after_an_out_of_range_one_wins_like_stock(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nPollIntervalMinSec=2\n", ETC_D "10-fix.conf",
+                                               "[Time]\nPollIntervalMinSec=64\n");
+
+        ASSERT_TRUE(l.config.poll_interval_min_usec == 64 * USEC_PER_SEC);
+}
+
+/* Issue 15, item 10: the values a user mistyped, each named with its file, line, key and value
+ * (an empty one too), and what stays in effect. */
+static void test_invalid_time_values_name_file_line_key_and_value(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nSaveIntervalSec=2min\n", ETC_D "50-typos.conf",
+                     "[Time]\nPollIntervalMinSec=5x\nConnectionRetrySec=junk\nRootDistanceMaxSec=\n"
+                     "SaveIntervalSec=\nKeyExchangeTimeoutSec=10 s e c\n");
+
+        ASSERT_OK(l.r);
+        ASSERT_CONTAINS(l.log, "timesyncd.conf.d/50-typos.conf:2: Invalid time span \"5x\" for "
+                               "PollIntervalMinSec=, keeping 32s.");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf.d/50-typos.conf:3: Invalid time span \"junk\" for "
+                               "ConnectionRetrySec=, keeping 30s.");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf.d/50-typos.conf:4: Invalid time span \"\" for "
+                               "RootDistanceMaxSec=, keeping 5s.");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf.d/50-typos.conf:5: Invalid time span \"\" for "
+                               "SaveIntervalSec=, keeping 2min.");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf.d/50-typos.conf:6: Invalid time span \"10 s e c\" for "
+                               "KeyExchangeTimeoutSec=, keeping 10s.");
+        ASSERT_TRUE(l.config.save_interval_usec == 2 * USEC_PER_MINUTE);
 }
 
 static void test_poll_interval_max_below_min_is_raised_like_stock(void) {
@@ -193,9 +233,8 @@ static void test_poll_interval_max_below_min_is_raised_like_stock(void) {
                 LOAD(MAIN, "[Time]\nPollIntervalMinSec=128\nPollIntervalMaxSec=100\n");
 
         /* Stock keeps the minimum and raises the maximum to MAX(2048s, 32 * minimum). */
-        ASSERT_CONTAINS(
-                l.log,
-                "PollIntervalMaxSec= is smaller than PollIntervalMinSec=. Using default value.");
+        ASSERT_CONTAINS(l.log, "PollIntervalMaxSec=1min 40s is smaller than PollIntervalMinSec=2min 8s, "
+                               "using 1h 8min 16s.");
         ASSERT_TRUE(l.config.poll_interval_min_usec == 128 * USEC_PER_SEC);
         ASSERT_TRUE(l.config.poll_interval_max_usec == 4096 * USEC_PER_SEC);
 }
@@ -218,7 +257,7 @@ static void test_infinite_poll_interval_min_does_not_overflow(void) {
 static void test_connection_retry_below_1s_falls_back_to_the_default(void) {
         _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nConnectionRetrySec=500ms\n");
 
-        ASSERT_CONTAINS(l.log, "Invalid ConnectionRetrySec=. Using default value.");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:2: ConnectionRetrySec=500ms is below 1s, using the default 30s.");
         ASSERT_TRUE(l.config.connection_retry_usec == 30 * USEC_PER_SEC);
 }
 
@@ -257,6 +296,80 @@ static void test_empty_trusted_certificates_after_a_refused_one_mean_the_system_
 
         ASSERT_TRUE(!l.config.nts_trusted_certificates);
         ASSERT_FALSE(l.config.nts_trusted_certificates_invalid);
+}
+
+static void test_secure_servers_and_nts_are_one_list_in_the_order_read(void) {
+        /* SecureServers= is the upstream patch set's name for NTS=. */
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nNTS=a.example\nSecureServers=b.example a.example\n",
+                     ETC_D "10-more.conf", "[Time]\nSecureServers=c.example\nNTS=d.example:4461\n");
+
+        ASSERT_SERVERS(l.config.nts_servers, "a.example", "b.example", "c.example", "d.example:4461");
+        ASSERT_TRUE(l.config.nts_set);
+        ASSERT_STREQ(l.log, "");
+}
+
+static void test_empty_secure_servers_empties_the_nts_list(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTS=a.example\n", ETC_D "10-reset.conf",
+                                               "[Time]\nSecureServers=\nSecureServers=b.example\n");
+
+        ASSERT_SERVERS(l.config.nts_servers, "b.example");
+}
+
+static void test_secure_servers_with_only_invalid_names_still_counts_as_set(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nSecureServers=bad_name!x\n");
+
+        ASSERT_SERVERS(l.config.nts_servers);
+        ASSERT_TRUE(l.config.nts_set);
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:2: Invalid NTS server name or address, ignoring: bad_name!x");
+}
+
+static void test_key_exchange_timeout_defaults_to_10s_and_is_read(void) {
+        _cleanup_(loaded_done) Loaded d = load_tree(NULL);
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nKeyExchangeTimeoutSec=32\n");
+        _cleanup_(loaded_done) Loaded one = LOAD(MAIN, "[Time]\nKeyExchangeTimeoutSec=1s\n");
+        _cleanup_(loaded_done) Loaded hour = LOAD(MAIN, "[Time]\nKeyExchangeTimeoutSec=1h\n");
+
+        ASSERT_TRUE(d.config.nts_ke_timeout_usec == 10 * USEC_PER_SEC);
+        ASSERT_TRUE(l.config.nts_ke_timeout_usec == 32 * USEC_PER_SEC);
+        ASSERT_TRUE(one.config.nts_ke_timeout_usec == USEC_PER_SEC);
+        ASSERT_TRUE(hour.config.nts_ke_timeout_usec == USEC_PER_HOUR);
+        ASSERT_STREQ(l.log, "");
+}
+
+static void test_key_exchange_timeout_outside_1s_to_1h_gives_the_default(void) {
+        _cleanup_(loaded_done) Loaded low = LOAD(MAIN, "[Time]\nKeyExchangeTimeoutSec=500ms\n");
+        _cleanup_(loaded_done) Loaded high = LOAD(MAIN, "[Time]\nKeyExchangeTimeoutSec=2h\n");
+        _cleanup_(loaded_done) Loaded inf = LOAD(MAIN, "[Time]\nKeyExchangeTimeoutSec=infinity\n");
+
+        ASSERT_TRUE(low.config.nts_ke_timeout_usec == 10 * USEC_PER_SEC);
+        ASSERT_CONTAINS(low.log, "timesyncd.conf:2: KeyExchangeTimeoutSec=500ms is below 1s, using the default 10s.");
+        ASSERT_TRUE(high.config.nts_ke_timeout_usec == 10 * USEC_PER_SEC);
+        ASSERT_CONTAINS(high.log, "timesyncd.conf:2: KeyExchangeTimeoutSec=2h is above 1h, using the default 10s.");
+        ASSERT_TRUE(inf.config.nts_ke_timeout_usec == 10 * USEC_PER_SEC);
+        ASSERT_CONTAINS(inf.log, "KeyExchangeTimeoutSec=infinity is above 1h, using the default 10s.");
+}
+
+static void test_nts_required_is_no_by_default(void) {
+        _cleanup_(loaded_done) Loaded l = load_tree(NULL);
+
+        ASSERT_FALSE(l.config.nts_required);
+}
+
+static void test_nts_required_from_a_vendor_dropin_and_an_admin_override(void) {
+        _cleanup_(loaded_done) Loaded vendor = LOAD(USR_D "50-nts-required.conf", "[Time]\nNTSRequired=yes\n");
+        _cleanup_(loaded_done) Loaded off = LOAD(USR_D "50-nts-required.conf", "[Time]\nNTSRequired=yes\n",
+                                                 ETC_D "60-off.conf", "[Time]\nNTSRequired=no\n");
+        _cleanup_(loaded_done) Loaded typo = LOAD(USR_D "50-nts-required.conf", "[Time]\nNTSRequired=yes\n",
+                                                  ETC_D "60-typo.conf", "[Time]\nNTSServers=a.example\n");
+
+        ASSERT_TRUE(vendor.config.nts_required);
+        ASSERT_FALSE(vendor.config.nts_set);
+        ASSERT_FALSE(off.config.nts_required);
+        /* The typo is only warned about; NTSRequired= still holds. */
+        ASSERT_TRUE(typo.config.nts_required);
+        ASSERT_SERVERS(typo.config.nts_servers);
+        ASSERT_CONTAINS(typo.log, "60-typo.conf:2: Unknown key name 'NTSServers' in section 'Time', ignoring.");
 }
 
 static void test_nts_with_only_invalid_names_still_counts_as_set(void) {
@@ -341,7 +454,7 @@ static void test_servers_extend_without_file_warns_plainly(void) {
         LogCapture c;
 
         log_capture_start(&c);
-        ASSERT_OK(timesync_servers_extend(&l, "  a.example\tb..example  a.example ", NULL, 0));
+        ASSERT_OK(timesync_servers_extend(&l, "  a.example\tb..example  a.example ", "NTP", NULL, 0));
         _cleanup_free_ char *out = log_capture_stop(&c);
 
         ASSERT_SERVERS(l, "a.example");
@@ -360,6 +473,9 @@ TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_time_values_are_parsed_and_the_last_file_wins),
           TEST_CASE(test_bad_time_value_is_warned_about_and_the_rest_applies),
           TEST_CASE(test_poll_interval_min_below_16s_falls_back_to_the_default),
+          TEST_CASE(test_out_of_range_value_after_a_valid_one_gives_the_default_like_stock),
+          TEST_CASE(test_valid_value_after_an_out_of_range_one_wins_like_stock),
+          TEST_CASE(test_invalid_time_values_name_file_line_key_and_value),
           TEST_CASE(test_poll_interval_max_below_min_is_raised_like_stock),
           TEST_CASE(test_poll_interval_max_below_small_min_becomes_2048s),
           TEST_CASE(test_infinite_poll_interval_min_does_not_overflow),
@@ -368,6 +484,13 @@ TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_refused_trusted_certificates_alone_are_invalid_not_the_system_store),
           TEST_CASE(test_refused_trusted_certificates_after_a_valid_path_keep_it),
           TEST_CASE(test_empty_trusted_certificates_after_a_refused_one_mean_the_system_store),
+          TEST_CASE(test_secure_servers_and_nts_are_one_list_in_the_order_read),
+          TEST_CASE(test_empty_secure_servers_empties_the_nts_list),
+          TEST_CASE(test_secure_servers_with_only_invalid_names_still_counts_as_set),
+          TEST_CASE(test_key_exchange_timeout_defaults_to_10s_and_is_read),
+          TEST_CASE(test_key_exchange_timeout_outside_1s_to_1h_gives_the_default),
+          TEST_CASE(test_nts_required_is_no_by_default),
+          TEST_CASE(test_nts_required_from_a_vendor_dropin_and_an_admin_override),
           TEST_CASE(test_nts_with_only_invalid_names_still_counts_as_set),
           TEST_CASE(test_empty_nts_assignment_unsets_it),
           TEST_CASE(test_no_nts_assignment_is_not_set),

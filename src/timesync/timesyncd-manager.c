@@ -743,6 +743,29 @@ static int manager_arm_retry(Manager *m) {
         return 0;
 }
 
+/* Time may come from NTS only, and there is no NTS server: NTS= named only invalid servers
+ * (logged with the configuration), or NTSRequired=yes and none was given. Nothing to retry, and
+ * no plain NTP either, until NTS servers come (manager_servers_changed()). */
+static void manager_nts_missing(Manager *m) {
+        if (m->config.nts_set) {
+                snprintf(m->nts_status, sizeof m->nts_status, "NTS= names no valid server");
+                (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+                manager_notify_status(m, "No valid NTS server configured.");
+                return;
+        }
+
+        /* Said once each time the daemon gets here, not at every stall check. */
+        if (m->nts_missing_reported)
+                return;
+        m->nts_missing_reported = true;
+        log_error("NTSRequired=yes but no NTS server is configured: the clock is not synchronized. "
+                  "NTP=, FallbackNTP=, per-link and runtime NTP servers are not used; set NTS= "
+                  "(or SecureServers=), or runtime NTS servers.");
+        snprintf(m->nts_status, sizeof m->nts_status, "NTSRequired=yes but no NTS server is configured");
+        (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+        manager_notify_status(m, "NTSRequired=yes but no NTS server is configured.");
+}
+
 int manager_connect(Manager *m) {
         ServerName *n;
         bool wrapped;
@@ -770,11 +793,7 @@ int manager_connect(Manager *m) {
         if (!n) {
                 manager_set_server_name(m, NULL);
                 if (manager_nts_enabled(m) && !m->nts_servers && !m->nts_runtime_servers) {
-                        /* NTS= named only invalid servers (logged with the configuration):
-                         * nothing to retry, and no plain NTP either. */
-                        snprintf(m->nts_status, sizeof m->nts_status, "NTS= names no valid server");
-                        (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
-                        manager_notify_status(m, "No valid NTS server configured.");
+                        manager_nts_missing(m);
                         return 0;
                 }
                 if (manager_nts_enabled(m) && !m->nts_unavailable) {
@@ -813,6 +832,12 @@ static int manager_servers_changed(Manager *m, bool nts_added) {
                 /* No NTS server left: the missing libssl no longer matters. */
                 m->nts_unavailable = false;
                 m->nts_status[0] = '\0';
+        }
+        if (m->nts_missing_reported && (m->nts_servers || m->nts_runtime_servers || !m->config.nts_required)) {
+                /* NTS servers came, or NTSRequired= went: the reason no longer holds. */
+                m->nts_missing_reported = false;
+                m->nts_status[0] = '\0';
+                (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
         }
         if (m->nts_unavailable || (nts_added && manager_nts_prepare(m) < 0))
                 return 0;
@@ -1105,6 +1130,7 @@ static bool config_servers_equal(const TimesyncConfig *a, const TimesyncConfig *
         return strv_equal(a->ntp_servers, b->ntp_servers) &&
                strv_equal(a->fallback_servers, b->fallback_servers) &&
                strv_equal(a->nts_servers, b->nts_servers) && a->nts_set == b->nts_set &&
+               a->nts_required == b->nts_required &&
                streq_ptr(a->nts_trusted_certificates, b->nts_trusted_certificates) &&
                a->nts_trusted_certificates_invalid == b->nts_trusted_certificates_invalid;
 }

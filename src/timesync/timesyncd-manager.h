@@ -91,6 +91,7 @@ struct Manager {
         unsigned nts_ke_failures;       /* total, all servers */
         usec_t nts_last_ke_realtime;
         char nts_status[256];           /* why NTS does not work, "" when it does */
+        bool nts_missing_reported;      /* NTSRequired=yes without NTS servers: logged, in nts_status */
 
         /* What the last PropertiesChanged signal said of the properties that stay the same
          * over most polls (see manager_bus_emit_changed()) */

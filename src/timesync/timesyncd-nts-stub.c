@@ -9,11 +9,14 @@
 #include "timesyncd-nts.h"
 
 bool manager_nts_enabled(Manager *m) {
-        return m->nts_servers || m->nts_runtime_servers || m->config.nts_set;
+        return m->nts_servers || m->nts_runtime_servers || m->config.nts_set || m->config.nts_required;
 }
 
 int manager_nts_prepare(Manager *m) {
         if (!manager_nts_enabled(m))
+                return 0;
+        /* NTSRequired= and no server yet: nothing to load until one is set at runtime. */
+        if (!m->nts_servers && !m->nts_runtime_servers && !m->config.nts_set)
                 return 0;
 
         m->nts_unavailable = true;

@@ -16,13 +16,16 @@
 #define NTS_KE_MAX_ADDRESSES 16
 
 bool manager_nts_enabled(Manager *m) {
-        return m->nts_servers || m->nts_runtime_servers || m->config.nts_set;
+        return m->nts_servers || m->nts_runtime_servers || m->config.nts_set || m->config.nts_required;
 }
 
 int manager_nts_prepare(Manager *m) {
         int r;
 
         if (!manager_nts_enabled(m))
+                return 0;
+        /* NTSRequired= and no server yet: nothing to load until one is set at runtime. */
+        if (!m->nts_servers && !m->nts_runtime_servers && !m->config.nts_set)
                 return 0;
 
         log_info("NTS servers are configured: time comes only from them; NTP=, FallbackNTP= and "

@@ -63,8 +63,8 @@ typedef struct NTSState {
         char last_error[256];
 } NTSState;
 
-/* True when any NTS server is configured, or NTS= named only invalid ones: then time comes from
- * NTS only. */
+/* True when any NTS server is configured, or NTS= named only invalid ones, or NTSRequired=yes:
+ * then time comes from NTS only. */
 bool manager_nts_enabled(Manager *m);
 /* At start: loads libssl/libcrypto once if NTS is enabled; logs one clear error if that
  * fails. Returns 0 if NTS is usable or not enabled, negative errno otherwise. */

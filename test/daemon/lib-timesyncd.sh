@@ -22,20 +22,39 @@ write_conf() {
         chmod 0644 "$f"
 }
 
-# start_timesyncd CONF [ARG...]: the daemon in observe mode, logs in $TIMESYNCD_LOG.
+# start_timesyncd CONF [ARG...]: the daemon in observe mode, logs in $TIMESYNCD_LOG. An empty
+# CONF: no --config=, the standard search (see use_config_root).
 # Optional: TIMESYNCD_LOG_LEVEL (default debug); the array TIMESYNCD_WRAPPER, commands put
 # before the daemon (an unshare that changes its mount namespace...), each of which must exec
 # the next so that the PID stays the daemon's. Both may be unset (inside netns_exec...).
 start_timesyncd() {
-        local conf=$1
+        local conf=$1 config=()
         shift
+        [ -z "$conf" ] || config=(--config="$conf")
         start_daemon "$TIMESYNCD_LOG" ${TIMESYNCD_WRAPPER[@]+"${TIMESYNCD_WRAPPER[@]}"} \
                 env SYSTEMD_LOG_LEVEL="${TIMESYNCD_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET=console \
-                "$TIMESYNCD" --observe --config="$conf" --state-dir="$TEST_TMPDIR/state" \
+                "$TIMESYNCD" --observe ${config[@]+"${config[@]}"} --state-dir="$TEST_TMPDIR/state" \
                 --runtime-dir="$TEST_TMPDIR/runtime" "$@"
         TIMESYNCD_PID=$DAEMON_PID
         wait_exec "$TIMESYNCD_PID" systemd-timesyncd
         assert_no_sys_time "$TIMESYNCD_PID" systemd-timesyncd
+}
+
+# use_config_root ROOT: the daemon that start_timesyncd "" starts next reads the files of the
+# standard search (timesyncd.conf and its drop-ins) and networkd's state from ROOT: in a mount
+# namespace of the daemon's own, ROOT/etc/systemd, ROOT/run/systemd, ROOT/usr/lib/systemd (and
+# ROOT/usr/local/lib/systemd if the host has that directory) are bind-mounted over the real
+# ones, which neither the daemon nor the test ever sees or changes. Sets TIMESYNCD_WRAPPER.
+use_config_root() {
+        local d
+        for d in /etc/systemd /run/systemd /usr/local/lib/systemd /usr/lib/systemd; do
+                mkdir -p "$1$d"
+        done
+        chmod -R a+rX "$1"
+        # shellcheck disable=SC2016 # $0, $d and $@ are the inner shell's
+        TIMESYNCD_WRAPPER=(unshare --mount --propagation private
+                bash -c 'for d in /etc/systemd /run/systemd /usr/local/lib/systemd /usr/lib/systemd; do
+                        [ ! -d "$d" ] || mount --bind "$0$d" "$d" || exit 1; done; exec "$@"' "$1")
 }
 
 log_has() { grep -q -- "$1" "$TIMESYNCD_LOG"; }

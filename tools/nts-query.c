@@ -734,27 +734,38 @@ static void print_records(const Query *q, bool raw) {
                 printf("  %zu bytes that do not form a whole record\n", msg.iov_len);
 }
 
+/* The server certificate, also one that failed verification: what it says about itself is
+ * what an administrator needs to see why (wrong name, dates, issuer). */
+static void print_certificate(const NTS_KEResult *ke) {
+        char t1[32], t2[32];
+        bool ok = streq(ke->tls.verification, "ok");
+
+        printf("Certificate:        subject %s\n", ke->tls.subject);
+        printf("                    SANs    %s\n", isempty(ke->tls.sans) ? "(none)" : ke->tls.sans);
+        printf("                    issuer  %s\n", ke->tls.issuer);
+        printf("                    valid   %s to %s\n", strna(time_string(ke->tls.not_before, t1)),
+               strna(time_string(ke->tls.not_after, t2)));
+        printf("                    verification %s%s (name %s, %s%s)\n", ok ? "ok" : "FAILED: ",
+               ok ? "" : ke->tls.verification, arg_host,
+               arg_ca_file || arg_ca_dir ? "trusting " : "system store", arg_ca_file ?: arg_ca_dir ?: "");
+}
+
 static void print_ke(const Query *q) {
         const NTS_KEResult *ke = q->ke;
-        char a[SOCKET_ADDRESS_STRING_MAX], t1[32], t2[32];
+        char a[SOCKET_ADDRESS_STRING_MAX];
 
         printf("NTS-KE server:      %s (%s)\n", arg_host, socket_address_to_string(&ke->address, a));
         printf("Offered AEAD:      ");
         for (size_t i = 0; i < q->n_offer; i++)
                 printf(" %s (%u)", strna(NTS_aead_name(q->offer[i])), q->offer[i]);
         printf("\n");
-        if (ke_handshake_done(q)) {
+        if (ke_handshake_done(q))
                 printf("TLS:                %s, %s\n", ke->tls.version, ke->tls.cipher);
-                printf("Certificate:        subject %s\n", ke->tls.subject);
-                printf("                    issuer  %s\n", ke->tls.issuer);
-                printf("                    valid   %s to %s\n", strna(time_string(ke->tls.not_before, t1)),
-                       strna(time_string(ke->tls.not_after, t2)));
-                printf("                    verification ok (%s%s)\n",
-                       arg_ca_file ? "trusting " : arg_ca_dir ? "trusting " : "system store",
-                       arg_ca_file ?: arg_ca_dir ?: "");
-        } else if (ke->stage == NTS_KE_STAGE_TLS)
+        else if (ke->stage == NTS_KE_STAGE_TLS)
                 /* The certificate is checked inside the handshake: its failure is one of these. */
                 printf("TLS:                failed: %s\n", ke->reason);
+        if (ke->tls.certificate)
+                print_certificate(ke);
 
         if (iovec_is_set(&ke->response))
                 print_records(q, arg_verbose);
@@ -877,9 +888,22 @@ static void json_records(JsonWriter *w, const Query *q) {
         json_end_array(w);
 }
 
+/* "DNS:a, IP:b" as an array; the names never contain ", " (NTS_tls_info()). */
+static void json_sans(JsonWriter *w, const char *sans) {
+        json_begin_array(w, "sans");
+        for (const char *p = sans, *e; !isempty(p); p = e ? e + 2 : NULL) {
+                _cleanup_free_ char *name = NULL;
+
+                e = strstr(p, ", ");
+                name = e ? strndup(p, (size_t) (e - p)) : strdup(p);
+                json_write_string(w, NULL, name ?: "");
+        }
+        json_end_array(w);
+}
+
 static void json_ke(JsonWriter *w, const Query *q) {
         const NTS_KEResult *ke = q->ke;
-        bool ok = ke && ke->error >= 0;
+        bool ok = ke && ke->error >= 0, cert = ke && ke->tls.certificate;
         char a[SOCKET_ADDRESS_STRING_MAX], t[32];
 
         json_begin_object(w, "ke");
@@ -892,12 +916,15 @@ static void json_ke(JsonWriter *w, const Query *q) {
         json_write_bool(w, "handshake", ke_handshake_done(q));
         json_write_string(w, "version", ke_handshake_done(q) ? ke->tls.version : NULL);
         json_write_string(w, "cipher", ke_handshake_done(q) ? ke->tls.cipher : NULL);
-        json_write_string(w, "subject", ke_handshake_done(q) ? ke->tls.subject : NULL);
-        json_write_string(w, "issuer", ke_handshake_done(q) ? ke->tls.issuer : NULL);
-        json_write_string(w, "not_before", ke_handshake_done(q) ? time_string(ke->tls.not_before, t) : NULL);
-        json_write_string(w, "not_after", ke_handshake_done(q) ? time_string(ke->tls.not_after, t) : NULL);
+        json_write_bool(w, "certificate", cert);
+        json_write_string(w, "subject", cert ? ke->tls.subject : NULL);
+        json_write_string(w, "issuer", cert ? ke->tls.issuer : NULL);
+        json_sans(w, cert ? ke->tls.sans : NULL);
+        json_write_string(w, "not_before", cert ? time_string(ke->tls.not_before, t) : NULL);
+        json_write_string(w, "not_after", cert ? time_string(ke->tls.not_after, t) : NULL);
+        /* The verifier's word on the certificate; without one, why the TLS step failed. */
         json_write_string(w, "verification",
-                          ke_handshake_done(q) ? "ok" : ke && ke->stage == NTS_KE_STAGE_TLS ? ke->reason : NULL);
+                          cert ? ke->tls.verification : ke && ke->stage == NTS_KE_STAGE_TLS ? ke->reason : NULL);
         json_end_object(w);
 
         json_begin_array(w, "offered_aead");

@@ -49,13 +49,24 @@ typeof(SSL_export_keying_material) *sym_SSL_export_keying_material;
 typeof(SSL_get_version) *sym_SSL_get_version;
 typeof(SSL_get_current_cipher) *sym_SSL_get_current_cipher;
 typeof(SSL_CIPHER_get_name) *sym_SSL_CIPHER_get_name;
-typeof(SSL_get1_peer_certificate) *sym_SSL_get1_peer_certificate;
 typeof(SSL_alert_desc_string_long) *sym_SSL_alert_desc_string_long;
 typeof(SSL_set_info_callback) *sym_SSL_set_info_callback;
 typeof(SSL_get_servername) *sym_SSL_get_servername;
 typeof(SSL_set_ex_data) *sym_SSL_set_ex_data;
 typeof(SSL_get_ex_data) *sym_SSL_get_ex_data;
+typeof(SSL_get_ex_data_X509_STORE_CTX_idx) *sym_SSL_get_ex_data_X509_STORE_CTX_idx;
 typeof(X509_free) *sym_X509_free;
+typeof(X509_up_ref) *sym_X509_up_ref;
+typeof(X509_get_ext_d2i) *sym_X509_get_ext_d2i;
+typeof(GENERAL_NAMES_free) *sym_GENERAL_NAMES_free;
+typeof(ASN1_STRING_get0_data) *sym_ASN1_STRING_get0_data;
+typeof(ASN1_STRING_length) *sym_ASN1_STRING_length;
+typeof(OPENSSL_sk_num) *sym_OPENSSL_sk_num;
+typeof(OPENSSL_sk_value) *sym_OPENSSL_sk_value;
+typeof(X509_STORE_CTX_get0_cert) *sym_X509_STORE_CTX_get0_cert;
+typeof(X509_STORE_CTX_get_ex_data) *sym_X509_STORE_CTX_get_ex_data;
+typeof(X509_STORE_get0_objects) *sym_X509_STORE_get0_objects;
+typeof(X509_OBJECT_get_type) *sym_X509_OBJECT_get_type;
 typeof(X509_get_subject_name) *sym_X509_get_subject_name;
 typeof(X509_get_issuer_name) *sym_X509_get_issuer_name;
 typeof(X509_NAME_oneline) *sym_X509_NAME_oneline;
@@ -122,13 +133,24 @@ int dlopen_libssl(int log_level) {
                         DLSYM_ARG(SSL_get_version),
                         DLSYM_ARG(SSL_get_current_cipher),
                         DLSYM_ARG(SSL_CIPHER_get_name),
-                        DLSYM_ARG(SSL_get1_peer_certificate),
                         DLSYM_ARG(SSL_alert_desc_string_long),
                         DLSYM_ARG(SSL_set_info_callback),
                         DLSYM_ARG(SSL_get_servername),
                         DLSYM_ARG(SSL_set_ex_data),
                         DLSYM_ARG(SSL_get_ex_data),
+                        DLSYM_ARG(SSL_get_ex_data_X509_STORE_CTX_idx),
                         DLSYM_ARG(X509_free),
+                        DLSYM_ARG(X509_up_ref),
+                        DLSYM_ARG(X509_get_ext_d2i),
+                        DLSYM_ARG(GENERAL_NAMES_free),
+                        DLSYM_ARG(ASN1_STRING_get0_data),
+                        DLSYM_ARG(ASN1_STRING_length),
+                        DLSYM_ARG(OPENSSL_sk_num),
+                        DLSYM_ARG(OPENSSL_sk_value),
+                        DLSYM_ARG(X509_STORE_CTX_get0_cert),
+                        DLSYM_ARG(X509_STORE_CTX_get_ex_data),
+                        DLSYM_ARG(X509_STORE_get0_objects),
+                        DLSYM_ARG(X509_OBJECT_get_type),
                         DLSYM_ARG(X509_get_subject_name),
                         DLSYM_ARG(X509_get_issuer_name),
                         DLSYM_ARG(X509_NAME_oneline),

@@ -290,20 +290,28 @@ static bool ke_client_receive(NTS_KEClient *c) {
         return false;
 }
 
-static void ke_client_save_tls_info(NTS_KEClient *c) {
+static void ke_client_save_tls_info(NTS_KEClient *c, bool handshake_done) {
         NTS_TLSInfo info;
+        int r;
 
-        if (NTS_tls_info(c->tls, &info) < 0)
+        r = NTS_tls_info(c->tls, &info);
+        if (handshake_done) {
+                (void) snprintf(c->result->tls.version, sizeof(c->result->tls.version), "%s",
+                                strempty(info.version));
+                (void) snprintf(c->result->tls.cipher, sizeof(c->result->tls.cipher), "%s",
+                                strempty(info.cipher));
+        }
+        if (r < 0)
                 return;
 
-        (void) snprintf(c->result->tls.version, sizeof(c->result->tls.version), "%s",
-                        strempty(info.version));
-        (void) snprintf(c->result->tls.cipher, sizeof(c->result->tls.cipher), "%s",
-                        strempty(info.cipher));
+        c->result->tls.certificate = true;
         (void) snprintf(c->result->tls.subject, sizeof(c->result->tls.subject), "%s", info.subject);
         (void) snprintf(c->result->tls.issuer, sizeof(c->result->tls.issuer), "%s", info.issuer);
+        (void) snprintf(c->result->tls.sans, sizeof(c->result->tls.sans), "%s", info.sans);
         c->result->tls.not_before = info.not_before;
         c->result->tls.not_after = info.not_after;
+        (void) snprintf(c->result->tls.verification, sizeof(c->result->tls.verification), "%s",
+                        strempty(info.verify_result));
 }
 
 /* Drives TLS as far as the socket allows; returns when waiting or when the session ended. */
@@ -323,6 +331,7 @@ static void ke_client_process(NTS_KEClient *c) {
                         }
                         if (r < 0) {
                                 c->result->cert_time_failure = NTS_tls_cert_time_failure(c->tls);
+                                ke_client_save_tls_info(c, false);
                                 ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK,
                                                "TLS handshake with %s failed: %s",
                                                ke_client_address_string(c, a),
@@ -331,7 +340,7 @@ static void ke_client_process(NTS_KEClient *c) {
                         }
                         log_debug("NTS-KE with %s: TLS handshake with %s done", c->hostname,
                                   ke_client_address_string(c, a));
-                        ke_client_save_tls_info(c);
+                        ke_client_save_tls_info(c, true);
                         c->state = KE_STATE_SENDING;
                         break;
 
@@ -369,6 +378,7 @@ static void ke_client_process(NTS_KEClient *c) {
 }
 
 static void ke_client_connected(NTS_KEClient *c) {
+        char error[256];
         int r;
 
         c->result->connected = true;
@@ -382,10 +392,10 @@ static void ke_client_connected(NTS_KEClient *c) {
                 return;
         }
 
-        r = NTS_tls_new(c->fd, &c->tls_options, &c->tls);
+        r = NTS_tls_new(c->fd, &c->tls_options, &c->tls, error, sizeof(error));
         if (r < 0) {
                 ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "setting up TLS failed: %s",
-                               strerror(-r));
+                               isempty(error) ? strerror(-r) : error);
                 return;
         }
 

@@ -48,14 +48,19 @@ typedef struct NTS_KEResult {
         SocketAddress address;          /* the KE address that answered, or the last one tried */
         NTS_TLSCertTime cert_time_failure; /* with NTS_KE_STAGE_TLS: refused for its validity period */
 
-        /* Set once a handshake completed, also when the KE protocol failed afterwards. */
+        /* version and cipher: set once a handshake completed, also when the KE protocol failed
+         * afterwards. The certificate: set whenever the server sent one, also when it failed
+         * verification (nts-query shows what was refused and why). */
         struct {
                 char version[16];       /* "TLSv1.3" */
                 char cipher[64];
+                bool certificate;       /* the fields below are set */
                 char subject[256];      /* of the server certificate */
                 char issuer[256];
+                char sans[512];         /* "DNS:localhost, IP:127.0.0.1" */
                 time_t not_before;
                 time_t not_after;
+                char verification[128]; /* "ok" or the verifier's message */
         } tls;
 
         /* For diagnostics (nts-query): whether a TCP connection was established, and the KE

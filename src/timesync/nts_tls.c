@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <arpa/inet.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +24,7 @@ assert_cc(sizeof(alpn_ntske) == sizeof(NTS_KE_ALPN));
 struct NTS_TLS {
         SSL_CTX *ctx;
         SSL *ssl;
+        X509 *leaf;             /* the server's certificate as the verifier saw it, one reference */
         uint32_t events;
         bool handshake_done;
         int alert;              /* last fatal alert the peer sent, -1 if none */
@@ -102,8 +105,39 @@ static void tls_info_callback(const SSL *ssl, int where, int value) {
                 t->alert = value;
 }
 
-/* Whether a directory of a colon-separated list holds a certificate under its subject-hash
- * name ("1a2b3c4d.0"), the only names OpenSSL's directory lookup opens. */
+/* libssl keeps the server's certificate only once it verified; this keeps it also when it did
+ * not, so that an operator can see what was refused (NTS_tls_info()). It never changes the
+ * verifier's decision. */
+static int tls_verify_callback(int preverify_ok, X509_STORE_CTX *store) {
+        SSL *ssl = sym_X509_STORE_CTX_get_ex_data(store, sym_SSL_get_ex_data_X509_STORE_CTX_idx());
+        NTS_TLS *t = ssl ? sym_SSL_get_ex_data(ssl, 0) : NULL;
+        X509 *leaf = sym_X509_STORE_CTX_get0_cert(store);
+
+        if (t && !t->leaf && leaf && sym_X509_up_ref(leaf) == 1)
+                t->leaf = leaf;
+        return preverify_ok;
+}
+
+/* Whether a directory holds a certificate under its subject-hash name ("1a2b3c4d.0"), the
+ * only names OpenSSL's directory lookup opens: 1 or 0, or -errno if it cannot be read. */
+static int cert_dir_has_hash_links(const char *path) {
+        _cleanup_(closedirp) DIR *dir = opendir(path);
+        struct dirent *de;
+
+        if (!dir)
+                return -errno;
+
+        while ((de = readdir(dir))) {
+                size_t n = strspn(de->d_name, "0123456789abcdef");
+
+                if (n == 8 && de->d_name[8] == '.' && de->d_name[9] &&
+                    strspn(de->d_name + 9, "0123456789") == strlen(de->d_name + 9))
+                        return 1;
+        }
+        return 0;
+}
+
+/* The same for any directory of a colon-separated list. */
 static bool cert_dirs_have_hash_links(const char *dirs) {
         _cleanup_free_ char *copy = strdup(dirs);
         char *saveptr = NULL;
@@ -111,20 +145,9 @@ static bool cert_dirs_have_hash_links(const char *dirs) {
         if (!copy)
                 return false;
 
-        for (char *d = strtok_r(copy, ":", &saveptr); d; d = strtok_r(NULL, ":", &saveptr)) {
-                _cleanup_(closedirp) DIR *dir = opendir(d);
-                struct dirent *de;
-
-                if (!dir)
-                        continue;
-                while ((de = readdir(dir))) {
-                        size_t n = strspn(de->d_name, "0123456789abcdef");
-
-                        if (n == 8 && de->d_name[8] == '.' && de->d_name[9] &&
-                            strspn(de->d_name + 9, "0123456789") == strlen(de->d_name + 9))
-                                return true;
-                }
-        }
+        for (char *d = strtok_r(copy, ":", &saveptr); d; d = strtok_r(NULL, ":", &saveptr))
+                if (cert_dir_has_hash_links(d) > 0)
+                        return true;
         return false;
 }
 
@@ -146,61 +169,131 @@ static int tls_ctx_load_system_store(SSL_CTX *ctx) {
         return sym_SSL_CTX_set_default_verify_paths(ctx) == 1 ? 0 : -EIO;
 }
 
-static int tls_ctx_new(const NTS_TLSOptions *o, SSL_CTX **ret) {
-        SSL_CTX *ctx;
+/* Why NTS_tls_new() failed: for the caller's message, and at debug level here. */
+_printf_(4, 5) static int setup_fail(int r, char *error, size_t error_size, const char *format, ...) {
         char buf[256];
+        va_list ap;
 
-        ctx = sym_SSL_CTX_new(sym_TLS_client_method());
-        if (!ctx)
-                return log_debug_errno(ENOMEM, "Failed to create TLS context: %s",
-                                       crypto_last_error(buf, sizeof(buf)));
+        va_start(ap, format);
+        (void) vsnprintf(buf, sizeof(buf), format, ap);
+        va_end(ap);
+        log_debug("TLS setup failed: %s", buf);
+        if (error_size > 0)
+                (void) snprintf(error, error_size, "%s", buf);
+        return r;
+}
 
-        /* RFC 8915 section 3: TLS 1.2 or older must not be negotiated. */
-        if (sym_SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_3_VERSION, NULL) != 1 ||
-            sym_SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MAX_PROTO_VERSION, TLS1_3_VERSION, NULL) != 1) {
-                sym_SSL_CTX_free(ctx);
-                return log_debug_errno(EOPNOTSUPP, "libssl cannot restrict the protocol to TLS 1.3: %s",
-                                       crypto_last_error(buf, sizeof(buf)));
-        }
+static bool store_has_certificate(X509_STORE *store) {
+        const STACK_OF(X509_OBJECT) *objects = sym_X509_STORE_get0_objects(store);
+        int n = objects ? sym_OPENSSL_sk_num((const OPENSSL_STACK *) objects) : 0;
 
-        sym_SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
+        for (int i = 0; i < n; i++)
+                if (sym_X509_OBJECT_get_type(sym_OPENSSL_sk_value((const OPENSSL_STACK *) objects, i)) == X509_LU_X509)
+                        return true;
+        return false;
+}
 
-        if (o->ca_file || o->ca_dir) {
-                if (sym_SSL_CTX_load_verify_locations(ctx, o->ca_file, o->ca_dir) != 1) {
-                        sym_SSL_CTX_free(ctx);
-                        return log_error_errno(EINVAL, "Failed to load trusted CA certificates from %s%s%s: %s",
-                                               strempty(o->ca_file), o->ca_file && o->ca_dir ? " and " : "",
-                                               strempty(o->ca_dir), crypto_last_error(buf, sizeof(buf)));
+DEFINE_TRIVIAL_CLEANUP_FUNC_VOID(SSL_CTX *, sym_SSL_CTX_free);
+
+/* A file of trusted CAs that holds no certificate (empty, garbage, a key, CRLs only) would
+ * only show later as "unable to get local issuer certificate" for every server: say what is
+ * wrong with the file instead. */
+static int tls_ctx_load_ca_file(SSL_CTX *ctx, const char *path, char *error, size_t error_size) {
+        _cleanup_close_ int fd = -EBADF;
+        unsigned long e, first = 0;
+        bool none = false;
+
+        /* libssl's own words for an unreadable file are about its BIO layer. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return setup_fail(-errno, error, error_size, "CA file %s cannot be read: %s", path, strerror(errno));
+
+        if (sym_SSL_CTX_load_verify_locations(ctx, path, NULL) != 1) {
+                while ((e = sym_ERR_get_error()) != 0) {
+                        none = none || (ERR_GET_LIB(e) == ERR_LIB_X509 &&
+                                        ERR_GET_REASON(e) == X509_R_NO_CERTIFICATE_OR_CRL_FOUND);
+                        first = first ?: e;
                 }
-        } else if (tls_ctx_load_system_store(ctx) < 0) {
-                sym_SSL_CTX_free(ctx);
-                return log_error_errno(EIO, "Failed to load the system's trusted CA certificates: %s",
-                                       crypto_last_error(buf, sizeof(buf)));
+                if (none)
+                        return setup_fail(-ENODATA, error, error_size, "CA file %s contains no certificate", path);
+                return setup_fail(-EBADMSG, error, error_size, "CA file %s is not a PEM certificate file: %s", path,
+                                  strna(sym_ERR_reason_error_string(first)));
         }
 
-        /* Unlike every other SSL_CTX setter, this one returns 0 on success. */
-        if (sym_SSL_CTX_set_alpn_protos(ctx, alpn_ntske, sizeof(alpn_ntske)) != 0) {
-                sym_SSL_CTX_free(ctx);
-                return log_debug_errno(ENOMEM, "Failed to set ALPN protocol: %s",
-                                       crypto_last_error(buf, sizeof(buf)));
-        }
-
-        *ret = ctx;
+        if (!store_has_certificate(sym_SSL_CTX_get_cert_store(ctx)))
+                return setup_fail(-ENODATA, error, error_size, "CA file %s contains no certificate", path);
         return 0;
 }
 
-static int tls_ssl_setup(NTS_TLS *t, int fd, const NTS_TLSOptions *o) {
+/* OpenSSL reads a CA directory only while it verifies, and then looks for subject-hash names
+ * alone: a directory without them trusts nothing, silently. */
+static int tls_ctx_load_ca_dir(SSL_CTX *ctx, const char *path, char *error, size_t error_size) {
+        char buf[256];
+        int r;
+
+        r = cert_dir_has_hash_links(path);
+        if (r < 0)
+                return setup_fail(r, error, error_size, "CA directory %s cannot be read: %s", path, strerror(-r));
+        if (r == 0)
+                return setup_fail(-ENODATA, error, error_size,
+                                  "CA directory %s contains no certificate under a subject-hash name (see openssl rehash)",
+                                  path);
+
+        if (sym_SSL_CTX_load_verify_dir(ctx, path) != 1)
+                return setup_fail(-EIO, error, error_size, "CA directory %s cannot be used: %s", path,
+                                  crypto_last_error(buf, sizeof(buf)));
+        return 0;
+}
+
+static int tls_ctx_new(const NTS_TLSOptions *o, SSL_CTX **ret, char *error, size_t error_size) {
+        _cleanup_(sym_SSL_CTX_freep) SSL_CTX *ctx = NULL;
+        char buf[256];
+        int r;
+
+        ctx = sym_SSL_CTX_new(sym_TLS_client_method());
+        if (!ctx)
+                return setup_fail(-ENOMEM, error, error_size, "Failed to create TLS context: %s",
+                                  crypto_last_error(buf, sizeof(buf)));
+
+        /* RFC 8915 section 3: TLS 1.2 or older must not be negotiated. */
+        if (sym_SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, TLS1_3_VERSION, NULL) != 1 ||
+            sym_SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MAX_PROTO_VERSION, TLS1_3_VERSION, NULL) != 1)
+                return setup_fail(-EOPNOTSUPP, error, error_size, "libssl cannot restrict the protocol to TLS 1.3: %s",
+                                  crypto_last_error(buf, sizeof(buf)));
+
+        sym_SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, tls_verify_callback);
+
+        if (o->ca_file || o->ca_dir) {
+                r = o->ca_file ? tls_ctx_load_ca_file(ctx, o->ca_file, error, error_size) : 0;
+                if (r >= 0 && o->ca_dir)
+                        r = tls_ctx_load_ca_dir(ctx, o->ca_dir, error, error_size);
+                if (r < 0)
+                        return r;
+        } else if (tls_ctx_load_system_store(ctx) < 0)
+                return setup_fail(-EIO, error, error_size, "Failed to load the system's trusted CA certificates: %s",
+                                  crypto_last_error(buf, sizeof(buf)));
+
+        /* Unlike every other SSL_CTX setter, this one returns 0 on success. */
+        if (sym_SSL_CTX_set_alpn_protos(ctx, alpn_ntske, sizeof(alpn_ntske)) != 0)
+                return setup_fail(-ENOMEM, error, error_size, "Failed to set ALPN protocol: %s",
+                                  crypto_last_error(buf, sizeof(buf)));
+
+        *ret = TAKE_PTR(ctx);
+        return 0;
+}
+
+static int tls_ssl_setup(NTS_TLS *t, int fd, const NTS_TLSOptions *o, char *error, size_t error_size) {
         X509_VERIFY_PARAM *param;
         char buf[256];
 
         t->ssl = sym_SSL_new(t->ctx);
         if (!t->ssl)
-                return log_debug_errno(ENOMEM, "Failed to create TLS session: %s",
-                                       crypto_last_error(buf, sizeof(buf)));
+                return setup_fail(-ENOMEM, error, error_size, "Failed to create TLS session: %s",
+                                  crypto_last_error(buf, sizeof(buf)));
 
         if (sym_SSL_set_ex_data(t->ssl, 0, t) != 1 || sym_SSL_set_fd(t->ssl, fd) != 1)
-                return log_debug_errno(ENOMEM, "Failed to set up TLS session: %s",
-                                       crypto_last_error(buf, sizeof(buf)));
+                return setup_fail(-ENOMEM, error, error_size, "Failed to set up TLS session: %s",
+                                  crypto_last_error(buf, sizeof(buf)));
         sym_SSL_set_info_callback(t->ssl, tls_info_callback);
         sym_SSL_set_connect_state(t->ssl);
 
@@ -210,44 +303,47 @@ static int tls_ssl_setup(NTS_TLS *t, int fd, const NTS_TLSOptions *o) {
                 /* No SNI: RFC 6066 section 3 forbids IP literals there, and some servers (chrony)
                  * drop the connection when they see one. */
                 if (sym_X509_VERIFY_PARAM_set1_ip_asc(param, o->hostname) != 1)
-                        return log_debug_errno(EINVAL, "Failed to set IP address %s to verify: %s",
-                                               o->hostname, crypto_last_error(buf, sizeof(buf)));
+                        return setup_fail(-EINVAL, error, error_size, "Failed to set IP address %s to verify: %s",
+                                          o->hostname, crypto_last_error(buf, sizeof(buf)));
         } else {
                 if (sym_SSL_ctrl(t->ssl, SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
                                  (void *) o->hostname) != 1)
-                        return log_debug_errno(EINVAL, "Invalid server name for SNI '%s': %s",
-                                               o->hostname, crypto_last_error(buf, sizeof(buf)));
+                        return setup_fail(-EINVAL, error, error_size, "Invalid server name for SNI '%s': %s",
+                                          o->hostname, crypto_last_error(buf, sizeof(buf)));
 
                 sym_SSL_set_hostflags(t->ssl, X509_CHECK_FLAG_NO_PARTIAL_WILDCARDS);
                 if (sym_SSL_set1_host(t->ssl, o->hostname) != 1)
-                        return log_debug_errno(EINVAL, "Failed to set host name %s to verify: %s",
-                                               o->hostname, crypto_last_error(buf, sizeof(buf)));
+                        return setup_fail(-EINVAL, error, error_size, "Failed to set host name %s to verify: %s",
+                                          o->hostname, crypto_last_error(buf, sizeof(buf)));
         }
 
         if (o->no_verify_time) {
                 if (sym_X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_NO_CHECK_TIME) != 1)
-                        return log_debug_errno(EIO, "Failed to disable certificate time checks: %s",
-                                               crypto_last_error(buf, sizeof(buf)));
+                        return setup_fail(-EIO, error, error_size, "Failed to disable certificate time checks: %s",
+                                          crypto_last_error(buf, sizeof(buf)));
         } else if (o->verify_time != 0)
                 sym_X509_VERIFY_PARAM_set_time(param, o->verify_time);
 
         return 0;
 }
 
-int NTS_tls_new(int fd, const NTS_TLSOptions *o, NTS_TLS **ret) {
+int NTS_tls_new(int fd, const NTS_TLSOptions *o, NTS_TLS **ret, char *error, size_t error_size) {
         NTS_TLS *t;
         int r;
 
         assert(fd >= 0);
         assert(o);
         assert(ret);
+        assert(error || error_size == 0);
 
+        if (error_size > 0)
+                error[0] = 0;
         if (isempty(o->hostname))
-                return -EINVAL;
+                return setup_fail(-EINVAL, error, error_size, "no server name to verify");
 
         r = dlopen_libssl(LOG_WARNING);
         if (r < 0)
-                return r;
+                return setup_fail(r, error, error_size, "libssl cannot be loaded: %s", strerror(-r));
 
         ERROR_QUEUE_SCOPE(NULL);
 
@@ -256,9 +352,9 @@ int NTS_tls_new(int fd, const NTS_TLSOptions *o, NTS_TLS **ret) {
                 return -ENOMEM;
         t->alert = -1;
 
-        r = tls_ctx_new(o, &t->ctx);
+        r = tls_ctx_new(o, &t->ctx, error, error_size);
         if (r >= 0)
-                r = tls_ssl_setup(t, fd, o);
+                r = tls_ssl_setup(t, fd, o, error, error_size);
         if (r < 0) {
                 NTS_tls_free(t);
                 return r;
@@ -272,6 +368,7 @@ NTS_TLS *NTS_tls_free(NTS_TLS *t) {
         if (!t)
                 return NULL;
 
+        sym_X509_free(t->leaf);
         sym_SSL_free(t->ssl);
         sym_SSL_CTX_free(t->ctx);
         sym_ERR_clear_error();
@@ -448,9 +545,79 @@ static int asn1_time_to_time_t(const ASN1_TIME *a, time_t *ret) {
         return 0;
 }
 
-int NTS_tls_info(NTS_TLS *t, NTS_TLSInfo *ret) {
-        X509 *cert;
+/* Appends ", KIND:VALUE" (no comma first; "KIND" alone without value) if it fits whole, else
+ * ", ..." and returns false: the list is full. Bytes outside printable ASCII, commas and
+ * spaces become '?': the certificate may not have verified, and ", " separates the names. */
+static bool sans_append(char *buf, size_t size, const char *kind, const uint8_t *value, size_t n) {
+        size_t k = strlen(buf);
+        char *p = buf + k;
 
+        assert(size > sizeof(", ..."));
+
+        if (k + 2 + strlen(kind) + 1 + n >= size - sizeof(", ...")) {
+                strcpy(p, k > 0 ? ", ..." : "...");
+                return false;
+        }
+
+        p += sprintf(p, "%s%s%s", k > 0 ? ", " : "", kind, value ? ":" : "");
+        for (size_t i = 0; i < n; i++)
+                *p++ = value[i] > ' ' && value[i] < 0x7f && value[i] != ',' ? (char) value[i] : '?';
+        *p = 0;
+        return true;
+}
+
+static bool sans_append_string(char *buf, size_t size, const char *kind, const ASN1_STRING *a) {
+        int n = sym_ASN1_STRING_length(a);
+
+        return sans_append(buf, size, kind, sym_ASN1_STRING_get0_data(a), n > 0 ? (size_t) n : 0);
+}
+
+static bool sans_append_ip(char *buf, size_t size, const ASN1_OCTET_STRING *a) {
+        char text[INET6_ADDRSTRLEN] = "(malformed)";
+        int n = sym_ASN1_STRING_length(a);
+
+        if (IN_SET(n, 4, 16))
+                (void) inet_ntop(n == 4 ? AF_INET : AF_INET6, sym_ASN1_STRING_get0_data(a), text, sizeof(text));
+        return sans_append(buf, size, "IP", (const uint8_t *) text, strlen(text));
+}
+
+/* The subject alternative names, which the server's name is checked against: "DNS:localhost,
+ * IP:127.0.0.1". */
+static void cert_sans(X509 *cert, char *buf, size_t size) {
+        GENERAL_NAMES *names;
+        bool more = true;
+        int n;
+
+        buf[0] = 0;
+        names = sym_X509_get_ext_d2i(cert, NID_subject_alt_name, NULL, NULL);
+        if (!names)
+                return;
+
+        n = sym_OPENSSL_sk_num((const OPENSSL_STACK *) names);
+        for (int i = 0; i < n && more; i++) {
+                const GENERAL_NAME *g = sym_OPENSSL_sk_value((const OPENSSL_STACK *) names, i);
+
+                switch (g->type) {
+                case GEN_DNS:
+                        more = sans_append_string(buf, size, "DNS", g->d.dNSName);
+                        break;
+                case GEN_IPADD:
+                        more = sans_append_ip(buf, size, g->d.iPAddress);
+                        break;
+                case GEN_EMAIL:
+                        more = sans_append_string(buf, size, "email", g->d.rfc822Name);
+                        break;
+                case GEN_URI:
+                        more = sans_append_string(buf, size, "URI", g->d.uniformResourceIdentifier);
+                        break;
+                default:
+                        more = sans_append(buf, size, "other", NULL, 0);
+                }
+        }
+        sym_GENERAL_NAMES_free(names);
+}
+
+int NTS_tls_info(NTS_TLS *t, NTS_TLSInfo *ret) {
         assert(t);
         assert(ret);
 
@@ -462,16 +629,14 @@ int NTS_tls_info(NTS_TLS *t, NTS_TLSInfo *ret) {
                 .verify_result = sym_X509_verify_cert_error_string(sym_SSL_get_verify_result(t->ssl)),
         };
 
-        cert = sym_SSL_get1_peer_certificate(t->ssl);
-        if (!cert)
+        if (!t->leaf)
                 return -ENODATA;
 
-        (void) sym_X509_NAME_oneline(sym_X509_get_subject_name(cert), ret->subject, sizeof(ret->subject));
-        (void) sym_X509_NAME_oneline(sym_X509_get_issuer_name(cert), ret->issuer, sizeof(ret->issuer));
-        (void) asn1_time_to_time_t(sym_X509_get0_notBefore(cert), &ret->not_before);
-        (void) asn1_time_to_time_t(sym_X509_get0_notAfter(cert), &ret->not_after);
-
-        sym_X509_free(cert);
+        (void) sym_X509_NAME_oneline(sym_X509_get_subject_name(t->leaf), ret->subject, sizeof(ret->subject));
+        (void) sym_X509_NAME_oneline(sym_X509_get_issuer_name(t->leaf), ret->issuer, sizeof(ret->issuer));
+        cert_sans(t->leaf, ret->sans, sizeof(ret->sans));
+        (void) asn1_time_to_time_t(sym_X509_get0_notBefore(t->leaf), &ret->not_before);
+        (void) asn1_time_to_time_t(sym_X509_get0_notAfter(t->leaf), &ret->not_after);
         return 0;
 }
 

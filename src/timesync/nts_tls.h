@@ -20,8 +20,11 @@ typedef struct NTS_TLSOptions {
         bool no_verify_time;            /* do not check validity periods at all (bootstrap) */
 } NTS_TLSOptions;
 
-/* Loads libssl; takes no ownership of fd. Returns -EOPNOTSUPP if libssl is missing. */
-int NTS_tls_new(int fd, const NTS_TLSOptions *o, NTS_TLS **ret);
+/* Loads libssl; takes no ownership of fd. Returns -EOPNOTSUPP if libssl is missing, -ENODATA
+ * if ca_file or ca_dir holds no certificate, another negative errno if they cannot be read or
+ * on other failures; then error (if not NULL) holds one line naming the cause and the file
+ * ("CA file /x.pem contains no certificate"). */
+int NTS_tls_new(int fd, const NTS_TLSOptions *o, NTS_TLS **ret, char *error, size_t error_size);
 NTS_TLS *NTS_tls_free(NTS_TLS *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_TLS *, NTS_tls_free);
 
@@ -57,17 +60,21 @@ int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, struct iovec *c2s, s
 const char *NTS_tls_error(const NTS_TLS *t);
 
 /* What an operator wants to see about the session (nts-query, debug logs). Strings are owned
- * by t. */
+ * by t. The certificate is the server's as the verifier saw it, so all of this is there also
+ * after a handshake that failed verification: that is when an operator needs it most. */
 typedef struct NTS_TLSInfo {
-        const char *version;            /* "TLSv1.3" */
-        const char *cipher;             /* "TLS_AES_256_GCM_SHA384" */
+        const char *version;            /* "TLSv1.3"; meaningful once the handshake completed */
+        const char *cipher;             /* "TLS_AES_256_GCM_SHA384"; likewise */
         char subject[256];
         char issuer[256];
+        char sans[512];                 /* "DNS:localhost, IP:127.0.0.1", "" if none */
         time_t not_before;
         time_t not_after;
-        const char *verify_result;      /* "ok" or the verification message */
+        const char *verify_result;      /* "ok" or the verifier's message ("certificate has expired") */
 } NTS_TLSInfo;
 
+/* Returns 0, or -ENODATA when no certificate arrived (then only version, cipher and
+ * verify_result are set). */
 int NTS_tls_info(NTS_TLS *t, NTS_TLSInfo *ret);
 
 /* Sends close_notify, best effort, without blocking. */

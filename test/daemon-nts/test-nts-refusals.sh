@@ -84,6 +84,28 @@ test_invalid_trusted_certificates_do_not_fall_back_to_the_system_store() {
         stop_chrony "$TEST_TMPDIR/chrony-trust"
 }
 
+# NTSTrustedCertificates= naming a file without a certificate (empty, a private key) or a
+# directory without subject-hash links: each key exchange fails naming the file and what is
+# wrong with it (it said "setting up TLS failed: Invalid argument"); nothing synchronizes.
+test_trusted_certificates_without_a_certificate_say_so() {
+        local ntp ke f
+        ntp=$(free_port)
+        ke=$(free_port)
+        start_chrony_nts_server "$TEST_TMPDIR/chrony-noca" "$CERTDIR" "$ntp" "$ke"
+        mkdir -p "$TEST_TMPDIR/noca/dir"
+        : >"$TEST_TMPDIR/noca/empty.pem"
+        cp "$CERTDIR/server.key" "$TEST_TMPDIR/noca/key.pem"
+        chmod 0644 "$TEST_TMPDIR/noca/key.pem"
+        for f in "$TEST_TMPDIR/noca/empty.pem" "$TEST_TMPDIR/noca/key.pem" "$TEST_TMPDIR/noca/dir"; do
+                restart_with "localhost:$ke" "NTSTrustedCertificates=$f"
+                wait_log "NTS key exchange with localhost:$ke failed: setting up TLS failed: CA [a-z]* $f contains no certificate" 20
+                ! log_has "Invalid argument" || fail "'Invalid argument' in the log for $f"
+                assert_never_synchronized
+        done
+        stop_timesyncd
+        stop_chrony "$TEST_TMPDIR/chrony-noca"
+}
+
 # certdir_with CHAIN: a copy of the test PKI whose server-chain.pem is CHAIN (same key).
 certdir_with() {
         local dir=$TEST_TMPDIR/certs-$1
@@ -123,6 +145,7 @@ test_expired_certificate_is_refused() {
 run_case test_failed_key_exchange_never_falls_back_to_plain_ntp
 run_case test_nts_with_only_invalid_names_never_falls_back_to_plain_ntp
 run_case test_invalid_trusted_certificates_do_not_fall_back_to_the_system_store
+run_case test_trusted_certificates_without_a_certificate_say_so
 run_case test_certificate_for_another_name_is_refused
 run_case test_certificate_from_unknown_ca_is_refused
 run_case test_expired_certificate_is_refused

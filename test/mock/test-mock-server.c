@@ -205,7 +205,7 @@ static void ke_run(const Server *s, KEResult *res, unsigned max_reads) {
 
         *res = (KEResult) {};
         fd = connect_local(SOCK_STREAM, s->ke_port);
-        ASSERT_OK(NTS_tls_new(fd, &(NTS_TLSOptions) { .hostname = "localhost", .ca_file = path("certs/ca.pem") }, &t));
+        ASSERT_OK(NTS_tls_new(fd, &(NTS_TLSOptions) { .hostname = "localhost", .ca_file = path("certs/ca.pem") }, &t, NULL, 0));
 
         while ((r = NTS_tls_handshake(t)) == -EAGAIN)
                 wait_fd(fd, NTS_tls_events(t));

@@ -73,7 +73,7 @@ nts_query_json() {
 JSON_STABLE_KEYS=(
         "set(j) >= {'host', 'port', 'exit_code', 'status', 'error', 'verified', 'ke', 'exchanges', 'plain'}"
         "set(j['ke']) >= {'ok', 'stage', 'error', 'address', 'tls', 'offered_aead', 'aead', 'aead_name', 'cookie_sizes', 'ntp_server', 'ntp_port', 'ntp_address', 'records', 'errors', 'warnings'}"
-        "set(j['ke']['tls']) >= {'handshake', 'version', 'cipher', 'subject', 'issuer', 'not_before', 'not_after', 'verification'}"
+        "set(j['ke']['tls']) >= {'handshake', 'version', 'cipher', 'certificate', 'subject', 'issuer', 'sans', 'not_before', 'not_after', 'verification'}"
         "all(set(x) >= {'authenticated', 'verified', 'error', 'offset', 'delay', 'stratum', 'refid', 'leap', 'root_distance', 'kiss', 'new_cookies'} for x in j['exchanges'])"
 )
 

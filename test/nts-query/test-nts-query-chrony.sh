@@ -23,8 +23,9 @@ test_query_verifies_every_exchange() {
                 "the default offer: AES-SIV-CMAC only, strongest first"
         expect_output "$out" '^TLS: +TLSv1\.3, ' "TLS version and cipher"
         expect_output "$out" '^Certificate: +subject .*CN=server' "certificate subject"
+        expect_output "$out" '^ +SANs +DNS:localhost, DNS:ntp\.test, IP:127\.0\.0\.1, IP:::1$' "certificate SANs"
         expect_output "$out" 'issuer .*timesyncd-nts test CA' "certificate issuer"
-        expect_output "$out" 'verification ok' "verification result"
+        expect_output "$out" 'verification ok \(name localhost, trusting .*/ca\.pem\)' "verification result"
         expect_output "$out" '^AEAD: +AEAD_AES_SIV_CMAC_256 \(15\)' "negotiated AEAD"
         expect_output "$out" '^Cookies: +8, sizes( 100){8} bytes' "chrony's eight 100-byte cookies"
         expect_output "$out" "port $ntpport \\(negotiated\\)" "chrony's Port Negotiation"
@@ -45,6 +46,7 @@ test_json_has_stable_keys_and_the_negotiated_values() {
                 "j['ke']['cookie_sizes'] == [100] * 8" \
                 "j['ke']['ntp_port'] == $ntpport and j['ke']['ntp_address'] == '127.0.0.1:$ntpport'" \
                 "j['ke']['tls']['version'] == 'TLSv1.3' and j['ke']['tls']['verification'] == 'ok'" \
+                "j['ke']['tls']['sans'] == ['DNS:localhost', 'DNS:ntp.test', 'IP:127.0.0.1', 'IP:::1']" \
                 "[r['type'] for r in j['ke']['records']][-1] == 0" \
                 "j['ke']['errors'] == [] and j['ke']['warnings'] == [] and j['plain'] is None"
 }
@@ -77,15 +79,6 @@ test_aead_probe_with_siv_cmac_256_last_gets_256() {
         expect_output "$out" '^AEAD: +AEAD_AES_SIV_CMAC_256 \(15\)' "chrony's only algorithm"
 }
 
-test_certificate_from_another_ca_is_a_tls_failure() {
-        nts_query_json "$out" --ca="$CERTDIR/other-ca.pem" "localhost:$keport"
-        expect_exit "$QUERY_EXIT_TLS" "$out" "untrusted certificate"
-        expect_output "$out" 'certificate verif' "the reason names the certificate"
-        json_check "$out.json" "${JSON_STABLE_KEYS[@]}" \
-                "j['status'] == 'tls' and j['ke']['stage'] == 'TLS' and not j['ke']['tls']['handshake']" \
-                "j['exchanges'] == [] and j['verified'] == 0"
-}
-
 # start_chrony_with_chain NAME CHAIN: another chronyd, whose certificate is CHAIN; sets
 # CHAIN_KEPORT. (Not in a command substitution: the server must stay a child of the test.)
 start_chrony_with_chain() {
@@ -97,19 +90,76 @@ start_chrony_with_chain() {
         start_chrony_nts_server "$TEST_TMPDIR/chrony-$1" "$dir" "$(free_port)" "$CHAIN_KEPORT"
 }
 
-test_expired_certificate_is_a_tls_failure() {
-        start_chrony_with_chain expired expired-chain.pem
-        nts_query "$out" --ca="$CERTDIR/ca.pem" "localhost:$CHAIN_KEPORT"
-        expect_exit "$QUERY_EXIT_TLS" "$out" "expired certificate"
-        expect_output "$out" 'certificate has expired' "the reason"
+SANS_TEXT='DNS:localhost, DNS:ntp\.test, IP:127\.0\.0\.1, IP:::1'
+SANS_JSON="['DNS:localhost', 'DNS:ntp.test', 'IP:127.0.0.1', 'IP:::1']"
+
+# refused_certificate_is_shown NAME KEPORT CA SUBJECT SANS-REGEX SANS-LIST ISSUER NOT-BEFORE NOT-AFTER ERROR:
+# nts-query to KEPORT trusting CA fails in the TLS step (exit 5) and still shows the certificate,
+# in text and in JSON, with the verifier's error. NOT-BEFORE/AFTER are dates (regexes).
+refused_certificate_is_shown() {
+        local name=$1 port=$2 ca=$3 subject=$4 sans=$5 sans_json=$6 issuer=$7 nb=$8 na=$9 error=${10}
+        nts_query "$out" --ca="$ca" "localhost:$port"
+        save_output "chrony-$name" "$out"
+        expect_exit "$QUERY_EXIT_TLS" "$out" "$name certificate"
+        expect_output "$out" "^TLS: +failed: .*certificate verification failed: $error" "$name: the TLS failure"
+        expect_output "$out" "^Certificate: +subject /CN=$subject\$" "$name: subject"
+        expect_output "$out" "^ +SANs +$sans\$" "$name: SANs"
+        expect_output "$out" "^ +issuer +/CN=$issuer\$" "$name: issuer"
+        expect_output "$out" "^ +valid +${nb}T[0-9:]+Z to ${na}T[0-9:]+Z\$" "$name: validity"
+        expect_output "$out" "^ +verification FAILED: $error \\(name localhost, trusting " "$name: the error named"
+        nts_query_json "$out" --ca="$ca" "localhost:$port"
+        expect_exit "$QUERY_EXIT_TLS" "$out" "$name certificate, --json"
+        json_check "$out.json" "${JSON_STABLE_KEYS[@]}" \
+                "j['status'] == 'tls' and j['ke']['stage'] == 'TLS' and not j['ke']['tls']['handshake']" \
+                "j['ke']['tls']['certificate'] is True and j['ke']['tls']['version'] is None" \
+                "j['ke']['tls']['subject'] == '/CN=$subject' and j['ke']['tls']['issuer'] == '/CN=$issuer'" \
+                "j['ke']['tls']['sans'] == $sans_json" \
+                "__import__('re').fullmatch('${nb}T[0-9:]+Z', j['ke']['tls']['not_before'])" \
+                "__import__('re').fullmatch('${na}T[0-9:]+Z', j['ke']['tls']['not_after'])" \
+                "j['ke']['tls']['verification'] == '$error'" \
+                "j['exchanges'] == [] and j['verified'] == 0"
 }
 
-test_certificate_for_another_name_is_a_tls_failure() {
+test_certificate_from_another_ca_is_shown_and_refused() {
+        refused_certificate_is_shown otherca "$keport" "$CERTDIR/other-ca.pem" server "$SANS_TEXT" "$SANS_JSON" \
+                "timesyncd-nts test CA" 2024-01-01 2099-12-31 "self-signed certificate in certificate chain"
+        start_chrony_with_chain otherca otherca-chain.pem
+        refused_certificate_is_shown otherca-chain "$CHAIN_KEPORT" "$CERTDIR/ca.pem" otherca "$SANS_TEXT" "$SANS_JSON" \
+                "timesyncd-nts other CA" 2024-01-01 2099-12-31 "self-signed certificate in certificate chain"
+}
+
+test_expired_certificate_is_shown_and_refused() {
+        start_chrony_with_chain expired expired-chain.pem
+        refused_certificate_is_shown expired "$CHAIN_KEPORT" "$CERTDIR/ca.pem" expired "$SANS_TEXT" "$SANS_JSON" \
+                "timesyncd-nts test CA" 2020-01-01 2021-01-01 "certificate has expired"
+}
+
+test_not_yet_valid_certificate_is_shown_and_refused() {
+        start_chrony_with_chain future future-chain.pem
+        refused_certificate_is_shown future "$CHAIN_KEPORT" "$CERTDIR/ca.pem" future "$SANS_TEXT" "$SANS_JSON" \
+                "timesyncd-nts test CA" 2099-01-01 2099-12-31 "certificate is not yet valid"
+}
+
+test_certificate_for_another_name_is_shown_and_refused() {
         start_chrony_with_chain wrongname wrongname-chain.pem
-        nts_query "$out" --ca="$CERTDIR/ca.pem" "localhost:$CHAIN_KEPORT"
-        save_output chrony-wrongname "$out"
-        expect_exit "$QUERY_EXIT_TLS" "$out" "certificate for wrong.test"
-        expect_output "$out" 'certificate verif' "the reason names the certificate"
+        refused_certificate_is_shown wrongname "$CHAIN_KEPORT" "$CERTDIR/ca.pem" wrongname 'DNS:wrong\.test' \
+                "['DNS:wrong.test']" "timesyncd-nts test CA" 2024-01-01 2099-12-31 "hostname mismatch"
+}
+
+test_self_signed_certificate_is_shown_and_refused() {
+        start_chrony_with_chain selfsigned selfsigned-chain.pem
+        refused_certificate_is_shown selfsigned "$CHAIN_KEPORT" "$CERTDIR/ca.pem" selfsigned "$SANS_TEXT" "$SANS_JSON" \
+                selfsigned '[0-9-]+' '[0-9-]+' "self-signed certificate"
+}
+
+# A --ca file without a certificate is named as such, not "Invalid argument".
+test_ca_file_without_a_certificate_says_so() {
+        : >"$TEST_TMPDIR/empty.pem"
+        nts_query "$out" --ca="$TEST_TMPDIR/empty.pem" "localhost:$keport"
+        expect_exit "$QUERY_EXIT_TLS" "$out" "--ca=empty.pem"
+        expect_output "$out" "^TLS: +failed: setting up TLS failed: CA file $TEST_TMPDIR/empty\\.pem contains no certificate\$" \
+                "the reason"
+        ! grep -q "Invalid argument" "$out" || fail "'Invalid argument' in: $(cat "$out")"
 }
 
 test_dead_port_is_a_connect_failure() {
@@ -145,9 +195,12 @@ run_case test_cookies_are_refilled_beyond_the_first_eight
 run_case test_ipv6_address_literal_with_port
 run_case test_aead_probe_of_siv_cmac_384_and_512_finds_no_common_algorithm
 run_case test_aead_probe_with_siv_cmac_256_last_gets_256
-run_case test_certificate_from_another_ca_is_a_tls_failure
-run_case test_expired_certificate_is_a_tls_failure
-run_case test_certificate_for_another_name_is_a_tls_failure
+run_case test_certificate_from_another_ca_is_shown_and_refused
+run_case test_expired_certificate_is_shown_and_refused
+run_case test_not_yet_valid_certificate_is_shown_and_refused
+run_case test_certificate_for_another_name_is_shown_and_refused
+run_case test_self_signed_certificate_is_shown_and_refused
+run_case test_ca_file_without_a_certificate_says_so
 run_case test_dead_port_is_a_connect_failure
 run_case test_plain_query_is_labelled_unauthenticated
 run_case test_plain_query_to_a_given_server_after_a_failed_key_exchange

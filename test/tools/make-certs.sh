@@ -8,13 +8,14 @@
 #   future-chain.pem              same names, validity starts 2099-01-01 (looks "not yet valid")
 #   wrongname-chain.pem           SAN wrong.test only
 #   otherca-chain.pem             same names, signed by another CA (other-ca.pem)
+#   selfsigned-chain.pem          same names, a self-signed leaf alone
 # Idempotent: an existing complete DIR is kept.
 set -euo pipefail
 
 dir=${1:?usage: make-certs.sh DIR}
 mkdir -p "$dir"
 cd "$dir"
-[ -s otherca-chain.pem ] && exit 0
+[ -s selfsigned-chain.pem ] && exit 0
 
 sans="DNS:localhost,DNS:ntp.test,IP:127.0.0.1,IP:::1"
 
@@ -70,5 +71,9 @@ sign expired ca "$sans" 20200101000000Z 20210101000000Z
 sign future ca "$sans" 20990101000000Z 20991231000000Z
 sign wrongname ca "DNS:wrong.test" 20240101000000Z 20991231000000Z
 sign otherca other-ca "$sans" 20240101000000Z 20991231000000Z
+# Last: its presence marks a complete DIR.
+openssl req -x509 -new -key server.key -sha256 -days 3650 -subj "/CN=selfsigned" \
+        -addext basicConstraints=critical,CA:FALSE -addext "subjectAltName=$sans" \
+        -out selfsigned-chain.pem 2>/dev/null
 chmod 0644 ./*.pem
 chmod 0600 ./*.key

@@ -13,6 +13,7 @@
 #include "iovec-util.h"
 #include "nts-server-tls.h"
 #include "nts_tls.h"
+#include "string-util.h"
 #include "test-tls-setup.h"
 #include "tests.h"
 
@@ -62,7 +63,7 @@ static void pair_new(Pair *p, const ServerSetup *s, const NTS_TLSOptions *o) {
 
         if (!opts.ca_file && !opts.ca_dir && !s->system_store)
                 opts.ca_file = cert_path("ca.pem");
-        ASSERT_OK(NTS_tls_new(p->fds[0], &opts, &p->client));
+        ASSERT_OK(NTS_tls_new(p->fds[0], &opts, &p->client, NULL, 0));
 }
 
 /* Steps both sides until neither waits any more; returns the client's result. */
@@ -151,6 +152,7 @@ static void test_handshake_exports_the_keys_the_server_derives(void) {
         ASSERT_TRUE(strstr(info.cipher, "TLS_"));
         ASSERT_STREQ(info.subject, "/CN=server");
         ASSERT_STREQ(info.issuer, "/CN=timesyncd-nts test CA");
+        ASSERT_STREQ(info.sans, "DNS:localhost, DNS:ntp.test, IP:127.0.0.1, IP:::1");
         ASSERT_STREQ(info.verify_result, "ok");
         ASSERT_EQ(info.not_before, 1704067200); /* 2024-01-01, make-certs.sh */
         ASSERT_EQ(info.not_after, 4102358400);  /* 2099-12-31 */
@@ -219,6 +221,87 @@ static void test_unknown_ca_is_refused(void) {
         /* otherca-chain.pem carries its own (untrusted, self-signed) root. */
         assert_refused(&(ServerSetup) { .chain = "otherca-chain.pem" }, &(NTS_TLSOptions) { .hostname = "localhost" },
                        EKEYREJECTED, verify_reason(X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN));
+}
+
+/* The refused certificate, as NTS_tls_info() shows it after the failed handshake. */
+typedef struct RefusedCert {
+        const char *chain;
+        const char *hostname;
+        long verify_error;
+        const char *subject;
+        const char *issuer;
+        const char *sans;
+        time_t not_before;
+        time_t not_after;
+} RefusedCert;
+
+#define TEST_SANS "DNS:localhost, DNS:ntp.test, IP:127.0.0.1, IP:::1"
+#define TEST_CA "/CN=timesyncd-nts test CA"
+
+static void assert_refused_certificate_is_shown(const RefusedCert *c) {
+        NTS_TLSInfo info;
+        Pair p;
+
+        pair_new(&p, &(ServerSetup) { .chain = c->chain }, &(NTS_TLSOptions) { .hostname = c->hostname });
+        ASSERT_ERROR(pair_handshake(&p), EKEYREJECTED);
+        ASSERT_OK(NTS_tls_info(p.client, &info));
+        fprintf(stderr, "    %s: %s, SANs %s, issuer %s, %s\n", c->chain, info.subject, info.sans, info.issuer,
+                info.verify_result);
+        ASSERT_STREQ(info.verify_result, verify_reason(c->verify_error));
+        ASSERT_STREQ(info.subject, c->subject);
+        ASSERT_STREQ(info.issuer, c->issuer);
+        ASSERT_STREQ(info.sans, c->sans);
+        if (c->not_before != 0) {
+                ASSERT_EQ(info.not_before, c->not_before);
+                ASSERT_EQ(info.not_after, c->not_after);
+        } else
+                ASSERT_TRUE(info.not_before > 0 && info.not_after > info.not_before);
+        ASSERT_EQ(sym_ERR_peek_last_error(), 0);
+        pair_free(&p);
+}
+
+static void test_refused_certificate_is_shown_with_the_reason(void) {
+        static const RefusedCert refused[] = {
+                { "expired-chain.pem", "localhost", X509_V_ERR_CERT_HAS_EXPIRED, "/CN=expired", TEST_CA, TEST_SANS,
+                  1577836800 /* 2020-01-01 */, 1609459200 /* 2021-01-01 */ },
+                { "future-chain.pem", "localhost", X509_V_ERR_CERT_NOT_YET_VALID, "/CN=future", TEST_CA, TEST_SANS,
+                  4070908800 /* 2099-01-01 */, 4102358400 /* 2099-12-31 */ },
+                { "wrongname-chain.pem", "localhost", X509_V_ERR_HOSTNAME_MISMATCH, "/CN=wrongname", TEST_CA,
+                  "DNS:wrong.test", 1704067200, 4102358400 },
+                { "server-chain.pem", "127.0.0.2", X509_V_ERR_IP_ADDRESS_MISMATCH, "/CN=server", TEST_CA, TEST_SANS,
+                  1704067200, 4102358400 },
+                { "otherca-chain.pem", "localhost", X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN, "/CN=otherca",
+                  "/CN=timesyncd-nts other CA", TEST_SANS, 1704067200, 4102358400 },
+                /* Valid for ten years from the test run. */
+                { "selfsigned-chain.pem", "localhost", X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, "/CN=selfsigned",
+                  "/CN=selfsigned", TEST_SANS, 0, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(refused); i++)
+                assert_refused_certificate_is_shown(&refused[i]);
+}
+
+static void test_long_san_list_is_cut_whole_names_first(void) {
+        char cmd[4096], sans[2048] = "subjectAltName=";
+        NTS_TLSInfo info;
+        Pair p;
+
+        for (unsigned i = 0; i < 40; i++)
+                snprintf(sans + strlen(sans), sizeof(sans) - strlen(sans), "%sDNS:name-%02u.example.test",
+                         i > 0 ? "," : "", i);
+        snprintf(cmd, sizeof(cmd),
+                 "openssl req -x509 -new -key '%s' -days 2 -subj /CN=many -addext '%s' -out '%s' 2>/dev/null",
+                 cert_path("server.key"), sans, cert_path("many-chain.pem"));
+        ASSERT_EQ(system(cmd), 0);
+
+        pair_new(&p, &(ServerSetup) { .chain = "many-chain.pem" }, &(NTS_TLSOptions) { .hostname = "localhost" });
+        ASSERT_ERROR(pair_handshake(&p), EKEYREJECTED);
+        ASSERT_OK(NTS_tls_info(p.client, &info));
+        fprintf(stderr, "    %s\n", info.sans);
+        ASSERT_TRUE(startswith(info.sans, "DNS:name-00.example.test, DNS:name-01.example.test, "));
+        ASSERT_TRUE(endswith(info.sans, ".example.test, ..."));
+        ASSERT_TRUE(strlen(info.sans) < sizeof(info.sans));
+        pair_free(&p);
 }
 
 static void test_trusting_the_other_ca_accepts_its_chain(void) {
@@ -305,7 +388,7 @@ static size_t system_store_heap(void) {
 
         ASSERT_TRUE(fd >= 0);
         before = mallinfo2().uordblks;
-        ASSERT_OK(NTS_tls_new(fd, &(NTS_TLSOptions) { .hostname = "localhost" }, &t));
+        ASSERT_OK(NTS_tls_new(fd, &(NTS_TLSOptions) { .hostname = "localhost" }, &t, NULL, 0));
         return mallinfo2().uordblks - before;
 }
 
@@ -501,18 +584,59 @@ static void test_dead_peer_is_an_error_not_a_signal(void) {
         pair_free(&p);
 }
 
-static void test_missing_ca_file_is_an_error(void) {
+/* NTS_tls_new() refuses o with error, and its message contains each of the words. */
+static void assert_setup_refused(const NTS_TLSOptions *o, int error, const char *message, const char *path) {
         NTS_TLS *t = NULL;
+        char e[256] = "unset";
         int fds[2];
 
         ASSERT_OK(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds));
-        ASSERT_ERROR(NTS_tls_new(fds[0], &(NTS_TLSOptions) { .hostname = "localhost", .ca_file = cert_path("missing.pem") }, &t),
-                     EINVAL);
+        ASSERT_ERROR(NTS_tls_new(fds[0], o, &t, e, sizeof(e)), error);
         ASSERT_TRUE(t == NULL);
-        ASSERT_ERROR(NTS_tls_new(fds[0], &(NTS_TLSOptions) { .hostname = "" }, &t), EINVAL);
+        fprintf(stderr, "    refused: %s\n", e);
+        if (!strstr(e, message) || !strstr(e, path)) {
+                fprintf(stderr, "expected \"%s\" and \"%s\" in \"%s\"\n", message, path, e);
+                abort();
+        }
         ASSERT_EQ(sym_ERR_peek_last_error(), 0);
         safe_close(fds[0]);
         safe_close(fds[1]);
+}
+
+static void test_ca_file_without_certificate_says_so(void) {
+        static const char *const files[] = { "empty.pem", "garbage.pem", "server.key", "crl-only.pem" };
+        char cmd[2048];
+
+        snprintf(cmd, sizeof(cmd),
+                 "cd '%s' && : >empty.pem && printf 'not a certificate\\n' >garbage.pem && "
+                 "mkdir -p crldb && : >crldb/index.txt && "
+                 "printf '[ca]\\ndefault_ca=c\\n[c]\\ndatabase=crldb/index.txt\\ndefault_md=sha256\\ndefault_crl_days=1\\n' >crl.cnf && "
+                 "openssl ca -gencrl -config crl.cnf -keyfile ca.key -cert ca.pem -out crl-only.pem 2>/dev/null",
+                 certs);
+        ASSERT_EQ(system(cmd), 0);
+
+        for (size_t i = 0; i < ELEMENTSOF(files); i++)
+                assert_setup_refused(&(NTS_TLSOptions) { .hostname = "localhost", .ca_file = cert_path(files[i]) },
+                                     ENODATA, "contains no certificate", cert_path(files[i]));
+}
+
+static void test_unusable_ca_file_or_directory_says_why(void) {
+        char cmd[1024];
+
+        snprintf(cmd, sizeof(cmd),
+                 "mkdir -p '%s' && printf -- '-----BEGIN CERTIFICATE-----\\nAAAA\\n-----END CERTIFICATE-----\\n' >'%s'",
+                 cert_path("nohashdir"), cert_path("broken.pem"));
+        ASSERT_EQ(system(cmd), 0);
+
+        assert_setup_refused(&(NTS_TLSOptions) { .hostname = "localhost", .ca_file = cert_path("missing.pem") },
+                             ENOENT, "cannot be read: No such file or directory", cert_path("missing.pem"));
+        assert_setup_refused(&(NTS_TLSOptions) { .hostname = "localhost", .ca_file = cert_path("broken.pem") },
+                             EBADMSG, "is not a PEM certificate file", cert_path("broken.pem"));
+        assert_setup_refused(&(NTS_TLSOptions) { .hostname = "localhost", .ca_dir = cert_path("nohashdir") },
+                             ENODATA, "contains no certificate under a subject-hash name", cert_path("nohashdir"));
+        assert_setup_refused(&(NTS_TLSOptions) { .hostname = "localhost", .ca_dir = cert_path("missingdir") },
+                             ENOENT, "cannot be read", cert_path("missingdir"));
+        assert_setup_refused(&(NTS_TLSOptions) { .hostname = "" }, EINVAL, "no server name", "");
 }
 
 static void setup(void) {
@@ -533,6 +657,8 @@ TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_expired_certificate_is_refused),
           TEST_CASE(test_not_yet_valid_certificate_is_refused),
           TEST_CASE(test_unknown_ca_is_refused),
+          TEST_CASE(test_refused_certificate_is_shown_with_the_reason),
+          TEST_CASE(test_long_san_list_is_cut_whole_names_first),
           TEST_CASE(test_trusting_the_other_ca_accepts_its_chain),
           TEST_CASE(test_ca_dir_is_a_trust_anchor),
           TEST_CASE(test_system_store_is_used_without_ca_file),
@@ -550,5 +676,6 @@ TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_close_without_close_notify_is_an_error),
           TEST_CASE(test_stale_errors_in_the_queue_are_neither_misread_nor_left),
           TEST_CASE(test_dead_peer_is_an_error_not_a_signal),
-          TEST_CASE(test_missing_ca_file_is_an_error),
+          TEST_CASE(test_ca_file_without_certificate_says_so),
+          TEST_CASE(test_unusable_ca_file_or_directory_says_why),
           TEST_CASE(cleanup));

@@ -66,6 +66,13 @@ static void manager_notify_status(Manager *m, const char *format, ...) {
         (void) vsnprintf(buf, sizeof buf, format, ap);
         va_end(ap);
         (void) sd_notifyf(false, "STATUS=%s", buf);
+        m->status_notified = true;
+}
+
+void manager_notify_ready(Manager *m) {
+        /* A reason found while starting ("NTSRequired=yes but no NTS server is configured")
+         * must stay what `systemctl status` shows: the default text only if none was sent. */
+        (void) sd_notify(false, m->status_notified ? "READY=1" : "READY=1\nSTATUS=Daemon is running");
 }
 
 /* ---- server selection ---- */

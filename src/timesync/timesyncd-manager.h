@@ -92,6 +92,7 @@ struct Manager {
         usec_t nts_last_ke_realtime;
         char nts_status[256];           /* why NTS does not work, "" when it does */
         bool nts_missing_reported;      /* NTSRequired=yes without NTS servers: logged, in nts_status */
+        bool status_notified;           /* a STATUS= was sent */
 
         /* What the last PropertiesChanged signal said of the properties that stay the same
          * over most polls (see manager_bus_emit_changed()) */
@@ -113,6 +114,8 @@ int manager_load_config(Manager *m);
 int manager_reload_config(Manager *m);
 /* Starts polling: called once the loop is set up. */
 int manager_start(Manager *m);
+/* READY=1 after manager_start(), with a STATUS= of its own only if starting sent none. */
+void manager_notify_ready(Manager *m);
 
 int manager_connect(Manager *m);
 void manager_disconnect(Manager *m);

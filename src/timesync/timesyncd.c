@@ -231,7 +231,7 @@ int main(int argc, char *argv[]) {
         if (r < 0)
                 return EXIT_FAILURE;
 
-        (void) sd_notify(false, "READY=1\nSTATUS=Daemon is running");
+        manager_notify_ready(m);
 
         r = sd_event_loop(m->event);
         if (r < 0) {

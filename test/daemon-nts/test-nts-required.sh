@@ -37,12 +37,7 @@ mkdir -p "$root/run/systemd/netif"
 printf 'OPER_STATE=routable\nNTP=127.0.0.1:%s\n' "$port_link" >"$root/run/systemd/netif/state"
 chmod -R a+rX "$root"
 
-notify=$TEST_TMPDIR/notify.txt
-sock=$TEST_TMPDIR/notify.sock
-/usr/bin/python3 "$TSNTS_SRC_DIR/test/daemon/notify-listen.py" "$sock" "$notify" >"$TEST_TMPDIR/notify.log" 2>&1 &
-track_pid $!
-wait_for 5 grep -q READY "$TEST_TMPDIR/notify.log" || fail "notify listener did not start"
-chmod 0777 "$sock"
+start_notify_listener
 
 missing="NTSRequired=yes but no NTS server is configured"
 
@@ -54,8 +49,8 @@ start() {
         fi
         rm -f "$TEST_TMPDIR"/state/nts-*.jar
         : >"$TIMESYNCD_LOG"
-        : >"$notify"
-        NOTIFY_SOCKET=$sock start_timesyncd "" --test-poll-interval=1s
+        : >"$NOTIFY_OUT"
+        start_timesyncd "" --test-poll-interval=1s
 }
 
 served_total() { echo $(($(ntp_served plain) + $(ntp_served fallback) + $(ntp_served link) + $(ntp_served runtime))); }
@@ -91,9 +86,9 @@ test_without_nts_required_the_link_server_is_used() {
 test_nts_required_dropin_on_reload_stops_every_plain_server() {
         local before ready
         write_conf "$required" "NTSRequired=yes"
-        ready=$(grep -c "READY=1" "$notify" || true)
+        ready=$(grep -c "READY=1" "$NOTIFY_OUT" || true)
         kill -HUP "$TIMESYNCD_PID"
-        wait_for 10 bash -c "[ \$(grep -c READY=1 '$notify') -gt $ready ]" || fail "no READY=1 after SIGHUP"
+        wait_for 10 bash -c "[ \$(grep -c READY=1 '$NOTIFY_OUT') -gt $ready ]" || fail "no READY=1 after SIGHUP"
         # The reload is done (the reason was logged before READY=1): from here on, nothing.
         before=$(served_total)
         cp "$TIMESYNCD_LOG" "$TEST_TMPDIR/reload.log"
@@ -126,7 +121,7 @@ test_nts_required_without_nts_servers_sends_nothing_to_any_plain_server() {
         log_has "$missing: the clock is not synchronized" || fail "no '$missing' in the log"
         nts_status_is "$missing" || fail "NTSStatus is '$(timesync_property NTSStatus)'"
         [ "$(log_count "$missing")" = 1 ] || fail "'$missing' logged $(log_count "$missing") times, expected once"
-        grep -q "STATUS=$missing\." "$notify" || fail "no STATUS=: $(cat "$notify")"
+        [ "$(last_status)" = "$missing." ] || fail "STATUS= is '$(last_status)'"
         log_has "Initial clock synchronization" && fail "the daemon synchronized"
         [ ! -e "$TEST_TMPDIR/runtime/synchronized" ] || fail "synchronized flag written"
         [ "$(chrony_serverstat "$srv" "NTS-KE connections accepted")" = 0 ] || fail "chronyd saw a key exchange"

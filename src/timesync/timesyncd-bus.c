@@ -377,6 +377,15 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("SetRuntimeNTSServers", SD_BUS_ARGS("as", runtime_servers), SD_BUS_NO_RESULT,
                                 method_set_runtime_nts_servers, SD_BUS_VTABLE_UNPRIVILEGED),
 
+        /* The names of the upstream NTS patch set (pendulum-project/nts-timesyncd), for the
+         * scripts written for it: its configured NTS-KE servers (NTS=, SecureServers=; it has
+         * no runtime ones), and whether the time in use is NTS authenticated. Same getters as
+         * SystemNTSServers and NTSAuthenticated; SecureTime changes with NTSAuthenticated
+         * (see manager_bus_emit_changed()). */
+        SD_BUS_PROPERTY("NTSKeyExchangeServers", "as", property_get_servers, offsetof(Manager, nts_servers),
+                        SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("SecureTime", "b", property_get_nts_authenticated, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+
         SD_BUS_VTABLE_END
 };
 
@@ -489,7 +498,9 @@ int manager_bus_emit_changed(Manager *m, const char *property, ...) {
 
                 if (i >= 0 && m->announced[i].valid && m->announced[i].value == announced_value(m, i))
                         continue;
-                if (strv_extend(&names, p) < 0) {
+                /* SecureTime is NTSAuthenticated under the upstream patch set's name. */
+                if (strv_extend(&names, p) < 0 ||
+                    (streq(p, "NTSAuthenticated") && strv_extend(&names, "SecureTime") < 0)) {
                         va_end(ap);
                         return -ENOMEM;
                 }

@@ -1181,7 +1181,7 @@ int manager_reload_config(Manager *m) {
         r = manager_add_config_servers(m);
         if (r >= 0)
                 r = manager_servers_changed(m, manager_nts_enabled(m));
-        (void) manager_bus_emit_changed(m, "NTS", NULL);
+        (void) manager_bus_emit_changed(m, "NTS", "NTSKeyExchangeServers", NULL);
 
 finish:
         (void) sd_notify(false, "READY=1");

@@ -146,17 +146,23 @@ assert_nts_on_bus() {
 }
 
 # start_stalling_listener PORT: a TCP listener on 127.0.0.1:PORT that accepts one connection
-# (a key exchange) and never answers; $TEST_TMPDIR/stall.log says READY, ACCEPTED, CLOSED.
+# (a key exchange) and never answers; $TEST_TMPDIR/stall.log says READY, ACCEPTED, CLOSED, the
+# last two followed by " t=SECONDS" (CLOCK_MONOTONIC; see stalled_seconds).
 start_stalling_listener() {
         /usr/bin/python3 -c '
-import socket, sys
+import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4); print("READY", flush=True)
-c, _ = s.accept(); print("ACCEPTED", flush=True)
+c, _ = s.accept(); print("ACCEPTED t=%.3f" % time.monotonic(), flush=True)
 while c.recv(4096): pass
-print("CLOSED", flush=True)' "$1" >"$TEST_TMPDIR/stall.log" 2>&1 &
+print("CLOSED t=%.3f" % time.monotonic(), flush=True)' "$1" >"$TEST_TMPDIR/stall.log" 2>&1 &
         track_pid $!
         wait_for 5 grep -q READY "$TEST_TMPDIR/stall.log" || fail "stalling listener did not start"
+}
+
+# stalled_seconds: how long the connection of start_stalling_listener stayed open, whole seconds.
+stalled_seconds() {
+        awk -F't=' '/^ACCEPTED/ { a = $2 } /^CLOSED/ { c = $2 } END { printf "%d\n", c - a }' "$TEST_TMPDIR/stall.log"
 }
 
 # start_notify_listener: a stand-in for the service manager's notification socket

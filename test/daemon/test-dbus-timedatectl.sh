@@ -50,6 +50,18 @@ in_bus() {
         done <<<"$STOCK_MEMBERS"
         echo "PASS test_interface_matches_stock_signatures"
 
+        # test_upstream_patch_set_properties_are_served: the names of the NTS patch set
+        # (pendulum-project/nts-timesyncd), so that its scripts work; here with plain NTP.
+        grep -qxF ".NTSKeyExchangeServers property as" "$TEST_TMPDIR/introspect.txt" ||
+                fail "NTSKeyExchangeServers (as) missing"
+        grep -qxF ".SecureTime property b" "$TEST_TMPDIR/introspect.txt" || fail "SecureTime (b) missing"
+        busctl --system get-property org.freedesktop.timesync1 /org/freedesktop/timesync1 \
+                org.freedesktop.timesync1.Manager SecureTime | grep -qx "b false" || fail "SecureTime is not false"
+        busctl --system get-property org.freedesktop.timesync1 /org/freedesktop/timesync1 \
+                org.freedesktop.timesync1.Manager NTSKeyExchangeServers | grep -qx "as 0" ||
+                fail "NTSKeyExchangeServers is not empty"
+        echo "PASS test_upstream_patch_set_properties_are_served"
+
         # test_timesync_status_shows_server_poll_and_offset
         timedatectl timesync-status >"$TEST_TMPDIR/status.txt"
         cat "$TEST_TMPDIR/status.txt"
@@ -68,6 +80,8 @@ in_bus() {
         done
         grep -qx "SystemNTPServers=127.0.0.1:$srv1" "$TEST_TMPDIR/show.txt" || fail "SystemNTPServers wrong"
         grep -qx "ServerAddress=127.0.0.1" "$TEST_TMPDIR/show.txt" || fail "ServerAddress wrong"
+        grep -qx "SecureTime=no" "$TEST_TMPDIR/show.txt" || fail "show-timesync --all lacks SecureTime=no"
+        grep -qx "NTSKeyExchangeServers=" "$TEST_TMPDIR/show.txt" || fail "show-timesync --all lacks NTSKeyExchangeServers="
         echo "PASS test_show_timesync_all_lists_every_property"
 
         # test_invalid_runtime_server_is_refused_with_invalid_args

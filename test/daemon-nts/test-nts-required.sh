@@ -84,11 +84,9 @@ test_without_nts_required_the_link_server_is_used() {
 
 # A reload that brings the drop-in, and nothing else, stops plain NTP at once.
 test_nts_required_dropin_on_reload_stops_every_plain_server() {
-        local before ready
+        local before
         write_conf "$required" "NTSRequired=yes"
-        ready=$(grep -c "READY=1" "$NOTIFY_OUT" || true)
-        kill -HUP "$TIMESYNCD_PID"
-        wait_for 10 bash -c "[ \$(grep -c READY=1 '$NOTIFY_OUT') -gt $ready ]" || fail "no READY=1 after SIGHUP"
+        reload_timesyncd
         # The reload is done (the reason was logged before READY=1): from here on, nothing.
         before=$(served_total)
         cp "$TIMESYNCD_LOG" "$TEST_TMPDIR/reload.log"

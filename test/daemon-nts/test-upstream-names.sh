@@ -31,14 +31,6 @@ upstream_conf() {
         write_conf "$conf" "NTSTrustedCertificates=$CERTDIR/ca.pem" "ConnectionRetrySec=1" "$@"
 }
 
-# reload: SIGHUP, and wait for the READY=1 that ends it.
-reload() {
-        local ready
-        ready=$(grep -c "READY=1" "$NOTIFY_OUT" || true)
-        kill -HUP "$TIMESYNCD_PID"
-        wait_for 10 bash -c "[ \$(grep -c READY=1 '$NOTIFY_OUT') -gt $ready ]" || fail "no READY=1 after SIGHUP"
-}
-
 # changed_values PROPERTY: every value PROPERTY had in a PropertiesChanged signal so far, one
 # per line, oldest first (busctl monitor --json=short: one message per line).
 changed_values() {
@@ -80,7 +72,7 @@ test_key_exchange_timeout_sec_bounds_the_whole_exchange() {
         stall=$(free_port)
         start_stalling_listener "$stall"
         upstream_conf "SecureServers=localhost:$stall" "KeyExchangeTimeoutSec=20"
-        reload
+        reload_timesyncd
         wait_for 10 grep -q ACCEPTED "$TEST_TMPDIR/stall.log" || fail "no key exchange after the reload"
         sleep 12
         ! grep -q CLOSED "$TEST_TMPDIR/stall.log" || fail "KeyExchangeTimeoutSec=20 ended the exchange after $(stalled_seconds) s"
@@ -97,7 +89,7 @@ test_secure_time_and_nts_key_exchange_servers_follow_the_authenticated_state() {
         track_pid $!
         sleep 0.5
         upstream_conf "SecureServers=localhost:$ke" "NTS=127.0.0.1:$ke" "KeyExchangeTimeoutSec=32"
-        reload
+        reload_timesyncd
         wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated" 20
         wait_for 10 secure_time_is yes ||
                 fail "SecureTime is '$(timesync_property SecureTime)' after an NTS authenticated reply"
@@ -115,7 +107,7 @@ test_secure_time_and_nts_key_exchange_servers_follow_the_authenticated_state() {
 
         # Plain NTP only: the next reply is not authenticated, and the properties say it.
         write_conf "$conf" "NTP=127.0.0.1:$plain"
-        reload
+        reload_timesyncd
         wait_for 10 secure_time_is no ||
                 fail "SecureTime is '$(timesync_property SecureTime)' with plain NTP"
         [ "$(timesync_property NTSAuthenticated)" = no ] || fail "NTSAuthenticated is not no"

@@ -181,6 +181,17 @@ start_notify_listener() {
         export NOTIFY_SOCKET=$sock
 }
 
+# reload_timesyncd: SIGHUP, and wait for the READY=1 that ends the reload (needs
+# start_notify_listener before start_timesyncd).
+reload_timesyncd() {
+        local ready
+        ready=$(grep -c "READY=1" "$NOTIFY_OUT" || true)
+        kill -HUP "$TIMESYNCD_PID"
+        wait_for 10 _notify_ready_above "$ready" || fail "no READY=1 within 10 s of SIGHUP"
+}
+
+_notify_ready_above() { [ "$(grep -c "READY=1" "$NOTIFY_OUT" || true)" -gt "$1" ]; }
+
 # notify_statuses: every STATUS= text the daemon sent so far, one per line, oldest first.
 notify_statuses() { sed -n 's/.*STATUS=\([^|]*[^| ]\).*/\1/p' "$NOTIFY_OUT"; }
 

@@ -20,22 +20,6 @@ restart_with() {
         start_timesyncd "$TEST_TMPDIR/ts.conf"
 }
 
-assert_never_synchronized() {
-        log_has "Initial clock synchronization" && fail "the daemon synchronized"
-        log_has "Contacted time server" && fail "the daemon used a time server"
-        [ ! -e "$TEST_TMPDIR/runtime/synchronized" ] || fail "synchronized flag written"
-        pid_alive "$TIMESYNCD_PID" || fail "the daemon died"
-}
-
-# assert_plain_servers_unused PLAIN FALLBACK: nothing synchronized, and the ntp-test-servers of
-# those names (the NTP= and FallbackNTP= servers) got no request and were never selected.
-assert_plain_servers_unused() {
-        assert_never_synchronized
-        [ "$(ntp_served "$1")" = 0 ] || fail "the NTP= server got $(ntp_served "$1") requests"
-        [ "$(ntp_served "$2")" = 0 ] || fail "the FallbackNTP= server got $(ntp_served "$2") requests"
-        ! log_has "Selected server 127.0.0.1:" || fail "a plain NTP server was selected"
-}
-
 test_failed_key_exchange_never_falls_back_to_plain_ntp() {
         local dead plain fallback
         dead=$(free_port)

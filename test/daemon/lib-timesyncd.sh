@@ -78,6 +78,43 @@ start_ntp_test_server() {
 
 ntp_served() { cat "$TEST_TMPDIR/ntp-$1.count" 2>/dev/null || echo 0; }
 
+# mark_ntp_served NAME...: remember what the ntp-test-servers NAME... got so far, for
+# assert_ntp_servers_unused (which counts from 0 for a server never marked).
+mark_ntp_served() {
+        local n
+        for n; do printf -v "NTP_SERVED_MARK_$n" '%s' "$(ntp_served "$n")"; done
+}
+
+# assert_ntp_servers_unused NAME...: the ntp-test-servers NAME... (plain NTP servers) got no
+# request since mark_ntp_served, no server at 127.0.0.1 was selected (in the log since it was
+# last emptied: plain servers are configured by address), and the daemon still runs.
+assert_ntp_servers_unused() {
+        local n mark
+        for n; do
+                mark=NTP_SERVED_MARK_$n
+                [ "$(ntp_served "$n")" = "${!mark:-0}" ] ||
+                        fail "the plain server $n got $(($(ntp_served "$n") - ${!mark:-0})) requests"
+        done
+        ! log_has "Selected server 127.0.0.1:" || fail "a plain NTP server was selected"
+        pid_alive "$TIMESYNCD_PID" || fail "the daemon died"
+}
+
+# assert_never_synchronized: no time from any server (in the log since it was last emptied),
+# no synchronized flag, and the daemon still runs.
+assert_never_synchronized() {
+        log_has "Initial clock synchronization" && fail "the daemon synchronized"
+        log_has "Contacted time server" && fail "the daemon used a time server"
+        [ ! -e "$TEST_TMPDIR/runtime/synchronized" ] || fail "synchronized flag written"
+        pid_alive "$TIMESYNCD_PID" || fail "the daemon died"
+}
+
+# assert_plain_servers_unused NAME...: "no fallback": nothing synchronized, and the plain
+# servers NAME... were neither asked nor selected.
+assert_plain_servers_unused() {
+        assert_never_synchronized
+        assert_ntp_servers_unused "$@"
+}
+
 # ---- NTS (test/daemon-nts) ----
 
 # stop_timesyncd: SIGTERM the daemon of start_timesyncd and reap it; fails unless it exits 0.

@@ -286,22 +286,16 @@ int config_parse_sec(const char *filename, unsigned line, const char *section, c
 
 int config_parse_bool(const char *filename, unsigned line, const char *section, const char *lvalue,
                       int ltype, const char *rvalue, void *data, void *userdata) {
-        static const char *const yes[] = { "1", "yes", "y", "true", "t", "on" };
-        static const char *const no[] = { "0", "no", "n", "false", "f", "off" };
         bool *b = data;
+        int r;
 
         assert(b);
 
-        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
-                if (strcaseeq(rvalue, yes[i])) {
-                        *b = true;
-                        return 0;
-                }
-        for (size_t i = 0; i < ELEMENTSOF(no); i++)
-                if (strcaseeq(rvalue, no[i])) {
-                        *b = false;
-                        return 0;
-                }
+        r = parse_boolean(rvalue);
+        if (r >= 0) {
+                *b = r;
+                return 0;
+        }
 
         log_syntax(filename, line, LOG_WARNING, 0, "Failed to parse boolean value for %s=, ignoring: %s",
                    lvalue, rvalue);

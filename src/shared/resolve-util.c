@@ -1,10 +1,22 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <sys/socket.h>
+#include <systemd/sd-bus.h>
 
+#include "in-addr-util.h"
 #include "log.h"
 #include "resolve-util.h"
+#include "string-util.h"
+#include "time-util.h"
+
+/* resolved gives up on a query itself well before this; it only guards against a hung bus. */
+#define RESOLVED_CALL_TIMEOUT_USEC (30 * USEC_PER_SEC)
+/* org.freedesktop.resolve1 call flag (resolved's SD_RESOLVED_NO_VALIDATE): answer without
+ * DNSSEC validation. */
+#define RESOLVED_NO_VALIDATE (UINT64_C(1) << 10)
 
 /* Shared between the event loop and the resolver thread; the last of the two to let go
  * frees it. */
@@ -19,9 +31,22 @@ typedef struct ResolveJob {
 } ResolveJob;
 
 struct ResolveQuery {
+        sd_event *event;
+        char *host;
+        uint16_t port;          /* from the numeric service; 0 without one */
+        int family, socktype;
+
+        /* Through systemd-resolved: a connection of the query's own, so that a lookup
+         * depends on neither the daemon's bus connection nor the order they come up in. */
+        sd_bus *bus;
+        sd_bus_slot *slot;
+
+        /* Through getaddrinfo() in a thread. */
+        char *service;
         ResolveJob *job;
         int fd;                 /* the loop's end */
         sd_event_source *source;
+
         resolve_handler_t handler;
         void *userdata;
 };
@@ -75,6 +100,8 @@ const char *resolve_error_string(int error) {
                 return "no such host name";
         case -EAGAIN:
                 return "temporary failure in name resolution";
+        case -EBADMSG:
+                return "DNSSEC validation failed";
         default:
                 return strerror(-error);
         }
@@ -103,37 +130,27 @@ static int on_resolved(sd_event_source *s, int fd, uint32_t revents, void *userd
         return 0;
 }
 
-int resolve_query_new(sd_event *e, const char *host, const char *service, int family, int socktype,
-                      resolve_handler_t handler, void *userdata, ResolveQuery **ret) {
-        _cleanup_free_ ResolveQuery *q = NULL;
+/* Starts getaddrinfo() in a thread; its answer arrives through on_resolved(). */
+static int query_start_thread(ResolveQuery *q) {
         ResolveJob *j;
         pthread_attr_t attr;
         pthread_t thread;
         int pair[2], r;
-
-        assert(e);
-        assert(host);
-        assert(handler);
-        assert(ret);
-
-        q = new0(ResolveQuery, 1);
-        if (!q)
-                return -ENOMEM;
 
         j = new0(ResolveJob, 1);
         if (!j)
                 return -ENOMEM;
         j->n_ref = 1;
         j->notify_fd = -EBADF;
-        j->host = strdup(host);
-        j->service = service ? strdup(service) : NULL;
-        if (!j->host || (service && !j->service)) {
+        j->host = strdup(q->host);
+        j->service = q->service ? strdup(q->service) : NULL;
+        if (!j->host || (q->service && !j->service)) {
                 job_unref(j);
                 return -ENOMEM;
         }
         j->hints = (struct addrinfo) {
-                .ai_family = family,
-                .ai_socktype = socktype,
+                .ai_family = q->family,
+                .ai_socktype = q->socktype,
                 .ai_flags = AI_ADDRCONFIG,
         };
 
@@ -145,10 +162,8 @@ int resolve_query_new(sd_event *e, const char *host, const char *service, int fa
         q->fd = pair[0];
         j->notify_fd = pair[1];
         q->job = j;
-        q->handler = handler;
-        q->userdata = userdata;
 
-        r = sd_event_add_io(e, &q->source, q->fd, EPOLLIN, on_resolved, q);
+        r = sd_event_add_io(q->event, &q->source, q->fd, EPOLLIN, on_resolved, q);
         if (r < 0)
                 goto fail;
 
@@ -166,23 +181,287 @@ int resolve_query_new(sd_event *e, const char *host, const char *service, int fa
                 __atomic_sub_fetch(&j->n_ref, 1, __ATOMIC_ACQ_REL);
                 goto fail;
         }
-
-        *ret = TAKE_PTR(q);
         return 0;
 
 fail:
         q->source = sd_event_source_disable_unref(q->source);
-        safe_close(q->fd);
+        q->fd = safe_close(q->fd);
+        q->job = NULL;
         job_unref(j);
         return r;
+}
+
+/* The addresses of ResolveHostname as an addrinfo list of our own: each node and its socket
+ * address in one allocation, freed by addrinfo_list_free(), never by freeaddrinfo(). */
+typedef struct AddrinfoNode {
+        struct addrinfo ai;
+        union {
+                struct sockaddr_in in;
+                struct sockaddr_in6 in6;
+        } sa;
+} AddrinfoNode;
+
+static void addrinfo_list_free(struct addrinfo *ai) {
+        while (ai) {
+                struct addrinfo *next = ai->ai_next;
+
+                free(ai); /* the AddrinfoNode it is the first member of */
+                ai = next;
+        }
+}
+
+static int addrinfo_append(ResolveQuery *q, struct addrinfo ***tail, int32_t ifindex, int family,
+                           const void *addr) {
+        AddrinfoNode *n;
+
+        n = new0(AddrinfoNode, 1);
+        if (!n)
+                return -ENOMEM;
+        n->ai = (struct addrinfo) {
+                .ai_family = family,
+                .ai_socktype = q->socktype,
+                /* What getaddrinfo() fills in for these socket types. */
+                .ai_protocol = q->socktype == SOCK_STREAM ? IPPROTO_TCP :
+                               q->socktype == SOCK_DGRAM ? IPPROTO_UDP : 0,
+                .ai_addr = (struct sockaddr *) &n->sa,
+        };
+        if (family == AF_INET) {
+                n->sa.in = (struct sockaddr_in) { .sin_family = AF_INET, .sin_port = htons(q->port) };
+                memcpy(&n->sa.in.sin_addr, addr, sizeof n->sa.in.sin_addr);
+                n->ai.ai_addrlen = sizeof n->sa.in;
+        } else {
+                n->sa.in6 = (struct sockaddr_in6) { .sin6_family = AF_INET6, .sin6_port = htons(q->port) };
+                memcpy(&n->sa.in6.sin6_addr, addr, sizeof n->sa.in6.sin6_addr);
+                /* A link-local address means nothing without its interface. */
+                if (IN6_IS_ADDR_LINKLOCAL(&n->sa.in6.sin6_addr) && ifindex > 0)
+                        n->sa.in6.sin6_scope_id = (uint32_t) ifindex;
+                n->ai.ai_addrlen = sizeof n->sa.in6;
+        }
+        **tail = &n->ai;
+        *tail = &n->ai.ai_next;
+        return 0;
+}
+
+/* a(iiay) of ResolveHostname into an addrinfo list; addresses of a family we did not ask for
+ * or of the wrong size (bad input from the bus) are skipped. */
+static int read_addresses(ResolveQuery *q, sd_bus_message *reply, struct addrinfo **ret) {
+        struct addrinfo *list = NULL, **tail = &list;
+        int r;
+
+        r = sd_bus_message_enter_container(reply, 'a', "(iiay)");
+        if (r < 0)
+                goto fail;
+        for (;;) {
+                int32_t ifindex, family;
+                const void *addr;
+                size_t size;
+
+                r = sd_bus_message_enter_container(reply, 'r', "iiay");
+                if (r < 0)
+                        goto fail;
+                if (r == 0)
+                        break;
+                r = sd_bus_message_read(reply, "ii", &ifindex, &family);
+                if (r >= 0)
+                        r = sd_bus_message_read_array(reply, 'y', &addr, &size);
+                if (r >= 0)
+                        r = sd_bus_message_exit_container(reply);
+                if (r < 0)
+                        goto fail;
+                if (!address_family_is_ip(family) || size != family_address_size(family) ||
+                    (q->family != AF_UNSPEC && q->family != family))
+                        continue;
+                log_debug("Resolved address %s for %s.",
+                          IN_ADDR_TO_STRING(family, (const union in_addr_union *) addr), q->host);
+                r = addrinfo_append(q, &tail, ifindex, family, addr);
+                if (r < 0)
+                        goto fail;
+        }
+        r = sd_bus_message_exit_container(reply);
+        if (r < 0)
+                goto fail;
+
+        *ret = list;
+        return 0;
+
+fail:
+        addrinfo_list_free(list);
+        return r;
+}
+
+static bool bus_error_means_absent(const sd_bus_error *e) {
+        return sd_bus_error_has_names(e,
+                                      SD_BUS_ERROR_SERVICE_UNKNOWN,
+                                      SD_BUS_ERROR_NAME_HAS_NO_OWNER,
+                                      SD_BUS_ERROR_DISCONNECTED);
+}
+
+/* resolved's answer is the answer: a name it does not know is not asked again elsewhere, and
+ * a failed DNSSEC validation is not worked around. */
+static int resolved_error_to_errno(const sd_bus_error *e) {
+        if (sd_bus_error_has_names(e, "org.freedesktop.resolve1.DnsError.NXDOMAIN",
+                                   "org.freedesktop.resolve1.NoSuchRR"))
+                return -ENOENT;
+        if (sd_bus_error_has_name(e, "org.freedesktop.resolve1.DnssecFailed"))
+                return -EBADMSG;
+        return -EAGAIN;
+}
+
+static void query_close_bus(ResolveQuery *q) {
+        q->slot = sd_bus_slot_unref(q->slot);
+        q->bus = sd_bus_close_unref(q->bus);
+}
+
+static int on_resolve_hostname(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
+        ResolveQuery *q = userdata;
+        resolve_handler_t handler = q->handler;
+        void *handler_data = q->userdata;
+        struct addrinfo *ai = NULL;
+        const sd_bus_error *e;
+        int r;
+
+        e = sd_bus_message_get_error(reply);
+        if (e && bus_error_means_absent(e)) {
+                log_debug("Failed to connect to systemd-resolved, using getaddrinfo: %s", e->message ?: e->name);
+                /* One connection less while the thread runs: it may be the last descriptor. */
+                query_close_bus(q);
+                r = query_start_thread(q);
+                if (r < 0)
+                        handler(q, r, NULL, handler_data);
+                return 0;
+        }
+
+        if (e) {
+                r = resolved_error_to_errno(e);
+                log_debug("systemd-resolved failed to resolve %s: %s", q->host, e->message ?: e->name);
+        } else {
+                r = read_addresses(q, reply, &ai);
+                if (r < 0)
+                        log_debug_errno(r, "systemd-resolved's answer for %s is malformed: %m", q->host);
+                else if (!ai)
+                        r = -ENOENT;
+        }
+        query_close_bus(q);
+
+        handler(q, r, r >= 0 ? ai : NULL, handler_data);
+        addrinfo_list_free(ai);
+        return 0;
+}
+
+/* SYSTEMD_NSS_RESOLVE_VALIDATE=0 asks nss-resolve, the getaddrinfo() path through resolved, not
+ * to validate; the unit sets it because DNSSEC signatures can only be checked with a correct
+ * clock, which is what the daemon is there to get. The same variable means the same here.
+ * Host names need no DNSSEC: the key exchange checks the certificate against the name. */
+static uint64_t resolved_flags(void) {
+        const char *v = getenv("SYSTEMD_NSS_RESOLVE_VALIDATE");
+
+        return v && parse_boolean(v) == 0 ? RESOLVED_NO_VALIDATE : 0;
+}
+
+/* Sends ResolveHostname on a connection of the query's own. Fails at once when there is no
+ * system bus; resolved missing on the bus shows in the reply. */
+static int query_start_resolved(ResolveQuery *q) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
+
+        r = sd_bus_open_system(&q->bus);
+        if (r < 0)
+                return r;
+        r = sd_bus_attach_event(q->bus, q->event, 0);
+        if (r < 0)
+                goto fail;
+        r = sd_bus_message_new_method_call(q->bus, &m, "org.freedesktop.resolve1", "/org/freedesktop/resolve1",
+                                           "org.freedesktop.resolve1.Manager", "ResolveHostname");
+        if (r < 0)
+                goto fail;
+        r = sd_bus_message_append(m, "isit", 0, q->host, q->family, resolved_flags());
+        if (r < 0)
+                goto fail;
+        r = sd_bus_call_async(q->bus, &q->slot, m, on_resolve_hostname, q, RESOLVED_CALL_TIMEOUT_USEC);
+        if (r < 0)
+                goto fail;
+        return 0;
+
+fail:
+        query_close_bus(q);
+        return r;
+}
+
+/* Names that need no DNS keep to getaddrinfo(): numeric addresses, which it parses with
+ * everything they may carry (scope ids, short IPv4 forms), and "localhost", for which
+ * resolved 252 gave only 127.0.0.1 where /etc/hosts also has ::1. A service name (not a
+ * number) is something only getaddrinfo() knows. */
+static bool want_resolved(const char *host, const char *service) {
+        struct addrinfo hints = { .ai_flags = AI_NUMERICHOST }, *ai = NULL;
+        const char *h;
+
+        if (getaddrinfo(host, NULL, &hints, &ai) == 0) {
+                freeaddrinfo(ai);
+                return false;
+        }
+        h = endswith(host, "localhost") ?: endswith(host, "localhost.");
+        if (h && (h == host || h[-1] == '.'))
+                return false;
+        if (service && (isempty(service) || service[strspn(service, "0123456789")] != '\0'))
+                return false;
+        return true;
+}
+
+int resolve_query_new(sd_event *e, const char *host, const char *service, int family, int socktype,
+                      resolve_handler_t handler, void *userdata, ResolveQuery **ret) {
+        _cleanup_(resolve_query_freep) ResolveQuery *q = NULL;
+        int r;
+
+        assert(e);
+        assert(host);
+        assert(handler);
+        assert(ret);
+
+        q = new0(ResolveQuery, 1);
+        if (!q)
+                return -ENOMEM;
+        q->fd = -EBADF;
+        q->event = sd_event_ref(e);
+        q->family = family;
+        q->socktype = socktype;
+        q->handler = handler;
+        q->userdata = userdata;
+        q->host = strdup(host);
+        q->service = service ? strdup(service) : NULL;
+        if (!q->host || (service && !q->service))
+                return -ENOMEM;
+
+        if (want_resolved(host, service)) {
+                unsigned long port = service ? strtoul(service, NULL, 10) : 0;
+
+                if (port <= UINT16_MAX) {
+                        q->port = (uint16_t) port;
+                        r = query_start_resolved(q);
+                        if (r >= 0) {
+                                *ret = TAKE_PTR(q);
+                                return 0;
+                        }
+                        log_debug_errno(r, "Failed to connect to systemd-resolved, using getaddrinfo: %m");
+                }
+        }
+
+        r = query_start_thread(q);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(q);
+        return 0;
 }
 
 ResolveQuery *resolve_query_free(ResolveQuery *q) {
         if (!q)
                 return NULL;
 
+        query_close_bus(q);
         q->source = sd_event_source_disable_unref(q->source);
         safe_close(q->fd);
         job_unref(q->job);
+        sd_event_unref(q->event);
+        free(q->host);
+        free(q->service);
         return mfree(q);
 }

@@ -1,18 +1,30 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Name resolution that never blocks the event loop: getaddrinfo() runs in a short-lived
- * thread and the answer arrives as an sd-event I/O event. libsystemd has no public
- * asynchronous resolver, and glibc's getaddrinfo_a() signals completion through signals or
- * threads just the same, with less control over cancellation. */
+/* Name resolution that never blocks the event loop. Where systemd-resolved runs, a host name
+ * goes to it over D-Bus (org.freedesktop.resolve1.Manager.ResolveHostname, asynchronous, on a
+ * system bus connection of the query's own), as newer upstream timesyncd does; its answer is
+ * final, also "no such name" and a failed DNSSEC validation. Where it does not (no system bus,
+ * or org.freedesktop.resolve1 not on it), getaddrinfo() runs in a short-lived thread and the
+ * answer arrives as an sd-event I/O event: libsystemd has no public asynchronous resolver, and
+ * glibc's getaddrinfo_a() signals completion through signals or threads just the same, with
+ * less control over cancellation. Numeric addresses, "localhost" and non-numeric services
+ * always take the getaddrinfo() path. Debug lines say which way each name went: "Resolved
+ * address ADDRESS for NAME." and "Failed to connect to systemd-resolved, using getaddrinfo".
+ * Addresses from resolved come in resolved's order; getaddrinfo() sorts by RFC 6724 (and
+ * /etc/gai.conf). SYSTEMD_NSS_RESOLVE_VALIDATE=0 (the unit sets it) turns DNSSEC validation
+ * off on both paths. */
 
 #include <netdb.h>
 #include <systemd/sd-event.h>
 
+#include "macro.h"
+
 typedef struct ResolveQuery ResolveQuery;
 
 /* Called once with the addresses (freed after the callback returns) or a negative errno
- * (EAI_* mapped: -ENOENT for no such name, -EAGAIN for a temporary failure). */
+ * (EAI_* and resolved's errors mapped: -ENOENT for no such name, -EAGAIN for a temporary
+ * failure, -EBADMSG for a failed DNSSEC validation). */
 typedef void (*resolve_handler_t)(ResolveQuery *q, int error, const struct addrinfo *ai, void *userdata);
 
 /* family: AF_UNSPEC, AF_INET or AF_INET6; socktype: SOCK_DGRAM or SOCK_STREAM; service may be
@@ -21,6 +33,7 @@ int resolve_query_new(sd_event *e, const char *host, const char *service, int fa
                       resolve_handler_t handler, void *userdata, ResolveQuery **ret);
 /* Cancels the query if it is still running (the thread finishes on its own). */
 ResolveQuery *resolve_query_free(ResolveQuery *q);
+DEFINE_TRIVIAL_CLEANUP_FUNC(ResolveQuery *, resolve_query_free);
 
 /* Text of an EAI_* code mapped by resolve_query_new(). */
 const char *resolve_error_string(int error);

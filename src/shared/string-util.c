@@ -66,3 +66,18 @@ bool string_is_safe(const char *s) {
                         return false;
         return true;
 }
+
+int parse_boolean(const char *s) {
+        static const char *const yes[] = { "1", "yes", "y", "true", "t", "on" };
+        static const char *const no[] = { "0", "no", "n", "false", "f", "off" };
+
+        assert(s);
+
+        for (size_t i = 0; i < ELEMENTSOF(yes); i++)
+                if (strcaseeq(s, yes[i]))
+                        return 1;
+        for (size_t i = 0; i < ELEMENTSOF(no); i++)
+                if (strcaseeq(s, no[i]))
+                        return 0;
+        return -EINVAL;
+}

@@ -36,5 +36,9 @@ char *strjoin_sentinel(const char *first, ...) _sentinel_;
 /* Replaces *p with a copy of s (NULL frees it); -ENOMEM on failure, *p unchanged then. */
 int free_and_strdup(char **p, const char *s);
 
+/* 1 for "1", "yes", "y", "true", "t", "on", 0 for their opposites (any case), -EINVAL for
+ * anything else: the booleans systemd accepts in configuration and environment variables. */
+int parse_boolean(const char *s) _pure_;
+
 /* No control characters, quotes or backslashes: safe to print and to use as a name. */
 bool string_is_safe(const char *s) _pure_;

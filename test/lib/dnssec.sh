@@ -19,6 +19,7 @@
 #     none                     A only: _ntske._tcp.none has no SRV records (NXDOMAIN)
 #     ke1, ke2                 A 127.0.0.1       ke3  AAAA ::1
 #     host                     A 127.0.0.1, AAAA ::1 (not in any /etc/hosts)
+#     badsig                   A 127.0.0.1, whose RRSIG is corrupted after signing
 #     plain                    NS: an insecure delegation (no DS) to the zone below
 #   plain.nts.test.  unsigned
 #     _ntske._tcp              SRV 10 10 4460 ke1.nts.test.
@@ -104,11 +105,13 @@ _dns_write_zones() {
                 echo "ke3 AAAA ::1"
                 echo "host A 127.0.0.1"
                 echo "host AAAA ::1"
+                echo "badsig A 127.0.0.1"
                 echo "plain NS ns"
                 echo "${DNS_FIXTURE_RECORDS:-}"
         } >"$dir/$DNS_ZONE.zone"
         _dns_sign "$dir" "$DNS_ZONE"
         _dns_break_signature "$dir/$DNS_ZONE.signed" "_ntske._tcp.broken.$DNS_ZONE." SRV
+        _dns_break_signature "$dir/$DNS_ZONE.signed" "badsig.$DNS_ZONE." A
         {
                 echo "\$ORIGIN plain.$DNS_ZONE."
                 echo "\$TTL 300"

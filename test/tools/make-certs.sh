@@ -3,7 +3,8 @@
 # Makes the test PKI in DIR (ECDSA P-256, openssl CLI only):
 #   ca.pem ca.key                 test CA
 #   server.key                    key shared by all server certificates below
-#   server-chain.pem              SAN localhost, ntp.test, 127.0.0.1, ::1 (leaf + CA)
+#   server-chain.pem              SAN localhost, ntp.test, *.nts.test (the DNS fixture's zone,
+#                                 test/lib/dnssec.sh), 127.0.0.1, ::1 (leaf + CA)
 #   expired-chain.pem             same names, validity 2020-01-01..2021-01-01
 #   future-chain.pem              same names, validity starts 2099-01-01 (looks "not yet valid")
 #   wrongname-chain.pem           SAN wrong.test only
@@ -17,7 +18,7 @@ mkdir -p "$dir"
 cd "$dir"
 [ -s selfsigned-chain.pem ] && exit 0
 
-sans="DNS:localhost,DNS:ntp.test,IP:127.0.0.1,IP:::1"
+sans="DNS:localhost,DNS:ntp.test,DNS:*.nts.test,IP:127.0.0.1,IP:::1"
 
 newkey() { openssl ecparam -name prime256v1 -genkey -noout -out "$1" 2>/dev/null; }
 

@@ -14,9 +14,6 @@
 
 /* resolved gives up on a query itself well before this; it only guards against a hung bus. */
 #define RESOLVED_CALL_TIMEOUT_USEC (30 * USEC_PER_SEC)
-/* org.freedesktop.resolve1 call flag (resolved's SD_RESOLVED_NO_VALIDATE): answer without
- * DNSSEC validation. */
-#define RESOLVED_NO_VALIDATE (UINT64_C(1) << 10)
 
 /* Shared between the event loop and the resolver thread; the last of the two to let go
  * frees it. */
@@ -289,7 +286,7 @@ fail:
         return r;
 }
 
-static bool bus_error_means_absent(const sd_bus_error *e) {
+bool resolved_bus_error_means_absent(const sd_bus_error *e) {
         return sd_bus_error_has_names(e,
                                       SD_BUS_ERROR_SERVICE_UNKNOWN,
                                       SD_BUS_ERROR_NAME_HAS_NO_OWNER,
@@ -321,7 +318,7 @@ static int on_resolve_hostname(sd_bus_message *reply, void *userdata, sd_bus_err
         int r;
 
         e = sd_bus_message_get_error(reply);
-        if (e && bus_error_means_absent(e)) {
+        if (e && resolved_bus_error_means_absent(e)) {
                 log_debug("Failed to connect to systemd-resolved, using getaddrinfo: %s", e->message ?: e->name);
                 /* One connection less while the thread runs: it may be the last descriptor. */
                 query_close_bus(q);
@@ -355,7 +352,7 @@ static int on_resolve_hostname(sd_bus_message *reply, void *userdata, sd_bus_err
 static uint64_t resolved_flags(void) {
         const char *v = getenv("SYSTEMD_NSS_RESOLVE_VALIDATE");
 
-        return v && parse_boolean(v) == 0 ? RESOLVED_NO_VALIDATE : 0;
+        return v && parse_boolean(v) == 0 ? RESOLVED_FLAG_NO_VALIDATE : 0;
 }
 
 /* Sends ResolveHostname on a connection of the query's own. Fails at once when there is no

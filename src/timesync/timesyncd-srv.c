@@ -8,6 +8,7 @@
 #include "hostname-util.h"
 #include "macro.h"
 #include "random-util.h"
+#include "resolve-util.h"
 #include "string-util.h"
 #include "time-util.h"
 #include "timesyncd-srv.h"
@@ -303,13 +304,6 @@ static int lookup_fail(SrvLookup *l, int error, const char *format, ...) {
         return 0;
 }
 
-static bool bus_error_means_absent(const sd_bus_error *e) {
-        return sd_bus_error_has_names(e,
-                                      SD_BUS_ERROR_SERVICE_UNKNOWN,
-                                      SD_BUS_ERROR_NAME_HAS_NO_OWNER,
-                                      SD_BUS_ERROR_DISCONNECTED);
-}
-
 static int on_dnssec_setting(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         SrvLookup *l = userdata;
         const char *mode = NULL;
@@ -389,7 +383,7 @@ static int on_resolve_record(sd_bus_message *reply, void *userdata, sd_bus_error
 
         e = sd_bus_message_get_error(reply);
         if (e) {
-                if (bus_error_means_absent(e))
+                if (resolved_bus_error_means_absent(e))
                         return lookup_fail(l, -ENOTCONN,
                                            "systemd-resolved is not running (org.freedesktop.resolve1 is not on the "
                                            "system bus); SRV pools need systemd-resolved with DNSSEC=yes");
@@ -417,7 +411,7 @@ static int on_resolve_record(sd_bus_message *reply, void *userdata, sd_bus_error
         }
         if (l->answer.n_records == 0)
                 return lookup_fail(l, -ENOENT, "%s has no SRV records: check the name after srv:", l->name);
-        if (!(flags & SRV_RESOLVED_AUTHENTICATED)) {
+        if (!(flags & RESOLVED_FLAG_AUTHENTICATED)) {
                 lookup_not_authenticated(l);
                 return 0;
         }

@@ -21,10 +21,7 @@
 #define SRV_NTSKE_PREFIX "_ntske._tcp."
 #define DNS_TYPE_SRV 33         /* RFC 2782 */
 #define DNS_CLASS_IN 1          /* RFC 1035 section 3.2.4 */
-/* Reply flag of org.freedesktop.resolve1 (resolved's SD_RESOLVED_AUTHENTICATED): every record
- * of the answer was DNSSEC-validated. Measured on resolved 252: 0x800201 for a signed zone,
- * 0x800001 (no bit 9) for an unsigned one or with DNSSEC=no. */
-#define SRV_RESOLVED_AUTHENTICATED (UINT64_C(1) << 9)
+/* The reply flag checked, RESOLVED_FLAG_AUTHENTICATED, is in resolve-util.h. */
 
 typedef struct SrvRecord {
         uint16_t priority;

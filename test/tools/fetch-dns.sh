@@ -12,6 +12,8 @@
 # must be the installed systemd's exactly: the stamp records it, and a changed systemd makes the
 # next run fetch again.
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=fetch-lib.sh
+. "$(dirname "$0")/fetch-lib.sh"
 
 dest=${1:?usage: fetch-dns.sh DEST}
 # What nsd links against besides libc, libssl and libsystemd (ldd on the unpacked binary).
@@ -45,38 +47,10 @@ if current; then
         exit 0
 fi
 
-apt_retry() {
-        "$@" || { apt-get update && "$@"; }
-}
-
-missing=()
-for p in "${runtime_libs[@]}"; do
-        dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-        DEBIAN_FRONTEND=noninteractive apt_retry apt-get install -y --no-upgrade --no-install-recommends "${missing[@]}"
-fi
-
+install_runtime_libs "${runtime_libs[@]}"
 rm -f "$stamp"
-rm -rf "$dir/debs" "$dir/root"
-mkdir -p "$dir/debs" "$dir/root"
-dl=$(mktemp -d)
-trap 'rm -rf "$dl"' EXIT
-chmod 0777 "$dl"
-(cd "$dl" && apt_retry apt-get download nsd "systemd-resolved=$systemd_version")
-mv "$dl"/*.deb "$dir/debs/"
-for deb in "$dir"/debs/*.deb; do
-        dpkg-deb -x "$deb" "$dir/root"
-done
-
-for bin in usr/sbin/nsd lib/systemd/systemd-resolved usr/bin/resolvectl; do
-        [ -x "$dir/root/$bin" ] || { echo "fetch-dns: $bin missing after unpacking" >&2; exit 1; }
-        if ldd "$dir/root/$bin" | grep -q 'not found'; then
-                echo "fetch-dns: $bin has unresolved libraries:" >&2
-                ldd "$dir/root/$bin" | grep 'not found' >&2
-                exit 1
-        fi
-done
+fetch_and_unpack "$dir" nsd "systemd-resolved=$systemd_version"
+check_binaries "$dir/root" fetch-dns usr/sbin/nsd lib/systemd/systemd-resolved usr/bin/resolvectl
 
 {
         echo "nsd $(dpkg-deb -f "$dir/debs/nsd_"*.deb Version)"

@@ -8,6 +8,8 @@
 # Then: DEST/root/usr/sbin/chronyd, DEST/root/usr/bin/chronyc, DEST/root/usr/sbin/ntpd,
 #       DEST/root/usr/bin/ntpq (needs PYTHONPATH, see test/lib/ntpsec.sh).
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR source=fetch-lib.sh
+. "$(dirname "$0")/fetch-lib.sh"
 
 dest=${1:?usage: fetch-peers.sh DEST}
 packages=(chrony ntpsec python3-ntp)
@@ -40,30 +42,8 @@ if [ -e "$stamp" ]; then
         exit 0
 fi
 
-# A fresh machine may have no package lists yet: refresh them once and retry.
-apt_retry() {
-        "$@" || { apt-get update && "$@"; }
-}
-
-missing=()
-for p in "${runtime_libs[@]}"; do
-        dpkg-query -W -f='${db:Status-Status}\n' "$p" 2>/dev/null | grep -qx installed || missing+=("$p")
-done
-if [ "${#missing[@]}" -gt 0 ]; then
-        DEBIAN_FRONTEND=noninteractive apt_retry apt-get install -y --no-upgrade --no-install-recommends "${missing[@]}"
-fi
-
-rm -rf "$dest/debs" "$dest/root"
-mkdir -p "$dest/debs" "$dest/root"
-# apt's sandbox user cannot write into an arbitrary directory; download where it can, then move.
-dl=$(mktemp -d)
-trap 'rm -rf "$dl"' EXIT
-chmod 0777 "$dl"
-(cd "$dl" && apt_retry apt-get download "${packages[@]}")
-mv "$dl"/*.deb "$dest/debs/"
-for deb in "$dest"/debs/*.deb; do
-        dpkg-deb -x "$deb" "$dest/root"
-done
+install_runtime_libs "${runtime_libs[@]}"
+fetch_and_unpack "$dest" "${packages[@]}"
 
 # ntp/ntpc.py looks for libntpc.so next to itself first; point that at the unpacked library so
 # ntpq works from the tree without touching the host's /usr/lib.
@@ -72,14 +52,7 @@ libntpc=$(find "$dest/root/usr/lib" -name 'libntpc.so.*.*' -type f | head -n1)
 ln -sfn "$(realpath --relative-to="$dest/root/usr/lib/python3/dist-packages/ntp" "$libntpc")" \
         "$dest/root/usr/lib/python3/dist-packages/ntp/libntpc.so"
 
-for bin in usr/sbin/chronyd usr/bin/chronyc usr/sbin/ntpd; do
-        [ -x "$dest/root/$bin" ] || { echo "fetch-peers: $bin missing after unpacking" >&2; exit 1; }
-        if ldd "$dest/root/$bin" | grep -q 'not found'; then
-                echo "fetch-peers: $bin has unresolved libraries:" >&2
-                ldd "$dest/root/$bin" | grep 'not found' >&2
-                exit 1
-        fi
-done
+check_binaries "$dest/root" fetch-peers usr/sbin/chronyd usr/bin/chronyc usr/sbin/ntpd
 
 dpkg-deb -f "$dest/debs/chrony_"*.deb Version > "$stamp.tmp"
 dpkg-deb -f "$dest/debs/ntpsec_"*.deb Version >> "$stamp.tmp"

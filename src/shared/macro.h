@@ -82,6 +82,23 @@ _noreturn_ void assert_failed(const char *text, const char *file, int line, cons
 
 #define CLAMP(x, low, high) MIN(MAX((x), (low)), (high))
 
+/* Signed 64-bit sums and differences that stop at INT64_MIN/INT64_MAX instead of wrapping. */
+static inline int64_t int64_add_saturating(int64_t a, int64_t b) {
+        int64_t r;
+
+        if (__builtin_add_overflow(a, b, &r))
+                return b > 0 ? INT64_MAX : INT64_MIN;
+        return r;
+}
+
+static inline int64_t int64_sub_saturating(int64_t a, int64_t b) {
+        int64_t r;
+
+        if (__builtin_sub_overflow(a, b, &r))
+                return b < 0 ? INT64_MAX : INT64_MIN;
+        return r;
+}
+
 /* Round up to the next multiple of four: NTP extension fields are word aligned. */
 #define ALIGN4(l) (((l) + 3) & ~(size_t) 3)
 

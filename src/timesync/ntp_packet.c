@@ -106,14 +106,6 @@ NTPShort ntp_short_from_nsec(int64_t nsec) {
 
 /* ---- the arithmetic of one exchange ---- */
 
-static int64_t add_saturating(int64_t a, int64_t b) {
-        int64_t r;
-
-        if (__builtin_add_overflow(a, b, &r))
-                return b > 0 ? INT64_MAX : INT64_MIN;
-        return r;
-}
-
 NTPSample ntp_sample_compute(int64_t t1, int64_t t2, int64_t t3, int64_t t4) {
         /* Halve each difference before adding, so that the sum cannot overflow. */
         return (NTPSample) {
@@ -140,14 +132,14 @@ int64_t ntp_dispersion_nsec(int8_t server_precision, int8_t local_precision, int
 
         /* PHI * t in two parts, so that nothing overflows for any t. */
         growth = t / 1000000 * NTP_PHI_PPM + (t % 1000000) * NTP_PHI_PPM / 1000000;
-        return add_saturating(add_saturating(ntp_precision_nsec(server_precision),
+        return int64_add_saturating(int64_add_saturating(ntp_precision_nsec(server_precision),
                                              ntp_precision_nsec(local_precision)),
                               growth);
 }
 
 int64_t ntp_sample_root_distance_nsec(const NTPSample *s, const NTPHeader *h, int64_t dispersion_nsec) {
-        int64_t delay = add_saturating(MAX(s->delay_nsec, INT64_C(0)), ntp_short_to_nsec(h->root_delay));
+        int64_t delay = int64_add_saturating(MAX(s->delay_nsec, INT64_C(0)), ntp_short_to_nsec(h->root_delay));
 
-        return add_saturating(add_saturating(delay / 2, ntp_short_to_nsec(h->root_dispersion)),
+        return int64_add_saturating(int64_add_saturating(delay / 2, ntp_short_to_nsec(h->root_dispersion)),
                               MAX(dispersion_nsec, INT64_C(0)));
 }

@@ -152,7 +152,7 @@ static void test_handshake_exports_the_keys_the_server_derives(void) {
         ASSERT_TRUE(strstr(info.cipher, "TLS_"));
         ASSERT_STREQ(info.subject, "/CN=server");
         ASSERT_STREQ(info.issuer, "/CN=timesyncd-nts test CA");
-        ASSERT_STREQ(info.sans, "DNS:localhost, DNS:ntp.test, IP:127.0.0.1, IP:::1");
+        ASSERT_STREQ(info.sans, "DNS:localhost, DNS:ntp.test, DNS:*.nts.test, IP:127.0.0.1, IP:::1");
         ASSERT_STREQ(info.verify_result, "ok");
         ASSERT_EQ(info.not_before, 1704067200); /* 2024-01-01, make-certs.sh */
         ASSERT_EQ(info.not_after, 4102358400);  /* 2099-12-31 */
@@ -235,7 +235,7 @@ typedef struct RefusedCert {
         time_t not_after;
 } RefusedCert;
 
-#define TEST_SANS "DNS:localhost, DNS:ntp.test, IP:127.0.0.1, IP:::1"
+#define TEST_SANS "DNS:localhost, DNS:ntp.test, DNS:*.nts.test, IP:127.0.0.1, IP:::1"
 #define TEST_CA "/CN=timesyncd-nts test CA"
 
 static void assert_refused_certificate_is_shown(const RefusedCert *c) {

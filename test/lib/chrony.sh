@@ -25,6 +25,7 @@ _chrony_listening() {
 # start_chrony_nts_server RUNDIR CERTDIR NTPPORT KEPORT [CONFIG-LINE...]
 # Serves stratum 1 with NTS on 127.0.0.1 and ::1, without CAP_SYS_TIME and with -x. Returns once
 # both ports and the command socket are up. Sets CHRONYD_PID. Log: RUNDIR/chronyd.log.
+# Optional: the array CHRONY_ENV, VAR=VALUE words for chronyd's environment (true-time.so).
 start_chrony_nts_server() {
         local rundir=$1 certdir=$2 ntpport=$3 keport=$4 line
         shift 4
@@ -49,7 +50,8 @@ start_chrony_nts_server() {
                 echo "pidfile $rundir/chronyd.pid"
                 for line; do echo "$line"; done
         } >"$rundir/chrony.conf"
-        start_daemon "$rundir/chronyd.log" "$CHRONYD" -x -d -u root -f "$rundir/chrony.conf"
+        start_daemon "$rundir/chronyd.log" ${CHRONY_ENV[@]+env "${CHRONY_ENV[@]}"} \
+                "$CHRONYD" -x -d -u root -f "$rundir/chrony.conf"
         CHRONYD_PID=$DAEMON_PID
         echo "$CHRONYD_PID" >"$rundir/daemon.pid"
         wait_for 10 _chrony_listening "$rundir" "$ntpport" "$keport" ||

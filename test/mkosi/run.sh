@@ -56,8 +56,8 @@ results() {
 # true-time.so: an LD_PRELOAD that gives a chronyd in the guest a clock of its own
 # (run-tests.sh), and true-time-base, which takes its starting point.
 true_time_tools() {
-        cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/mkosi/true-time.c" -ldl
-        cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/mkosi/true-time-base.c"
+        cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/tools/true-time.c" -ldl
+        cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/tools/true-time-base.c"
 }
 
 mkdir -p "$work"

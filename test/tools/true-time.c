@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* LD_PRELOAD for a chronyd server in the test guest: its CLOCK_REALTIME is the true time, that is
- * TRUE_TIME_BASE="REALTIME_NS:RAW_NS" (taken with true-time-base while the guest's clock was
- * right, optionally shifted) plus the CLOCK_MONOTONIC_RAW time since. Steps and slews of the
- * guest's clock do not reach it, so the server stays right while the daemon under test moves
- * the guest's clock towards it. Kernel receive timestamps are refused: they carry the guest's
- * clock, and chronyd would mix them with this one. */
+/* LD_PRELOAD for a chronyd server in a test: its CLOCK_REALTIME is the true time, that is
+ * TRUE_TIME_BASE="REALTIME_NS:RAW_NS" (taken with true-time-base while the clock was right,
+ * optionally shifted) plus the CLOCK_MONOTONIC_RAW time since. In the qemu guest, steps and
+ * slews of the guest's clock do not reach it, so the server stays right while the daemon under
+ * test moves the guest's clock towards it; on the host, a shifted base makes a server that is
+ * years ahead without touching any clock. Kernel receive timestamps are refused: they carry the
+ * system clock, and chronyd would mix them with this one. */
 
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE
+#endif
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>

@@ -49,6 +49,7 @@ typeof(SSL_export_keying_material) *sym_SSL_export_keying_material;
 typeof(SSL_get_version) *sym_SSL_get_version;
 typeof(SSL_get_current_cipher) *sym_SSL_get_current_cipher;
 typeof(SSL_CIPHER_get_name) *sym_SSL_CIPHER_get_name;
+typeof(SSL_get0_verified_chain) *sym_SSL_get0_verified_chain;
 typeof(SSL_alert_desc_string_long) *sym_SSL_alert_desc_string_long;
 typeof(SSL_set_info_callback) *sym_SSL_set_info_callback;
 typeof(SSL_get_servername) *sym_SSL_get_servername;
@@ -133,6 +134,7 @@ int dlopen_libssl(int log_level) {
                         DLSYM_ARG(SSL_get_version),
                         DLSYM_ARG(SSL_get_current_cipher),
                         DLSYM_ARG(SSL_CIPHER_get_name),
+                        DLSYM_ARG(SSL_get0_verified_chain),
                         DLSYM_ARG(SSL_alert_desc_string_long),
                         DLSYM_ARG(SSL_set_info_callback),
                         DLSYM_ARG(SSL_get_servername),

@@ -52,6 +52,7 @@ extern typeof(SSL_export_keying_material) *sym_SSL_export_keying_material;
 extern typeof(SSL_get_version) *sym_SSL_get_version;
 extern typeof(SSL_get_current_cipher) *sym_SSL_get_current_cipher;
 extern typeof(SSL_CIPHER_get_name) *sym_SSL_CIPHER_get_name;
+extern typeof(SSL_get0_verified_chain) *sym_SSL_get0_verified_chain;
 extern typeof(SSL_alert_desc_string_long) *sym_SSL_alert_desc_string_long;
 extern typeof(SSL_set_info_callback) *sym_SSL_set_info_callback;
 extern typeof(SSL_get_servername) *sym_SSL_get_servername;

@@ -312,6 +312,8 @@ static void ke_client_save_tls_info(NTS_KEClient *c, bool handshake_done) {
         c->result->tls.not_after = info.not_after;
         (void) snprintf(c->result->tls.verification, sizeof(c->result->tls.verification), "%s",
                         strempty(info.verify_result));
+        c->result->tls.valid_from = info.valid_from;
+        c->result->tls.valid_until = info.valid_until;
 }
 
 /* Drives TLS as far as the socket allows; returns when waiting or when the session ended. */

@@ -61,6 +61,8 @@ typedef struct NTS_KEResult {
                 time_t not_before;
                 time_t not_after;
                 char verification[128]; /* "ok" or the verifier's message */
+                time_t valid_from;      /* when the whole chain is valid (NTS_TLSInfo) */
+                time_t valid_until;
         } tls;
 
         /* For diagnostics (nts-query): whether a TCP connection was established, and the KE

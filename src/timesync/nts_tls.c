@@ -545,6 +545,30 @@ static int asn1_time_to_time_t(const ASN1_TIME *a, time_t *ret) {
         return 0;
 }
 
+/* The intersection of the validity periods of the chain the verifier built; empty (from >
+ * until) when there is none or a date cannot be read. */
+static void tls_chain_validity(NTS_TLS *t, time_t *ret_from, time_t *ret_until) {
+        STACK_OF(X509) *chain = sym_SSL_get0_verified_chain(t->ssl);
+        int n = chain ? sym_OPENSSL_sk_num((const OPENSSL_STACK *) chain) : 0;
+        time_t from = 1, until = 0;
+
+        for (int i = 0; i < n; i++) {
+                const X509 *x = sym_OPENSSL_sk_value((const OPENSSL_STACK *) chain, i);
+                time_t nb, na;
+
+                if (!x || asn1_time_to_time_t(sym_X509_get0_notBefore(x), &nb) < 0 ||
+                    asn1_time_to_time_t(sym_X509_get0_notAfter(x), &na) < 0) {
+                        from = 1, until = 0;
+                        break;
+                }
+                from = i == 0 ? nb : MAX(from, nb);
+                until = i == 0 ? na : MIN(until, na);
+        }
+
+        *ret_from = from;
+        *ret_until = until;
+}
+
 /* Appends ", KIND:VALUE" (no comma first; "KIND" alone without value) if it fits whole, else
  * ", ..." and returns false: the list is full. Bytes outside printable ASCII, commas and
  * spaces become '?': the certificate may not have verified, and ", " separates the names. */
@@ -637,6 +661,7 @@ int NTS_tls_info(NTS_TLS *t, NTS_TLSInfo *ret) {
         cert_sans(t->leaf, ret->sans, sizeof(ret->sans));
         (void) asn1_time_to_time_t(sym_X509_get0_notBefore(t->leaf), &ret->not_before);
         (void) asn1_time_to_time_t(sym_X509_get0_notAfter(t->leaf), &ret->not_after);
+        tls_chain_validity(t, &ret->valid_from, &ret->valid_until);
         return 0;
 }
 
@@ -656,8 +681,12 @@ NTS_TLSCertTime NTS_tls_cert_time_failure(const NTS_TLS *t) {
         if (t->handshake_done)
                 return NTS_TLS_CERT_TIME_OTHER;
 
-        /* The verifier reports the first error it meets; it checks names and the chain before
-         * validity periods, so a time error here means nothing else failed before it. */
+        /* The verifier reports the first error it meets. It checks the host name first, then
+         * each certificate from the trust anchor down to the leaf: the issuer's signature on it,
+         * then its dates. So "not yet valid" may be an intermediate's or the root's, with the
+         * signatures below it and the leaf's dates not checked at all (an expired leaf under a
+         * not yet valid issuer reports "not yet valid"). The bootstrap therefore repeats the
+         * handshake with every check but the dates before it trusts anything. */
         v = sym_SSL_get_verify_result(t->ssl);
         if (v == X509_V_ERR_CERT_NOT_YET_VALID)
                 return NTS_TLS_CERT_NOT_YET_VALID;

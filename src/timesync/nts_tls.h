@@ -68,8 +68,14 @@ typedef struct NTS_TLSInfo {
         char subject[256];
         char issuer[256];
         char sans[512];                 /* "DNS:localhost, IP:127.0.0.1", "" if none */
-        time_t not_before;
+        time_t not_before;              /* of the server's certificate */
         time_t not_after;
+        /* When every certificate of the chain the verifier built (up to the trust anchor,
+         * whole after a handshake that verified) is valid, the intersection of their periods:
+         * the leaf alone may be valid at a time its issuer is not. valid_from > valid_until
+         * when empty or unknown. */
+        time_t valid_from;
+        time_t valid_until;
         const char *verify_result;      /* "ok" or the verifier's message ("certificate has expired") */
 } NTS_TLSInfo;
 

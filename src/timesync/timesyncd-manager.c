@@ -1200,8 +1200,13 @@ int manager_start(Manager *m) {
         if (m->state_dir) {
                 if (asprintf(&clock_file, "%s/clock", m->state_dir) < 0)
                         return log_oom();
-                (void) clock_file_restore(m->clock, clock_file, TIME_EPOCH, NULL);
-        }
+                r = clock_file_restore(m->clock, clock_file, TIME_EPOCH, NULL);
+        } else
+                r = 0;
+        /* Read once, before the first sync moves the clock file: the NTS bootstrap's evidence
+         * that the clock is behind is about where the clock stood when the machine booted. */
+        clock_floor_read(&m->clock_floor, clock_file, TIME_EPOCH, CLOCK_EPOCH_FILE);
+        m->clock_floor.advanced = r > 0;
 
         r = manager_clock_watch_setup(m);
         if (r < 0)

@@ -11,6 +11,7 @@
 #include "resolve-util.h"
 #include "time-util.h"
 #include "timesyncd-clock.h"
+#include "timesyncd-clockfile.h"
 #include "timesyncd-conf.h"
 #include "timesyncd-filter.h"
 #include "timesyncd-server.h"
@@ -84,6 +85,7 @@ struct Manager {
         NTPMessage ntpmsg;
         int64_t last_offset_nsec;
         int64_t frequency;              /* kernel frequency offset, for the Frequency property */
+        ClockFloor clock_floor;         /* read at start: where the clock stood at boot, at the latest */
 
         /* NTS, see timesyncd-nts.h */
         bool nts_unavailable;           /* NTS servers configured but libssl/libcrypto missing */
@@ -93,6 +95,7 @@ struct Manager {
         char nts_status[256];           /* why NTS does not work, "" when it does */
         bool nts_missing_reported;      /* NTSRequired=yes without NTS servers: logged, in nts_status */
         bool status_notified;           /* a STATUS= was sent */
+        bool nts_bootstrap_refusal_logged;
 
         /* What the last PropertiesChanged signal said of the properties that stay the same
          * over most polls (see manager_bus_emit_changed()) */

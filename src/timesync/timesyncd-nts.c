@@ -9,6 +9,7 @@
 #include "socket-address.h"
 #include "ssl-util.h"
 #include "timesyncd-bus.h"
+#include "timesyncd-clockfile.h"
 #include "timesyncd-manager.h"
 #include "timesyncd-nts.h"
 
@@ -219,31 +220,69 @@ static void nts_ke_failed(Manager *m, NTSState *s, const char *reason) {
                 (void) manager_connect(m);
 }
 
-/* Bootstrap with a wrong clock.
+/* Bootstrap with a wrong clock (docs/NTS.md has the reasoning).
  *
- * A machine without a working RTC starts at the clock file's time or this build's time, and
- * the certificate of an NTS-KE server issued after that looks "not yet valid": without help,
- * such a machine can never get authenticated time. The way out, bounded so that it cannot
- * hurt a clock that is right:
+ * A machine without a working RTC starts at a floor: the clock file's time, this build's time
+ * or systemd's epoch file. The certificate of an NTS-KE server issued after that looks "not
+ * yet valid": without help, such a machine can never get authenticated time. The way out, for
+ * a clock known to be behind and nothing else:
  *  - only while NTSBootstrap= is on, we have not synchronized since start and the kernel does
  *    not consider the clock synchronized either;
- *  - only for a certificate that failed *only* for being not yet valid (names and chain were
- *    checked first and passed). An expired certificate is never accepted: that is what an
- *    attacker holding an old key would show a correctly set clock;
- *  - the key exchange is repeated without validity checks, and time from those keys is used
- *    only if it lies within the certificate's validity period and moves the clock forward;
+ *  - only while the clock still reads as the floor put it at boot (clock_floor_verdict()):
+ *    "unsynchronized" alone is true at every boot, also of a correct clock, and a certificate
+ *    valid from the future (issued ahead of a rotation, a private CA) would then let its
+ *    server move a correct clock anywhere into its validity period;
+ *  - only for a certificate refused for being not yet valid. An expired certificate is never
+ *    accepted: that is what an attacker holding an old key would show a correctly set clock;
+ *  - the key exchange is repeated without validity checks (everything else is checked), and
+ *    time from those keys is used only if it lies within the certificate's validity period
+ *    and moves the clock forward;
  *  - once the clock took that time, the keys are dropped and the key exchange is repeated
  *    with every check, now against the corrected clock; the keys are never saved.
- * So an attacker can at most move a clock that is behind forward into a validity period of a
- * certificate a trusted CA issued for that server name. */
-static bool nts_bootstrap_allowed(Manager *m) {
+ * Returns whether the bootstrap is allowed; why gets the evidence, or the reason for the
+ * refusal as a clause, and ret_short a refusal's reason short enough for a status. */
+static bool nts_bootstrap_allowed(Manager *m, char *why, size_t size, const char **ret_short) {
+        const char *reason = NULL;
         ClockState st = {};
+        ClockFloorVerdict v;
+        struct timespec ts;
+        int64_t realtime, boottime;
+        char found[200];
 
-        if (!m->config.nts_bootstrap || m->synchronized)
+        if (!m->config.nts_bootstrap)
+                reason = "NTSBootstrap=no";
+        else if (m->synchronized)
+                reason = "the clock was synchronized since the daemon started";
+        else if (clock_backend_get_state(m->clock, &st) < 0 || st.synchronized)
+                reason = "the kernel does not report the clock unsynchronized";
+        else if (clock_backend_now(m->clock, &ts) < 0)
+                reason = "the clock cannot be read";
+        if (reason) {
+                snprintf(why, size, "%s", reason);
+                *ret_short = reason;
                 return false;
-        if (clock_backend_get_state(m->clock, &st) >= 0 && st.synchronized)
-                return false;
-        return true;
+        }
+
+        realtime = (int64_t) ts.tv_sec * NTP_NSEC_PER_SEC + ts.tv_nsec;
+        boottime = (int64_t) now(CLOCK_BOOTTIME) * 1000;
+        v = clock_floor_verdict(&m->clock_floor, realtime, boottime);
+        if (clock_floor_is_evidence(v)) {
+                clock_floor_describe(&m->clock_floor, v, realtime, boottime, why, size);
+                return true;
+        }
+
+        clock_floor_describe(&m->clock_floor, v, realtime, boottime, found, sizeof found);
+        snprintf(why, size, "nothing says that the clock is behind: %s", found);
+        *ret_short = "the clock is not known to be behind";
+        return false;
+}
+
+/* Once per start at warning level: each retry of the key exchange meets the same refusal. */
+static void nts_bootstrap_log_refusal(Manager *m, NTSState *s, const char *why) {
+        log_full(m->nts_bootstrap_refusal_logged ? LOG_DEBUG : LOG_WARNING,
+                 "Bootstrap with %s refused: its certificate is not yet valid by our clock, and %s.",
+                 s->name->string, why);
+        m->nts_bootstrap_refusal_logged = true;
 }
 
 static int nts_start_ke(Manager *m, NTSState *s);
@@ -258,18 +297,29 @@ static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
         s->ke = NTS_ke_client_free(c);
 
         if (result->error < 0) {
+                char why[256], reason[512];
+                const char *r_reason = result->reason;
+
                 if (result->stage == NTS_KE_STAGE_TLS && result->cert_time_failure == NTS_TLS_CERT_NOT_YET_VALID &&
-                    !s->bootstrap_attempt && nts_bootstrap_allowed(m)) {
-                        log_notice("The certificate of %s is not yet valid by our clock, which is not synchronized: "
-                                   "bootstrapping (its time is used only within the certificate's validity period, "
-                                   "and only forward).", n->string);
-                        NTS_ke_result_free(result);
-                        s->bootstrap_attempt = true;
-                        (void) nts_start_ke(m, s);
-                        return;
+                    !s->bootstrap_attempt) {
+                        const char *short_reason = NULL;
+
+                        if (nts_bootstrap_allowed(m, why, sizeof why, &short_reason)) {
+                                log_notice("The certificate of %s is not yet valid by our clock, which is not "
+                                           "synchronized and behind (%s): bootstrapping (its time is used only "
+                                           "within the certificate's validity period, and only forward).",
+                                           n->string, why);
+                                NTS_ke_result_free(result);
+                                s->bootstrap_attempt = true;
+                                (void) nts_start_ke(m, s);
+                                return;
+                        }
+                        nts_bootstrap_log_refusal(m, s, why);
+                        snprintf(reason, sizeof reason, "%s; no bootstrap: %s", result->reason, short_reason);
+                        r_reason = reason;
                 }
                 s->bootstrap_attempt = false;
-                nts_ke_failed(m, s, result->reason);
+                nts_ke_failed(m, s, r_reason);
                 NTS_ke_result_free(result);
                 return;
         }
@@ -299,8 +349,8 @@ static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
 
         s->bootstrap = s->bootstrap_attempt;
         s->bootstrap_attempt = false;
-        s->cert_not_before = result->tls.not_before;
-        s->cert_not_after = result->tls.not_after;
+        s->chain_valid_from = result->tls.valid_from;
+        s->chain_valid_until = result->tls.valid_until;
         s->cookies_unproven = true;
         s->ke_retry_after = 0;
         s->last_error[0] = '\0';
@@ -325,6 +375,7 @@ static void nts_ke_resolved(ResolveQuery *q, int error, const struct addrinfo *a
         Manager *m = s->name->manager;
         SocketAddress addresses[NTS_KE_MAX_ADDRESSES];
         NTS_AEADAlgorithm offer[8];
+        struct timespec now_ts;
         struct stat st;
         size_t n = 0;
         const char *ca = m->config.nts_trusted_certificates;
@@ -357,6 +408,12 @@ static void nts_ke_resolved(ResolveQuery *q, int error, const struct addrinfo *a
                 return;
         }
 
+        /* Validity periods are checked against the clock the daemon disciplines: CLOCK_REALTIME
+         * (what OpenSSL would use anyway), or in tests the fake clock of --test-clock-offset=,
+         * so that a fake clock years behind meets "not yet valid" as a real one would. */
+        if (clock_backend_now(m->clock, &now_ts) < 0)
+                now_ts = (struct timespec) {};
+
         NTS_KEClientParams p = {
                 .addresses = addresses,
                 .n_addresses = n,
@@ -364,6 +421,7 @@ static void nts_ke_resolved(ResolveQuery *q, int error, const struct addrinfo *a
                         .hostname = s->name->host,
                         .ca_file = ca && stat(ca, &st) >= 0 && !S_ISDIR(st.st_mode) ? ca : NULL,
                         .ca_dir = ca && stat(ca, &st) >= 0 && S_ISDIR(st.st_mode) ? ca : NULL,
+                        .verify_time = now_ts.tv_sec,
                         .no_verify_time = s->bootstrap_attempt,
                 },
                 .aead = offer,
@@ -567,14 +625,14 @@ int manager_nts_check_bootstrap(Manager *m, int64_t server_time_nsec, int64_t of
         if (!s || !s->bootstrap)
                 return 0;
 
-        nb = (int64_t) s->cert_not_before * NTP_NSEC_PER_SEC;
-        na = (int64_t) s->cert_not_after * NTP_NSEC_PER_SEC;
+        nb = (int64_t) s->chain_valid_from * NTP_NSEC_PER_SEC;
+        na = (int64_t) s->chain_valid_until * NTP_NSEC_PER_SEC;
         if (server_time_nsec >= nb && server_time_nsec <= na && offset_nsec > 0)
                 return 0;
 
         log_warning("Refusing bootstrap time from %s: it %s; dropping the server.", s->name->string,
-                    server_time_nsec < nb || server_time_nsec > na ? "lies outside its certificate's validity period"
-                                                                    : "would move the clock backwards");
+                    server_time_nsec < nb || server_time_nsec > na ?
+                    "lies outside the validity period of its certificate chain" : "would move the clock backwards");
         nts_state_forget_keys(s);
         s->ke_failures++;
         s->ke_retry_after = now(CLOCK_BOOTTIME) + NTS_KE_BACKOFF_MAX_USEC;

@@ -48,11 +48,11 @@ typedef struct NTSState {
         char *ke_address;               /* "host:port" as used for the exchange */
 
         /* Bootstrap (see timesyncd-nts.c): the keys came from a handshake that did not check
-         * certificate validity periods, so time from them must fall in [not_before,
-         * not_after] of the certificate and may only move the clock forward. */
+         * certificate validity periods, so time from them must fall in the period in which
+         * every certificate of the chain is valid, and may only move the clock forward. */
         bool bootstrap_attempt;         /* the next key exchange skips the validity check */
         bool bootstrap;                 /* the keys in the jar come from such an exchange */
-        time_t cert_not_before, cert_not_after;
+        time_t chain_valid_from, chain_valid_until;
 
         NTS_Query query;                /* the request in flight */
         bool query_pending;

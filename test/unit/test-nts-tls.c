@@ -449,6 +449,47 @@ static void test_verify_time_is_the_time_checked(void) {
                        EKEYREJECTED, verify_reason(X509_V_ERR_CERT_NOT_YET_VALID));
 }
 
+/* OpenSSL checks each certificate from the trust anchor down: the issuer's signature on it,
+ * then its dates. A CA not yet valid is reported before anything about the leaf, even an
+ * expired leaf: "not yet valid" does not mean that the rest of the chain passed. */
+static void test_issuer_not_yet_valid_is_reported_before_an_expired_leaf(void) {
+        const time_t year = 366 * 24 * 3600;
+        Pair p;
+
+        /* The CA is valid from the test run on, the leaf expired in 2021. */
+        pair_new(&p, &(ServerSetup) { .chain = "expired-chain.pem" },
+                 &(NTS_TLSOptions) { .hostname = "localhost", .verify_time = time(NULL) - year });
+        ASSERT_ERROR(pair_handshake(&p), EKEYREJECTED);
+        ASSERT_TRUE(strstr(NTS_tls_error(p.client), verify_reason(X509_V_ERR_CERT_NOT_YET_VALID)));
+        ASSERT_EQ(NTS_tls_cert_time_failure(p.client), NTS_TLS_CERT_NOT_YET_VALID);
+        pair_free(&p);
+}
+
+/* The bootstrap may take only a time at which every certificate of the chain is valid. */
+static void test_chain_validity_is_the_intersection_of_the_chain(void) {
+        const time_t now = time(NULL);
+        NTS_TLSInfo info;
+        Pair p;
+
+        /* Leaf 2024..2099, CA from the test run for ten years: the CA's period. */
+        pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost" });
+        ASSERT_OK(pair_handshake(&p));
+        ASSERT_OK(NTS_tls_info(p.client, &info));
+        ASSERT_EQ(info.not_before, 1704067200);
+        ASSERT_TRUE(info.valid_from > now - 3600 && info.valid_from <= now);
+        ASSERT_TRUE(info.valid_until > now + 3649 * 24 * 3600 && info.valid_until < info.not_after);
+        pair_free(&p);
+
+        /* Leaf 2020..2021 under that CA, accepted without time checks (the bootstrap's
+         * handshake): no time at all. */
+        pair_new(&p, &(ServerSetup) { .chain = "expired-chain.pem" },
+                 &(NTS_TLSOptions) { .hostname = "localhost", .no_verify_time = true });
+        ASSERT_OK(pair_handshake(&p));
+        ASSERT_OK(NTS_tls_info(p.client, &info));
+        ASSERT_TRUE(info.valid_from > info.valid_until);
+        pair_free(&p);
+}
+
 static void test_server_without_alpn_is_refused(void) {
         assert_refused(&(ServerSetup) { .alpn = SERVER_ALPN_NONE }, &(NTS_TLSOptions) { .hostname = "localhost" },
                        EPROTO, "did not select ALPN protocol \"ntske/1\"");
@@ -667,6 +708,8 @@ TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_no_verify_time_accepts_expired_and_future),
           TEST_CASE(test_no_verify_time_still_refuses_wrong_name_and_unknown_ca),
           TEST_CASE(test_verify_time_is_the_time_checked),
+          TEST_CASE(test_issuer_not_yet_valid_is_reported_before_an_expired_leaf),
+          TEST_CASE(test_chain_validity_is_the_intersection_of_the_chain),
           TEST_CASE(test_server_without_alpn_is_refused),
           TEST_CASE(test_server_with_other_alpn_is_refused),
           TEST_CASE(test_server_refusing_alpn_is_refused_with_its_alert),

@@ -135,6 +135,110 @@ static void test_save_never_follows_a_symlink(void) {
         ASSERT_OK(unlink(target));
 }
 
+/* ---- the floor and the NTS bootstrap's evidence (clock_floor_verdict()) ---- */
+
+#define SEC INT64_C(1000000000)
+#define F (INT64_C(1800000000) * SEC)
+
+/* verdict FLOOR_ADVANCED BOOT_MOMENT BOOTTIME: the clock reads BOOT_MOMENT + BOOTTIME. */
+static ClockFloorVerdict verdict(bool advanced, int64_t boot_moment, int64_t boottime) {
+        ClockFloor f = { .nsec = F, .source = "clock file", .advanced = advanced };
+
+        return clock_floor_verdict(&f, boot_moment + boottime, boottime);
+}
+
+static void test_clock_before_the_floor_is_behind(void) {
+        /* Observe mode leaves such a clock there; so does a person setting it back. */
+        ASSERT_EQ(verdict(false, F - 3600 * SEC, 100 * SEC), CLOCK_FLOOR_BEHIND);
+        ASSERT_EQ(verdict(true, F - 3600 * SEC, 100 * SEC), CLOCK_FLOOR_BEHIND);
+}
+
+static void test_clock_the_daemon_advanced_is_behind_whenever_it_started(void) {
+        /* Advanced at boottime 20 s, or 30 days after boot: the clock reads F + time since. */
+        ASSERT_EQ(verdict(true, F - 20 * SEC, 25 * SEC), CLOCK_FLOOR_ADVANCED);
+        ASSERT_EQ(verdict(true, F - 30 * 86400 * SEC, 30 * 86400 * SEC + 5 * SEC), CLOCK_FLOOR_ADVANCED);
+}
+
+static void test_clock_set_forward_after_the_advance_is_past(void) {
+        /* Advanced at 20 s, then someone set it 2 s ahead of where it would be. */
+        ASSERT_EQ(verdict(true, F - 20 * SEC + 22 * SEC, 100 * SEC), CLOCK_FLOOR_PAST);
+}
+
+static void test_clock_pid1_set_early_in_boot_is_behind(void) {
+        /* PID 1 set it to the floor 3 s or 60 s after boot; also when we start a month later. */
+        ASSERT_EQ(verdict(false, F - 3 * SEC, 10 * SEC), CLOCK_FLOOR_EARLY_BOOT);
+        ASSERT_EQ(verdict(false, F - 60 * SEC, 100 * SEC), CLOCK_FLOOR_EARLY_BOOT);
+        ASSERT_EQ(verdict(false, F - 3 * SEC, 30 * 86400 * SEC), CLOCK_FLOOR_EARLY_BOOT);
+        /* Reading the two clocks one after the other: up to the slack after the floor. */
+        ASSERT_EQ(verdict(false, F + CLOCK_FLOOR_SLACK_NSEC, 10 * SEC), CLOCK_FLOOR_EARLY_BOOT);
+}
+
+static void test_correct_clock_after_a_reboot_is_past(void) {
+        /* The clock file was written as the machine went down; the RTC kept the time while
+         * it was down, 5 s (a quick reboot) or a day. */
+        ASSERT_EQ(verdict(false, F + 5 * SEC, 10 * SEC), CLOCK_FLOOR_PAST);
+        ASSERT_EQ(verdict(false, F + 86400 * SEC, 10 * SEC), CLOCK_FLOOR_PAST);
+        ASSERT_EQ(verdict(false, F + CLOCK_FLOOR_SLACK_NSEC + 1, 10 * SEC), CLOCK_FLOOR_PAST);
+}
+
+static void test_floor_recorded_after_early_boot_is_late(void) {
+        /* A clock file written by an earlier instance 61 s or a day after this boot began
+         * (restart), or a build newer than the boot: a correct clock reads the same. */
+        ASSERT_EQ(verdict(false, F - 61 * SEC, 100 * SEC), CLOCK_FLOOR_LATE);
+        ASSERT_EQ(verdict(false, F - 86400 * SEC, 2 * 86400 * SEC), CLOCK_FLOOR_LATE);
+}
+
+static void test_only_behind_verdicts_are_evidence(void) {
+        ASSERT_TRUE(clock_floor_is_evidence(CLOCK_FLOOR_BEHIND));
+        ASSERT_TRUE(clock_floor_is_evidence(CLOCK_FLOOR_ADVANCED));
+        ASSERT_TRUE(clock_floor_is_evidence(CLOCK_FLOOR_EARLY_BOOT));
+        ASSERT_FALSE(clock_floor_is_evidence(CLOCK_FLOOR_PAST));
+        ASSERT_FALSE(clock_floor_is_evidence(CLOCK_FLOOR_LATE));
+}
+
+static void test_describe_names_the_floor_and_the_numbers(void) {
+        ClockFloor f = { .nsec = F, .source = "clock file" };
+        char buf[256];
+
+        /* 2027-01-15 08:00:00 UTC */
+        clock_floor_describe(&f, CLOCK_FLOOR_PAST, F + 100 * SEC + 10 * SEC, 10 * SEC, buf, sizeof buf);
+        ASSERT_STREQ(buf, "the clock reads 100 s later than its floor (clock file, 2027-01-15 08:00:00 UTC) "
+                          "plus the time since boot, so it did not start from the floor");
+        clock_floor_describe(&f, CLOCK_FLOOR_LATE, F - 900 * SEC + 1000 * SEC, 1000 * SEC, buf, sizeof buf);
+        ASSERT_STREQ(buf, "its floor (clock file, 2027-01-15 08:00:00 UTC) lies 900 s after the moment of boot "
+                          "by this clock, later than early boot, so the clock did not start from it");
+        clock_floor_describe(&f, CLOCK_FLOOR_EARLY_BOOT, F - 30 * SEC + 50 * SEC, 50 * SEC, buf, sizeof buf);
+        ASSERT_STREQ(buf, "the clock reads as set to its floor (clock file, 2027-01-15 08:00:00 UTC) 30 s after boot");
+}
+
+static void test_floor_is_the_latest_of_build_time_clock_file_and_epoch_file(void) {
+        char epoch[sizeof dir + 16];
+        ClockFloor f;
+
+        snprintf(epoch, sizeof epoch, "%s/clock-epoch", dir);
+        (void) unlink(path);
+        (void) unlink(epoch);
+        clock_floor_read(&f, path, 1600000000, epoch);
+        ASSERT_EQ(f.nsec, 1600000000 * SEC);
+        ASSERT_STREQ(f.source, "build time");
+        ASSERT_FALSE(f.advanced);
+
+        ASSERT_OK(clock_file_save(path, &(struct timespec) { .tv_sec = 1700000000, .tv_nsec = 5 }));
+        clock_floor_read(&f, path, 1600000000, epoch);
+        ASSERT_EQ(f.nsec, 1700000000 * SEC + 5);
+        ASSERT_STREQ(f.source, "clock file");
+
+        ASSERT_OK(clock_file_save(epoch, &(struct timespec) { .tv_sec = 1750000000 }));
+        clock_floor_read(&f, path, 1600000000, epoch);
+        ASSERT_EQ(f.nsec, 1750000000 * SEC);
+        ASSERT_STREQ(f.source, epoch);
+
+        /* An older build time or clock file never lowers it. */
+        clock_floor_read(&f, path, 1500000000, epoch);
+        ASSERT_EQ(f.nsec, 1750000000 * SEC);
+        ASSERT_OK(unlink(epoch));
+}
+
 static void setup(void) {
         ASSERT_TRUE(mkdtemp(dir));
         snprintf(path, sizeof path, "%s/clock", dir);
@@ -155,6 +259,15 @@ int main(void) {
                 TEST_CASE(test_file_older_than_build_time_uses_build_time),
                 TEST_CASE(test_observe_backend_never_sets_the_clock),
                 TEST_CASE(test_fake_backend_counts_steps_and_slews),
+                TEST_CASE(test_clock_before_the_floor_is_behind),
+                TEST_CASE(test_clock_the_daemon_advanced_is_behind_whenever_it_started),
+                TEST_CASE(test_clock_set_forward_after_the_advance_is_past),
+                TEST_CASE(test_clock_pid1_set_early_in_boot_is_behind),
+                TEST_CASE(test_correct_clock_after_a_reboot_is_past),
+                TEST_CASE(test_floor_recorded_after_early_boot_is_late),
+                TEST_CASE(test_only_behind_verdicts_are_evidence),
+                TEST_CASE(test_describe_names_the_floor_and_the_numbers),
+                TEST_CASE(test_floor_is_the_latest_of_build_time_clock_file_and_epoch_file),
         };
 
         setup();

@@ -278,3 +278,17 @@ char *format_timespan(char *buf, size_t size, usec_t t, usec_t accuracy) {
         buf[used] = '\0';
         return buf;
 }
+
+char *format_timestamp(char *buf, size_t size, usec_t t) {
+        time_t sec;
+        struct tm tm;
+
+        assert(buf);
+        assert(size > 0);
+
+        sec = (time_t) (t / USEC_PER_SEC);
+        if (t == 0 || t == USEC_INFINITY || (usec_t) sec != t / USEC_PER_SEC || !localtime_r(&sec, &tm) ||
+            strftime(buf, size, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
+                copy_truncated(buf, size, "n/a");
+        return buf;
+}

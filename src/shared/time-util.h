@@ -48,3 +48,12 @@ int parse_sec(const char *s, usec_t *ret);
 char *format_timespan(char *buf, size_t size, usec_t t, usec_t accuracy);
 #define FORMAT_TIMESPAN(t, accuracy)                                                           \
         format_timespan((char[FORMAT_TIMESPAN_MAX]) {}, FORMAT_TIMESPAN_MAX, (t), (accuracy))
+
+/* Longest output of format_timestamp(), including the NUL. */
+#define FORMAT_TIMESTAMP_MAX 64U
+
+/* A point in time (microseconds since 1970, CLOCK_REALTIME) in the local time zone, like
+ * systemd prints it: "Fri 2026-12-04 18:49:24 UTC"; "n/a" for 0, USEC_INFINITY or a time the
+ * C library cannot represent. Output fits size, always NUL-terminated. */
+char *format_timestamp(char *buf, size_t size, usec_t t);
+#define FORMAT_TIMESTAMP(t) format_timestamp((char[FORMAT_TIMESTAMP_MAX]) {}, FORMAT_TIMESTAMP_MAX, (t))

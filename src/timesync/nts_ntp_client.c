@@ -48,7 +48,8 @@ static ssize_t ntp_client_receive(int fd, const NTPTimestamp *sent, usec_t deadl
                         return -errno;
                 }
 
-                n = recv(fd, buf, size, MSG_DONTWAIT);
+                /* MSG_TRUNC: the datagram's real length, also when it did not fit. */
+                n = recv(fd, buf, size, MSG_DONTWAIT | MSG_TRUNC);
                 if (n < 0) {
                         if (errno == EAGAIN || errno == EINTR)
                                 continue;
@@ -58,6 +59,12 @@ static ssize_t ntp_client_receive(int fd, const NTPTimestamp *sent, usec_t deadl
 
                 if ((size_t) n < NTP_HEADER_SIZE)
                         continue;
+                /* Its first bytes may parse, and with NTS even verify (fields after the
+                 * authenticator are not covered by it): a reply cut by our buffer is never used. */
+                if ((size_t) n > size) {
+                        log_debug("Ignoring a packet of %zi bytes, larger than any reply we accept.", n);
+                        continue;
+                }
                 ntp_header_decode(buf, &h);
                 if (h.mode != NTP_MODE_SERVER || h.version != NTP_VERSION ||
                     !ntp_ts_equal(h.origin, *sent)) {

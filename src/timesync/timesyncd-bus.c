@@ -328,6 +328,36 @@ static int property_get_nts_status(sd_bus *bus, const char *path, const char *in
         return sd_bus_message_append(reply, "s", m->nts_status);
 }
 
+/* Per server and cause: the server as configured, the cause's name, the reason as logged,
+ * count, first and last (microseconds since 1970). Every server, not only the selected one:
+ * after failures none may be selected, which is when these counts matter. */
+static int property_get_refused_replies(sd_bus *bus, const char *path, const char *interface,
+                                        const char *property, sd_bus_message *reply, void *userdata,
+                                        sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "(sssutt)");
+        if (r < 0)
+                return r;
+
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                LIST_FOREACH(names, n, *manager_server_list(m, t))
+                        for (RefusalCause c = 0; c < _REFUSAL_CAUSE_MAX; c++) {
+                                const RefusalCount *k = &n->refusals.by_cause[c];
+
+                                if (k->count == 0)
+                                        continue;
+                                r = sd_bus_message_append(reply, "(sssutt)", n->string, refusal_cause_to_string(c),
+                                                          k->reason, (uint32_t) k->count, k->first_realtime,
+                                                          k->last_realtime);
+                                if (r < 0)
+                                        return r;
+                        }
+
+        return sd_bus_message_close_container(reply);
+}
+
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
 
@@ -374,6 +404,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("NTSLastKeyExchangeTimestamp", "t", property_get_usec, offsetof(Manager, nts_last_ke_realtime),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("NTSStatus", "s", property_get_nts_status, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        /* Counted per packet, a forged flood included: no signal per change (read it). */
+        SD_BUS_PROPERTY("RefusedReplies", "a(sssutt)", property_get_refused_replies, 0, 0),
         SD_BUS_METHOD_WITH_ARGS("SetRuntimeNTSServers", SD_BUS_ARGS("as", runtime_servers), SD_BUS_NO_RESULT,
                                 method_set_runtime_nts_servers, SD_BUS_VTABLE_UNPRIVILEGED),
 

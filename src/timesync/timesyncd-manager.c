@@ -244,12 +244,35 @@ static int manager_open_socket(Manager *m) {
         return 0;
 }
 
+/* NTSStatus after a request whose replies were all refused: the last cause, with how often
+ * and since when the server sent such replies. */
+static void manager_set_refusal_status(Manager *m, const char *addr) {
+        const Refusals *r = &m->current_server_name->refusals;
+        const RefusalCount *c = &r->by_cause[r->last];
+
+        snprintf(m->nts_status, sizeof m->nts_status, "Reply from %s (%s) refused: %s, %u %s since %s",
+                 addr, m->current_server_name->string, c->reason, c->count, c->count == 1 ? "time" : "times",
+                 FORMAT_TIMESTAMP(c->first_realtime));
+        (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+}
+
 static int manager_on_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         char buf[80];
 
-        log_info("Timed out waiting for reply from %s (%s).",
-                 current_address_pretty(m, buf, sizeof buf), strna(server_name_string(m->current_server_name)));
+        (void) current_address_pretty(m, buf, sizeof buf);
+        if (m->request_refused > 0 && m->current_server_name) {
+                const Refusals *r = &m->current_server_name->refusals;
+
+                /* Not a silent server: say what came instead of a reply we could use. */
+                log_info("Timed out waiting for reply from %s (%s): %u %s refused, the last one: %s.",
+                         buf, m->current_server_name->string, m->request_refused,
+                         m->request_refused == 1 ? "reply was" : "replies were", r->by_cause[r->last].reason);
+                if (m->current_server_name->nts)
+                        manager_set_refusal_status(m, buf);
+        } else
+                log_info("Timed out waiting for reply from %s (%s).", buf,
+                         strna(server_name_string(m->current_server_name)));
 
         return manager_connect(m);
 }
@@ -292,6 +315,7 @@ static int manager_send_request(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to generate request nonce: %m");
         m->request_nonce = h.transmit;
+        m->request_refused = 0;
 
         ntp_header_encode(&h, packet);
 
@@ -461,6 +485,29 @@ static int manager_handle_kiss(Manager *m, const NTPHeader *h) {
         return manager_arm_timer(m, m->poll_interval_usec) < 0 ? -1 : 1;
 }
 
+/* Counts a refused reply to the request in flight and logs it: the first of each cause per
+ * server and REFUSAL_LOG_INTERVAL_USEC at warning (NTS verification) or notice level, the
+ * rest at debug level, so that a flood of forged replies costs a few lines. */
+static void manager_refuse_reply(Manager *m, RefusalCause cause, const char *reason) {
+        ServerName *n = m->current_server_name;
+        char addr[80];
+        bool first;
+        int level;
+
+        first = refusals_add(&n->refusals, cause, reason, now(CLOCK_REALTIME), now(CLOCK_BOOTTIME));
+        m->request_refused++;
+
+        (void) current_address_pretty(m, addr, sizeof addr);
+        if (cause >= REFUSAL_NTS_TRUNCATED) {
+                level = first ? LOG_WARNING : LOG_DEBUG;
+                log_full(level, "Ignoring reply from %s (%s) that fails NTS verification: %s.", addr, n->string,
+                         reason);
+        } else {
+                level = first ? LOG_NOTICE : LOG_DEBUG;
+                log_full(level, "Ignoring reply from %s (%s): %s.", addr, n->string, reason);
+        }
+}
+
 static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         Manager *m = userdata;
         uint8_t buf[NTS_MAX_PACKET_SIZE];
@@ -503,8 +550,16 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
                 return 0;
         }
 
+        /* A datagram larger than the buffer arrives cut (MSG_TRUNC). Its first bytes may well
+         * parse and, with NTS, even verify (fields after the authenticator are not covered by
+         * it): refused whole, never used cut. No reply we accept is that large. */
+        if (mh.msg_flags & MSG_TRUNC) {
+                manager_refuse_reply(m, REFUSAL_OVERSIZED, "it is larger than any reply accepted");
+                return 0;
+        }
+
         if ((size_t) l < NTP_HEADER_SIZE) {
-                log_debug("Invalid NTP reply of %zd bytes, ignoring.", l);
+                manager_refuse_reply(m, REFUSAL_SHORT, "it is shorter than an NTP header");
                 return 0;
         }
 
@@ -518,21 +573,39 @@ static int manager_on_reply(sd_event_source *s, int fd, uint32_t revents, void *
         /* The origin check comes first: anything that does not echo our nonce is not an
          * answer to our request, whatever else it says. */
         if (!ntp_ts_equal(h.origin, m->request_nonce)) {
-                log_debug("Reply does not match our request (origin timestamp), ignoring.");
+                manager_refuse_reply(m, REFUSAL_WRONG_ORIGIN, "it does not match our request (origin timestamp)");
                 return 0;
         }
 
         if (h.mode != NTP_MODE_SERVER || (h.version != 4 && h.version != 3)) {
-                log_debug("Unsupported reply (mode %u, version %u), ignoring.", h.mode, h.version);
+                log_debug("Unsupported reply (mode %u, version %u).", h.mode, h.version);
+                manager_refuse_reply(m, REFUSAL_NOT_SERVER_REPLY, "it is not an NTPv3 or NTPv4 server reply");
                 return 0;
         }
 
         /* With NTS, nothing of a reply is looked at before it verified: not its time, not
          * its kiss codes. Only a NAK for our own request is acted on (inside). */
         if (m->current_server_name->nts) {
-                r = manager_nts_verify_reply(m, buf, (size_t) l);
-                if (r < 0)
+                ServerName *n = m->current_server_name;
+                RefusalCause cause;
+                const char *reason;
+
+                r = manager_nts_verify_reply(m, buf, (size_t) l, &cause, &reason);
+                if (r == -EKEYREJECTED) {
+                        /* A NAK was acted on (logged there): a new key exchange, maybe another
+                         * server meanwhile. Only counted, on the server that sent it. */
+                        (void) refusals_add(&n->refusals, cause, reason, now(CLOCK_REALTIME), now(CLOCK_BOOTTIME));
                         return 0;
+                }
+                if (r < 0) {
+                        manager_refuse_reply(m, cause, reason);
+                        return 0;
+                }
+                /* A verified reply: NTS works, whatever failed before. */
+                if (m->nts_status[0] != '\0') {
+                        m->nts_status[0] = '\0';
+                        (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+                }
         }
 
         m->pending = false;

@@ -68,6 +68,7 @@ struct Manager {
         /* the request in flight */
         bool pending;
         NTPTimestamp request_nonce;     /* random transmit timestamp: the reply must echo it */
+        unsigned request_refused;       /* replies to it that were refused (timesyncd-refusals.h) */
         int64_t request_realtime_nsec;  /* t1 */
         usec_t request_monotonic;
 

@@ -50,7 +50,10 @@ ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
         return -EOPNOTSUPP;
 }
 
-int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
+int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size, RefusalCause *ret_cause,
+                             const char **ret_reason) {
+        *ret_cause = REFUSAL_NTS_NO_AUTHENTICATOR;
+        *ret_reason = "this build has no NTS support";
         return -EAGAIN;
 }
 

@@ -550,21 +550,33 @@ ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
         return l;
 }
 
-int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
+int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size, RefusalCause *ret_cause,
+                             const char **ret_reason) {
         NTSState *s = m->current_server_name->nts;
         uint8_t scratch_buf[NTS_MAX_PACKET_SIZE];
         struct iovec scratch = IOVEC_MAKE(scratch_buf, sizeof scratch_buf);
         NTS_Receipt receipt = {};
-        usec_t t;
         int r;
 
         assert(s);
+        assert(ret_cause);
+        assert(ret_reason);
 
-        if (!s->query_pending || !s->s2c)
+        if (!s->query_pending || !s->s2c) {
+                /* Keys dropped while the request was out (a new key exchange runs): whatever
+                 * the reply says, nothing can verify it. */
+                *ret_cause = REFUSAL_NTS_NO_AUTHENTICATOR;
+                *ret_reason = "no keys to verify it with (a key exchange is running)";
                 return -EAGAIN;
+        }
 
         r = NTS_parse_extension_fields(&IOVEC_MAKE(buf, size), &s->query, s->s2c, &scratch, &receipt);
         if (r < 0) {
+                *ret_cause = refusal_cause_from_nts_error(receipt.error);
+                if (*ret_cause < 0)
+                        *ret_cause = REFUSAL_NTS_BAD_EXTENSION_FIELD;
+                *ret_reason = NTS_error_string(receipt.error) ?: "unknown NTS error";
+
                 if (receipt.error == NTS_ERROR_NTP_NAK) {
                         bool fresh = s->cookies_unproven;
 
@@ -584,16 +596,6 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size) {
                 }
 
                 /* Forged or broken replies are ignored: the real one may still come. */
-                t = now(CLOCK_BOOTTIME);
-                if (receipt.error > 0 && receipt.error < _NTS_ERROR_MAX &&
-                    (s->auth_logged[receipt.error] == 0 ||
-                     t >= s->auth_logged[receipt.error] + NTS_AUTH_LOG_INTERVAL_USEC)) {
-                        s->auth_logged[receipt.error] = t;
-                        log_warning("Ignoring reply from %s that fails NTS verification: %s.",
-                                    s->name->string, strna(NTS_error_string(receipt.error)));
-                } else
-                        log_debug("Ignoring reply from %s that fails NTS verification: %s.",
-                                  s->name->string, strna(NTS_error_string(receipt.error)));
                 return -EAGAIN;
         }
 

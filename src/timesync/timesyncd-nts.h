@@ -16,6 +16,7 @@
 #include "resolve-util.h"
 #include "time-util.h"
 #include "timesyncd-nts-jar.h"
+#include "timesyncd-refusals.h"
 
 typedef struct Manager Manager;
 typedef struct ServerName ServerName;
@@ -28,8 +29,6 @@ typedef struct ServerName ServerName;
  * write of their own. A crash loses those cookies (the server gives new ones, or a key
  * exchange does), it never resends one. */
 #define NTS_COOKIES_PER_WRITE 3U
-/* The same authentication failure is logged at most this often per server. */
-#define NTS_AUTH_LOG_INTERVAL_USEC (10 * USEC_PER_MINUTE)
 
 typedef struct NTSState {
         ServerName *name;
@@ -59,7 +58,6 @@ typedef struct NTSState {
         bool authenticated;             /* the last reply verified */
         bool cookies_unproven;          /* from a key exchange of this run, none accepted yet */
 
-        usec_t auth_logged[_NTS_ERROR_MAX];
         char last_error[256];
 } NTSState;
 
@@ -85,9 +83,11 @@ int manager_nts_connect(Manager *m, ServerName *n);
 ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size);
 
 /* Verifies a reply from the current server. 0: authentic, use it. -EAGAIN: not authentic,
- * ignore the packet and keep waiting (logged, rate limited). -EKEYREJECTED: the server NAKed
- * our cookie; a new key exchange was started. */
-int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size);
+ * ignore the packet and keep waiting. -EKEYREJECTED: the server NAKed our cookie; a new key
+ * exchange was started (logged). On failure *ret_cause and *ret_reason (static text) say why,
+ * for the caller to count and log (see timesyncd-refusals.h). */
+int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size, RefusalCause *ret_cause,
+                             const char **ret_reason);
 
 /* For a reply that verified: if the current keys come from a bootstrap exchange, whether its
  * time may be used. 0: yes (and the bootstrap ends once the clock took it); -EPERM: no, the

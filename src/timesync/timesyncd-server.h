@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 
 #include "list.h"
+#include "timesyncd-refusals.h"
 
 typedef struct Manager Manager;
 typedef struct NTSState NTSState;
@@ -50,6 +51,7 @@ struct ServerName {
         bool refused;           /* the server sent DENY or RSTR: skipped until configured anew */
         NTSState *nts;          /* NTS servers only: keys, cookies, key exchange */
         ServerAddress *addresses;       /* NTP addresses (for NTS: of the negotiated server) */
+        Refusals refusals;              /* its replies that were refused, by cause */
         LIST_FIELDS(ServerName, names);
 };
 

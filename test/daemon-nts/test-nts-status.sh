@@ -115,6 +115,53 @@ test_refused_bootstrap_leaves_a_consistent_state() {
         stop_chrony "$srv"
 }
 
+nts_status_is() { [ "$(timesync_property NTSStatus 2>/dev/null)" = "$1" ]; }
+
+# nts_status_matches PREFIX REGEX: NTSStatus is PREFIX (a fixed string) followed by REGEX (extended).
+nts_status_matches() {
+        local st
+        st=$(timesync_property NTSStatus 2>/dev/null) || return 1
+        [[ "$st" == "$1"* ]] && [[ "${st#"$1"}" =~ ^$2$ ]]
+}
+
+# refused_replies: the RefusedReplies property as busctl prints it.
+refused_replies() {
+        busctl get-property org.freedesktop.timesync1 /org/freedesktop/timesync1 \
+                org.freedesktop.timesync1.Manager RefusedReplies
+}
+
+# Every reply fails authentication (the mock's bad-auth): today's log said only "Timed out
+# waiting for reply". The refusals are counted per cause, NTSStatus names the last cause with
+# its count and first time, the log says it once per cause (rate-limited), RefusedReplies
+# keeps the counts, and the first reply that verifies clears NTSStatus.
+test_replies_failing_authentication_are_counted_and_named() {
+        local want
+        start_mock bad-auth
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$MOCK_KE" "ConnectionRetrySec=1"
+        TIMESYNCD_LOG_LEVEL=info restart_timesyncd "$TEST_TMPDIR/ts.conf"
+        want="Reply from 127.0.0.1:$MOCK_NTP (localhost:$MOCK_KE) refused: NTP response failed authentication"
+        wait_for 20 nts_status_matches "$want" ", 1 time since [A-Z][a-z]{2} [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} .+" ||
+                fail "NTSStatus is '$(timesync_property NTSStatus)', not '$want, 1 time since ...'"
+        log_has "Timed out waiting for reply from 127.0.0.1:$MOCK_NTP (localhost:$MOCK_KE): 1 reply was refused, the last one: NTP response failed authentication." ||
+                fail "the reply timeout does not say that a reply was refused"
+        wait_for 30 nts_status_matches "$want" ", 2 times since .+" ||
+                fail "NTSStatus is '$(timesync_property NTSStatus)', not '$want, 2 times since ...'"
+        [ "$(log_count "that fails NTS verification")" = 1 ] ||
+                fail "$(log_count "that fails NTS verification") warnings for two refused replies of one cause"
+        refused_replies
+        refused_replies | grep -Eq "^a\\(sssutt\\) 1 \"localhost:$MOCK_KE\" \"nts-auth-failed\" \"NTP response failed authentication\" 2 [0-9]+ [0-9]+\$" ||
+                fail "RefusedReplies does not count 2 nts-auth-failed"
+        assert_bus_consistent "replies fail authentication"
+
+        kill -USR1 "$MOCK_PID"
+        wait_log "Initial clock synchronization to localhost:$MOCK_KE (offset .*, NTS authenticated" 30
+        wait_for 10 nts_status_is "" || fail "NTSStatus '$(timesync_property NTSStatus)' stays after a verified reply"
+        refused_replies | grep -q '"nts-auth-failed" "NTP response failed authentication" 2 ' ||
+                fail "RefusedReplies forgot the refusals"
+        stop_daemon "$MOCK_PID"
+}
+
 run_case test_connecting_status_names_the_address_at_info_level
 run_case test_server_lost_after_sync_leaves_no_authenticated_state
 run_case test_refused_bootstrap_leaves_a_consistent_state
+run_case test_replies_failing_authentication_are_counted_and_named

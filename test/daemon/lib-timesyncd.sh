@@ -182,6 +182,24 @@ assert_nts_on_bus() {
                 fail "show-timesync -p NTSAuthenticated does not say yes"
 }
 
+# start_mock MODE: the mock NTS server (test/mock/nts-mock-server) on free ports, sabotaging
+# MODE (see its --help; SIGUSR1 to MOCK_PID makes it behave). Needs make_test_certs. Sets
+# MOCK_PID, MOCK_KE, MOCK_NTP; counts in $TEST_TMPDIR/mock-MODE.count.
+start_mock() {
+        local mode=$1 out=$TEST_TMPDIR/mock-$1.log
+        local server=${TSNTS_NTS_MOCK_SERVER:-$TSNTS_BUILD_DIR/test/mock/nts-mock-server}
+        [ -x "$server" ] || fail "$server not built"
+        MOCK_KE=$(free_port)
+        MOCK_NTP=$(free_port)
+        "${NOSYSTIME[@]}" "$server" --cert="$CERTDIR/server-chain.pem" --key="$CERTDIR/server.key" \
+                --ke-port="$MOCK_KE" --ntp-listen-port="$MOCK_NTP" --ntp-port="$MOCK_NTP" \
+                --count-file="$TEST_TMPDIR/mock-$mode.count" --sabotage="$mode" >"$out" 2>&1 &
+        MOCK_PID=$!
+        track_pid "$MOCK_PID"
+        wait_for 10 grep -q '^READY ' "$out" || fail "nts-mock-server --sabotage=$mode did not start"
+        assert_no_sys_time "$MOCK_PID" nts-mock-server
+}
+
 # start_stalling_listener PORT: a TCP listener on 127.0.0.1:PORT that accepts one connection
 # (a key exchange) and never answers; $TEST_TMPDIR/stall.log says READY, ACCEPTED, CLOSED, the
 # last two followed by " t=SECONDS" (CLOCK_MONOTONIC; see stalled_seconds).

@@ -74,6 +74,21 @@ test_silent_server_times_out_and_next_is_used() {
         wait_log "Initial clock synchronization to 127.0.0.1:$good"
 }
 
+# A reply larger than the receive buffer arrives cut (MSG_TRUNC), and its first 48 bytes are a
+# correct answer: refused whole, the request times out, the next server is used.
+test_oversized_reply_is_refused_not_parsed_cut() {
+        local p
+        p=$(free_port)
+        start_ntp_test_server oversized "$p" --mode=oversized
+        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good"
+        wait_log "Ignoring reply from 127.0.0.1:$p (127.0.0.1:$p): it is larger than any reply accepted."
+        wait_log "Timed out waiting for reply from 127.0.0.1:$p (127.0.0.1:$p): 1 reply was refused" 15
+        wait_log "Initial clock synchronization to 127.0.0.1:$good"
+        log_has "Contacted time server 127.0.0.1:$p" && fail "the oversized reply was used"
+        log_has "Initial clock synchronization to 127.0.0.1:$p" && fail "synchronized to the oversized reply"
+        true
+}
+
 test_fallback_only_without_other_servers() {
         restart_with "FallbackNTP=127.0.0.1:$good"
         wait_log "Initial clock synchronization to 127.0.0.1:$good"
@@ -99,5 +114,6 @@ run_case test_rate_kiss_slows_down_and_keeps_the_server
 run_case test_unsynchronized_server_is_skipped
 run_case test_too_large_root_distance_is_skipped
 run_case test_silent_server_times_out_and_next_is_used
+run_case test_oversized_reply_is_refused_not_parsed_cut
 run_case test_fallback_only_without_other_servers
 run_case test_retry_after_all_failed_then_recovery

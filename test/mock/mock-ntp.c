@@ -9,6 +9,7 @@
 #include "mock-ntp.h"
 #include "ntp_packet.h"
 #include "nts-server-ef.h"
+#include "nts_extfields.h"
 #include "nts_crypto.h"
 
 static NTSServerSabotage ef_sabotage(Sabotage s) {
@@ -24,6 +25,24 @@ static NTSServerSabotage ef_sabotage(Sabotage s) {
         default:
                 return NTS_SERVER_HONEST;
         }
+}
+
+/* An extension field type no NTS or NTP document assigns: the client skips it after the
+ * authenticator. */
+#define MOCK_FILLER_FIELD_TYPE 0xF0F0
+
+/* SABOTAGE_OVERSIZED: the first NTS_MAX_PACKET_SIZE bytes of the answer are a valid, verifying
+ * response (fields after the authenticator are not authenticated and ignored), so a client
+ * that reads into a buffer of that size and parses what it got uses it; one more field makes
+ * the datagram larger than that buffer. */
+static ssize_t ntp_pad_oversized(uint8_t *out, size_t n, size_t n_out) {
+        struct iovec rest = IOVEC_MAKE(out + n, n_out - n);
+
+        assert(NTS_MAX_PACKET_SIZE - n >= NTP_EF_MIN_SIZE);
+        if (NTS_ef_append(&rest, MOCK_FILLER_FIELD_TYPE, NULL, NTS_MAX_PACKET_SIZE - n - NTP_EF_HEADER_SIZE) < 0 ||
+            NTS_ef_append(&rest, MOCK_FILLER_FIELD_TYPE, NULL, NTP_EF_MIN_SIZE - NTP_EF_HEADER_SIZE) < 0)
+                return -ENOBUFS;
+        return NTS_MAX_PACKET_SIZE + NTP_EF_MIN_SIZE;
 }
 
 static void aead_freep(NTS_AEADContext **c) {
@@ -142,6 +161,8 @@ static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const s
                                       },
                                       out, n_out);
         explicit_bzero_safe(cookie_buf, sizeof(cookie_buf));
+        if (n >= 0 && s->sabotage == SABOTAGE_OVERSIZED)
+                n = ntp_pad_oversized(out, (size_t) n, n_out);
         if (n < 0)
                 return log_error_errno((int) n, "NTP: failed to build the response: %m");
 
@@ -155,7 +176,7 @@ static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const s
 
 static int ntp_io_handler(sd_event_source *source, int fd, uint32_t revents, void *userdata) {
         MockServer *s = userdata;
-        uint8_t in[NTS_MAX_PACKET_SIZE], out[NTS_MAX_PACKET_SIZE];
+        uint8_t in[NTS_MAX_PACKET_SIZE], out[NTS_MAX_PACKET_SIZE + NTP_EF_MIN_SIZE];
         union {
                 struct sockaddr sa;
                 struct sockaddr_storage storage;

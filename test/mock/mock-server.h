@@ -27,6 +27,8 @@ typedef enum Sabotage {
         SABOTAGE_WRONG_UID,             /* Unique Identifier not the request's */
         SABOTAGE_NAK,                   /* kiss code NTSN for every request */
         SABOTAGE_UNAUTHENTICATED,       /* plain NTP answer without NTS fields */
+        SABOTAGE_OVERSIZED,             /* an honest answer padded with unauthenticated fields to
+                                         * NTS_MAX_PACKET_SIZE, plus one more field beyond it */
         _SABOTAGE_MAX,
         _SABOTAGE_INVALID = -EINVAL,
 } Sabotage;

@@ -34,6 +34,7 @@ static const char *const sabotage_table[_SABOTAGE_MAX] = {
         [SABOTAGE_WRONG_UID] = "wrong-uid",
         [SABOTAGE_NAK] = "nak",
         [SABOTAGE_UNAUTHENTICATED] = "unauthenticated",
+        [SABOTAGE_OVERSIZED] = "oversized",
 };
 
 const char *sabotage_to_string(Sabotage s) {

@@ -6,6 +6,7 @@
  *
  *   ntp-test-server --listen=127.0.0.1:PORT [--mode=MODE] [--offset=SEC] [--count-file=FILE]
  *   MODE: normal rate deny rstr unsync silent far (root distance 10 s)
+ *         oversized (a correct reply followed by zeros up to OVERSIZED_REPLY_SIZE bytes)
  * Prints READY on stdout when listening; SIGUSR1 switches to normal; SIGTERM ends it. The
  * count file gets the number of requests answered, rewritten after each one. */
 
@@ -20,12 +21,16 @@
 #include "log.h"
 #include "ntp_packet.h"
 
-typedef enum Mode { MODE_NORMAL, MODE_RATE, MODE_DENY, MODE_RSTR, MODE_UNSYNC, MODE_SILENT, MODE_FAR } Mode;
+typedef enum Mode { MODE_NORMAL, MODE_RATE, MODE_DENY, MODE_RSTR, MODE_UNSYNC, MODE_SILENT, MODE_FAR, MODE_OVERSIZED } Mode;
 
 static const char *const mode_names[] = {
         [MODE_NORMAL] = "normal", [MODE_RATE] = "rate",     [MODE_DENY] = "deny", [MODE_RSTR] = "rstr",
-        [MODE_UNSYNC] = "unsync", [MODE_SILENT] = "silent", [MODE_FAR] = "far",
+        [MODE_UNSYNC] = "unsync", [MODE_SILENT] = "silent", [MODE_FAR] = "far",   [MODE_OVERSIZED] = "oversized",
 };
+
+/* Larger than any reply a client reads whole (the daemon's buffer holds an NTS reply with eight
+ * cookies of the largest size, 8560 bytes); its first 48 bytes are a correct reply. */
+#define OVERSIZED_REPLY_SIZE 16384
 
 static volatile sig_atomic_t got_usr1 = 0, got_term = 0;
 
@@ -145,7 +150,9 @@ int main(int argc, char *argv[]) {
                 struct pollfd p = { .fd = fd, .events = POLLIN };
                 struct sockaddr_storage from;
                 socklen_t from_len = sizeof from;
-                uint8_t buf[2048], out[NTP_HEADER_SIZE];
+                static uint8_t out[OVERSIZED_REPLY_SIZE];
+                uint8_t buf[2048];
+                size_t out_size = NTP_HEADER_SIZE;
                 struct timespec now;
                 NTPHeader req, h;
                 ssize_t l;
@@ -198,12 +205,15 @@ int main(int argc, char *argv[]) {
                 case MODE_FAR:
                         h.root_dispersion = ntp_short_from_nsec(10 * NTP_NSEC_PER_SEC);
                         break;
+                case MODE_OVERSIZED:
+                        out_size = sizeof out; /* zeros after the header */
+                        break;
                 default:
                         break;
                 }
 
                 ntp_header_encode(&h, out);
-                if (sendto(fd, out, sizeof out, 0, (struct sockaddr *) &from, from_len) > 0)
+                if (sendto(fd, out, out_size, 0, (struct sockaddr *) &from, from_len) > 0)
                         write_count(count_file, ++served);
         }
 

@@ -196,6 +196,19 @@ static void test_timespec_round_trips_and_marks_infinity(void) {
         ASSERT_TRUE(timespec_load(&ts) == USEC_INFINITY);
 }
 
+static void test_format_timestamp_prints_like_systemd(void) {
+        char buf[FORMAT_TIMESTAMP_MAX];
+
+        ASSERT_EQ(setenv("TZ", "UTC", 1), 0);
+        tzset();
+        ASSERT_STREQ(FORMAT_TIMESTAMP(1 * USEC_PER_SEC), "Thu 1970-01-01 00:00:01 UTC");
+        ASSERT_STREQ(FORMAT_TIMESTAMP(UINT64_C(1764873000) * USEC_PER_SEC + 999999), "Thu 2025-12-04 18:30:00 UTC");
+        ASSERT_STREQ(FORMAT_TIMESTAMP(0), "n/a");
+        ASSERT_STREQ(FORMAT_TIMESTAMP(USEC_INFINITY), "n/a");
+        /* Too small a buffer: "n/a" cut to fit, never an overrun. */
+        ASSERT_STREQ(format_timestamp(buf, 3, USEC_PER_SEC), "n/");
+}
+
 static void test_now_reads_the_requested_clock(void) {
         ASSERT_TRUE(now(CLOCK_REALTIME) > 0);
         ASSERT_TRUE(now(CLOCK_MONOTONIC) != USEC_INFINITY);
@@ -213,4 +226,5 @@ TEST_MAIN(TEST_CASE(test_parse_sec_plain_number_means_seconds),
           TEST_CASE(test_format_timespan_truncates_within_the_buffer),
           TEST_CASE(test_format_timespan_output_parses_back),
           TEST_CASE(test_timespec_round_trips_and_marks_infinity),
+          TEST_CASE(test_format_timestamp_prints_like_systemd),
           TEST_CASE(test_now_reads_the_requested_clock));

@@ -80,6 +80,10 @@ if [ "$build" = 1 ]; then
                 -set_serial "$(date +%s)" -days 30 -out "$work/fresh.pem" 2>/dev/null \
                 -extfile <(echo 'subjectAltName = DNS:localhost, DNS:ntp.test, IP:127.0.0.1, IP:::1')
         cat "$work/fresh.pem" "$work/certs/ca.pem" >"$work/fresh-chain.pem"
+        # A chain valid from two years ahead (issued ahead of a rotation), for a server two years
+        # ahead that must not move the guest's correct clock.
+        "$src/test/tools/make-certs.sh" "$work/certs" ahead \
+                "$(date -u -d '+730 days -1 day' +%Y%m%d%H%M%SZ)" "$(date -u -d '+1095 days' +%Y%m%d%H%M%SZ)" >/dev/null
 
         step "image"
         # The mkosi tree is staged afresh (mkosi.extra gets this run's package and tools); the
@@ -98,7 +102,8 @@ if [ "$build" = 1 ]; then
         cp "$work/meson/test/adjtimex-read" "$extra/usr/local/lib/nts-test/"
         true_time_tools "$extra/usr/local/lib/nts-test"
         cp "$work/certs/ca.pem" "$work/certs/server.key" "$work/certs/server-chain.pem" \
-                "$work/certs/expired-chain.pem" "$work/fresh-chain.pem" "$extra/etc/nts-test/"
+                "$work/certs/expired-chain.pem" "$work/fresh-chain.pem" "$work/certs/ahead-chain.pem" \
+                "$extra/etc/nts-test/"
         force=-f
         conf_sum=$(sha256sum <"$src/test/mkosi/mkosi.conf")
         [ "$conf_sum" = "$(cat "$work/out/mkosi.conf.sha256" 2>/dev/null)" ] || force=-ff

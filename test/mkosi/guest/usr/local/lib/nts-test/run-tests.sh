@@ -484,26 +484,53 @@ nts_step_suite() {
         systemctl stop nts-slew
 }
 
-# Years behind, as with a dead RTC battery: the certificates look not yet valid. The daemon
-# advances a clock below its build's epoch at start (that is stock's behaviour too), so the
-# server's certificate is one issued at run.sh time, after that epoch.
+# STA_UNSYNC (0x40) set: what the kernel says at every boot, and after every `date -s`.
+kernel_unsynchronized() {
+        [ $(($(adjtimex_field status) & 0x40)) != 0 ]
+}
+
+# Years behind, as with a dead RTC battery: the clock reads 2020 when the daemon starts, which
+# advances it to its floor (the clock file is gone: the package's build time). The server's
+# certificate was issued at run.sh time, after that floor, so it is not yet valid by the clock:
+# the bootstrap from the floor, on the guest's real clock, in one start of the daemon as at a
+# boot (a daemon started again later finds the clock past its floor, docs/NTS.md).
 bootstrap_suite() {
-        systemctl stop systemd-timesyncd
-        rm -f /var/lib/systemd/timesync/clock
-        date -s 2020-01-01 >/dev/null
-        check guest_clock_is_set_to_2020 output_is 2020 date +%Y
-        use_config "NTS=localhost:14462" "NTSTrustedCertificates=$CERTS/ca.pem"
-        wait_for 10 daemon_active
-        info "after the daemon's start: $(date -u '+%F %T'), $(daemon_log | grep -c 'advancing it') advance"
         systemctl stop systemd-timesyncd
         check chronyd_fresh_certificate_server_starts start_chrony fresh 11125 14462 "local stratum 1" \
                 "$CERTS/fresh-chain.pem" 0
-        systemctl start systemd-timesyncd
+        rm -f /var/lib/systemd/timesync/clock
+        date -s 2020-01-01 >/dev/null
+        check guest_clock_is_set_to_2020 output_is 2020 date +%Y
+        check kernel_says_unsynchronized_at_2020 kernel_unsynchronized
+        use_config "NTS=localhost:14462" "NTSTrustedCertificates=$CERTS/ca.pem"
+        check daemon_advances_the_clock_to_its_floor wait_for 10 log_has \
+                '^System clock is behind the last recorded time, advancing it to'
         check bootstrap_sets_the_clock_right wait_for 90 clock_is_right "$T0" "$U0"
-        check journal_says_not_yet_valid log_has 'is not yet valid by our clock'
+        check journal_says_bootstrap_from_the_floor log_has \
+                'is not yet valid by our clock, which is not synchronized and behind (the \(daemon advanced the clock to its floor\|clock reads [0-9]* s before its floor\)'
         check journal_says_bootstrap_done wait_for 10 log_has '^Bootstrap: the clock took the time of localhost:14462'
         check nts_authenticated_after_bootstrap wait_for 60 authenticated
         daemon_log | grep -E 'advancing|not yet valid|Bootstrap|Initial|NTS key exchange' | sed 's/^/INFO   /'
+}
+
+# The case on the real clock: the clock right, the kernel calling it unsynchronized (as
+# at every boot; a `date -s` to its own time does that), and a server two years ahead whose
+# certificate is valid from two years ahead (issued ahead of a rotation). Before the fix it
+# moved the clock by two years; now nothing says the clock is behind its floor.
+correct_clock_suite() {
+        systemctl stop systemd-timesyncd
+        check chronyd_two_years_ahead_starts start_chrony ahead 11128 14466 "local stratum 1" \
+                "$CERTS/ahead-chain.pem" $((2 * 365 * 86400 * 1000))
+        date -s "@$(now)" >/dev/null
+        check kernel_says_unsynchronized_on_a_correct_clock kernel_unsynchronized
+        use_config "NTS=localhost:14466" "NTSTrustedCertificates=$CERTS/ca.pem"
+        check journal_says_bootstrap_refused_on_a_correct_clock wait_for 30 log_has \
+                '^Bootstrap with localhost:14466 refused: its certificate is not yet valid by our clock, and nothing says that the clock is behind'
+        sleep 5
+        check correct_clock_is_not_moved_by_a_not_yet_valid_certificate clock_is_right "$T0" "$U0"
+        check not_authenticated_by_a_not_yet_valid_certificate not_authenticated
+        daemon_log | grep -E 'Bootstrap|NTS key exchange' | sed 's/^/INFO   /'
+        systemctl stop nts-ahead
 }
 
 # An expired certificate on a correctly set guest. Its server serves a time 30 min ahead, so a
@@ -735,6 +762,7 @@ qemu_suite() {
 
         nts_step_suite
         bootstrap_suite
+        correct_clock_suite
         expired_certificate_suite
         no_libssl_suite
         stock_memory_and_bus_suite

@@ -57,6 +57,9 @@ static const char *current_address_pretty(Manager *m, char *buf, size_t size) {
         return server_address_pretty(m->current_server_address, buf, size);
 }
 
+/* STATUS=, what `systemctl status` shows: what the daemon does, and while NTS does not work,
+ * why (NTSStatus: the failed key exchange, the refused replies, the missing libssl...). A
+ * status that names the reason itself gets it once. */
 static void manager_notify_status(Manager *m, const char *format, ...) _printf_(2, 3);
 static void manager_notify_status(Manager *m, const char *format, ...) {
         char buf[512];
@@ -65,7 +68,10 @@ static void manager_notify_status(Manager *m, const char *format, ...) {
         va_start(ap, format);
         (void) vsnprintf(buf, sizeof buf, format, ap);
         va_end(ap);
-        (void) sd_notifyf(false, "STATUS=%s", buf);
+        if (m->nts_status[0] != '\0' && !strstr(buf, m->nts_status))
+                (void) sd_notifyf(false, "STATUS=%s %s.", buf, m->nts_status);
+        else
+                (void) sd_notifyf(false, "STATUS=%s", buf);
         m->status_notified = true;
 }
 
@@ -898,6 +904,12 @@ int manager_connect(Manager *m) {
         m->exhausted_servers = false;
 
         manager_set_server_name(m, n);
+        if (n->nts && m->nts_unavailable) {
+                /* libssl missing (logged once at start): nothing to do until the configuration
+                 * changes, and never plain NTP instead. */
+                manager_notify_status(m, "Not synchronizing.");
+                return 0;
+        }
         if (n->nts)
                 return manager_nts_connect(m, n);
         return manager_resolve_ntp(m, n->host, n->port > 0 ? n->port : 123);

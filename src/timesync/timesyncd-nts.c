@@ -477,9 +477,6 @@ int manager_nts_connect(Manager *m, ServerName *n) {
 
         assert(s);
 
-        if (m->nts_unavailable)
-                return 0;
-
         nts_state_load(m, s);
         if (nts_jar_usable(&s->jar) && s->c2s && s->s2c)
                 return manager_resolve_ntp(m, s->jar.ntp_server, s->jar.ntp_port ?: 123);

@@ -148,7 +148,11 @@ test_replies_failing_authentication_are_counted_and_named() {
                 fail "NTSStatus is '$(timesync_property NTSStatus)', not '$want, 2 times since ...'"
         [ "$(log_count "that fails NTS verification")" = 1 ] ||
                 fail "$(log_count "that fails NTS verification") warnings for two refused replies of one cause"
+        expect_status "refused replies" "No server answered, retrying\\. $(sed 's/[.()]/\\&/g' <<<"$want"), 1 time since .+\\."
         refused_replies
+        echo "---- transcript: timedatectl timesync-status (every reply refused) ----"
+        in_systemd_run timedatectl timesync-status || true
+        echo "---- end of transcript ----"
         refused_replies | grep -Eq "^a\\(sssutt\\) 1 \"localhost:$MOCK_KE\" \"nts-auth-failed\" \"NTP response failed authentication\" 2 [0-9]+ [0-9]+\$" ||
                 fail "RefusedReplies does not count 2 nts-auth-failed"
         assert_bus_consistent "replies fail authentication"
@@ -161,7 +165,47 @@ test_replies_failing_authentication_are_counted_and_named() {
         stop_daemon "$MOCK_PID"
 }
 
+# status_seen REGEX: a STATUS= text so far is REGEX (extended, whole text).
+status_seen() { notify_statuses | grep -Eqx -- "$1"; }
+
+# expect_status WHAT REGEX [SECS]: waits for such a STATUS= text.
+expect_status() {
+        wait_for "${3:-20}" status_seen "$2" || { notify_statuses; fail "$1: no STATUS= matching '$2'"; }
+}
+
+# STATUS= (`systemctl status`) carries why NTS does not work, not only "No NTS server usable,
+# retrying": one key exchange failure of each kind.
+test_status_says_why_the_key_exchange_fails() {
+        local port usable="No NTS server usable, retrying\\."
+
+        start_chrony expired-chain.pem
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke"
+        TIMESYNCD_LOG_LEVEL=info restart_timesyncd "$TEST_TMPDIR/ts.conf"
+        expect_status "expired certificate" "$usable Key exchange with localhost:$ke failed: .*certificate has expired\\."
+        stop_chrony "$srv"
+
+        port=$(free_port)
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$port"
+        TIMESYNCD_LOG_LEVEL=info restart_timesyncd "$TEST_TMPDIR/ts.conf"
+        expect_status "connection refused" "$usable Key exchange with localhost:$port failed: .*Connection refused\\."
+
+        port=$(free_port)
+        start_stalling_listener "$port"
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "127.0.0.1:$port" "KeyExchangeTimeoutSec=1s"
+        TIMESYNCD_LOG_LEVEL=info restart_timesyncd "$TEST_TMPDIR/ts.conf"
+        expect_status "timeout" "$usable Key exchange with 127.0.0.1:$port failed: timed out.*\\."
+
+        start_mock wrong-aead
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$MOCK_KE"
+        TIMESYNCD_LOG_LEVEL=info restart_timesyncd "$TEST_TMPDIR/ts.conf"
+        expect_status "AEAD" "$usable Key exchange with localhost:$MOCK_KE failed: .*AEAD algorithm we did not offer.*\\."
+        notify_statuses
+        stop_timesyncd
+        stop_daemon "$MOCK_PID"
+}
+
 run_case test_connecting_status_names_the_address_at_info_level
 run_case test_server_lost_after_sync_leaves_no_authenticated_state
 run_case test_refused_bootstrap_leaves_a_consistent_state
 run_case test_replies_failing_authentication_are_counted_and_named
+run_case test_status_says_why_the_key_exchange_fails

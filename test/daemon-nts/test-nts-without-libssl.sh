@@ -42,6 +42,7 @@ nts_status_on_bus() { timesync_property NTSStatus 2>/dev/null | grep -q .; }
 test_nts_without_libssl_is_one_error_and_no_time() {
         local errors status
         write_nts_conf "$TEST_TMPDIR/nts.conf" "localhost:$ke" "NTP=127.0.0.1:$ntp" "PollIntervalMinSec=16"
+        start_notify_listener
         # Warnings and errors only: what an administrator sees by default, and what is counted.
         TIMESYNCD_LOG_LEVEL=warning start_timesyncd "$TEST_TMPDIR/nts.conf"
         wait_log "NTS servers are configured but libssl.so.3 or libcrypto.so.3 is missing"
@@ -51,6 +52,9 @@ test_nts_without_libssl_is_one_error_and_no_time() {
                 fail "ServerName never became localhost:$ke"
         status=$(timesync_property NTSStatus)
         [ "$status" = "NTS unavailable: libssl.so.3 could not be loaded" ] || fail "NTSStatus is '$status'"
+        # What `systemctl status` shows: the reason, not "Daemon is running".
+        wait_for 10 eval '[ "$(last_status)" = "Not synchronizing. NTS unavailable: libssl.so.3 could not be loaded." ]' ||
+                fail "STATUS= is '$(last_status)', not the reason"
         [ "$(timesync_property NTS)" = yes ] || fail "NTS property is not yes"
         [ "$(timesync_property NTSAuthenticated)" = no ] || fail "NTSAuthenticated is not no"
         errors=$(grep -c -i 'libssl\|libcrypto' "$TIMESYNCD_LOG" || true)

@@ -100,6 +100,29 @@ uint16_t socket_address_port(const SocketAddress *a) {
         return 0;
 }
 
+bool socket_address_equal(const SocketAddress *a, const SocketAddress *b) {
+        assert(a);
+        assert(b);
+
+        if (a->sa.ss_family != b->sa.ss_family)
+                return false;
+
+        switch (a->sa.ss_family) {
+        case AF_INET: {
+                const struct sockaddr_in *x = (const struct sockaddr_in *) &a->sa,
+                                         *y = (const struct sockaddr_in *) &b->sa;
+                return x->sin_port == y->sin_port && x->sin_addr.s_addr == y->sin_addr.s_addr;
+        }
+        case AF_INET6: {
+                const struct sockaddr_in6 *x = (const struct sockaddr_in6 *) &a->sa,
+                                          *y = (const struct sockaddr_in6 *) &b->sa;
+                return x->sin6_port == y->sin6_port && x->sin6_scope_id == y->sin6_scope_id &&
+                       memcmp(&x->sin6_addr, &y->sin6_addr, sizeof(x->sin6_addr)) == 0;
+        }
+        }
+        return false;
+}
+
 void socket_address_set_port(SocketAddress *a, uint16_t port) {
         assert(a);
 

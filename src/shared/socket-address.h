@@ -31,4 +31,7 @@ int socket_address_from_in_addr(int family, const union in_addr_union *u, uint16
 int socket_address_from_string(const char *ip, uint16_t port, SocketAddress *ret);
 
 uint16_t socket_address_port(const SocketAddress *a);
+/* Same family, address, port and (IPv6) scope; an IPv4 address and its IPv4-mapped IPv6 form
+ * differ. Families other than AF_INET and AF_INET6 are never equal. */
+bool socket_address_equal(const SocketAddress *a, const SocketAddress *b) _pure_;
 void socket_address_set_port(SocketAddress *a, uint16_t port);

@@ -90,10 +90,18 @@ int NTS_record_next(struct iovec *msg, NTS_Record *ret);
  * Returns 0, -ENOBUFS if it does not fit, -EMSGSIZE if the body exceeds 65535 bytes. */
 int NTS_record_append(struct iovec *out, uint16_t type, bool critical, const void *body, size_t size);
 
-/* Writes a complete client request (Next Protocol NTPv4, AEAD Algorithm Negotiation listing
- * aead[0..n_aead) in order of preference, End of Message) to buf.
- * Returns the number of bytes written, -ENOBUFS if size is too small, -EINVAL if n_aead is 0. */
-ssize_t NTS_encode_request(void *buf, size_t size, const NTS_AEADAlgorithm *aead, size_t n_aead);
+/* Writes a complete client request to buf: Next Protocol NTPv4, AEAD Algorithm Negotiation
+ * listing aead[0..n_aead) in order of preference, one NTP Server Deny record (not critical) per
+ * name in deny[0..n_deny), End of Message. A denied name goes out byte for byte as given: a
+ * pool recognizes a member only by the exact body of the Server record it sent.
+ * Returns the number of bytes written; -ENOBUFS if size is too small (NTS_request_size() says
+ * how much is needed); -EINVAL if n_aead is 0 or a denied name is empty or longer than
+ * NTS_MAX_SERVER_NAME_SIZE; -E2BIG for more than NTS_KE_MAX_DENIED_SERVERS denied names. */
+ssize_t NTS_encode_request(void *buf, size_t size, const NTS_AEADAlgorithm *aead, size_t n_aead,
+                           char *const *deny, size_t n_deny);
+
+/* The size of that request. */
+size_t NTS_request_size(size_t n_aead, char *const *deny, size_t n_deny);
 
 /* What the server agreed to. Pointers point into the decoded message. */
 typedef struct NTS_Agreement {

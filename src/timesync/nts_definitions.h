@@ -27,6 +27,18 @@ enum {
         NTS_KE_RECORD_NEW_COOKIE = 5,        /* 4.1.6 */
         NTS_KE_RECORD_SERVER = 6,            /* 4.1.7 NTPv4 Server Negotiation */
         NTS_KE_RECORD_PORT = 7,              /* 4.1.8 NTPv4 Port Negotiation */
+
+        /* draft-venhoek-nts-pool ("NTS extensions for enabling pools"), section 6, with the
+         * numbers IANA allocated and the pool implementations (pendulum-project's nts-pool,
+         * ntpd-rs) use; the draft still lists its experimental ones, 0x4000 and 0x4003. Both
+         * go without the critical bit, so that a server that knows no pools skips them. */
+        NTS_KE_RECORD_KEEP_ALIVE = 8,        /* 6.1: between a pool and its members; a pool may
+                                              * pass a member's on to the client, which skips it
+                                              * like any unknown non-critical record */
+        NTS_KE_RECORD_NTP_SERVER_DENY = 13,  /* 6.6: the body names a member the client does not
+                                              * want, exactly as a Server record gave it (section
+                                              * 5), without port; one record per member. A pool
+                                              * with no other member gives a denied one anyway. */
 };
 
 /* RFC 8915 section 4.1.3 (registry: section 7.8): codes of the Error record. */
@@ -84,6 +96,9 @@ enum {
 #define NTS_KE_MAX_MESSAGE_SIZE 16384
 #define NTS_MAX_COOKIE_SIZE 1024
 #define NTS_MAX_SERVER_NAME_SIZE 255   /* RFC 1035 section 2.3.4: names are at most 255 octets */
+/* NTP Server Deny records in one request: more than the sources a client takes from one pool
+ * plus the members it turned down for sharing an address with one in use. */
+#define NTS_KE_MAX_DENIED_SERVERS 16
 #define NTS_MAX_AEAD_KEY_SIZE 64       /* AEAD_AES_SIV_CMAC_512 */
 /* An NTP response: header, UID, authenticator with 8 cookies of the largest size. */
 #define NTS_MAX_PACKET_SIZE (NTP_HEADER_SIZE + 2 * 64 + NTS_MAX_COOKIES * (NTS_MAX_COOKIE_SIZE + 8) + 128)

@@ -554,14 +554,14 @@ static int ke_client_copy_params(NTS_KEClient *c, const NTS_KEClientParams *p) {
         c->tls_options.ca_file = c->ca_file;
         c->tls_options.ca_dir = c->ca_dir;
 
-        /* Three record headers, the Next Protocol body and two bytes per algorithm. */
-        c->request_size = 3 * NTS_KE_RECORD_HEADER_SIZE + 2 + 2 * p->n_aead;
+        /* The request is encoded once, here: it carries the denied names, so they need no copy. */
+        c->request_size = NTS_request_size(p->n_aead, p->deny, p->n_deny);
         c->request = malloc(c->request_size);
         c->response = malloc(NTS_KE_MAX_MESSAGE_SIZE);
         if (!c->request || !c->response)
                 return -ENOMEM;
 
-        n = NTS_encode_request(c->request, c->request_size, c->aead, c->n_aead);
+        n = NTS_encode_request(c->request, c->request_size, c->aead, c->n_aead, p->deny, p->n_deny);
         if (n < 0)
                 return (int) n;
         c->request_size = (size_t) n;
@@ -582,6 +582,8 @@ int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHa
         if (p->n_addresses == 0 || p->n_aead == 0 || p->n_aead > UINT16_MAX / 2 ||
             isempty(p->tls.hostname))
                 return -EINVAL;
+        if (p->n_deny > NTS_KE_MAX_DENIED_SERVERS)
+                return -E2BIG;
 
         c = calloc(1, sizeof(NTS_KEClient));
         if (!c)

@@ -80,6 +80,13 @@ typedef struct NTS_KEClientParams {
         const NTS_AEADAlgorithm *aead;  /* offer, in order of preference (NTS_aead_offer()) */
         size_t n_aead;
         usec_t timeout_usec;            /* for the whole session, all addresses included */
+        /* Pool members not wanted, sent as NTP Server Deny records (draft-venhoek-nts-pool
+         * section 6.6): the bodies of the pool's earlier Server records, exactly as received
+         * (NTS_KEResult.ntp_server). At most NTS_KE_MAX_DENIED_SERVERS. A pool may still name
+         * one of them (it has no other member, or ignores the records): NTS_pool_check()
+         * tells. */
+        char *const *deny;
+        size_t n_deny;
 } NTS_KEClientParams;
 
 /* Called exactly once unless the session is freed first; it receives ownership of result. It
@@ -88,7 +95,8 @@ typedef void (*NTS_KEClientHandler)(NTS_KEClient *c, NTS_KEResult *result, void 
 
 /* Starts a session: copies everything in p, so the caller's buffers may go away at once. The
  * handler runs from the loop, never from inside this call. Returns 0, -EINVAL for empty
- * address or AEAD lists or a missing hostname, -ENOMEM, or an sd-event error. */
+ * address or AEAD lists, a missing hostname or an empty or overlong denied name, -E2BIG for
+ * too many denied names, -ENOMEM, or an sd-event error. */
 int NTS_ke_client_start(sd_event *e, const NTS_KEClientParams *p, NTS_KEClientHandler handler,
                         void *userdata, NTS_KEClient **ret);
 NTS_KEClient *NTS_ke_client_free(NTS_KEClient *c);

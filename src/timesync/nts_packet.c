@@ -67,17 +67,35 @@ int NTS_record_append(struct iovec *out, uint16_t type, bool critical, const voi
         return 0;
 }
 
-ssize_t NTS_encode_request(void *buf, size_t size, const NTS_AEADAlgorithm *aead, size_t n_aead) {
+size_t NTS_request_size(size_t n_aead, char *const *deny, size_t n_deny) {
+        size_t size = 3 * NTS_KE_RECORD_HEADER_SIZE + 2 + 2 * n_aead;
+
+        assert(deny || n_deny == 0);
+
+        for (size_t i = 0; i < n_deny; i++)
+                size += NTS_KE_RECORD_HEADER_SIZE + strlen(deny[i]);
+        return size;
+}
+
+ssize_t NTS_encode_request(void *buf, size_t size, const NTS_AEADAlgorithm *aead, size_t n_aead,
+                           char *const *deny, size_t n_deny) {
         struct iovec out = IOVEC_MAKE(buf, size);
         uint8_t protocol[2], *p;
         int r;
 
         assert(buf || size == 0);
         assert(aead || n_aead == 0);
+        assert(deny || n_deny == 0);
 
         /* A list longer than one record body can hold is as meaningless as an empty one. */
         if (n_aead == 0 || n_aead > UINT16_MAX / 2)
                 return -EINVAL;
+        if (n_deny > NTS_KE_MAX_DENIED_SERVERS)
+                return -E2BIG;
+        /* No pool has sent a name like these in a Server record: the decoder refuses them. */
+        for (size_t i = 0; i < n_deny; i++)
+                if (isempty(deny[i]) || strlen(deny[i]) > NTS_MAX_SERVER_NAME_SIZE)
+                        return -EINVAL;
 
         /* RFC 8915 section 4.1.2 and 4.1.5: both records are critical in a request, as a server
          * that does not understand them cannot give a useful answer. */
@@ -91,6 +109,14 @@ ssize_t NTS_encode_request(void *buf, size_t size, const NTS_AEADAlgorithm *aead
                 return r;
         for (size_t i = 0; i < n_aead; i++)
                 unaligned_write_be16(p + 2 * i, (uint16_t) aead[i]);
+
+        /* draft-venhoek-nts-pool section 6.6: not critical, or a server without pool support
+         * would answer with an Error record (RFC 8915 section 4) instead of ignoring it. */
+        for (size_t i = 0; i < n_deny; i++) {
+                r = NTS_record_append(&out, NTS_KE_RECORD_NTP_SERVER_DENY, false, deny[i], strlen(deny[i]));
+                if (r < 0)
+                        return r;
+        }
 
         r = NTS_record_append(&out, NTS_KE_RECORD_END_OF_MESSAGE, true, NULL, 0);
         if (r < 0)

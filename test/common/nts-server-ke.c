@@ -65,6 +65,14 @@ ssize_t nts_server_ke_decode_request(const struct iovec *msg, NTSServerKERequest
                         /* Only servers send these. */
                         return bad_request(ret, NTS_KE_ERROR_BAD_REQUEST);
 
+                case NTS_KE_RECORD_NTP_SERVER_DENY:
+                        /* Whatever the critical bit says: the type is known here. */
+                        if (ret->n_denied >= ELEMENTSOF(ret->denied) || rec.body.iov_len == 0 ||
+                            rec.body.iov_len > NTS_MAX_SERVER_NAME_SIZE)
+                                return bad_request(ret, NTS_KE_ERROR_BAD_REQUEST);
+                        ret->denied[ret->n_denied++] = rec.body;
+                        break;
+
                 case NTS_KE_RECORD_NEW_COOKIE:
                 case NTS_KE_RECORD_SERVER:
                 case NTS_KE_RECORD_PORT:
@@ -90,6 +98,16 @@ bool nts_server_ke_request_offers(const NTSServerKERequest *req, uint16_t aead) 
 
         for (size_t i = 0; i < req->n_aead; i++)
                 if (req->aead[i] == aead)
+                        return true;
+        return false;
+}
+
+bool nts_server_ke_request_denies(const NTSServerKERequest *req, const char *name) {
+        assert(req);
+        assert(name);
+
+        for (size_t i = 0; i < req->n_denied; i++)
+                if (iovec_equal(&req->denied[i], &IOVEC_MAKE(name, strlen(name))))
                         return true;
         return false;
 }
@@ -217,6 +235,13 @@ ssize_t nts_server_ke_encode_response(void *buf, size_t size, const NTSServerKER
         k = append_cookies(&out, r);
         if (k < 0)
                 return k;
+
+        /* draft-venhoek-nts-pool section 6.1: empty, not critical. */
+        if (r->keep_alive) {
+                k = NTS_record_append(&out, NTS_KE_RECORD_KEEP_ALIVE, false, NULL, 0);
+                if (k < 0)
+                        return k;
+        }
 
         if (r->unknown_critical) {
                 k = NTS_record_append(&out, NTS_SERVER_KE_UNKNOWN_RECORD, true, "?", 1);

@@ -21,17 +21,25 @@ typedef struct NTSServerKERequest {
         size_t n_aead;
         uint16_t protocols[NTS_SERVER_KE_MAX_IDS];
         size_t n_protocols;
+        /* NTP Server Deny records (draft-venhoek-nts-pool section 6.6), as a pool reads them:
+         * bodies of 1 to NTS_MAX_SERVER_NAME_SIZE bytes, pointing into the message. */
+        struct iovec denied[NTS_SERVER_KE_MAX_IDS];
+        size_t n_denied;
         /* With -EBADMSG: the code of the Error record to answer with (RFC 8915 section 4.1.3). */
         uint16_t error_code;
 } NTSServerKERequest;
 
 /* Decodes a client request: exactly one non-empty Next Protocol and AEAD record, no Error or
- * Warning record, unknown critical records refused, End of Message last.
+ * Warning record, unknown critical records refused, End of Message last. More than
+ * NTS_SERVER_KE_MAX_IDS denied names, or an empty or overlong one, is a bad request.
  * Returns the bytes the request occupies; -ENODATA when End of Message has not arrived yet;
  * -EMSGSIZE beyond NTS_KE_MAX_MESSAGE_SIZE; -EBADMSG with ret->error_code set otherwise. */
 ssize_t nts_server_ke_decode_request(const struct iovec *msg, NTSServerKERequest *ret);
 
 bool nts_server_ke_request_offers(const NTSServerKERequest *req, uint16_t aead);
+
+/* Whether the request denies the member of this name (compared byte for byte, as the pools do). */
+bool nts_server_ke_request_denies(const NTSServerKERequest *req, const char *name);
 
 /* The client's most preferred algorithm among supported[]; -ENOENT if there is none. */
 int nts_server_ke_pick_aead(const NTSServerKERequest *req, const uint16_t *supported, size_t n_supported,
@@ -58,6 +66,7 @@ typedef struct NTSServerKEResponse {
 
         const char *server;             /* Server Negotiation body; NULL: no record */
         uint16_t port;                  /* Port Negotiation value; 0: no record */
+        bool keep_alive;                /* a Keep Alive record, as a pool passes on its member's */
 
         /* Sabotage. */
         int error_code;                 /* >= 0: an Error record with this code comes first */
@@ -86,7 +95,7 @@ typedef struct NTSServerKEResponse {
         })
 
 /* Writes the response to buf in the order chrony uses: [Error] [Warning] Next Protocol, AEAD,
- * [Server], [Port], cookies, [unknown records], End of Message [extra record].
+ * [Server], [Port], cookies, [Keep Alive], [unknown records], End of Message [extra record].
  * Returns the number of bytes written, -ENOBUFS, -EMSGSIZE, -ENOMEM, or the cookie_func's
  * error. */
 ssize_t nts_server_ke_encode_response(void *buf, size_t size, const NTSServerKEResponse *r);

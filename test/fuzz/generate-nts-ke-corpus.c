@@ -37,10 +37,11 @@ static int write_seed(const char *dir, const char *name, const NTSServerKERespon
         return write_file(dir, "fuzz-nts-ke-response", name, buf, (size_t) n - MIN(cut, (size_t) n));
 }
 
-static int write_request(const char *dir, const char *name, const NTS_AEADAlgorithm *aead, size_t n_aead) {
+static int write_request(const char *dir, const char *name, const NTS_AEADAlgorithm *aead, size_t n_aead,
+                         char *const *deny, size_t n_deny) {
         ssize_t n;
 
-        n = NTS_encode_request(buf, sizeof(buf), aead, n_aead);
+        n = NTS_encode_request(buf, sizeof(buf), aead, n_aead, deny, n_deny);
         if (n < 0)
                 return (int) n;
         return write_file(dir, "fuzz-nts-ke-request", name, buf, (size_t) n);
@@ -54,7 +55,7 @@ static int write_request_with(const char *dir, const char *name, uint16_t type, 
         ssize_t n;
         int k;
 
-        n = NTS_encode_request(buf, sizeof(buf), aead, ELEMENTSOF(aead));
+        n = NTS_encode_request(buf, sizeof(buf), aead, ELEMENTSOF(aead), NULL, 0);
         if (n < 0)
                 return (int) n;
         if (!after_end)
@@ -139,14 +140,23 @@ int main(int argc, char *argv[]) {
         k = k < 0 ? k : write_seed(argv[1], "duplicate-port", &r, 0);
         r = CHRONY, r.data_after_end = true;
         k = k < 0 ? k : write_seed(argv[1], "data-after-end", &r, 0);
+        /* A key-exchange pool's answer: the member, its port, and its Keep Alive passed on. */
+        r = CHRONY, r.server = "member-1.pool.test", r.port = 123, r.keep_alive = true;
+        k = k < 0 ? k : write_seed(argv[1], "pool-member", &r, 0);
 
         static const NTS_AEADAlgorithm all[] = {
                 NTS_AEAD_AES_SIV_CMAC_256, NTS_AEAD_AES_SIV_CMAC_384, NTS_AEAD_AES_SIV_CMAC_512,
                 NTS_AEAD_AES_128_GCM_SIV, NTS_AEAD_AES_256_GCM_SIV,
         };
-        k = k < 0 ? k : write_request(argv[1], "request-siv-256", all, 1);
-        k = k < 0 ? k : write_request(argv[1], "request-all", all, ELEMENTSOF(all));
-        k = k < 0 ? k : write_request(argv[1], "request-gcm-siv", all + 3, 1);
+        /* A pool's earlier Server records: a name, an IPv4 and an IPv6 address. */
+        char *deny[] = { (char *) "member-1.pool.test", (char *) "192.0.2.7", (char *) "2001:db8::7" };
+        k = k < 0 ? k : write_request(argv[1], "request-siv-256", all, 1, NULL, 0);
+        k = k < 0 ? k : write_request(argv[1], "request-all", all, ELEMENTSOF(all), NULL, 0);
+        k = k < 0 ? k : write_request(argv[1], "request-gcm-siv", all + 3, 1, NULL, 0);
+        k = k < 0 ? k : write_request(argv[1], "request-deny-one", all, 1, deny, 1);
+        k = k < 0 ? k : write_request(argv[1], "request-deny-three", all, ELEMENTSOF(all), deny, ELEMENTSOF(deny));
+        k = k < 0 ? k : write_request_with(argv[1], "request-deny-critical", NTS_KE_RECORD_NTP_SERVER_DENY, true,
+                                           false);
         k = k < 0 ? k : write_request_with(argv[1], "request-unknown-critical", 0x1234, true, false);
         k = k < 0 ? k : write_request_with(argv[1], "request-unknown-noncritical", 0x1234, false, false);
         k = k < 0 ? k : write_request_with(argv[1], "request-port", NTS_KE_RECORD_PORT, false, false);

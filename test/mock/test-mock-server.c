@@ -145,7 +145,7 @@ static void ke_exchange(NTS_TLS *t, int fd, KEResult *res, unsigned max_reads) {
         uint8_t request[64];
         ssize_t n;
 
-        n = NTS_encode_request(request, sizeof(request), offered, ELEMENTSOF(offered));
+        n = NTS_encode_request(request, sizeof(request), offered, ELEMENTSOF(offered), NULL, 0);
         ASSERT_OK(n);
         for (size_t sent = 0; sent < (size_t) n;) {
                 ssize_t w = NTS_tls_write(t, request + sent, n - sent);

@@ -187,11 +187,11 @@ static void test_request_is_byte_exact(void) {
         };
         uint8_t req[64];
 
-        ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, ELEMENTSOF(aead))), sizeof(expected));
+        ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, ELEMENTSOF(aead), NULL, 0)), sizeof(expected));
         ASSERT_MEMEQ(req, expected, sizeof(expected));
 
         /* Exactly the size needed is enough. */
-        ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(expected), aead, ELEMENTSOF(aead))),
+        ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(expected), aead, ELEMENTSOF(aead), NULL, 0)),
                   sizeof(expected));
 }
 
@@ -200,9 +200,65 @@ static void test_request_needs_room_and_an_algorithm(void) {
         uint8_t req[6 + 6 + 4];
 
         for (size_t n = 0; n < sizeof(req); n++)
-                ASSERT_ERROR(NTS_encode_request(req, n, aead, 1), ENOBUFS);
-        ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, 1)), sizeof(req));
-        ASSERT_ERROR(NTS_encode_request(req, sizeof(req), aead, 0), EINVAL);
+                ASSERT_ERROR(NTS_encode_request(req, n, aead, 1, NULL, 0), ENOBUFS);
+        ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, 1, NULL, 0)), sizeof(req));
+        ASSERT_ERROR(NTS_encode_request(req, sizeof(req), aead, 0, NULL, 0), EINVAL);
+}
+
+/* draft-venhoek-nts-pool section 6.6: type 13 without the critical bit (a server that knows no
+ * pools must skip it, RFC 8915 section 4), after the AEAD record, one per name, the name's
+ * bytes as given and nothing else: no port, no terminator. */
+static void test_deny_records_are_noncritical_one_per_name_before_end(void) {
+        static const uint8_t expected[] = {
+                0x80, 0x01, 0x00, 0x02, 0x00, 0x00,             /* Next Protocol, critical: NTPv4 */
+                0x80, 0x04, 0x00, 0x02, 0x00, 0x0f,             /* AEAD, critical: 15 */
+                0x00, 0x0d, 0x00, 0x0b, 'M', 'e', 'm', 'b',     /* NTP Server Deny, 11 bytes */
+                'e', 'r', '1', '.', 'T', 'e', 's',
+                0x00, 0x0d, 0x00, 0x09, '1', '2', '7', '.',     /* NTP Server Deny, 9 bytes */
+                '0', '.', '0', '.', '2',
+                0x80, 0x00, 0x00, 0x00,                         /* End of Message, critical */
+        };
+        static const NTS_AEADAlgorithm aead[] = { NTS_AEAD_AES_SIV_CMAC_256 };
+        char *deny[] = { (char *) "Member1.Tes", (char *) "127.0.0.2" };
+        uint8_t req[128];
+
+        ASSERT_EQ(NTS_request_size(ELEMENTSOF(aead), deny, ELEMENTSOF(deny)), sizeof(expected));
+        ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, ELEMENTSOF(aead), deny, ELEMENTSOF(deny))),
+                  sizeof(expected));
+        ASSERT_MEMEQ(req, expected, sizeof(expected));
+
+        /* Every shorter buffer is refused whole, never cut after a deny record. */
+        for (size_t n = 0; n < sizeof(expected); n++)
+                ASSERT_ERROR(NTS_encode_request(req, n, aead, ELEMENTSOF(aead), deny, ELEMENTSOF(deny)), ENOBUFS);
+}
+
+static void test_deny_list_bounds(void) {
+        static const NTS_AEADAlgorithm aead[] = { NTS_AEAD_AES_SIV_CMAC_256 };
+        char longest[NTS_MAX_SERVER_NAME_SIZE + 2], *deny[NTS_KE_MAX_DENIED_SERVERS + 1];
+        static uint8_t req[NTS_KE_MAX_MESSAGE_SIZE];
+        NTSServerKERequest decoded;
+        size_t size;
+
+        memset(longest, 'a', sizeof(longest) - 1);
+        longest[sizeof(longest) - 1] = 0;
+
+        /* A name of 255 bytes is the longest a Server record may carry; 256 is refused. */
+        deny[0] = longest + 1;
+        ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, 1, deny, 1)), NTS_request_size(1, deny, 1));
+        deny[0] = longest;
+        ASSERT_ERROR(NTS_encode_request(req, sizeof(req), aead, 1, deny, 1), EINVAL);
+        deny[0] = (char *) "";
+        ASSERT_ERROR(NTS_encode_request(req, sizeof(req), aead, 1, deny, 1), EINVAL);
+
+        /* At most NTS_KE_MAX_DENIED_SERVERS names, the largest request well inside a message. */
+        for (size_t i = 0; i < ELEMENTSOF(deny); i++)
+                deny[i] = longest + 1;
+        size = (size_t) ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, 1, deny, NTS_KE_MAX_DENIED_SERVERS));
+        ASSERT_EQ(size, NTS_request_size(1, deny, NTS_KE_MAX_DENIED_SERVERS));
+        ASSERT_TRUE(size < NTS_KE_MAX_MESSAGE_SIZE / 2);
+        ASSERT_EQ(nts_server_ke_decode_request(&IOVEC_MAKE(req, size), &decoded), size);
+        ASSERT_EQ(decoded.n_denied, NTS_KE_MAX_DENIED_SERVERS);
+        ASSERT_ERROR(NTS_encode_request(req, sizeof(req), aead, 1, deny, NTS_KE_MAX_DENIED_SERVERS + 1), E2BIG);
 }
 
 /* ---- responses of real servers ---- */
@@ -371,6 +427,30 @@ static void test_unknown_noncritical_record_is_skipped(void) {
         size = encode_response(&resp);
         ASSERT_EQ(decode(size, &a), size);
         ASSERT_EQ(a.n_cookies, 8);
+}
+
+/* A pool may pass on the Keep Alive record (draft-venhoek-nts-pool section 6.1, type 8, not
+ * critical) it exchanged with its member: skipped like any unknown non-critical record. With
+ * the critical bit, which the draft forbids, it is an unknown critical record like any other. */
+static void test_keep_alive_from_a_pool_is_skipped(void) {
+        NTS_Agreement a;
+
+        ASSERT_EQ(decode_records((const Rec[]) { REC_NTPV4, REC_AEAD(15), REC_SERVER("127.0.0.2"), REC_PORT(123),
+                                                 { .type = NTS_KE_RECORD_KEEP_ALIVE }, REC_COOKIE, REC_END },
+                                 7, &a),
+                  6 + 6 + 13 + 6 + 4 + 16 + 4);
+        ASSERT_EQ(a.n_cookies, 1);
+        ASSERT_EQ(a.port, 123);
+        ASSERT_TRUE(iovec_equal(&a.server, &IOVEC_MAKE("127.0.0.2", 9)));
+
+        ASSERT_REFUSED(NTS_ERROR_KE_UNKNOWN_CRITICAL_RECORD, NTS_KE_RECORD_KEEP_ALIVE, REC_NTPV4, REC_AEAD(15),
+                       { .type = NTS_KE_RECORD_KEEP_ALIVE, .critical = true }, REC_COOKIE, REC_END);
+}
+
+/* Sent to a client it is meaningless (section 6.6: "MUST NOT be sent by a server"): skipped. */
+static void test_deny_record_in_a_response_is_skipped(void) {
+        ASSERT_ACCEPTED(REC_NTPV4, REC_AEAD(15), { .type = NTS_KE_RECORD_NTP_SERVER_DENY, .body = "x", .size = 1 },
+                        REC_COOKIE, REC_END);
 }
 
 static void test_aead_not_offered_is_refused_and_named(void) {
@@ -642,7 +722,7 @@ static void test_round_trip_through_the_server_side(void) {
         ssize_t n;
         size_t size;
 
-        n = ASSERT_OK(NTS_encode_request(request, sizeof(request), aead, ELEMENTSOF(aead)));
+        n = ASSERT_OK(NTS_encode_request(request, sizeof(request), aead, ELEMENTSOF(aead), NULL, 0));
         ASSERT_EQ(nts_server_ke_decode_request(&IOVEC_MAKE(request, n), &req), n);
         ASSERT_EQ(req.n_protocols, 1);
         ASSERT_EQ(req.protocols[0], NTS_PROTOCOL_NTPV4);
@@ -675,7 +755,7 @@ static void test_server_side_refuses_malformed_requests(void) {
         uint8_t request[64];
         ssize_t n;
 
-        n = ASSERT_OK(NTS_encode_request(request, sizeof(request), offered, ELEMENTSOF(offered)));
+        n = ASSERT_OK(NTS_encode_request(request, sizeof(request), offered, ELEMENTSOF(offered), NULL, 0));
         for (ssize_t i = 0; i < n; i++)
                 ASSERT_ERROR(nts_server_ke_decode_request(&IOVEC_MAKE(request, i), &req), ENODATA);
 
@@ -697,11 +777,35 @@ static void test_server_side_refuses_malformed_requests(void) {
                   6 + 6 + 6 + 4 + 4);
 }
 
+/* A pool reads back each name byte for byte as sent. */
+static void test_denied_names_reach_the_server_side_as_sent(void) {
+        static const NTS_AEADAlgorithm aead[] = { NTS_AEAD_AES_SIV_CMAC_256 };
+        char *deny[] = { (char *) "A.Pool.Test", (char *) "b.pool.test", (char *) "::1" };
+        NTSServerKERequest req;
+        uint8_t request[128];
+        ssize_t n;
+
+        n = ASSERT_OK(NTS_encode_request(request, sizeof(request), aead, 1, deny, ELEMENTSOF(deny)));
+        ASSERT_EQ(nts_server_ke_decode_request(&IOVEC_MAKE(request, n), &req), n);
+        ASSERT_EQ(req.n_denied, ELEMENTSOF(deny));
+        ASSERT_TRUE(nts_server_ke_request_denies(&req, "A.Pool.Test"));
+        ASSERT_TRUE(nts_server_ke_request_denies(&req, "b.pool.test"));
+        ASSERT_TRUE(nts_server_ke_request_denies(&req, "::1"));
+        ASSERT_FALSE(nts_server_ke_request_denies(&req, "a.pool.test"));
+        ASSERT_FALSE(nts_server_ke_request_denies(&req, "b.pool.tes"));
+        ASSERT_EQ(req.n_aead, 1);
+
+        ASSERT_REQUEST_REFUSED(NTS_KE_ERROR_BAD_REQUEST, REC_NTPV4, REC_AEAD(15),
+                               { .type = NTS_KE_RECORD_NTP_SERVER_DENY }, REC_END);
+}
+
 TEST_MAIN(TEST_CASE(test_record_next_splits_header_and_body),
           TEST_CASE(test_record_next_needs_a_whole_record),
           TEST_CASE(test_record_append_refuses_what_does_not_fit),
           TEST_CASE(test_request_is_byte_exact),
           TEST_CASE(test_request_needs_room_and_an_algorithm),
+          TEST_CASE(test_deny_records_are_noncritical_one_per_name_before_end),
+          TEST_CASE(test_deny_list_bounds),
           TEST_CASE(test_chrony_like_response_is_accepted),
           TEST_CASE(test_ntpsec_like_response_is_accepted),
           TEST_CASE(test_chrony_error_only_response_names_the_server_error),
@@ -713,6 +817,8 @@ TEST_MAIN(TEST_CASE(test_record_next_splits_header_and_body),
           TEST_CASE(test_cookies_beyond_eight_are_ignored),
           TEST_CASE(test_unknown_critical_record_is_refused),
           TEST_CASE(test_unknown_noncritical_record_is_skipped),
+          TEST_CASE(test_keep_alive_from_a_pool_is_skipped),
+          TEST_CASE(test_deny_record_in_a_response_is_skipped),
           TEST_CASE(test_aead_not_offered_is_refused_and_named),
           TEST_CASE(test_empty_aead_record_means_no_common_algorithm),
           TEST_CASE(test_aead_record_must_name_one_algorithm),
@@ -731,4 +837,5 @@ TEST_MAIN(TEST_CASE(test_record_next_splits_header_and_body),
           TEST_CASE(test_flipped_bits_never_yield_an_unsafe_success),
           TEST_CASE(test_truncation_at_any_length_is_incomplete),
           TEST_CASE(test_round_trip_through_the_server_side),
-          TEST_CASE(test_server_side_refuses_malformed_requests))
+          TEST_CASE(test_server_side_refuses_malformed_requests),
+          TEST_CASE(test_denied_names_reach_the_server_side_as_sent))

@@ -65,10 +65,34 @@ static void test_unknown_family_is_named_unknown(void) {
         ASSERT_EQ(socket_address_port(&a), 0);
 }
 
+static void test_equal_needs_family_address_port_and_scope(void) {
+        SocketAddress a, b;
+
+        ASSERT_OK(socket_address_from_string("192.0.2.1", 123, &a));
+        ASSERT_OK(socket_address_from_string("192.0.2.1", 123, &b));
+        ASSERT_TRUE(socket_address_equal(&a, &b));
+        socket_address_set_port(&b, 124);
+        ASSERT_FALSE(socket_address_equal(&a, &b));
+        ASSERT_OK(socket_address_from_string("192.0.2.2", 123, &b));
+        ASSERT_FALSE(socket_address_equal(&a, &b));
+        ASSERT_OK(socket_address_from_string("::ffff:192.0.2.1", 123, &b));
+        ASSERT_FALSE(socket_address_equal(&a, &b));
+
+        ASSERT_OK(socket_address_from_string("fe80::1", 123, &a));
+        ASSERT_OK(socket_address_from_string("fe80::1", 123, &b));
+        ASSERT_TRUE(socket_address_equal(&a, &b));
+        ((struct sockaddr_in6 *) &b.sa)->sin6_scope_id = 2;
+        ASSERT_FALSE(socket_address_equal(&a, &b));
+
+        a = b = (SocketAddress) { .sa.ss_family = AF_UNIX };
+        ASSERT_FALSE(socket_address_equal(&a, &b));
+}
+
 TEST_MAIN(TEST_CASE(test_ipv4_literal_round_trips_with_port),
           TEST_CASE(test_ipv6_literal_is_bracketed),
           TEST_CASE(test_longest_ipv6_text_fits),
           TEST_CASE(test_names_are_not_resolved),
           TEST_CASE(test_set_port_changes_only_the_port),
           TEST_CASE(test_only_ip_families_are_built),
-          TEST_CASE(test_unknown_family_is_named_unknown));
+          TEST_CASE(test_unknown_family_is_named_unknown),
+          TEST_CASE(test_equal_needs_family_address_port_and_scope));

@@ -185,12 +185,14 @@ static int free_udp_port(const char *address, uint16_t *ret) {
 
 int mock_server_start(const char *certs, const MockOptions *o, MockProcess *ret) {
         _cleanup_free_ char *cert = NULL, *key = NULL, *address = NULL, *ntp_port = NULL,
-                           *sabotage = NULL, *ntp_server = NULL;
+                           *sabotage = NULL, *ntp_server = NULL, *keys_file = NULL;
+        char *argv[32];
+        size_t n = 0;
         const char *ip = o->address ?: "127.0.0.1", *mode = o->sabotage ?: "none";
         _cleanup_close_ int fd = -EBADF;
         MockProcess s = {};
         char line[256];
-        ssize_t n;
+        ssize_t l;
         int r;
 
         /* The KE port comes from the kernel (--ke-port=0, reported on the READY line). The NTP
@@ -204,20 +206,37 @@ int mock_server_start(const char *certs, const MockOptions *o, MockProcess *ret)
             asprintf(&address, "--address=%s", ip) < 0 ||
             asprintf(&ntp_port, "--ntp-port=%u", s.ntp_port) < 0 ||
             asprintf(&sabotage, "--sabotage=%s", mode) < 0 ||
-            (o->ntp_server && asprintf(&ntp_server, "--ntp-server=%s", o->ntp_server) < 0))
+            (o->ntp_server && asprintf(&ntp_server, "--ntp-server=%s", o->ntp_server) < 0) ||
+            (o->keys_file && asprintf(&keys_file, "--keys-file=%s", o->keys_file) < 0))
                 return -ENOMEM;
 
-        fd = spawn_reading_stdout((char *[]){ (char *) MOCK_SERVER_PATH, cert, key, address,
-                                              (char *) "--ke-port=0", ntp_port, sabotage,
-                                              ntp_server, NULL },
-                                  &s.pid);
+        argv[n++] = (char *) MOCK_SERVER_PATH;
+        argv[n++] = cert;
+        argv[n++] = key;
+        argv[n++] = address;
+        argv[n++] = (char *) "--ke-port=0";
+        /* A pool names its members' ports, not its own. */
+        argv[n++] = o->pool_args ? (char *) "--ntp-listen-port=0" : ntp_port;
+        argv[n++] = sabotage;
+        if (ntp_server)
+                argv[n++] = ntp_server;
+        if (keys_file)
+                argv[n++] = keys_file;
+        for (size_t i = 0; o->pool_args && o->pool_args[i]; i++) {
+                if (n >= ELEMENTSOF(argv) - 1)
+                        return -E2BIG;
+                argv[n++] = o->pool_args[i];
+        }
+        argv[n] = NULL;
+
+        fd = spawn_reading_stdout(argv, &s.pid);
         if (fd < 0)
                 return log_error_errno(fd, "Failed to start %s: %m", MOCK_SERVER_PATH);
 
-        n = read_line(fd, line, sizeof(line), 10 * 1000);
-        if (n < 0 || sscanf(line, "READY ke-port=%hu ntp-port=%hu", &s.ke_port, &s.ntp_port) != 2) {
+        l = read_line(fd, line, sizeof(line), 10 * 1000);
+        if (l < 0 || sscanf(line, "READY ke-port=%hu ntp-port=%hu", &s.ke_port, &s.ntp_port) != 2) {
                 mock_server_stop(&s);
-                return log_error_errno(n < 0 ? (int) n : EIO, "%s --sabotage=%s did not get ready.",
+                return log_error_errno(l < 0 ? (int) l : EIO, "%s --sabotage=%s did not get ready.",
                                        MOCK_SERVER_PATH, mode);
         }
 

@@ -29,6 +29,10 @@ typedef struct MockOptions {
         const char *sabotage;           /* --sabotage= mode; NULL: none, a correct server */
         const char *address;            /* where it listens; NULL: 127.0.0.1 */
         const char *ntp_server;         /* sent as Server Negotiation; NULL: no such record */
+        const char *keys_file;          /* --keys-file=: the cookie key, shared with pool members */
+        char *const *pool_args;         /* --pool-member= and the like, NULL-terminated: the mock
+                                         * is a key-exchange pool, with no NTP port of its own to
+                                         * announce */
 } MockOptions;
 
 /* Starts the mock server with free ports and waits for its READY line. */

@@ -170,6 +170,16 @@ static int ke_conn_answer(KEConn *c, const NTSServerKERequest *req, int decode_r
         resp.userdata = &cc;
         resp.server = s->ntp_server;
         resp.port = s->ntp_port;
+        if (s->pool.n_members > 0) {
+                bool denied;
+                const MockPoolMember *m = mock_pool_pick(&s->pool, req, &denied);
+
+                resp.server = m->name;
+                resp.port = m->port;
+                resp.keep_alive = true;
+                if (denied)
+                        s->n_pool_denied_given++;
+        }
         ke_response_sabotage(&resp, s->sabotage, req);
 
         r = ke_conn_encode(c, &resp);

@@ -7,6 +7,7 @@
 #include <systemd/sd-event.h>
 
 #include "mock-cookie.h"
+#include "mock-pool.h"
 #include "nts-server-tls.h"
 
 typedef enum Sabotage {
@@ -53,11 +54,13 @@ typedef struct MockServer {
 
         const char *ntp_server;         /* Server Negotiation record; NULL: none */
         uint16_t ntp_port;              /* Port Negotiation record; 0: none */
+        MockPool pool;                  /* with members: a key-exchange pool, see mock-pool.h */
 
         const char *count_file;
         unsigned n_ke_sessions;         /* complete KE responses sent */
         unsigned n_ntp_requests;        /* NTP requests answered with time */
         unsigned n_ntp_naks;
+        unsigned n_pool_denied_given;   /* pool members handed out although denied */
 } MockServer;
 
 /* Rewrites the count file, if any, atomically. */

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* A mock NTS server for tests: NTS-KE over TLS 1.3 on a TCP port and NTP with NTS on a UDP
- * port, in one single-threaded sd-event loop, with sabotage modes that break one rule each.
+ * port, in one single-threaded sd-event loop, with sabotage modes that break one rule each,
+ * and a key-exchange pool mode (--pool-member=, mock-pool.h).
  * Prints "READY ke-port=N ntp-port=N" on stdout once both sockets listen; SIGUSR1 switches
  * the sabotage off (to check that a client recovers); SIGTERM or SIGINT end it. */
 
@@ -78,8 +79,8 @@ void mock_server_write_counts(MockServer *s) {
                 log_error_errno(errno, "Failed to write %s: %m", tmp);
                 return;
         }
-        fprintf(f, "ke_sessions=%u\nntp_requests=%u\nntp_naks=%u\n",
-                s->n_ke_sessions, s->n_ntp_requests, s->n_ntp_naks);
+        fprintf(f, "ke_sessions=%u\nntp_requests=%u\nntp_naks=%u\npool_denied_given=%u\n",
+                s->n_ke_sessions, s->n_ntp_requests, s->n_ntp_naks, s->n_pool_denied_given);
         if (fclose(f) != 0 || rename(tmp, s->count_file) < 0)
                 log_error_errno(errno, "Failed to write %s: %m", s->count_file);
 }
@@ -108,6 +109,10 @@ static void help(void) {
                "  --aead=ID[,ID...]      AEAD identifiers accepted (default: 15, 16, 17)\n"
                "  --keys-file=FILE       keep the cookie key here (created if missing)\n"
                "  --count-file=FILE      write counts of KE sessions and NTP requests\n"
+               "  --pool-member=NAME[:PORT]\n"
+               "                         be a key-exchange pool: name this member (repeat)\n"
+               "  --pool-sequence=I,J,.. offer the members in this order, cycled\n"
+               "  --pool-ignore-deny     ignore NTP Server Deny records\n"
                "  --sabotage=MODE        one of:",
                NTS_KE_PORT);
         for (Sabotage i = 0; i < _SABOTAGE_MAX; i++)
@@ -177,6 +182,9 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 ARG_AEAD,
                 ARG_KEYS_FILE,
                 ARG_COUNT_FILE,
+                ARG_POOL_MEMBER,
+                ARG_POOL_SEQUENCE,
+                ARG_POOL_IGNORE_DENY,
                 ARG_SABOTAGE,
         };
         static const struct option options[] = {
@@ -192,6 +200,9 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 { "aead", required_argument, NULL, ARG_AEAD },
                 { "keys-file", required_argument, NULL, ARG_KEYS_FILE },
                 { "count-file", required_argument, NULL, ARG_COUNT_FILE },
+                { "pool-member", required_argument, NULL, ARG_POOL_MEMBER },
+                { "pool-sequence", required_argument, NULL, ARG_POOL_SEQUENCE },
+                { "pool-ignore-deny", no_argument, NULL, ARG_POOL_IGNORE_DENY },
                 { "sabotage", required_argument, NULL, ARG_SABOTAGE },
                 {}
         };
@@ -241,6 +252,19 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 case ARG_COUNT_FILE:
                         s->count_file = optarg;
                         break;
+                case ARG_POOL_MEMBER:
+                        r = mock_pool_add_member(&s->pool, optarg);
+                        if (r < 0)
+                                return r;
+                        break;
+                case ARG_POOL_SEQUENCE:
+                        r = mock_pool_set_sequence(&s->pool, optarg);
+                        if (r < 0)
+                                return r;
+                        break;
+                case ARG_POOL_IGNORE_DENY:
+                        s->pool.ignore_deny = true;
+                        break;
                 case ARG_SABOTAGE:
                         s->sabotage = sabotage_from_string(optarg);
                         if (s->sabotage < 0)
@@ -254,6 +278,11 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 return log_error_errno(EINVAL, "Unexpected argument: %s", argv[optind]);
         if (!o->cert || !o->key)
                 return log_error_errno(EINVAL, "--cert= and --key= are required.");
+        r = mock_pool_check(&s->pool);
+        if (r < 0)
+                return r;
+        if (s->pool.n_members > 0 && (s->ntp_server || s->ntp_port != 0))
+                return log_error_errno(EINVAL, "A pool names its members: no --ntp-server= or --ntp-port=.");
         if (s->n_aead == 0)
                 aead_default(s);
         if (!o->ntp_address)

@@ -45,6 +45,31 @@ char *strjoin_sentinel(const char *first, ...) {
         return r;
 }
 
+int parse_unsigned(const char *s, uint64_t max, uint64_t *ret) {
+        uint64_t v = 0;
+        bool too_big = false;
+
+        assert(s);
+
+        if (*s == '\0')
+                return -EINVAL;
+        for (; *s; s++) {
+                if (*s < '0' || *s > '9')
+                        return -EINVAL;
+                /* Keep reading after an overflow: "99999999999999999999x" is not a number at all. */
+                if (v > (UINT64_MAX - (uint64_t) (*s - '0')) / 10)
+                        too_big = true;
+                else
+                        v = v * 10 + (uint64_t) (*s - '0');
+        }
+        if (too_big || v > max)
+                return -ERANGE;
+
+        if (ret)
+                *ret = v;
+        return 0;
+}
+
 int free_and_strdup(char **p, const char *s) {
         char *copy = NULL;
 

@@ -40,5 +40,10 @@ int free_and_strdup(char **p, const char *s);
  * anything else: the booleans systemd accepts in configuration and environment variables. */
 int parse_boolean(const char *s) _pure_;
 
+/* A decimal number as this project writes one: digits only (no sign, blank, prefix or suffix,
+ * so "15junk", "+15", " 15" and "" are refused) and at most max. -EINVAL for anything that is
+ * not such a number, -ERANGE for one above max. */
+int parse_unsigned(const char *s, uint64_t max, uint64_t *ret);
+
 /* No control characters, quotes or backslashes: safe to print and to use as a name. */
 bool string_is_safe(const char *s) _pure_;

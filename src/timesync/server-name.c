@@ -3,18 +3,13 @@
 #include "hostname-util.h"
 #include "in-addr-util.h"
 #include "server-name.h"
+#include "string-util.h"
 
 /* Decimal 1..65535, digits only: no sign, no blanks, no hex. */
 static int parse_port(const char *s, uint16_t *ret) {
-        uint32_t v = 0;
-        size_t n = 0;
+        uint64_t v;
 
-        for (; s[n] >= '0' && s[n] <= '9'; n++) {
-                if (n >= 5)
-                        return -EINVAL;
-                v = v * 10 + (uint32_t) (s[n] - '0');
-        }
-        if (n == 0 || s[n] != '\0' || v == 0 || v > UINT16_MAX)
+        if (parse_unsigned(s, UINT16_MAX, &v) < 0 || v == 0)
                 return -EINVAL;
 
         *ret = (uint16_t) v;

@@ -12,7 +12,6 @@ test_init
 timesyncd_prepare
 make_test_certs >/dev/null
 
-
 # side  mode              what the daemon must log (extended regex)
 MODES="\
 ke    bad-alpn          NTS key exchange with localhost:[0-9]+ failed: TLS handshake .*alpn
@@ -67,8 +66,6 @@ test_mock_sabotage_is_survived_and_recovered_from() {
         done <<<"$MODES"
         [ "$n" -gt 0 ] || fail "no sabotage mode for '$only'"
 }
-
-mock_count() { sed -n "s/^$2=//p" "$TEST_TMPDIR/mock-$1.count" 2>/dev/null || echo 0; }
 
 # NAKs are not authenticated: whoever answers every request with NTSN must not get a key
 # exchange per NAK in return.

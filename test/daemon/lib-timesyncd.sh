@@ -155,6 +155,35 @@ nts_jar_file() {
         echo "$TEST_TMPDIR/state/nts-$(tr -c 'a-zA-Z0-9.\n-' _ <<<"$1").jar"
 }
 
+# ---- the mock NTS server (test/mock/nts-mock-server) ----
+export NTS_MOCK_SERVER=${TSNTS_NTS_MOCK_SERVER:-$TSNTS_BUILD_DIR/test/mock/nts-mock-server}
+
+# start_nts_mock NAME [ARG...]: the mock on free ports with the test certificates, honest unless
+# an ARG says --sabotage=MODE; its counts (KE sessions, NTP requests, NAKs, distinct and reused
+# cookies) in $TEST_TMPDIR/mock-NAME.count, its log in mock-NAME.log. Sets MOCK_PID, MOCK_KE,
+# MOCK_NTP.
+start_nts_mock() {
+        local name=$1 out=$TEST_TMPDIR/mock-$1.log
+        shift
+        [ -x "$NTS_MOCK_SERVER" ] || fail "$NTS_MOCK_SERVER not built"
+        MOCK_KE=$(free_port)
+        MOCK_NTP=$(free_port)
+        "${NOSYSTIME[@]}" "$NTS_MOCK_SERVER" --cert="$CERTDIR/server-chain.pem" --key="$CERTDIR/server.key" \
+                --ke-port="$MOCK_KE" --ntp-listen-port="$MOCK_NTP" --ntp-port="$MOCK_NTP" \
+                --count-file="$TEST_TMPDIR/mock-$name.count" "$@" >"$out" 2>&1 &
+        MOCK_PID=$!
+        track_pid "$MOCK_PID"
+        wait_for 10 grep -q '^READY ' "$out" || fail "nts-mock-server $name did not start"
+        assert_no_sys_time "$MOCK_PID" nts-mock-server
+}
+
+# start_mock MODE: start_nts_mock MODE --sabotage=MODE (see the mock's --help; SIGUSR1 to
+# MOCK_PID makes it behave).
+start_mock() { start_nts_mock "$1" --sabotage="$1"; }
+
+# mock_count NAME KEY: one count of the mock started as NAME (0 before it wrote any).
+mock_count() { sed -n "s/^$2=//p" "$TEST_TMPDIR/mock-$1.count" 2>/dev/null | grep . || echo 0; }
+
 nts_authenticated_on_bus() { [ "$(timesync_property NTSAuthenticated 2>/dev/null)" = yes ]; }
 
 # assert_nts_on_bus KESERVER AEAD TITLE: `timedatectl show-timesync --all` says that the time
@@ -180,24 +209,6 @@ assert_nts_on_bus() {
                 fail "NTSLastKeyExchangeTimestamp is not shown as a date"
         [ "$(timesync_property NTSAuthenticated)" = yes ] ||
                 fail "show-timesync -p NTSAuthenticated does not say yes"
-}
-
-# start_mock MODE: the mock NTS server (test/mock/nts-mock-server) on free ports, sabotaging
-# MODE (see its --help; SIGUSR1 to MOCK_PID makes it behave). Needs make_test_certs. Sets
-# MOCK_PID, MOCK_KE, MOCK_NTP; counts in $TEST_TMPDIR/mock-MODE.count.
-start_mock() {
-        local mode=$1 out=$TEST_TMPDIR/mock-$1.log
-        local server=${TSNTS_NTS_MOCK_SERVER:-$TSNTS_BUILD_DIR/test/mock/nts-mock-server}
-        [ -x "$server" ] || fail "$server not built"
-        MOCK_KE=$(free_port)
-        MOCK_NTP=$(free_port)
-        "${NOSYSTIME[@]}" "$server" --cert="$CERTDIR/server-chain.pem" --key="$CERTDIR/server.key" \
-                --ke-port="$MOCK_KE" --ntp-listen-port="$MOCK_NTP" --ntp-port="$MOCK_NTP" \
-                --count-file="$TEST_TMPDIR/mock-$mode.count" --sabotage="$mode" >"$out" 2>&1 &
-        MOCK_PID=$!
-        track_pid "$MOCK_PID"
-        wait_for 10 grep -q '^READY ' "$out" || fail "nts-mock-server --sabotage=$mode did not start"
-        assert_no_sys_time "$MOCK_PID" nts-mock-server
 }
 
 # start_stalling_listener PORT: a TCP listener on 127.0.0.1:PORT that accepts one connection

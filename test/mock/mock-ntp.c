@@ -128,6 +128,7 @@ static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const s
         r = nts_server_parse_request(&packet, &req);
         if (r < 0)
                 return log_info_errno(r, "NTP: not a well-formed NTS request");
+        (void) mock_server_note_cookie(s, &req.cookie);
 
         sabotage = ef_sabotage(s->sabotage);
         if (sabotage != NTS_SERVER_NAK &&

@@ -61,7 +61,17 @@ typedef struct MockServer {
         unsigned n_ntp_requests;        /* NTP requests answered with time */
         unsigned n_ntp_naks;
         unsigned n_pool_denied_given;   /* pool members handed out although denied */
+
+        /* Every cookie a well-formed NTP request carried (a tsearch() tree), so that a client
+         * that sends one twice is caught (RFC 8915 section 5.7: each cookie once). */
+        void *cookies_seen;
+        unsigned n_cookies_seen;        /* distinct cookies */
+        unsigned n_cookies_reused;      /* requests whose cookie was seen before */
 } MockServer;
+
+/* Records a cookie of an NTP request; logs and counts it if it came before. */
+int mock_server_note_cookie(MockServer *s, const struct iovec *cookie);
+void mock_server_forget_cookies(MockServer *s);
 
 /* Rewrites the count file, if any, atomically. */
 void mock_server_write_counts(MockServer *s);

@@ -8,6 +8,7 @@
 
 #include <getopt.h>
 #include <netinet/in.h>
+#include <search.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>
@@ -62,6 +63,52 @@ static ServerALPN sabotage_alpn(Sabotage s) {
         }
 }
 
+typedef struct SeenCookie {
+        size_t size;
+        uint8_t data[];
+} SeenCookie;
+
+static int seen_cookie_compare(const void *a, const void *b) {
+        const SeenCookie *x = a, *y = b;
+
+        if (x->size != y->size)
+                return x->size < y->size ? -1 : 1;
+        return memcmp(x->data, y->data, x->size);
+}
+
+int mock_server_note_cookie(MockServer *s, const struct iovec *cookie) {
+        SeenCookie *c, **found;
+
+        assert(s);
+        assert(cookie);
+
+        c = malloc(offsetof(SeenCookie, data) + cookie->iov_len);
+        if (!c)
+                return log_oom();
+        c->size = cookie->iov_len;
+        memcpy(c->data, cookie->iov_base, cookie->iov_len);
+
+        found = tsearch(c, &s->cookies_seen, seen_cookie_compare);
+        if (!found) {
+                free(c);
+                return log_oom();
+        }
+        if (*found != c) {
+                free(c);
+                s->n_cookies_reused++;
+                log_warning("NTP: cookie received again (%u reuses so far): the client sent a spent cookie",
+                            s->n_cookies_reused);
+                return 1;
+        }
+        s->n_cookies_seen++;
+        return 0;
+}
+
+void mock_server_forget_cookies(MockServer *s) {
+        tdestroy(s->cookies_seen, free);
+        s->cookies_seen = NULL;
+}
+
 void mock_server_write_counts(MockServer *s) {
         _cleanup_free_ char *tmp = NULL;
         FILE *f;
@@ -79,8 +126,9 @@ void mock_server_write_counts(MockServer *s) {
                 log_error_errno(errno, "Failed to write %s: %m", tmp);
                 return;
         }
-        fprintf(f, "ke_sessions=%u\nntp_requests=%u\nntp_naks=%u\npool_denied_given=%u\n",
-                s->n_ke_sessions, s->n_ntp_requests, s->n_ntp_naks, s->n_pool_denied_given);
+        fprintf(f, "ke_sessions=%u\nntp_requests=%u\nntp_naks=%u\npool_denied_given=%u\ncookies_seen=%u\n"
+                "cookies_reused=%u\n", s->n_ke_sessions, s->n_ntp_requests, s->n_ntp_naks, s->n_pool_denied_given,
+                s->n_cookies_seen, s->n_cookies_reused);
         if (fclose(f) != 0 || rename(tmp, s->count_file) < 0)
                 log_error_errno(errno, "Failed to write %s: %m", s->count_file);
 }
@@ -108,7 +156,8 @@ static void help(void) {
                "  --ntp-port=PORT        send a Port Negotiation record\n"
                "  --aead=ID[,ID...]      AEAD identifiers accepted (default: 15, 16, 17)\n"
                "  --keys-file=FILE       keep the cookie key here (created if missing)\n"
-               "  --count-file=FILE      write counts of KE sessions and NTP requests\n"
+               "  --count-file=FILE      write counts of KE sessions, NTP requests, distinct and\n"
+               "                         reused cookies\n"
                "  --pool-member=NAME[:PORT]\n"
                "                         be a key-exchange pool: name this member (repeat)\n"
                "  --pool-sequence=I,J,.. offer the members in this order, cycled\n"
@@ -356,6 +405,7 @@ static void mock_server_done(MockServer *s) {
                 sym_SSL_CTX_free(s->tls);
         s->ke_fd = safe_close(s->ke_fd);
         s->ntp_fd = safe_close(s->ntp_fd);
+        mock_server_forget_cookies(s);
 }
 
 static int run(int argc, char *argv[]) {

@@ -493,6 +493,29 @@ static void test_keys_file_keeps_cookies_across_restart(void) {
         server_stop(&s);
 }
 
+/* The server counts every cookie it sees and each one seen again: what the daemon's tests use
+ * to prove that a spent cookie never comes back. */
+static void test_cookie_sent_twice_is_counted(void) {
+        KEResult ke;
+        NTPResult ntp;
+        Server s;
+
+        s = server_start(NULL);
+        ke_expect_ok(&s, &ke);
+        ntp_run(&s, &ke, &ke.agreement.cookies[0], 0, &ntp);
+        ASSERT_OK(ntp.r);
+        ntp_run(&s, &ke, &ke.agreement.cookies[1], 0, &ntp);
+        ASSERT_OK(ntp.r);
+        ASSERT_EQ(count("cookies_seen"), 2);
+        ASSERT_EQ(count("cookies_reused"), 0);
+
+        ntp_run(&s, &ke, &ke.agreement.cookies[0], 0, &ntp);
+        ntp_run(&s, &ke, &ke.agreement.cookies[0], 0, &ntp);
+        ASSERT_EQ(count("cookies_seen"), 2);
+        ASSERT_EQ(count("cookies_reused"), 2);
+        server_stop(&s);
+}
+
 static void setup(void) {
         test_tls_setup(dir, "certs");
 }
@@ -513,4 +536,5 @@ TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_sigusr1_switches_sabotage_off),
           TEST_CASE(test_cookies_die_with_the_server_without_keys_file),
           TEST_CASE(test_keys_file_keeps_cookies_across_restart),
+          TEST_CASE(test_cookie_sent_twice_is_counted),
           TEST_CASE(cleanup));

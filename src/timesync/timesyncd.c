@@ -127,9 +127,15 @@ static int parse_argv(int argc, char *argv[]) {
 }
 
 static int prepare_dir(const char *path, uid_t uid, gid_t gid) {
+        struct stat st;
+
         if (mkdir(path, 0755) < 0 && errno != EEXIST)
                 return log_error_errno(errno, "Failed to create %s: %m", path);
-        if (uid != 0 && chown(path, uid, gid) < 0)
+        /* Already the user's: left alone, which works on a read-only file system too (the
+         * daemon then runs without saving its state, and says so). */
+        if (uid == 0 || (stat(path, &st) >= 0 && st.st_uid == uid && st.st_gid == gid))
+                return 0;
+        if (chown(path, uid, gid) < 0)
                 return log_error_errno(errno, "Failed to hand %s to %s: %m", path, TIMESYNC_USER);
         return 0;
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -12,7 +14,7 @@
 #include "string-util.h"
 #include "timesyncd-nts-jar.h"
 
-#define JAR_VERSION "1"
+#define JAR_FILE_VERSION "1"
 #define JAR_MAX_FILE_SIZE (64 * 1024)
 
 void nts_jar_done(NTSJar *j) {
@@ -78,7 +80,7 @@ int nts_jar_to_string(const NTSJar *j, const char *server, char **ret) {
                 return -ENOMEM;
 
         fprintf(f, "# NTS keys and cookies of timesyncd-nts. Secret: do not copy.\n");
-        fprintf(f, "version=%s\nserver=%s\naead=%u\nke-realtime=" USEC_FMT "\n", JAR_VERSION, server,
+        fprintf(f, "version=%s\nserver=%s\naead=%u\nke-realtime=" USEC_FMT "\n", JAR_FILE_VERSION, server,
                 (unsigned) j->aead, j->ke_realtime);
         if (j->ntp_server)
                 fprintf(f, "ntp-server=%s\n", j->ntp_server);
@@ -108,22 +110,95 @@ int nts_jar_to_string(const NTSJar *j, const char *server, char **ret) {
         return 0;
 }
 
-static int parse_key(const char *hex, uint8_t *out, size_t *size) {
-        ssize_t n = hex_decode(hex, out, NTS_MAX_AEAD_KEY_SIZE);
-        if (n <= 0)
-                return -EBADMSG;
-        if (*size != 0 && (size_t) n != *size)
-                return -EBADMSG;
-        *size = (size_t) n;
+/* Sets the reason a file is refused (when the caller asked for one) and returns -EBADMSG. */
+_printf_(3, 4)
+static int jar_refuse(char *reason, size_t size, const char *format, ...) {
+        va_list ap;
+
+        if (reason && size > 0) {
+                va_start(ap, format);
+                vsnprintf(reason, size, format, ap);
+                va_end(ap);
+        }
+        return -EBADMSG;
+}
+
+/* A value from the file, for a log line: only if it is short and printable ASCII, as the file
+ * is meant to be. Never used for keys or cookies, which are secret. */
+static const char *printable(const char *value) {
+        size_t n = strlen(value);
+
+        if (n > 32)
+                return "(too long to show)";
+        for (size_t i = 0; i < n; i++)
+                if (value[i] < ' ' || value[i] > '~')
+                        return "(unprintable)";
+        return value;
+}
+
+/* The keys of the file, each allowed once except "cookie". */
+typedef enum JarKey {
+        JAR_VERSION,
+        JAR_SERVER,
+        JAR_AEAD,
+        JAR_KE_REALTIME,
+        JAR_NTP_SERVER,
+        JAR_NTP_PORT,
+        JAR_C2S,
+        JAR_S2C,
+        JAR_COOKIE,
+        _JAR_KEY_MAX,
+} JarKey;
+
+static const char *const jar_key_table[_JAR_KEY_MAX] = {
+        [JAR_VERSION] = "version",
+        [JAR_SERVER] = "server",
+        [JAR_AEAD] = "aead",
+        [JAR_KE_REALTIME] = "ke-realtime",
+        [JAR_NTP_SERVER] = "ntp-server",
+        [JAR_NTP_PORT] = "ntp-port",
+        [JAR_C2S] = "c2s",
+        [JAR_S2C] = "s2c",
+        [JAR_COOKIE] = "cookie",
+};
+
+static JarKey jar_key_from_string(const char *s) {
+        for (JarKey k = 0; k < _JAR_KEY_MAX; k++)
+                if (streq(jar_key_table[k], s))
+                        return k;
+        return _JAR_KEY_MAX;
+}
+
+static int parse_number(const char *key, const char *value, uint64_t max, uint64_t *ret, char *reason,
+                        size_t size) {
+        int r = parse_unsigned(value, max, ret);
+        if (r == -ERANGE)
+                return jar_refuse(reason, size, "%s=%s is out of range (at most %" PRIu64 ")", key,
+                                  printable(value), max);
+        if (r < 0)
+                return jar_refuse(reason, size, "%s=%s is not a decimal number", key, printable(value));
         return 0;
 }
 
-int nts_jar_from_string(const char *s, const char *server, NTSJar *ret) {
+static int parse_key(const char *key, const char *hex, uint8_t *out, size_t *ret_size, char *reason,
+                     size_t size) {
+        ssize_t n = hex_decode(hex, out, NTS_MAX_AEAD_KEY_SIZE);
+        if (n <= 0)
+                return jar_refuse(reason, size, "%s is not a key of 1 to %u bytes in hex", key,
+                                  (unsigned) NTS_MAX_AEAD_KEY_SIZE);
+        *ret_size = (size_t) n;
+        return 0;
+}
+
+int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *reason, size_t size) {
         _cleanup_(nts_jar_done) NTSJar j = {};
-        bool have_version = false, have_server = false, have_aead = false;
+        bool seen[_JAR_KEY_MAX] = {};
         size_t c2s_size = 0, s2c_size = 0;
         const NTS_AEADParam *param;
         const char *p = s;
+        unsigned line_no = 0;
+        uint64_t v;
+        int r;
 
         assert(s);
         assert(server);
@@ -133,71 +208,106 @@ int nts_jar_from_string(const char *s, const char *server, NTSJar *ret) {
                 const char *eol = strchrnul(p, '\n');
                 _cleanup_free_ char *line = strndup(p, eol - p);
                 char *value;
-                int r;
+                JarKey key;
 
                 if (!line)
                         return -ENOMEM;
                 p = *eol ? eol + 1 : eol;
+                line_no++;
 
                 if (line[0] == '#' || line[0] == '\0')
                         continue;
                 value = strchr(line, '=');
                 if (!value)
-                        return -EBADMSG;
+                        return jar_refuse(reason, size, "line %u is not key=value", line_no);
                 *value++ = '\0';
 
-                if (streq(line, "version")) {
-                        if (!streq(value, JAR_VERSION))
-                                return -EBADMSG;
-                        have_version = true;
-                } else if (streq(line, "server")) {
+                key = jar_key_from_string(line);
+                if (key == _JAR_KEY_MAX)
+                        return jar_refuse(reason, size, "unknown key '%s' on line %u", printable(line), line_no);
+                if (seen[key] && key != JAR_COOKIE)
+                        return jar_refuse(reason, size, "%s is given twice (line %u)", line, line_no);
+                seen[key] = true;
+
+                switch (key) {
+                case JAR_VERSION:
+                        if (!streq(value, JAR_FILE_VERSION))
+                                return jar_refuse(reason, size, "version=%s, only %s is known", printable(value),
+                                                  JAR_FILE_VERSION);
+                        break;
+                case JAR_SERVER:
                         if (!streq(value, server))
-                                return -EBADMSG;
-                        have_server = true;
-                } else if (streq(line, "aead")) {
-                        unsigned a;
-                        if (sscanf(value, "%u", &a) != 1 || !NTS_aead_param((NTS_AEADAlgorithm) a))
-                                return -EBADMSG;
-                        j.aead = (NTS_AEADAlgorithm) a;
-                        have_aead = true;
-                } else if (streq(line, "ke-realtime")) {
-                        if (sscanf(value, "%" SCNu64, &j.ke_realtime) != 1)
-                                return -EBADMSG;
-                } else if (streq(line, "ntp-server")) {
+                                return jar_refuse(reason, size, "written for server %s", printable(value));
+                        break;
+                case JAR_AEAD:
+                        r = parse_number(line, value, UINT16_MAX, &v, reason, size);
+                        if (r < 0)
+                                return r;
+                        if (!NTS_aead_param((NTS_AEADAlgorithm) v))
+                                return jar_refuse(reason, size, "aead=%" PRIu64 " is not an algorithm this build knows", v);
+                        j.aead = (NTS_AEADAlgorithm) v;
+                        break;
+                case JAR_KE_REALTIME:
+                        r = parse_number(line, value, USEC_INFINITY - 1, &j.ke_realtime, reason, size);
+                        if (r < 0)
+                                return r;
+                        break;
+                case JAR_NTP_SERVER:
                         if (isempty(value) || strlen(value) > NTS_MAX_SERVER_NAME_SIZE)
-                                return -EBADMSG;
+                                return jar_refuse(reason, size, "ntp-server is empty or longer than %u bytes",
+                                                  (unsigned) NTS_MAX_SERVER_NAME_SIZE);
                         r = free_and_strdup(&j.ntp_server, value);
                         if (r < 0)
                                 return r;
-                } else if (streq(line, "ntp-port")) {
-                        unsigned port;
-                        if (sscanf(value, "%u", &port) != 1 || port == 0 || port > 65535)
-                                return -EBADMSG;
-                        j.ntp_port = (uint16_t) port;
-                } else if (streq(line, "c2s")) {
-                        if (parse_key(value, j.c2s, &c2s_size) < 0)
-                                return -EBADMSG;
-                } else if (streq(line, "s2c")) {
-                        if (parse_key(value, j.s2c, &s2c_size) < 0)
-                                return -EBADMSG;
-                } else if (streq(line, "cookie")) {
+                        break;
+                case JAR_NTP_PORT:
+                        r = parse_number(line, value, UINT16_MAX, &v, reason, size);
+                        if (r < 0)
+                                return r;
+                        if (v == 0)
+                                return jar_refuse(reason, size, "ntp-port=0 is not a port");
+                        j.ntp_port = (uint16_t) v;
+                        break;
+                case JAR_C2S:
+                        r = parse_key(line, value, j.c2s, &c2s_size, reason, size);
+                        if (r < 0)
+                                return r;
+                        break;
+                case JAR_S2C:
+                        r = parse_key(line, value, j.s2c, &s2c_size, reason, size);
+                        if (r < 0)
+                                return r;
+                        break;
+                case JAR_COOKIE: {
                         uint8_t buf[NTS_MAX_COOKIE_SIZE];
-                        ssize_t n = hex_decode(value, buf, sizeof buf);
-                        if (n <= 0 || j.n_cookies >= NTS_MAX_COOKIES)
-                                return -EBADMSG;
+                        ssize_t n;
+
+                        if (j.n_cookies >= NTS_MAX_COOKIES)
+                                return jar_refuse(reason, size, "more than %u cookies", (unsigned) NTS_MAX_COOKIES);
+                        n = hex_decode(value, buf, sizeof buf);
+                        if (n <= 0)
+                                return jar_refuse(reason, size, "cookie on line %u is not 1 to %u bytes in hex",
+                                                  line_no, (unsigned) NTS_MAX_COOKIE_SIZE);
                         r = nts_jar_add_cookie(&j, &IOVEC_MAKE(buf, (size_t) n));
                         explicit_bzero_safe(buf, sizeof buf);
                         if (r < 0)
                                 return r;
-                } else
-                        return -EBADMSG;
+                        break;
+                }
+                default:
+                        assert_not_reached();
+                }
         }
 
-        if (!have_version || !have_server || !have_aead)
-                return -EBADMSG;
+        /* Without ke-realtime the age of the keys is unknown: they could never be expired. */
+        static const JarKey required[] = { JAR_VERSION, JAR_SERVER, JAR_AEAD, JAR_KE_REALTIME, JAR_C2S, JAR_S2C };
+        for (size_t i = 0; i < ELEMENTSOF(required); i++)
+                if (!seen[required[i]])
+                        return jar_refuse(reason, size, "no %s line", jar_key_table[required[i]]);
         param = NTS_aead_param(j.aead);
         if (c2s_size != param->key_size || s2c_size != param->key_size)
-                return -EBADMSG;
+                return jar_refuse(reason, size, "keys of %zu and %zu bytes, aead=%u needs %zu", c2s_size, s2c_size,
+                                  (unsigned) j.aead, param->key_size);
         j.key_size = param->key_size;
 
         *ret = j;
@@ -205,7 +315,25 @@ int nts_jar_from_string(const char *s, const char *server, NTSJar *ret) {
         return 0;
 }
 
-int nts_jar_save(const NTSJar *j, const char *server, const char *path) {
+/* Like jar_refuse(), for a failed system call: the reason ends in the error's text. */
+_printf_(4, 5)
+static int jar_fail(char *reason, size_t size, int r, const char *format, ...) {
+        va_list ap;
+        int n;
+
+        assert(r < 0);
+
+        if (reason && size > 0) {
+                va_start(ap, format);
+                n = vsnprintf(reason, size, format, ap);
+                va_end(ap);
+                if (n >= 0 && (size_t) n < size)
+                        snprintf(reason + n, size - (size_t) n, ": %s", strerror(-r));
+        }
+        return r;
+}
+
+int nts_jar_save(const NTSJar *j, const char *server, const char *path, char *reason, size_t size) {
         _cleanup_free_ char *text = NULL, *tmp = NULL;
         _cleanup_close_ int fd = -EBADF;
         size_t n, done = 0;
@@ -216,26 +344,27 @@ int nts_jar_save(const NTSJar *j, const char *server, const char *path) {
 
         r = nts_jar_to_string(j, server, &text);
         if (r < 0)
-                return r;
+                return jar_fail(reason, size, r, "cannot format the cookies");
 
         if (asprintf(&tmp, "%s.tmp", path) < 0)
-                return -ENOMEM;
+                return jar_fail(reason, size, -ENOMEM, "cannot format the cookies");
 
         /* A fresh inode, never one a link points at. A temporary file is only there when an
          * earlier write was cut short: removed then, not before every write. */
         fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0 && errno == EEXIST) {
-                (void) unlink(tmp);
+                if (unlink(tmp) < 0)
+                        return jar_fail(reason, size, -errno, "cannot remove the leftover %s", tmp);
                 fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
         }
         if (fd < 0)
-                return -errno;
+                return jar_fail(reason, size, -errno, "cannot create %s", tmp);
 
         n = strlen(text);
         while (done < n) {
                 ssize_t l = write(fd, text + done, n - done);
                 if (l < 0) {
-                        r = -errno;
+                        r = jar_fail(reason, size, -errno, "cannot write %s", tmp);
                         goto fail;
                 }
                 done += (size_t) l;
@@ -244,13 +373,13 @@ int nts_jar_save(const NTSJar *j, const char *server, const char *path) {
         /* The rename must not reach the disk before the data: then a crash leaves either the
          * old file or the new one, never a truncated one. */
         if (fsync(fd) < 0) {
-                r = -errno;
+                r = jar_fail(reason, size, -errno, "cannot sync %s", tmp);
                 goto fail;
         }
         explicit_bzero_safe(text, n);
 
         if (rename(tmp, path) < 0) {
-                r = -errno;
+                r = jar_fail(reason, size, -errno, "cannot rename %s", tmp);
                 goto fail;
         }
 
@@ -267,40 +396,97 @@ fail:
         return r;
 }
 
-int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJar *ret) {
+static const char *file_type_string(mode_t mode) {
+        switch (mode & S_IFMT) {
+        case S_IFDIR:
+                return "a directory";
+        case S_IFIFO:
+                return "a FIFO";
+        case S_IFSOCK:
+                return "a socket";
+        case S_IFCHR:
+                return "a character device";
+        case S_IFBLK:
+                return "a block device";
+        case S_IFLNK:
+                return "a symbolic link";
+        default:
+                return "of an unknown type";
+        }
+}
+
+/* What makes a state file unusable before its content is read. */
+static int jar_check_file(const struct stat *st, char *reason, size_t size) {
+        if (!S_ISREG(st->st_mode))
+                return jar_refuse(reason, size, "not a regular file but %s", file_type_string(st->st_mode));
+        if (st->st_size > JAR_MAX_FILE_SIZE)
+                return jar_refuse(reason, size, "%jd bytes, more than a state file ever has (%u)",
+                                  (intmax_t) st->st_size, (unsigned) JAR_MAX_FILE_SIZE);
+        /* A file someone else planted holds keys that are not ours. */
+        if (st->st_uid != geteuid()) {
+                jar_refuse(reason, size, "owned by uid %u, expected uid %u (the daemon's)", (unsigned) st->st_uid,
+                           (unsigned) geteuid());
+                return -EPERM;
+        }
+        /* Keys readable by others are compromised keys: do not use them. */
+        if (st->st_mode & 0077) {
+                jar_refuse(reason, size, "mode %04o, expected 0600 (others may have read its keys)",
+                           (unsigned) (st->st_mode & 07777));
+                return -EPERM;
+        }
+        return 0;
+}
+
+int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJar *ret, char *reason,
+                 size_t size) {
+        char detail[NTS_JAR_REASON_MAX - 16] = "";
         _cleanup_free_ char *text = NULL;
         _cleanup_close_ int fd = -EBADF;
         struct stat st;
-        size_t size = 0;
+        size_t n = 0;
         int r;
 
         assert(path);
         assert(ret);
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY);
-        if (fd < 0)
-                return -errno;
+        /* O_NONBLOCK: a FIFO in its place must be refused, not wait for a writer forever. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                r = -errno;
+                if (r == -ENOENT)
+                        return r;
+                if (r == -ELOOP)
+                        return jar_refuse(reason, size, "a symbolic link, not a regular file");
+                /* Say who owns it and how, not only "Permission denied". */
+                if (lstat(path, &st) >= 0 && jar_check_file(&st, reason, size) < 0)
+                        return r;
+                return jar_fail(reason, size, r, "cannot open it");
+        }
         if (fstat(fd, &st) < 0)
-                return -errno;
-        if (!S_ISREG(st.st_mode) || st.st_size > JAR_MAX_FILE_SIZE)
-                return -EBADMSG;
-        /* Keys readable by others are compromised keys: do not use them. */
-        if (st.st_mode & 0077)
-                return -EPERM;
-
-        r = read_full_fd(fd, JAR_MAX_FILE_SIZE, &text, &size);
-        if (r < 0)
-                return r == -EFBIG ? -EBADMSG : r;
-        if (strlen(text) != size)
-                r = -EBADMSG;
-        else
-                r = nts_jar_from_string(text, server, ret);
-        explicit_bzero_safe(text, size);
+                return jar_fail(reason, size, -errno, "cannot stat it");
+        r = jar_check_file(&st, reason, size);
         if (r < 0)
                 return r;
 
+        r = read_full_fd(fd, JAR_MAX_FILE_SIZE, &text, &n);
+        if (r == -EFBIG)
+                return jar_refuse(reason, size, "more than %u bytes", (unsigned) JAR_MAX_FILE_SIZE);
+        if (r < 0)
+                return jar_fail(reason, size, r, "cannot read it");
+        if (strlen(text) != n)
+                r = jar_refuse(detail, sizeof detail, "contains a NUL byte");
+        else
+                r = nts_jar_from_string(text, server, ret, detail, sizeof detail);
+        explicit_bzero_safe(text, n);
+        if (r == -EBADMSG)
+                return jar_refuse(reason, size, "malformed: %s", detail);
+        if (r < 0)
+                return jar_fail(reason, size, r, "cannot parse it");
+
         if (nts_jar_expired(ret, now_realtime)) {
                 nts_jar_done(ret);
+                jar_refuse(reason, size, "keys from a key exchange more than %s ago, or in the future",
+                           FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
                 return -ESTALE;
         }
         return 0;
@@ -308,6 +494,58 @@ int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJ
 
 bool nts_jar_expired(const NTSJar *j, usec_t now_realtime) {
         assert(j);
-        return j->ke_realtime > now_realtime + USEC_PER_DAY ||
-               j->ke_realtime + NTS_JAR_MAX_AGE_USEC < now_realtime;
+
+        /* No sums: ke-realtime comes from a file and may be anything up to USEC_INFINITY - 1. */
+        if (j->ke_realtime > now_realtime)
+                return j->ke_realtime - now_realtime > USEC_PER_DAY;
+        return now_realtime - j->ke_realtime > NTS_JAR_MAX_AGE_USEC;
+}
+
+/* Characters kept as they are in a file name: letters, digits, '.' and '-'. ':' (before a port,
+ * in IPv6 addresses) becomes '_', and every other byte, '_' and '%' included, %XX: the mapping
+ * can be undone, so two names never share a file. */
+static bool file_name_char(char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' || c == '-';
+}
+
+int nts_jar_file_name(const char *server, char **ret) {
+        _cleanup_free_ char *name = NULL;
+        char *p;
+
+        assert(server);
+        assert(ret);
+
+        name = new(char, strlen("nts-") + 3 * strlen(server) + strlen(".jar") + 1);
+        if (!name)
+                return -ENOMEM;
+
+        p = stpcpy(name, "nts-");
+        for (const char *c = server; *c; c++)
+                if (file_name_char(*c))
+                        *p++ = *c;
+                else if (*c == ':')
+                        *p++ = '_';
+                else
+                        p += sprintf(p, "%%%02X", (unsigned) (uint8_t) *c);
+        strcpy(p, ".jar");
+
+        if (strlen(name) > NAME_MAX)
+                return -ENAMETOOLONG;
+        *ret = TAKE_PTR(name);
+        return 0;
+}
+
+int nts_jar_legacy_file_name(const char *server, char **ret) {
+        char *name;
+
+        assert(server);
+        assert(ret);
+
+        if (asprintf(&name, "nts-%s.jar", server) < 0)
+                return -ENOMEM;
+        for (char *c = name + strlen("nts-"); *c; c++)
+                if (!file_name_char(*c))
+                        *c = '_';
+        *ret = name;
+        return 0;
 }

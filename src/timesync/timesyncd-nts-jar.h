@@ -41,9 +41,29 @@ bool nts_jar_expired(const NTSJar *j, usec_t now_realtime);
 
 /* Text form: "key=value" lines, binary values in hex. */
 int nts_jar_to_string(const NTSJar *j, const char *server, char **ret);
-/* Refuses (-EBADMSG) anything malformed, a file for another server, or an unknown AEAD. */
-int nts_jar_from_string(const char *s, const char *server, NTSJar *ret);
+/* Refuses (-EBADMSG) anything malformed (numbers are decimal digits only), a key given twice,
+ * a file for another server, or an unknown AEAD. reason (may be NULL) then gets, in a few
+ * words for a log line, which key or line is wrong; secrets are never copied into it. */
+int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *reason, size_t reason_size);
 
-int nts_jar_save(const NTSJar *j, const char *server, const char *path);
-/* -ENOENT if there is no file; -ESTALE if it is older than NTS_JAR_MAX_AGE_USEC at now_realtime. */
-int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJar *ret);
+/* Writes the file atomically (temporary file, fsync, rename). On failure, reason (may be NULL)
+ * says which step failed and why. */
+int nts_jar_save(const NTSJar *j, const char *server, const char *path, char *reason, size_t reason_size);
+/* -ENOENT if there is no file. Otherwise, on failure, reason (may be NULL) says what is wrong:
+ * -ESTALE: keys older than NTS_JAR_MAX_AGE_USEC at now_realtime, or from the future; -EPERM:
+ * owned by another user or readable by others; -EBADMSG: not a regular file, too big, or
+ * malformed. A FIFO in its place is refused, never waited on. */
+int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJar *ret, char *reason,
+                 size_t reason_size);
+
+/* Room for any reason above. */
+#define NTS_JAR_REASON_MAX 256
+
+/* The file name (without directory) of the state of an NTS-KE server: "nts-NAME.jar" with NAME
+ * escaped so that the mapping is injective (see the .c file). -ENAMETOOLONG when it would be
+ * longer than NAME_MAX: then that server's state is not saved. */
+int nts_jar_file_name(const char *server, char **ret);
+/* The name earlier versions used: every character outside [A-Za-z0-9.-] became '_', which is
+ * injective only as long as no server name may contain '_', and which no longer names the
+ * file of a bracketed IPv6 address ("[::1]:4460"). */
+int nts_jar_legacy_file_name(const char *server, char **ret);

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -68,11 +70,12 @@ static void nts_state_forget_keys(NTSState *s) {
         s->s2c = NTS_aead_free(s->s2c);
         nts_jar_done(&s->jar);
         s->n_withheld = 0;
+        s->n_listed = 0;
         s->query_pending = false;
         s->authenticated = false;
 }
 
-static void nts_state_save(Manager *m, NTSState *s);
+static int nts_state_save(Manager *m, NTSState *s, size_t n_withhold, bool must_unlist);
 
 NTSState *nts_state_free(NTSState *s) {
         if (!s)
@@ -81,37 +84,20 @@ NTSState *nts_state_free(NTSState *s) {
         /* The cookies of the last replies are saved only with a later request (see
          * manager_nts_verify_reply()), and the withheld ones not at all: keep every unspent
          * cookie when we stop or the server goes away. */
-        if ((s->jar_dirty || s->n_withheld > 0) && s->name && s->name->manager) {
-                s->n_withheld = 0;
-                nts_state_save(s->name->manager, s);
-        }
+        if ((s->jar_dirty || s->n_withheld > 0) && s->name && s->name->manager)
+                (void) nts_state_save(s->name->manager, s, 0, false);
 
         s->resolve = resolve_query_free(s->resolve);
         s->ke = NTS_ke_client_free(s->ke);
         nts_state_forget_keys(s);
         explicit_bzero_safe(&s->query, sizeof s->query);
         free(s->ke_address);
+        free(s->state_path);
         return mfree(s);
 }
 
 bool nts_state_backing_off(const NTSState *s) {
         return s && s->ke_retry_after > 0 && now(CLOCK_BOOTTIME) < s->ke_retry_after;
-}
-
-static char *nts_state_path(Manager *m, NTSState *s) {
-        char *p, *e;
-
-        if (!m->state_dir)
-                return NULL;
-
-        /* One file per KE server; the name keeps only characters that are safe in a file name.
-         * The file records the exact server string, so a collision is refused on load. */
-        if (asprintf(&p, "%s/nts-%s.jar", m->state_dir, s->name->string) < 0)
-                return NULL;
-        for (e = p + strlen(m->state_dir) + 1; *e; e++)
-                if (!strchr("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-", *e))
-                        *e = '_';
-        return p;
 }
 
 static int nts_state_make_contexts(NTSState *s) {
@@ -126,37 +112,152 @@ static int nts_state_make_contexts(NTSState *s) {
         return NTS_aead_new(s->jar.aead, &IOVEC_MAKE(s->jar.s2c, s->jar.key_size), &s->s2c);
 }
 
-static void nts_state_save(Manager *m, NTSState *s) {
-        _cleanup_free_ char *path = NULL;
-        int r;
+/* One warning per cause and NTS_STATE_LOG_INTERVAL_USEC: the same failure again only at debug
+ * level. A cause is the error of the write, and that of a removal when one failed too: a plain
+ * failed write after a failed removal of the same file is no news. */
+_printf_(4, 5)
+static void nts_state_log_failure(NTSState *s, int save_error, int remove_error, const char *format, ...) {
+        usec_t t = now(CLOCK_BOOTTIME);
+        bool warn = save_error != s->save_error || (remove_error != 0 && remove_error != s->remove_error) ||
+                    s->save_logged == 0 || t >= s->save_logged + NTS_STATE_LOG_INTERVAL_USEC;
+        int level = warn ? LOG_WARNING : LOG_DEBUG;
+        va_list ap;
 
-        /* Keys from a bootstrap exchange are only good for one step of the clock. */
-        if (s->bootstrap)
-                return;
+        if (log_get_max_level() >= level) {
+                va_start(ap, format);
+                (void) log_internalv(level, 0, __FILE__, __LINE__, __func__, format, ap);
+                va_end(ap);
+        }
 
-        path = nts_state_path(m, s);
-        if (!path)
-                return;
+        if (warn) {
+                s->save_error = save_error;
+                if (remove_error != 0)
+                        s->remove_error = remove_error;
+                s->save_logged = t;
+                s->save_announced = true;
+        }
+}
+
+/* Makes the state file hold the jar without its n_withhold oldest cookies; a jar without keys
+ * or cookies removes the file. must_unlist: the file lists the cookie about to be sent (taken out
+ * of the jar already), so if it cannot be written it is removed instead. Returns negative errno
+ * only then, when it could be neither written nor removed: that cookie must not be sent. */
+static int nts_state_save(Manager *m, NTSState *s, size_t n_withhold, bool must_unlist) {
+        char reason[NTS_JAR_REASON_MAX] = "";
+        int r, q;
+
+        assert(n_withhold <= s->jar.n_cookies);
+
         s->jar_dirty = false;
 
-        /* The file gets the jar without its n_withheld oldest cookies: a view, not a copy. A
-         * view without keys or cookies removes the file. */
+        /* No state directory or file name (logged at load), or keys from a bootstrap exchange,
+         * which are only good for one step of the clock: nothing is saved, so no cookie of the
+         * jar is in a file. */
+        if (!s->state_path || s->bootstrap) {
+                assert(s->n_listed == 0);
+                s->n_withheld = s->jar.n_cookies;
+                return 0;
+        }
+
+        /* The file gets the jar without its n_withhold oldest cookies: a view, not a copy. */
         NTSJar view = s->jar;
-        assert(s->n_withheld <= view.n_cookies);
-        memmove(view.cookies, view.cookies + s->n_withheld, (view.n_cookies - s->n_withheld) * sizeof view.cookies[0]);
-        view.n_cookies -= s->n_withheld;
+        memmove(view.cookies, view.cookies + n_withhold, (view.n_cookies - n_withhold) * sizeof view.cookies[0]);
+        view.n_cookies -= n_withhold;
+
         if (!nts_jar_usable(&view)) {
-                (void) unlink(path);
+                if (unlink(s->state_path) >= 0 || errno == ENOENT)
+                        return 0;
+                r = -errno;
+                if (must_unlist) {
+                        nts_state_log_failure(s, r, r,
+                                              "Failed to remove NTS state file %s: %s. The cookies it lists are not "
+                                              "sent (each cookie only once, RFC 8915 section 5.7).",
+                                              s->state_path, strerror(-r));
+                        return r;
+                }
+                /* What it lists was never sent (the rule in NTSState): harmless, and a later write
+                 * replaces it. */
+                nts_state_log_failure(s, r, r, "Failed to remove NTS state file %s: %s.", s->state_path,
+                                      strerror(-r));
+                return 0;
+        }
+
+        r = nts_jar_save(&view, s->name->string, s->state_path, reason, sizeof reason);
+        if (r >= 0) {
+                if (s->save_announced)
+                        log_info("Saved NTS cookies to %s again.", s->state_path);
+                s->save_announced = false;
+                s->n_withheld = n_withhold;
+                s->n_listed = view.n_cookies;
+                return 0;
+        }
+
+        if (!must_unlist) {
+                /* The file is as it was, and lists no cookie that was sent. With none of the
+                 * jar's in it, the next write is due once they are spent, not at the next
+                 * request. */
+                if (s->n_listed == 0)
+                        s->n_withheld = s->jar.n_cookies;
+                nts_state_log_failure(s, r, 0,
+                                      "Failed to save NTS cookies to %s: %s. The cookies are not kept across a "
+                                      "restart until it can be written.", s->state_path, reason);
+                return 0;
+        }
+
+        /* Removing needs no free space and no temporary file: it works where the write failed
+         * for want of either. */
+        if (unlink(s->state_path) >= 0 || errno == ENOENT) {
+                s->n_withheld = s->jar.n_cookies;
+                s->n_listed = 0;
+                nts_state_log_failure(s, r, 0,
+                                      "Failed to save NTS cookies to %s: %s. Removed the file instead, so that no "
+                                      "cookie is ever sent twice; until it can be written, a restart needs a new "
+                                      "key exchange.", s->state_path, reason);
+                return 0;
+        }
+        q = -errno;
+
+        nts_state_log_failure(s, r, q,
+                              "Failed to save NTS cookies to %s (%s) or to remove it: %s. The cookies it lists "
+                              "are not sent (each cookie only once, RFC 8915 section 5.7): a key exchange "
+                              "replaces them, after every start until the file can be written or removed.",
+                              s->state_path, reason, strerror(-q));
+        return q;
+}
+
+/* The state file of s, chosen once: none without a state directory, or when the server's name
+ * makes a file name longer than NAME_MAX. */
+static void nts_state_find_path(Manager *m, NTSState *s) {
+        _cleanup_free_ char *name = NULL, *legacy = NULL, *legacy_path = NULL;
+        int r;
+
+        if (!m->state_dir)
+                return;
+
+        r = nts_jar_file_name(s->name->string, &name);
+        if (r == -ENAMETOOLONG) {
+                log_notice("NTS cookies of %s are not kept across restarts: a file name for it would be longer "
+                           "than %u bytes.", s->name->string, (unsigned) NAME_MAX);
+                return;
+        }
+        if (r < 0 || asprintf(&s->state_path, "%s/%s", m->state_dir, name) < 0) {
+                s->state_path = NULL;
+                log_oom();
                 return;
         }
 
-        r = nts_jar_save(&view, s->name->string, path);
-        if (r < 0)
-                log_warning_errno(r, "Failed to save NTS cookies to %s, ignoring: %m", path);
+        /* Earlier versions named the file of a bracketed IPv6 address differently. Such a file
+         * is not read (a key exchange replaces it, once) but removed, so that its keys do not
+         * stay on disk: under today's names it can be no other server's (see
+         * nts_jar_legacy_file_name()). */
+        if (nts_jar_legacy_file_name(s->name->string, &legacy) >= 0 && !streq(legacy, name) &&
+            asprintf(&legacy_path, "%s/%s", m->state_dir, legacy) >= 0 && unlink(legacy_path) >= 0)
+                log_debug("Removed %s, the NTS state file of %s as earlier versions named it.", legacy_path,
+                          s->name->string);
 }
 
 static void nts_state_load(Manager *m, NTSState *s) {
-        _cleanup_free_ char *path = NULL;
+        char reason[NTS_JAR_REASON_MAX] = "";
         NTSJar jar = {};
         int r;
 
@@ -164,32 +265,32 @@ static void nts_state_load(Manager *m, NTSState *s) {
                 return;
         s->jar_loaded = true;
 
-        path = nts_state_path(m, s);
-        if (!path)
+        nts_state_find_path(m, s);
+        if (!s->state_path)
                 return;
 
-        r = nts_jar_load(path, s->name->string, now(CLOCK_REALTIME), &jar);
+        r = nts_jar_load(s->state_path, s->name->string, now(CLOCK_REALTIME), &jar, reason, sizeof reason);
         if (r == -ENOENT)
                 return;
         if (r < 0) {
-                log_notice_errno(r, "Discarding NTS state file %s: %s", path,
-                                 r == -ESTALE ? "too old" : r == -EBADMSG ? "malformed" : strerror(-r));
-                (void) unlink(path);
+                log_notice_errno(r, "Discarding NTS state file %s: %s", s->state_path, reason);
+                (void) unlink(s->state_path);
                 return;
         }
 
         nts_jar_done(&s->jar);
         s->jar = jar;
         s->n_withheld = 0;
+        s->n_listed = s->jar.n_cookies;
         r = nts_state_make_contexts(s);
         if (r < 0) {
-                log_notice_errno(r, "Discarding NTS state file %s: %m", path);
+                log_notice_errno(r, "Discarding NTS state file %s: %m", s->state_path);
                 nts_state_forget_keys(s);
                 return;
         }
 
         log_info("Resuming NTS with %s: %zu cookies from %s, no key exchange needed.",
-                 s->name->string, s->jar.n_cookies, path);
+                 s->name->string, s->jar.n_cookies, s->state_path);
 }
 
 /* ---- key exchange ---- */
@@ -362,8 +463,7 @@ static void nts_ke_done(NTS_KEClient *c, NTS_KEResult *result, void *userdata) {
                  s->jar.n_cookies, s->jar.ntp_server, s->jar.ntp_port ?: 123);
         NTS_ke_result_free(result);
 
-        if (!s->bootstrap)
-                nts_state_save(m, s);
+        (void) nts_state_save(m, s, 0, false);
         nts_emit_changed(m);
 
         if (m->current_server_name == n)
@@ -489,7 +589,7 @@ int manager_nts_connect(Manager *m, ServerName *n) {
 /* Drops the keys and cookies of s and starts a key exchange instead of a request. */
 static ssize_t nts_renew_keys(Manager *m, NTSState *s) {
         nts_state_forget_keys(s);
-        nts_state_save(m, s);
+        (void) nts_state_save(m, s, 0, false);
         manager_disconnect(m);
         (void) nts_start_ke(m, s);
         return 0;
@@ -509,10 +609,38 @@ ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
                 return nts_renew_keys(m, s);
         }
 
-        if (nts_jar_pop_cookie(&s->jar, &cookie) < 0 || !s->c2s) {
-                /* Every cookie is spent (lost replies): only a new key exchange helps. */
-                log_info("No NTS cookies left for %s, running a new key exchange.", s->name->string);
-                return nts_renew_keys(m, s);
+        for (;;) {
+                if (nts_jar_pop_cookie(&s->jar, &cookie) < 0 || !s->c2s) {
+                        /* Every cookie is spent (lost replies): only a new key exchange helps. */
+                        log_info("No NTS cookies left for %s, running a new key exchange.", s->name->string);
+                        return nts_renew_keys(m, s);
+                }
+
+                if (s->n_withheld > 0) {
+                        /* Left out of the file by an earlier write. */
+                        s->n_withheld--;
+                        break;
+                }
+                if (s->n_listed == 0) {
+                        /* Not in the file either, but newer: this write keeps the cookies of
+                         * earlier replies for a restart, without the next few (see below). */
+                        (void) nts_state_save(m, s, MIN(NTS_COOKIES_PER_WRITE - 1, s->jar.n_cookies), false);
+                        break;
+                }
+
+                /* The file lists it: written again before sending, so that a crash never makes
+                 * us send it again. The same write stores the cookies of earlier replies and
+                 * leaves out the next few, whose requests then need no write. */
+                s->n_listed--;
+                if (nts_state_save(m, s, MIN(NTS_COOKIES_PER_WRITE - 1, s->jar.n_cookies), true) >= 0)
+                        break;
+
+                /* The file can be neither written nor removed: it will list this cookie and the
+                 * others it lists at the next start, so none of them may ever be sent. */
+                iovec_done_erase(&cookie);
+                for (; s->n_listed > 0; s->n_listed--)
+                        if (nts_jar_pop_cookie(&s->jar, &cookie) >= 0)
+                                iovec_done_erase(&cookie);
         }
 
         s->query = (NTS_Query) {
@@ -530,16 +658,6 @@ ssize_t manager_nts_build_request(Manager *m, uint8_t *buf, size_t size) {
 
         unanswered = s->query_pending;
         s->query_pending = true;
-        if (s->n_withheld > 0)
-                /* This cookie was left out of the file by an earlier write. */
-                s->n_withheld--;
-        else {
-                /* The file still holds it: written before sending, so that a crash never makes
-                 * us send it again. The same write stores the cookies of earlier replies and
-                 * leaves out the next few, whose requests then need no write. */
-                s->n_withheld = MIN(NTS_COOKIES_PER_WRITE - 1, s->jar.n_cookies);
-                nts_state_save(m, s);
-        }
         /* The reply brings a new cookie and announces the count with the sample; only when the
          * last request went unanswered does the count fall for good, and say so now. */
         if (unanswered)
@@ -580,7 +698,7 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size, Refusa
                         log_notice("NTS server %s refused our cookie (NTSN), running a new key exchange.",
                                    s->name->string);
                         nts_state_forget_keys(s);
-                        nts_state_save(m, s);
+                        (void) nts_state_save(m, s, 0, false);
                         manager_disconnect(m);
                         /* Cookies straight from a key exchange refused: another exchange at once
                          * would only be refused again, as fast as the server answers. */
@@ -597,9 +715,14 @@ int manager_nts_verify_reply(Manager *m, const uint8_t *buf, size_t size, Refusa
         }
 
         for (size_t i = 0; i < receipt.n_cookies; i++) {
-                /* A full jar drops its oldest cookie, which is a withheld one if any is. */
-                if (s->jar.n_cookies == NTS_MAX_COOKIES && s->n_withheld > 0)
-                        s->n_withheld--;
+                /* A full jar drops its oldest cookie: a withheld one if any is, else a listed one
+                 * (which the file keeps: it was never sent). */
+                if (s->jar.n_cookies == NTS_MAX_COOKIES) {
+                        if (s->n_withheld > 0)
+                                s->n_withheld--;
+                        else if (s->n_listed > 0)
+                                s->n_listed--;
+                }
                 (void) nts_jar_add_cookie(&s->jar, &receipt.cookies[i]);
         }
         explicit_bzero_safe(scratch_buf, sizeof scratch_buf);

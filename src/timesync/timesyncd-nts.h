@@ -29,15 +29,27 @@ typedef struct ServerName ServerName;
  * write of their own. A crash loses those cookies (the server gives new ones, or a key
  * exchange does), it never resends one. */
 #define NTS_COOKIES_PER_WRITE 3U
+/* The same failure to write the state file is logged at most this often per server: a full
+ * disk fails a write every few requests, and a removal frees room for one more. */
+#define NTS_STATE_LOG_INTERVAL_USEC (10 * USEC_PER_MINUTE)
 
 typedef struct NTSState {
         ServerName *name;
 
+        /* The jar is, oldest first: n_withheld cookies the state file does not list (left out by
+         * its last write, NTS_COOKIES_PER_WRITE, or never written), then n_listed that it lists,
+         * then newer ones from replies, not in it either. The rule: a cookie is sent only while
+         * the file does not list it; before a listed one goes, the file is rewritten without it
+         * or removed. */
         NTSJar jar;
         bool jar_loaded;                /* the state file was looked at */
         bool jar_dirty;                 /* cookies came in since the last save */
-        size_t n_withheld;              /* the oldest cookies of the jar, left out of the state
-                                         * file: spent without a write (NTS_COOKIES_PER_WRITE) */
+        size_t n_withheld;
+        size_t n_listed;
+        char *state_path;               /* NULL: the state is not saved (see nts_state_path()) */
+        int save_error, remove_error;   /* the last failure of the state file logged as a warning */
+        usec_t save_logged;             /* when (CLOCK_BOOTTIME) */
+        bool save_announced;            /* ... and no write succeeded since */
         NTS_AEADContext *c2s, *s2c;
 
         ResolveQuery *resolve;          /* of the KE server */

@@ -150,9 +150,20 @@ timesync_property() {
         in_systemd_run timedatectl show-timesync -p "$1" --value
 }
 
-# nts_jar_file KEHOST:KEPORT: where the daemon keeps the cookies of that NTS server.
+# nts_jar_file KEHOST:KEPORT: where the daemon keeps the cookies of that NTS server (the mapping of
+# nts_jar_file_name() in timesyncd-nts-jar.c: letters, digits, '.' and '-' kept, ':' to '_', any
+# other byte to %XX).
 nts_jar_file() {
-        echo "$TEST_TMPDIR/state/nts-$(tr -c 'a-zA-Z0-9.\n-' _ <<<"$1").jar"
+        local name=$1 out="" c i
+        for (( i = 0; i < ${#name}; i++ )); do
+                c=${name:i:1}
+                case $c in
+                [a-zA-Z0-9.-]) out+=$c ;;
+                :) out+=_ ;;
+                *) printf -v c '%%%02X' "'$c"; out+=$c ;;
+                esac
+        done
+        echo "$TEST_TMPDIR/state/nts-$out.jar"
 }
 
 # ---- the mock NTS server (test/mock/nts-mock-server) ----

@@ -28,16 +28,10 @@ assert_cpu_below() {
         echo "$used"
 }
 
-# nts_state_file NAME: the daemon's NTS state file for the NTS= entry NAME (same mapping as
-# nts_state_path() in timesyncd-nts.c: characters outside [A-Za-z0-9.-] become '_').
-nts_state_file() {
-        echo "$TEST_TMPDIR/state/nts-$(sed 's/[^A-Za-z0-9.-]/_/g' <<<"$1").jar"
-}
-
 # jar_cookies NAME: number of cookies in the state file (0 without a file).
 jar_cookies() {
         local f
-        f=$(nts_state_file "$1")
+        f=$(nts_jar_file "$1")
         [ -e "$f" ] || { echo 0; return 0; }
         grep -c '^cookie=' "$f" || true
 }

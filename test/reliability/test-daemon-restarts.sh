@@ -60,7 +60,7 @@ test_sigkill_in_the_middle_of_a_key_exchange_leaves_no_state_that_blocks_sync() 
         local ke ntp jar
         ke=$(free_port)
         ntp=$(free_port)
-        jar=$(nts_state_file "localhost:$ke")
+        jar=$(nts_jar_file "localhost:$ke")
         start_silent_listener "$ke"
         nts_conf "localhost:$ke"
         start_timesyncd "$TEST_TMPDIR/ts.conf"
@@ -83,7 +83,7 @@ test_sigkill_loop_during_cookie_writes_never_corrupts_the_state() {
         local ke ntp jar i delay t0 discarded counts=""
         ke=$(free_port)
         ntp=$(free_port)
-        jar=$(nts_state_file "localhost:$ke")
+        jar=$(nts_jar_file "localhost:$ke")
         : >"$TIMESYNCD_LOG"
         # NTP through a relay that delays each direction by 300 ms: a kill before the reply
         # arrives leaves a spent cookie behind, so the jar runs dry and key exchanges get killed
@@ -133,7 +133,7 @@ test_sigterm_in_a_key_exchange_and_around_cookie_writes_exits_cleanly() {
         local ke ntp jar i delay worst=0 counts=""
         ke=$(free_port)
         ntp=$(free_port)
-        jar=$(nts_state_file "localhost:$ke")
+        jar=$(nts_jar_file "localhost:$ke")
         : >"$TIMESYNCD_LOG"
         start_silent_listener "$ke"
         nts_conf "localhost:$ke"
@@ -169,7 +169,7 @@ test_corrupt_state_file_is_discarded_and_sync_follows() {
         local ke ntp jar
         ke=$(free_port)
         ntp=$(free_port)
-        jar=$(nts_state_file "localhost:$ke")
+        jar=$(nts_jar_file "localhost:$ke")
         start_chrony_nts_server "$TEST_TMPDIR/chrony3" "$CERTDIR" "$ntp" "$ke"
         printf 'version=1\nserver=localhost:%s\naead=15\nc2s=00ff\ncookie=zz\n' "$ke" >"$jar"
         chmod 0600 "$jar"

@@ -257,23 +257,31 @@ static char *text_with(const char *key, const char *line) {
         return out;
 }
 
-static void assert_text_refused(const char *text, const char *want) {
-        char reason[NTS_JAR_REASON_MAX] = "";
-        NTSJar k;
+/* A valid file with the line of key replaced by line (NULL: removed) is refused with a reason
+ * that contains want. */
+typedef struct Flaw {
+        const char *key, *line, *want;
+} Flaw;
 
-        ASSERT_ERROR(nts_jar_from_string(text, SERVER, &k, reason, sizeof reason), EBADMSG);
-        if (!strstr(reason, want)) {
-                fprintf(stderr, "text:\n%s\nreason \"%s\" does not say \"%s\"\n", text, reason, want);
-                abort();
+static void assert_flaws_refused(const Flaw *flaws, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                _cleanup_free_ char *text = text_with(flaws[i].key, flaws[i].line);
+                char reason[NTS_JAR_REASON_MAX] = "";
+                NTSJar k;
+
+                ASSERT_ERROR(nts_jar_from_string(text, SERVER, &k, reason, sizeof reason), EBADMSG);
+                if (!strstr(reason, flaws[i].want)) {
+                        fprintf(stderr, "text:\n%s\nreason \"%s\" does not say \"%s\"\n", text, reason,
+                                flaws[i].want);
+                        abort();
+                }
         }
 }
 
 /* Numbers are decimal digits and nothing else ("15junk" was read as 15 by sscanf), and the
  * reason names the key. */
 static void test_numbers_are_parsed_strictly_and_the_key_is_named(void) {
-        static const struct {
-                const char *key, *line, *want;
-        } bad[] = {
+        static const Flaw bad[] = {
                 { "aead", "aead=15junk", "aead=15junk is not a decimal number" },
                 { "aead", "aead=+15", "aead=+15 is not a decimal number" },
                 { "aead", "aead= 15", "aead= 15 is not a decimal number" },
@@ -291,16 +299,11 @@ static void test_numbers_are_parsed_strictly_and_the_key_is_named(void) {
                 { "version", "version=1.0", "version=1.0, only 1 is known" },
         };
 
-        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                _cleanup_free_ char *text = text_with(bad[i].key, bad[i].line);
-                assert_text_refused(text, bad[i].want);
-        }
+        assert_flaws_refused(bad, ELEMENTSOF(bad));
 }
 
 static void test_every_other_flaw_is_named(void) {
-        static const struct {
-                const char *key, *line, *want;
-        } bad[] = {
+        static const Flaw bad[] = {
                 { "aead", "aead=15\naead=15", "aead is given twice" },
                 { "c2s", "c2s=zz", "c2s is not a key" },
                 { "s2c", "s2c=0011", "keys of 32 and 2 bytes, aead=15 needs 32" },
@@ -313,10 +316,7 @@ static void test_every_other_flaw_is_named(void) {
                 { "version", "colour=blue", "unknown key 'colour' on line 2" },
         };
 
-        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
-                _cleanup_free_ char *text = text_with(bad[i].key, bad[i].line);
-                assert_text_refused(text, bad[i].want);
-        }
+        assert_flaws_refused(bad, ELEMENTSOF(bad));
 }
 
 static void test_malformed_files_are_refused(void) {

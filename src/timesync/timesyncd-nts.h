@@ -46,7 +46,7 @@ typedef struct NTSState {
         bool jar_dirty;                 /* cookies came in since the last save */
         size_t n_withheld;
         size_t n_listed;
-        char *state_path;               /* NULL: the state is not saved (see nts_state_path()) */
+        char *state_path;               /* NULL: the state is not saved (nts_state_find_path()) */
         int save_error, remove_error;   /* the last failure of the state file logged as a warning */
         usec_t save_logged;             /* when (CLOCK_BOOTTIME) */
         bool save_announced;            /* ... and no write succeeded since */

@@ -166,9 +166,6 @@ void manager_set_server_name(Manager *m, ServerName *n) {
         /* A new server starts with a clean slate: its offsets say nothing about the old one. */
         manager_set_server_address(m, NULL);
         m->resolve_query = resolve_query_free(m->resolve_query);
-        /* NTSAuthenticated speaks of the selected server: none, or one that has not answered
-         * yet, has authenticated nothing. */
-        m->ntpmsg_authenticated = false;
 
         if (n)
                 log_debug("Selected server %s.", n->string);
@@ -188,13 +185,18 @@ void manager_set_server_address(Manager *m, ServerAddress *a) {
         m->talking = false;
         ntp_filter_reset(&m->filter);
         m->poll_resync = true;
+        /* NTSAuthenticated speaks of the server in use, at this address: none, or one that has
+         * not answered yet, has authenticated nothing. This includes the moment the addresses
+         * are resolved again after a key exchange (NAK, renewal): no address, nothing shown as
+         * authenticated, until the next verified reply a round trip later. */
+        m->ntpmsg_authenticated = false;
 
         if (a) {
                 char buf[80];
                 log_debug("Selected address %s of server %s.",
                           server_address_pretty(a, buf, sizeof buf), a->name->string);
         }
-        (void) manager_bus_emit_changed(m, "ServerAddress", NULL);
+        (void) manager_bus_emit_changed(m, "ServerAddress", "NTSAuthenticated", NULL);
 }
 
 void manager_flush_server_names(Manager *m, ServerType t) {

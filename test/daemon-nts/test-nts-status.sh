@@ -130,6 +130,36 @@ refused_replies() {
                 org.freedesktop.timesync1.Manager RefusedReplies
 }
 
+# The server's keys change while the daemon runs (chronyd restarted without its key file): a
+# NAK, a key exchange, the NTP address resolved again, a verified reply. Every state the daemon
+# announces on the way (PropertiesChanged, recorded from before it started) agrees with itself;
+# NTSAuthenticated stayed yes while the address was resolved again and none was selected.
+test_announced_states_agree_through_a_rekey() {
+        local mon=$TEST_TMPDIR/monitor.json monitor_pid
+        busctl monitor --json=short \
+                --match="type='signal',path='/org/freedesktop/timesync1',member='PropertiesChanged'" \
+                >"$mon" 2>"$TEST_TMPDIR/monitor.log" &
+        monitor_pid=$!
+        track_pid "$monitor_pid"
+        wait_for 5 grep -q "Monitoring bus message stream" "$TEST_TMPDIR/monitor.log" ||
+                fail "busctl monitor did not start"
+        start_chrony server-chain.pem
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke"
+        restart_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        stop_chrony "$srv"
+        rm -f "$srv/ntskeys"
+        start_chrony_nts_server "$srv" "$srv-certs" "$ntp" "$ke"
+        wait_log "NTS server localhost:$ke refused our cookie (NTSN), running a new key exchange" 20
+        wait_for 20 eval "sed -n '/refused our cookie/,\$p' '$TIMESYNCD_LOG' | grep -q 'NTS reply from localhost:$ke verified'" ||
+                fail "no verified reply after the new key exchange"
+        stop_timesyncd
+        stop_daemon "$monitor_pid"
+        stop_chrony "$srv"
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/daemon/bus-state-check.py" "$mon" ||
+                fail "an announced state contradicts itself"
+}
+
 # Every reply fails authentication (the mock's bad-auth): today's log said only "Timed out
 # waiting for reply". The refusals are counted per cause, NTSStatus names the last cause with
 # its count and first time, the log says it once per cause (rate-limited), RefusedReplies
@@ -207,5 +237,6 @@ test_status_says_why_the_key_exchange_fails() {
 run_case test_connecting_status_names_the_address_at_info_level
 run_case test_server_lost_after_sync_leaves_no_authenticated_state
 run_case test_refused_bootstrap_leaves_a_consistent_state
+run_case test_announced_states_agree_through_a_rekey
 run_case test_replies_failing_authentication_are_counted_and_named
 run_case test_status_says_why_the_key_exchange_fails

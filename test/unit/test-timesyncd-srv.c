@@ -283,16 +283,10 @@ static void test_zero_weight_is_first_in_line_and_taken_only_on_zero(void) {
         ASSERT_STREQ(b.records[1].target, "zero.pool.test");
 }
 
-/* splitmix64 with a fixed seed: the statistical check is the same on every run. */
+/* A fixed seed: the statistical check is the same on every run. */
 static uint32_t seeded(uint32_t n, void *userdata) {
-        uint64_t *state = userdata, z;
-
-        z = (*state += UINT64_C(0x9E3779B97F4A7C15));
-        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
-        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
-        z ^= z >> 31;
         /* n is small here; the bias of a 64-bit modulo is below 2^-40. */
-        return (uint32_t) (z % n);
+        return (uint32_t) (test_random_u64(userdata) % n);
 }
 
 /* Orders {0, 10, 30, 60} at one priority many times and compares how often each target comes

@@ -6,6 +6,7 @@
  * meson sees a failure. */
 
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +77,16 @@
                         abort();                                                               \
                 }                                                                              \
         } while (false)
+
+/* splitmix64: 64 random bits from a state the caller seeds, so that statistical checks and
+ * simulations give the same numbers on every run. */
+static inline uint64_t test_random_u64(uint64_t *state) {
+        uint64_t z = (*state += UINT64_C(0x9E3779B97F4A7C15));
+
+        z = (z ^ (z >> 30)) * UINT64_C(0xBF58476D1CE4E5B9);
+        z = (z ^ (z >> 27)) * UINT64_C(0x94D049BB133111EB);
+        return z ^ (z >> 31);
+}
 
 typedef struct TestCase {
         const char *name;

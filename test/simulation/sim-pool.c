@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "string-util.h"
 #include "tests.h"
 #include "time-util.h"
 #include "timesyncd-backoff.h"
@@ -391,19 +392,29 @@ int main(int argc, char *argv[]) {
         bool ok = true;
         int c;
 
-        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0) {
+                uint64_t v = 0;
+
+                if (!IN_SET(c, 'd', 'h', '?') && parse_unsigned(optarg, c == 's' ? UINT64_MAX : 10000000, &v) < 0) {
+                        fprintf(stderr, "Invalid number for --%s: %s\n",
+                                c == 'n' ? "clients" : c == 'b' ? "boot-spread" : c == 'o' ? "outage" :
+                                c == 'c' ? "capacity" : "seed", optarg);
+                        return EXIT_FAILURE;
+                }
                 switch (c) {
-                case 'n': p.n_clients = (unsigned) strtoul(optarg, NULL, 10); break;
-                case 'b': p.boot_spread_sec = (unsigned) strtoul(optarg, NULL, 10); break;
-                case 'o': p.outage_sec = (unsigned) strtoul(optarg, NULL, 10); break;
-                case 'c': p.capacity = (unsigned) strtoul(optarg, NULL, 10); break;
-                case 's': p.seed = strtoull(optarg, NULL, 10); break;
+                case 'n': p.n_clients = (unsigned) v; break;
+                case 'b': p.boot_spread_sec = (unsigned) v; break;
+                case 'o': p.outage_sec = (unsigned) v; break;
+                case 'c': p.capacity = (unsigned) v; break;
+                case 's': p.seed = v; break;
                 case 'd': data = optarg; break;
                 case 'h': usage(); return EXIT_SUCCESS;
                 default: usage(); return EXIT_FAILURE;
                 }
-        if (p.n_clients == 0 || p.outage_sec >= RECOVERY_END_SEC) {
-                usage();
+        }
+        if (p.n_clients == 0 || p.outage_sec >= RECOVERY_END_SEC || p.boot_spread_sec >= DAY_SEC) {
+                fprintf(stderr, "--clients must be at least 1, --outage below %u s, --boot-spread below %u s\n",
+                        RECOVERY_END_SEC, DAY_SEC);
                 return EXIT_FAILURE;
         }
 

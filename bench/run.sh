@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # bench/run.sh [BUILD_DIR]: runs every benchmark of docs/BENCHMARKS.md and rewrites it, with the
 # plot docs/bench-rss-cpu.png. `ninja -C build bench` does the same. Needs root (setpriv, like
-# the integration tests), the peers tree of test/tools/fetch-peers.sh, valgrind, strace and
-# gnuplot (gnuplot-nox). Every daemon runs without CAP_SYS_TIME (the test harness drops it),
+# the integration tests). What a fresh machine lacks it fetches first, as tools/run-tests.sh
+# does: valgrind, strace, gnuplot-nox and the rest of tools/install-deps.sh, and chronyd with
+# test/tools/fetch-peers.sh into the peers directory: TSNTS_PEERS_DIR, else build-peers/ of
+# the tree when tools/demo.sh or tools/run-tests.sh filled it, else the harness's default
+# ${XDG_CACHE_HOME:-$HOME/.cache}/timesyncd-nts/peers. Every daemon runs without CAP_SYS_TIME (the test harness drops it),
 # ours with --observe, chronyd with -x or -Q; traffic stays on loopback. The harness's clock
 # guard fails the run if the kernel clock discipline changed.
 #
@@ -14,8 +17,30 @@ set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 export TSNTS_SRC_DIR=$SRC
-export TSNTS_BUILD_DIR=$(cd "${1:-$SRC/build}" && pwd)
+TSNTS_BUILD_DIR=$(cd "${1:-$SRC/build}" && pwd)
+export TSNTS_BUILD_DIR
 export TSNTS_ADJTIMEX_READ=$TSNTS_BUILD_DIR/test/adjtimex-read
+BENCH_TOOLS=(valgrind strace gnuplot /usr/bin/python3 setpriv ss readelf)
+
+[ "$(id -u)" = 0 ] || { echo "bench/run.sh needs root (setpriv drops CAP_SYS_TIME; apt-get installs what is missing)" >&2; exit 1; }
+for t in "${BENCH_TOOLS[@]}"; do
+        if ! command -v "$t" >/dev/null; then
+                echo "bench/run.sh: $t missing, running tools/install-deps.sh" >&2
+                "$SRC/tools/install-deps.sh"
+                break
+        fi
+done
+# The peers that tools/demo.sh or tools/run-tests.sh fetched into the tree serve here too;
+# otherwise common.sh's default directory, filled below when empty.
+if [ -z "${TSNTS_PEERS_DIR:-}" ] && [ -e "$SRC/build-peers/.stamp" ]; then
+        export TSNTS_PEERS_DIR=$SRC/build-peers
+fi
+# shellcheck source-path=SCRIPTDIR
+. "$SRC/test/lib/common.sh"
+if [ ! -x "$TSNTS_PEERS_DIR/root/usr/sbin/chronyd" ]; then
+        log "chronyd not in $TSNTS_PEERS_DIR: running test/tools/fetch-peers.sh"
+        "$SRC/test/tools/fetch-peers.sh" "$TSNTS_PEERS_DIR" >&2
+fi
 # shellcheck source-path=SCRIPTDIR
 . "$SRC/test/lib/chrony.sh"
 # shellcheck source-path=SCRIPTDIR
@@ -37,8 +62,8 @@ BENCH_MEMORY=$TSNTS_BUILD_DIR/bench/bench-memory-stages
 BUNDLE=/etc/ssl/certs/ca-certificates.crt
 STOCK_TIMESYNCD=/lib/systemd/systemd-timesyncd
 
-for t in valgrind strace gnuplot /usr/bin/python3; do
-        command -v "$t" >/dev/null || fail "$t is needed (apt-get install valgrind strace gnuplot-nox python3)"
+for t in "${BENCH_TOOLS[@]}"; do
+        command -v "$t" >/dev/null || fail "$t is still missing after tools/install-deps.sh"
 done
 for b in "$BENCH_PACKET" "$BENCH_KE" "$BENCH_MEMORY" "$TIMESYNCD"; do
         [ -x "$b" ] || fail "$b not built (ninja -C $TSNTS_BUILD_DIR)"

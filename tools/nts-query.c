@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* nts-query: one NTS-KE session and a few NTS-protected NTP exchanges with one server, shown to
- * a person or (--json) to a monitoring system. It only reads time: no privileges, no clock
- * change. The protocol work is the daemon's own modules (nts_ke_client, nts_ntp_client); this
- * file only resolves names, drives them and prints what they report. */
+ * a person or (--json) to a monitoring system; or the same for several sources of a pool: the
+ * targets of a DNSSEC-validated SRV pool (srv:NAME), or the members of a key-exchange pool
+ * (--sources=N). It only reads time: no privileges, no clock change. The protocol work is the
+ * daemon's own modules (nts_ke_client, nts_ntp_client, nts_pool, timesyncd-srv, resolve-util);
+ * this file only drives them and prints what they report. */
 
 #include <ctype.h>
 #include <getopt.h>
@@ -14,13 +16,18 @@
 #include <sys/stat.h>
 
 #include "hexdecoct.h"
+#include "hostname-util.h"
 #include "iovec-util.h"
 #include "json-writer.h"
 #include "log.h"
 #include "nts_crypto.h"
 #include "nts_ke_client.h"
 #include "nts_ntp_client.h"
+#include "nts_pool.h"
+#include "resolve-util.h"
+#include "string-util.h"
 #include "time-util.h"
+#include "timesyncd-srv.h"
 #include "unaligned.h"
 
 /* Documented in nts-query(1); monitoring scripts rely on them. */
@@ -33,6 +40,7 @@ typedef enum QueryExit {
         QUERY_EXIT_TLS = 5,             /* handshake, certificate, TLS I/O */
         QUERY_EXIT_KE = 6,              /* the KE response was refused or never completed */
         QUERY_EXIT_NTP = 7,             /* KE worked, but no exchange verified */
+        QUERY_EXIT_DNSSEC = 8,          /* srv: the SRV records are not DNSSEC-authenticated */
         _QUERY_EXIT_MAX,
 } QueryExit;
 
@@ -45,10 +53,17 @@ static const char *const query_exit_table[_QUERY_EXIT_MAX] = {
         [QUERY_EXIT_TLS] = "tls",
         [QUERY_EXIT_KE] = "ke",
         [QUERY_EXIT_NTP] = "ntp",
+        [QUERY_EXIT_DNSSEC] = "dnssec",
 };
 
 #define QUERY_COUNT_MAX 64U
 #define QUERY_ADDRESSES_MAX 16U
+/* Sources of one pool: SRV targets checked, or distinct members of a key-exchange pool; as
+ * many as NTP Server Deny records fit in one request. */
+#define QUERY_SOURCES_MAX NTS_KE_MAX_DENIED_SERVERS
+/* Key exchanges with a key-exchange pool: every new member may cost one answer that brought
+ * nothing new, and a round ends after NTS_POOL_MAX_FRUITLESS of those in a row. */
+#define QUERY_ATTEMPTS_MAX (2 * QUERY_SOURCES_MAX + NTS_POOL_MAX_FRUITLESS)
 
 /* Every AEAD algorithm --aead= knows by name or number. Only those the crypto module can use
  * (NTS_aead_param()) may be offered: AES-GCM-SIV is named only to refuse it clearly
@@ -58,8 +73,10 @@ static const NTS_AEADAlgorithm known_aead[] = {
         NTS_AEAD_AES_128_GCM_SIV,  NTS_AEAD_AES_256_GCM_SIV,
 };
 
-static char *arg_host = NULL;
+static char *arg_host = NULL;          /* with arg_srv: the NAME of srv:NAME */
 static uint16_t arg_port = NTS_KE_PORT;
+static bool arg_srv = false;
+static unsigned arg_sources = 0;        /* 0: not given */
 static const char *arg_ca_file = NULL;
 static const char *arg_ca_dir = NULL;
 static unsigned arg_count = 4;
@@ -80,9 +97,14 @@ typedef struct Exchange {
 } Exchange;
 
 typedef struct Query {
+        const char *host;               /* the KE server: its name, also for the certificate */
+        uint16_t port;
+        char *const *deny;              /* NTP Server Deny records sent (key-exchange pools) */
+        size_t n_deny;
+
         SocketAddress addresses[QUERY_ADDRESSES_MAX];
         size_t n_addresses;
-        int resolve_error;              /* EAI_* of the KE server's name, 0 if resolved */
+        int resolve_error;              /* of the KE server's name: 0, or a negative errno */
 
         NTS_AEADAlgorithm offer[ELEMENTSOF(known_aead)];
         size_t n_offer;
@@ -91,7 +113,7 @@ typedef struct Query {
 
         SocketAddress ntp_address;
         bool have_ntp_address;
-        int ntp_resolve_error;          /* EAI_* of the negotiated NTP server's name */
+        int ntp_resolve_error;          /* of the negotiated NTP server's name */
         bool aead_unsupported;          /* negotiated, but the loaded libcrypto lacks it */
 
         Exchange exchanges[QUERY_COUNT_MAX];
@@ -105,6 +127,9 @@ typedef struct Query {
 
         QueryExit exit;
         char failure[512];              /* one line, with exit != QUERY_EXIT_VERIFIED */
+
+        bool pool_checked;              /* a key-exchange pool's answer, judged: */
+        NTS_PoolVerdict pool_verdict;
 } Query;
 
 static void query_done(Query *q) {
@@ -125,17 +150,24 @@ _printf_(3, 4) static QueryExit query_fail(Query *q, QueryExit e, const char *fo
 }
 
 static void help(void) {
-        printf("%s [OPTIONS...] HOST[:KEPORT]\n\n"
+        printf("%s [OPTIONS...] HOST[:KEPORT]\n"
+               "%s [OPTIONS...] srv:NAME\n\n"
                "Runs one NTS key exchange with HOST (port %u unless given) and a few\n"
                "NTS-protected NTP exchanges with the server it names, and prints what was\n"
-               "negotiated and measured. Never changes the clock.\n\n"
+               "negotiated and measured. Never changes the clock. With srv:NAME, looks up\n"
+               "the SRV records _ntske._tcp.NAME through systemd-resolved, uses them only\n"
+               "when DNSSEC-authenticated, and checks each target the same way.\n\n"
                "  -h --help             Show this help\n"
                "     --version          Show package version\n"
                "     --ca=FILE|DIR      Trust only these CA certificates (PEM file or hashed\n"
                "                        directory) instead of the system store\n"
-               "  -c --count=N          Number of NTP exchanges (default 4, at most %u)\n"
-               "  -t --timeout=SEC      Timeout of the key exchange and of each NTP exchange\n"
-               "                        (default 5s)\n"
+               "  -c --count=N          Number of NTP exchanges per server (default 4, at\n"
+               "                        most %u)\n"
+               "  -n --sources=N        srv:NAME: check the first N targets (default all);\n"
+               "                        HOST: a key-exchange pool, get up to N distinct\n"
+               "                        members with NTP Server Deny records (at most %u)\n"
+               "  -t --timeout=SEC      Timeout of name lookups, of the key exchange and of\n"
+               "                        each NTP exchange (default 5s)\n"
                "  -4 / -6               Use IPv4 / IPv6 addresses only\n"
                "     --aead=LIST        Offer only these AEAD algorithms, in this order: names\n"
                "                        (AES_SIV_CMAC_256) or numbers (15, 16, 17), comma\n"
@@ -143,12 +175,14 @@ static void help(void) {
                "     --json             Print one JSON object for machines\n"
                "     --plain[=HOST[:PORT]]\n"
                "                        Also send one UNAUTHENTICATED NTP request to the\n"
-               "                        negotiated server, or to HOST, for comparison\n"
+               "                        negotiated server, or to HOST, for comparison (one\n"
+               "                        server only)\n"
                "  -v --verbose          Show the raw NTS-KE records\n\n"
-               "Exit status: 0 at least one exchange verified, 1 other error, 2 usage,\n"
+               "Exit status: 0 verified (every source, with several), 1 other error, 2 usage,\n"
                "3 resolve, 4 connect, 5 TLS or certificate, 6 NTS-KE protocol, 7 no verified\n"
-               "NTP reply. See nts-query(1).\n",
-               program_invocation_short_name, NTS_KE_PORT, QUERY_COUNT_MAX);
+               "NTP reply, 8 SRV records not DNSSEC-authenticated. See nts-query(1).\n",
+               program_invocation_short_name, program_invocation_short_name, NTS_KE_PORT, QUERY_COUNT_MAX,
+               QUERY_SOURCES_MAX);
 }
 
 static int parse_port(const char *s, uint16_t *ret) {
@@ -269,6 +303,46 @@ static int parse_ca(const char *path) {
         return 0;
 }
 
+/* A decimal number from min to max. */
+static int parse_count(const char *s, unsigned min, unsigned max, unsigned *ret) {
+        uint64_t v;
+
+        if (parse_unsigned(s, max, &v) < 0 || v < min)
+                return -EINVAL;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+/* "srv:NAME", NAME a host name (a trailing dot allowed) without port: the records give the
+ * ports. Else HOST[:KEPORT]. */
+static int parse_server(const char *s) {
+        const char *name = startswith(s, "srv:");
+        _cleanup_free_ char *copy = NULL;
+        int r;
+
+        if (!name) {
+                r = parse_host_port(s, &arg_host, &arg_port);
+                if (r == -ENOMEM)
+                        return log_oom();
+                if (r < 0)
+                        return log_error_errno(r, "Expected HOST[:KEPORT] or srv:NAME, not '%s'.", s);
+                return 0;
+        }
+
+        copy = strdup(name);
+        if (!copy)
+                return log_oom();
+        if (endswith(copy, "."))
+                copy[strlen(copy) - 1] = 0;
+        if (!hostname_is_valid(copy))
+                return log_error_errno(EINVAL, "srv:NAME takes a DNS name without port (the SRV records give "
+                                       "the ports), not '%s'.", name);
+        free(arg_host);
+        arg_host = TAKE_PTR(copy);
+        arg_srv = true;
+        return 0;
+}
+
 /* Returns 1 to go on, 0 to exit successfully (--help, --version), < 0 on a usage error. */
 static int parse_argv(int argc, char *argv[]) {
         enum {
@@ -283,6 +357,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "ca", required_argument, NULL, ARG_CA },
                 { "count", required_argument, NULL, 'c' },
+                { "sources", required_argument, NULL, 'n' },
                 { "timeout", required_argument, NULL, 't' },
                 { "aead", required_argument, NULL, ARG_AEAD },
                 { "json", no_argument, NULL, ARG_JSON },
@@ -290,11 +365,9 @@ static int parse_argv(int argc, char *argv[]) {
                 { "verbose", no_argument, NULL, 'v' },
                 {}
         };
-        unsigned long n;
-        char *end;
         int c, r;
 
-        while ((c = getopt_long(argc, argv, "hc:t:46v", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "hc:n:t:46v", options, NULL)) >= 0)
                 switch (c) {
                 case 'h':
                         help();
@@ -308,13 +381,14 @@ static int parse_argv(int argc, char *argv[]) {
                                 return r;
                         break;
                 case 'c':
-                        errno = 0;
-                        n = strtoul(optarg, &end, 10);
-                        if (errno != 0 || *end != 0 || optarg[0] < '0' || optarg[0] > '9' || n < 1 ||
-                            n > QUERY_COUNT_MAX)
+                        if (parse_count(optarg, 1, QUERY_COUNT_MAX, &arg_count) < 0)
                                 return log_error_errno(EINVAL, "--count= takes a number from 1 to %u, not '%s'.",
                                                        QUERY_COUNT_MAX, optarg);
-                        arg_count = (unsigned) n;
+                        break;
+                case 'n':
+                        if (parse_count(optarg, 1, QUERY_SOURCES_MAX, &arg_sources) < 0)
+                                return log_error_errno(EINVAL, "--sources= takes a number from 1 to %u, not '%s'.",
+                                                       QUERY_SOURCES_MAX, optarg);
                         break;
                 case 't':
                         r = parse_sec(optarg, &arg_timeout);
@@ -357,39 +431,73 @@ static int parse_argv(int argc, char *argv[]) {
                 }
 
         if (optind != argc - 1)
-                return log_error_errno(EINVAL, "Exactly one HOST[:KEPORT] expected, see --help.");
-        r = parse_host_port(argv[optind], &arg_host, &arg_port);
-        if (r == -ENOMEM)
-                return log_oom();
+                return log_error_errno(EINVAL, "Exactly one HOST[:KEPORT] or srv:NAME expected, see --help.");
+        r = parse_server(argv[optind]);
         if (r < 0)
-                return log_error_errno(r, "Expected HOST[:KEPORT], not '%s'.", argv[optind]);
+                return r;
+        if (arg_plain && (arg_srv || arg_sources > 0))
+                return log_error_errno(EINVAL, "--plain works with one server only, not with srv:NAME or --sources=.");
         return 1;
 }
 
-/* Blocking getaddrinfo(): a one-shot tool has nothing else to do meanwhile. Returns 0 or the
- * EAI_* code. */
-static int resolve(const char *host, uint16_t port, int socktype, SocketAddress *ret, size_t max, size_t *ret_n) {
-        struct addrinfo hints = { .ai_family = arg_family, .ai_socktype = socktype };
-        struct addrinfo *ai = NULL;
-        size_t n = 0;
-        int k;
+typedef struct ResolveRun {
+        sd_event *event;
+        int error;
+        uint16_t port;
+        SocketAddress *addresses;
+        size_t max, n;
+} ResolveRun;
 
-        k = getaddrinfo(host, NULL, &hints, &ai);
-        if (k != 0)
-                return k;
+static void on_resolved(ResolveQuery *rq, int error, const struct addrinfo *ai, void *userdata) {
+        ResolveRun *run = userdata;
 
-        for (struct addrinfo *i = ai; i && n < max; i = i->ai_next) {
-                if (!IN_SET(i->ai_family, AF_INET, AF_INET6) || i->ai_addrlen > sizeof(ret[n].sa))
+        run->error = error;
+        for (; error == 0 && ai && run->n < run->max; ai = ai->ai_next) {
+                if (!IN_SET(ai->ai_family, AF_INET, AF_INET6) || ai->ai_addrlen > sizeof(run->addresses[0].sa))
                         continue;
-                ret[n] = (SocketAddress) { .len = i->ai_addrlen };
-                memcpy(&ret[n].sa, i->ai_addr, i->ai_addrlen);
-                socket_address_set_port(&ret[n], port);
-                n++;
+                run->addresses[run->n] = (SocketAddress) { .len = ai->ai_addrlen };
+                memcpy(&run->addresses[run->n].sa, ai->ai_addr, ai->ai_addrlen);
+                socket_address_set_port(&run->addresses[run->n], run->port);
+                run->n++;
         }
-        freeaddrinfo(ai);
-        if (n == 0)
-                return EAI_NONAME;
-        *ret_n = n;
+        if (run->error == 0 && run->n == 0)
+                run->error = -ENOENT;
+        (void) sd_event_exit(run->event, 0);
+}
+
+static int on_resolve_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        ResolveRun *run = userdata;
+
+        run->error = -ETIMEDOUT;
+        return sd_event_exit(run->event, 0);
+}
+
+/* Blocking, on a loop of its own: a one-shot tool has nothing else to do meanwhile. Through
+ * systemd-resolved when it is on the system bus, getaddrinfo() otherwise, as the daemon does
+ * (resolve-util.h): names that only resolved knows, such as the targets of an SRV pool in a
+ * signed zone, resolve here too. Returns 0 or a negative errno (resolve_error_string()). */
+static int resolve(const char *host, uint16_t port, int socktype, SocketAddress *ret, size_t max, size_t *ret_n) {
+        _cleanup_(resolve_query_freep) ResolveQuery *rq = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        ResolveRun run = { .port = port, .addresses = ret, .max = max };
+        int r;
+
+        r = sd_event_new(&e);
+        if (r < 0)
+                return r;
+        run.event = e;
+        r = sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, arg_timeout, 0, on_resolve_timeout, &run);
+        if (r < 0)
+                return r;
+        r = resolve_query_new(e, host, NULL, arg_family, socktype, on_resolved, &run, &rq);
+        if (r < 0)
+                return r;
+        r = sd_event_loop(e);
+        if (r < 0)
+                return r;
+        if (run.error < 0)
+                return run.error;
+        *ret_n = run.n;
         return 0;
 }
 
@@ -397,10 +505,12 @@ static int run_ke(Query *q) {
         NTS_KEClientParams p = {
                 .addresses = q->addresses,
                 .n_addresses = q->n_addresses,
-                .tls = { .hostname = arg_host, .ca_file = arg_ca_file, .ca_dir = arg_ca_dir },
+                .tls = { .hostname = q->host, .ca_file = arg_ca_file, .ca_dir = arg_ca_dir },
                 .aead = q->offer,
                 .n_aead = q->n_offer,
                 .timeout_usec = arg_timeout,
+                .deny = q->deny,
+                .n_deny = q->n_deny,
         };
         return NTS_ke_client_run(&p, &q->ke);
 }
@@ -503,7 +613,7 @@ static void run_plain(Query *q) {
 
         if (arg_plain_host) {
                 q->plain_resolve_error = resolve(arg_plain_host, arg_plain_port, SOCK_DGRAM, &q->plain_address, 1, &n);
-                if (q->plain_resolve_error != 0)
+                if (q->plain_resolve_error < 0)
                         return;
         } else if (q->have_ntp_address)
                 q->plain_address = q->ntp_address;
@@ -530,7 +640,9 @@ static int resolve_ntp_server(Query *q) {
         return q->ntp_resolve_error;
 }
 
-static QueryExit run(Query *q) {
+/* The key exchange with q->host: returns QUERY_EXIT_VERIFIED when it worked (nothing is
+ * verified yet), else the failure, also in q->exit and q->failure. */
+static QueryExit query_key_exchange(Query *q) {
         int n, r;
 
         if (arg_n_aead > 0) {
@@ -543,37 +655,35 @@ static QueryExit run(Query *q) {
                 q->n_offer = (size_t) n;
         }
 
-        q->resolve_error = resolve(arg_host, arg_port, SOCK_STREAM, q->addresses, ELEMENTSOF(q->addresses),
+        q->resolve_error = resolve(q->host, q->port, SOCK_STREAM, q->addresses, ELEMENTSOF(q->addresses),
                                    &q->n_addresses);
-        if (q->resolve_error != 0) {
-                if (arg_plain)
-                        run_plain(q);
-                return query_fail(q, QUERY_EXIT_RESOLVE, "Cannot resolve %s: %s", arg_host,
-                                  gai_strerror(q->resolve_error));
-        }
+        if (q->resolve_error < 0)
+                return query_fail(q, QUERY_EXIT_RESOLVE, "Cannot resolve %s: %s", q->host,
+                                  resolve_error_string(q->resolve_error));
 
         r = run_ke(q);
         if (r < 0)
                 return query_fail(q, QUERY_EXIT_OTHER, "Cannot run the NTS-KE session: %s", strerror(-r));
-        if (q->ke->error < 0) {
-                if (arg_plain)
-                        run_plain(q);
-                return query_fail(q, ke_failure_exit(q->ke), "NTS-KE with %s failed (%s stage): %s", arg_host,
+        if (q->ke->error < 0)
+                return query_fail(q, ke_failure_exit(q->ke), "NTS-KE with %s failed (%s stage): %s", q->host,
                                   NTS_ke_stage_to_string(q->ke->stage), q->ke->reason);
-        }
+        return QUERY_EXIT_VERIFIED;
+}
 
-        if (resolve_ntp_server(q) != 0) {
-                if (arg_plain)
-                        run_plain(q);
+/* After a key exchange that worked: resolves the NTP server (unless done) and runs the NTP
+ * exchanges. */
+static QueryExit query_ntp(Query *q) {
+        int r;
+
+        assert(q->ke && q->ke->error >= 0);
+
+        if (!q->have_ntp_address && resolve_ntp_server(q) < 0)
                 return query_fail(q, QUERY_EXIT_RESOLVE, "Cannot resolve the negotiated NTP server %s: %s",
-                                  q->ke->ntp_server, gai_strerror(q->ntp_resolve_error));
-        }
+                                  q->ke->ntp_server, resolve_error_string(q->ntp_resolve_error));
 
         r = run_exchanges(q);
         if (r < 0)
                 return query_fail(q, QUERY_EXIT_OTHER, "Cannot set up the NTP exchanges: %s", strerror(-r));
-        if (arg_plain)
-                run_plain(q);
 
         if (q->aead_unsupported)
                 return query_fail(q, QUERY_EXIT_NTP, "%s was negotiated, but the loaded libcrypto does not "
@@ -581,10 +691,285 @@ static QueryExit run(Query *q) {
                                   strna(NTS_aead_name(q->ke->aead)));
         if (q->n_verified == 0)
                 return query_fail(q, QUERY_EXIT_NTP, "No verified NTP reply from %s in %zu exchange(s)",
-                                  q->ke->ntp_server ?: arg_host, q->n_exchanges);
+                                  q->ke->ntp_server ?: q->host, q->n_exchanges);
 
         q->exit = QUERY_EXIT_VERIFIED;
         return QUERY_EXIT_VERIFIED;
+}
+
+/* One server, as nts-query has always checked it. */
+static QueryExit run_one(Query *q) {
+        QueryExit e;
+
+        e = query_key_exchange(q);
+        if (e == QUERY_EXIT_VERIFIED)
+                e = query_ntp(q);
+        if (arg_plain)
+                run_plain(q);
+        return e;
+}
+
+/* ---- Several sources: SRV pools and key-exchange pools ---- */
+
+typedef struct Sources {
+        /* srv:NAME */
+        bool srv_looked_up;
+        int srv_error;                  /* of the lookup: 0, or srv_handler_t's errno */
+        char *srv_message;              /* with srv_error: the lookup's reason */
+        SrvAnswer srv;                  /* in RFC 2782 order, as the daemon would use them */
+
+        /* A key-exchange pool: the names sent as NTP Server Deny records, the members in
+         * use first, then those turned down for sharing an address with one. */
+        char *deny[NTS_KE_MAX_DENIED_SERVERS];
+        size_t n_deny;
+        const char *stop_reason;        /* why the round ended before --sources= members */
+
+        /* Every key exchange, in order; those without pool_checked, or judged
+         * NTS_POOL_NEW, are sources. */
+        Query *queries[QUERY_ATTEMPTS_MAX];
+        size_t n_queries;
+
+        QueryExit exit;
+        char failure[512];
+} Sources;
+
+static bool query_is_source(const Query *q) {
+        return !q->pool_checked || q->pool_verdict == NTS_POOL_NEW;
+}
+
+static void sources_done(Sources *S) {
+        free(S->srv_message);
+        srv_answer_done(&S->srv);
+        for (size_t i = 0; i < S->n_deny; i++)
+                free(S->deny[i]);
+        for (size_t i = 0; i < S->n_queries; i++) {
+                query_done(S->queries[i]);
+                free(S->queries[i]);
+        }
+}
+
+_printf_(3, 4) static QueryExit sources_fail(Sources *S, QueryExit e, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        (void) vsnprintf(S->failure, sizeof(S->failure), format, ap);
+        va_end(ap);
+        S->exit = e;
+        return e;
+}
+
+static Query *sources_add_query(Sources *S, const char *host, uint16_t port) {
+        Query *q;
+
+        assert(S->n_queries < ELEMENTSOF(S->queries));
+
+        q = new0(Query, 1);
+        if (!q)
+                return NULL;
+        q->host = host;
+        q->port = port;
+        q->deny = S->deny;
+        q->n_deny = S->n_deny;
+        S->queries[S->n_queries++] = q;
+        return q;
+}
+
+/* With several sources, everything must be right: the first source that is not gives the
+ * exit status. */
+static QueryExit sources_result(Sources *S) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+
+                if (!query_is_source(q))
+                        continue;
+                n++;
+                if (q->exit != QUERY_EXIT_VERIFIED)
+                        return sources_fail(S, q->exit, "Source %zu (%s): %s", n, q->ke && q->ke->ntp_server ?
+                                            q->ke->ntp_server : q->host, q->failure);
+        }
+        if (n == 0)
+                return sources_fail(S, QUERY_EXIT_OTHER, "No source was checked");
+        S->exit = QUERY_EXIT_VERIFIED;
+        return S->exit;
+}
+
+typedef struct SrvRun {
+        sd_event *event;
+        Sources *sources;
+} SrvRun;
+
+static void on_srv_lookup(SrvLookup *l, int error, const char *message, const SrvAnswer *answer, void *userdata) {
+        SrvRun *run = userdata;
+        Sources *S = run->sources;
+
+        S->srv_looked_up = true;
+        S->srv_error = error;
+        if (error < 0)
+                S->srv_message = strdup(message);
+        else {
+                S->srv_error = srv_answer_copy(answer, &S->srv);
+                if (S->srv_error < 0)
+                        S->srv_message = strdup("Cannot keep the SRV records: out of memory");
+        }
+        (void) sd_event_exit(run->event, 0);
+}
+
+static int on_srv_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        SrvRun *run = userdata;
+
+        run->sources->srv_error = -ETIMEDOUT;
+        run->sources->srv_message = strdup("systemd-resolved did not answer the SRV lookup in time");
+        return sd_event_exit(run->event, 0);
+}
+
+/* The daemon's lookup (timesyncd-srv.c) on a loop of its own. */
+static int srv_lookup_run(Sources *S) {
+        _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        SrvLookup *l = NULL;
+        SrvRun run = { .sources = S };
+        int r;
+
+        r = sd_event_new(&e);
+        if (r < 0)
+                return r;
+        run.event = e;
+        r = sd_bus_open_system(&bus);
+        if (r < 0) {
+                S->srv_error = -ENOTCONN;
+                if (asprintf(&S->srv_message, "cannot connect to the system bus (%s); SRV pools need "
+                             "systemd-resolved with DNSSEC=yes", strerror(-r)) < 0)
+                        S->srv_message = NULL;
+                return 0;
+        }
+        r = sd_bus_attach_event(bus, e, 0);
+        if (r >= 0)
+                r = sd_event_add_time_relative(e, NULL, CLOCK_MONOTONIC, arg_timeout, 0, on_srv_timeout, &run);
+        if (r >= 0)
+                r = srv_lookup_new(bus, arg_host, NULL, NULL, on_srv_lookup, &run, &l);
+        if (r < 0)
+                return r;
+        r = sd_event_loop(e);
+        srv_lookup_free(l);
+        return r;
+}
+
+static QueryExit run_srv(Sources *S) {
+        size_t n;
+        int r;
+
+        r = srv_lookup_run(S);
+        if (r < 0)
+                return sources_fail(S, QUERY_EXIT_OTHER, "Cannot run the SRV lookup: %s", strerror(-r));
+        if (S->srv_error < 0)
+                /* Not authenticated, or authenticated as false: DNSSEC says no. Everything
+                 * else is a lookup that did not give records. */
+                return sources_fail(S, IN_SET(S->srv_error, -ENOKEY, -EBADMSG) ? QUERY_EXIT_DNSSEC : QUERY_EXIT_RESOLVE,
+                                    "SRV lookup of %s%s refused: %s", SRV_NTSKE_PREFIX, arg_host,
+                                    strna(S->srv_message));
+
+        n = MIN(S->srv.n_records, arg_sources > 0 ? arg_sources : (size_t) QUERY_SOURCES_MAX);
+        for (size_t i = 0; i < n; i++) {
+                /* The certificate is checked against the target's name, at the record's port. */
+                Query *q = sources_add_query(S, S->srv.records[i].target, S->srv.records[i].port);
+
+                if (!q)
+                        return sources_fail(S, QUERY_EXIT_OTHER, "Out of memory");
+                if (query_key_exchange(q) == QUERY_EXIT_VERIFIED)
+                        (void) query_ntp(q);
+        }
+        return sources_result(S);
+}
+
+static int sources_deny(Sources *S, const char *name) {
+        if (S->n_deny >= ELEMENTSOF(S->deny))
+                return -E2BIG;
+        S->deny[S->n_deny] = strdup(name);
+        if (!S->deny[S->n_deny])
+                return -ENOMEM;
+        S->n_deny++;
+        return 0;
+}
+
+/* Judges the answer of q, a key exchange that worked, as nts_pool.h says; resolves the member's
+ * name unless the name alone shows it brings nothing new. */
+static NTS_PoolVerdict pool_judge(Sources *S, Query *q, const NTS_PoolMember *in_use, size_t n_in_use) {
+        NTS_PoolVerdict v;
+
+        v = NTS_pool_check(in_use, n_in_use, S->deny, S->n_deny, q->ke->ntp_server, NULL);
+        if (v == NTS_POOL_NEW && resolve_ntp_server(q) >= 0)
+                v = NTS_pool_check(in_use, n_in_use, S->deny, S->n_deny, q->ke->ntp_server, &q->ntp_address);
+        q->pool_checked = true;
+        q->pool_verdict = v;
+        return v;
+}
+
+/* Key exchanges with HOST until --sources= distinct members, each named in the deny list of
+ * the next exchange; as the daemon will run its rounds. */
+static QueryExit run_ke_pool(Sources *S) {
+        NTS_PoolMember in_use[QUERY_SOURCES_MAX];
+        size_t n_in_use = 0;
+        unsigned fruitless = 0;
+        int r;
+
+        while (n_in_use < arg_sources) {
+                Query *q;
+
+                if (fruitless >= NTS_POOL_MAX_FRUITLESS) {
+                        S->stop_reason = "the last answers named no new member: the pool has no other, or it "
+                                         "ignores NTP Server Deny";
+                        break;
+                }
+                if (S->n_queries >= ELEMENTSOF(S->queries)) {
+                        S->stop_reason = "too many key exchanges";
+                        break;
+                }
+                q = sources_add_query(S, arg_host, arg_port);
+                if (!q)
+                        return sources_fail(S, QUERY_EXIT_OTHER, "Out of memory");
+                if (query_key_exchange(q) != QUERY_EXIT_VERIFIED) {
+                        S->stop_reason = "a key exchange failed";
+                        break;
+                }
+
+                switch (pool_judge(S, q, in_use, n_in_use)) {
+                case NTS_POOL_NEW:
+                        /* A member that fails is a source that failed: shown, denied, and
+                         * no reason to stop unless the next one fails as well. */
+                        (void) query_ntp(q);
+                        fruitless = q->exit == QUERY_EXIT_VERIFIED ? 0 : fruitless + 1;
+                        if (q->have_ntp_address)
+                                in_use[n_in_use++] = (NTS_PoolMember) { .name = q->ke->ntp_server,
+                                                                        .address = q->ntp_address };
+                        /* Without a Server record there is nothing to deny: the next answer
+                         * tells whether this is a pool at all. */
+                        r = q->ke->ntp_server ? sources_deny(S, q->ke->ntp_server) : 0;
+                        if (r == -ENOMEM)
+                                return sources_fail(S, QUERY_EXIT_OTHER, "Out of memory");
+                        break;
+                case NTS_POOL_SAME_ADDRESS:
+                        r = sources_deny(S, q->ke->ntp_server);
+                        if (r == -ENOMEM)
+                                return sources_fail(S, QUERY_EXIT_OTHER, "Out of memory");
+                        fruitless++;
+                        break;
+                case NTS_POOL_DENIED_AGAIN:
+                        fruitless++;
+                        break;
+                case NTS_POOL_NO_MEMBER:
+                        S->stop_reason = "the server names no pool member (no Server record): it is one server";
+                        return sources_result(S);
+                default:
+                        assert_not_reached();
+                }
+                if (S->n_deny == ELEMENTSOF(S->deny) && n_in_use < arg_sources) {
+                        S->stop_reason = "the deny list is full";
+                        break;
+                }
+        }
+        return sources_result(S);
 }
 
 /* ---- Output ---- */
@@ -736,7 +1121,7 @@ static void print_records(const Query *q, bool raw) {
 
 /* The server certificate, also one that failed verification: what it says about itself is
  * what an administrator needs to see why (wrong name, dates, issuer). */
-static void print_certificate(const NTS_KEResult *ke) {
+static void print_certificate(const NTS_KEResult *ke, const char *host) {
         char t1[32], t2[32];
         bool ok = streq(ke->tls.verification, "ok");
 
@@ -746,7 +1131,7 @@ static void print_certificate(const NTS_KEResult *ke) {
         printf("                    valid   %s to %s\n", strna(time_string(ke->tls.not_before, t1)),
                strna(time_string(ke->tls.not_after, t2)));
         printf("                    verification %s%s (name %s, %s%s)\n", ok ? "ok" : "FAILED: ",
-               ok ? "" : ke->tls.verification, arg_host,
+               ok ? "" : ke->tls.verification, host,
                arg_ca_file || arg_ca_dir ? "trusting " : "system store", arg_ca_file ?: arg_ca_dir ?: "");
 }
 
@@ -754,7 +1139,7 @@ static void print_ke(const Query *q) {
         const NTS_KEResult *ke = q->ke;
         char a[SOCKET_ADDRESS_STRING_MAX];
 
-        printf("NTS-KE server:      %s (%s)\n", arg_host, socket_address_to_string(&ke->address, a));
+        printf("NTS-KE server:      %s (%s)\n", q->host, socket_address_to_string(&ke->address, a));
         printf("Offered AEAD:      ");
         for (size_t i = 0; i < q->n_offer; i++)
                 printf(" %s (%u)", strna(NTS_aead_name(q->offer[i])), q->offer[i]);
@@ -765,7 +1150,7 @@ static void print_ke(const Query *q) {
                 /* The certificate is checked inside the handshake: its failure is one of these. */
                 printf("TLS:                failed: %s\n", ke->reason);
         if (ke->tls.certificate)
-                print_certificate(ke);
+                print_certificate(ke, q->host);
 
         if (iovec_is_set(&ke->response))
                 print_records(q, arg_verbose);
@@ -778,7 +1163,7 @@ static void print_ke(const Query *q) {
         for (size_t i = 0; i < ke->n_cookies; i++)
                 printf(" %zu", ke->cookies[i].iov_len);
         printf(" bytes\n");
-        printf("NTP server:         %s%s, port %u%s\n", ke->ntp_server ?: arg_host,
+        printf("NTP server:         %s%s, port %u%s\n", ke->ntp_server ?: q->host,
                ke->ntp_server ? " (negotiated)" : " (not negotiated: the KE server)", ke->ntp_port ?: NTP_PORT,
                ke->ntp_port ? " (negotiated)" : " (not negotiated: default)");
         if (q->have_ntp_address)
@@ -803,9 +1188,9 @@ static void print_human(const Query *q) {
                                socket_address_to_string(&q->plain_address, a));
                         printf("                    ");
                         print_exchange(&q->plain, false);
-                } else if (q->plain_resolve_error != 0)
+                } else if (q->plain_resolve_error < 0)
                         printf("Plain NTP:          cannot resolve %s: %s\n", arg_plain_host,
-                               gai_strerror(q->plain_resolve_error));
+                               resolve_error_string(q->plain_resolve_error));
                 else
                         printf("Plain NTP:          not sent: no NTP server known\n");
         }
@@ -955,38 +1340,218 @@ static void json_ke(JsonWriter *w, const Query *q) {
         json_end_object(w);
 }
 
-static void print_json(const Query *q) {
-        JsonWriter w = JSON_WRITER_INIT(stdout);
+/* One server: the object nts-query has always printed. */
+static void json_query(JsonWriter *w, const char *key, const Query *q) {
         char a[SOCKET_ADDRESS_STRING_MAX];
 
-        json_begin_object(&w, NULL);
-        json_write_string(&w, "host", arg_host);
-        json_write_integer(&w, "port", arg_port);
-        json_write_integer(&w, "exit_code", q->exit);
-        json_write_string(&w, "status", query_exit_table[q->exit]);
-        json_write_string(&w, "error", q->exit == QUERY_EXIT_VERIFIED ? NULL : q->failure);
-        json_write_integer(&w, "verified", (int64_t) q->n_verified);
+        json_begin_object(w, key);
+        json_write_string(w, "host", q->host);
+        json_write_integer(w, "port", q->port);
+        json_write_integer(w, "exit_code", q->exit);
+        json_write_string(w, "status", query_exit_table[q->exit]);
+        json_write_string(w, "error", q->exit == QUERY_EXIT_VERIFIED ? NULL : q->failure);
+        json_write_integer(w, "verified", (int64_t) q->n_verified);
 
-        json_ke(&w, q);
+        json_ke(w, q);
 
-        json_begin_array(&w, "exchanges");
+        json_begin_array(w, "exchanges");
         for (size_t i = 0; i < q->n_exchanges; i++)
-                json_exchange(&w, NULL, &q->exchanges[i], true);
-        json_end_array(&w);
+                json_exchange(w, NULL, &q->exchanges[i], true);
+        json_end_array(w);
 
         if (q->plain_done) {
-                json_begin_object(&w, "plain");
-                json_write_string(&w, "address", socket_address_to_string(&q->plain_address, a));
-                json_exchange(&w, "reply", &q->plain, false);
-                json_end_object(&w);
+                json_begin_object(w, "plain");
+                json_write_string(w, "address", socket_address_to_string(&q->plain_address, a));
+                json_exchange(w, "reply", &q->plain, false);
+                json_end_object(w);
         } else
-                json_write_null(&w, "plain");
+                json_write_null(w, "plain");
 
+        json_end_object(w);
+}
+
+static void print_json(const Query *q) {
+        JsonWriter w = JSON_WRITER_INIT(stdout);
+
+        json_query(&w, NULL, q);
+}
+
+static const char *const pool_verdict_json[_NTS_POOL_VERDICT_MAX] = {
+        [NTS_POOL_NEW] = "new",
+        [NTS_POOL_DENIED_AGAIN] = "denied-again",
+        [NTS_POOL_SAME_ADDRESS] = "same-address",
+        [NTS_POOL_NO_MEMBER] = "no-member",
+};
+
+static void json_srv(JsonWriter *w, const Sources *S) {
+        char name[sizeof(SRV_NTSKE_PREFIX) + HOSTNAME_MAX];
+
+        snprintf(name, sizeof(name), SRV_NTSKE_PREFIX "%s", arg_host);
+        json_begin_object(w, "srv");
+        json_write_string(w, "name", name);
+        json_write_bool(w, "authenticated", S->srv_looked_up && S->srv_error == 0);
+        json_write_string(w, "error", S->srv_error < 0 ? strna(S->srv_message) : NULL);
+        json_write_string(w, "errno", S->srv_error < 0 ? strerrorname_np(-S->srv_error) : NULL);
+        if (S->srv_error == 0 && S->srv_looked_up)
+                json_write_integer(w, "ttl", S->srv.ttl);
+        else
+                json_write_null(w, "ttl");
+        json_begin_array(w, "records");
+        for (size_t i = 0; i < S->srv.n_records; i++) {
+                const SrvRecord *r = &S->srv.records[i];
+
+                json_begin_object(w, NULL);
+                json_write_integer(w, "priority", r->priority);
+                json_write_integer(w, "weight", r->weight);
+                json_write_integer(w, "port", r->port);
+                json_write_string(w, "target", r->target);
+                json_write_integer(w, "ttl", r->ttl);
+                json_end_object(w);
+        }
+        json_end_array(w);
+        json_end_object(w);
+}
+
+static void json_pool(JsonWriter *w, const Sources *S) {
+        json_begin_object(w, "pool");
+        json_begin_array(w, "key_exchanges");
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+                bool ok = q->ke && q->ke->error >= 0;
+
+                json_begin_object(w, NULL);
+                json_begin_array(w, "denied");
+                for (size_t j = 0; j < q->n_deny; j++)
+                        json_write_string(w, NULL, q->deny[j]);
+                json_end_array(w);
+                json_write_string(w, "member", ok ? q->ke->ntp_server : NULL);
+                json_write_string(w, "verdict", q->pool_checked ? pool_verdict_json[q->pool_verdict] : NULL);
+                json_write_string(w, "error", q->exit != QUERY_EXIT_VERIFIED ? q->failure : NULL);
+                json_end_object(w);
+        }
+        json_end_array(w);
+        json_begin_array(w, "members");
+        for (size_t i = 0; i < S->n_queries; i++)
+                if (query_is_source(S->queries[i]) && S->queries[i]->ke && S->queries[i]->ke->ntp_server)
+                        json_write_string(w, NULL, S->queries[i]->ke->ntp_server);
+        json_end_array(w);
+        json_write_string(w, "stopped", S->stop_reason);
+        json_end_object(w);
+}
+
+static size_t sources_verified(const Sources *S) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < S->n_queries; i++)
+                if (query_is_source(S->queries[i]) && S->queries[i]->exit == QUERY_EXIT_VERIFIED)
+                        n++;
+        return n;
+}
+
+static void print_sources_json(const Sources *S) {
+        JsonWriter w = JSON_WRITER_INIT(stdout);
+
+        json_begin_object(&w, NULL);
+        json_write_string(&w, "mode", arg_srv ? "srv" : "pool");
+        json_write_string(&w, "name", arg_host);
+        if (arg_srv)
+                json_write_null(&w, "port");
+        else
+                json_write_integer(&w, "port", arg_port);
+        json_write_integer(&w, "exit_code", S->exit);
+        json_write_string(&w, "status", query_exit_table[S->exit]);
+        json_write_string(&w, "error", S->exit == QUERY_EXIT_VERIFIED ? NULL : S->failure);
+        json_write_integer(&w, "verified", (int64_t) sources_verified(S));
+
+        if (arg_srv)
+                json_srv(&w, S);
+        else
+                json_write_null(&w, "srv");
+        if (!arg_srv)
+                json_pool(&w, S);
+        else
+                json_write_null(&w, "pool");
+
+        json_begin_array(&w, "sources");
+        for (size_t i = 0; i < S->n_queries; i++)
+                if (query_is_source(S->queries[i]))
+                        json_query(&w, NULL, S->queries[i]);
+        json_end_array(&w);
         json_end_object(&w);
 }
 
+static void print_srv_human(const Sources *S) {
+        if (S->srv_error < 0) {
+                printf("SRV lookup:         %s%s refused (%s)\n", SRV_NTSKE_PREFIX, arg_host,
+                       strna(strerrorname_np(-S->srv_error)));
+                printf("                    %s\n", strna(S->srv_message));
+                return;
+        }
+
+        printf("SRV lookup:         %s%s, DNSSEC-authenticated, %zu target%s, TTL %" PRIu32 " s\n",
+               SRV_NTSKE_PREFIX, arg_host, S->srv.n_records, S->srv.n_records == 1 ? "" : "s", S->srv.ttl);
+        printf("SRV records:        in RFC 2782 order (by priority, weighted random within one)\n");
+        for (size_t i = 0; i < S->srv.n_records; i++) {
+                const SrvRecord *r = &S->srv.records[i];
+
+                printf("  priority %5u weight %5u port %5u target %s (TTL %" PRIu32 " s)\n", r->priority,
+                       r->weight, r->port, r->target, r->ttl);
+        }
+}
+
+static void print_pool_human(const Sources *S) {
+        printf("Key-exchange pool:  %s port %u, up to %u distinct member%s\n", arg_host, arg_port, arg_sources,
+               arg_sources == 1 ? "" : "s");
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+                char label[48];
+
+                snprintf(label, sizeof(label), "Key exchange %zu:", i + 1);
+                printf("%-20s%zu denied, ", label, q->n_deny);
+                if (!q->pool_checked)
+                        printf("failed: %s\n", q->failure);
+                else if (!q->ke->ntp_server)
+                        printf("no Server record: %s\n", NTS_pool_verdict_to_string(q->pool_verdict));
+                else
+                        printf("member %s: %s\n", q->ke->ntp_server, NTS_pool_verdict_to_string(q->pool_verdict));
+        }
+}
+
+static void print_sources_human(const Sources *S) {
+        size_t n = 0, total = 0;
+
+        if (arg_srv)
+                print_srv_human(S);
+        else
+                print_pool_human(S);
+
+        for (size_t i = 0; i < S->n_queries; i++)
+                total += query_is_source(S->queries[i]);
+
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+
+                if (!query_is_source(q))
+                        continue;
+                printf("\n--- Source %zu of %zu: %s ---\n", ++n, total,
+                       q->ke && q->ke->ntp_server ? q->ke->ntp_server : q->host);
+                print_human(q);
+                if (q->exit != QUERY_EXIT_VERIFIED)
+                        printf("Failed:             %s\n", q->failure);
+        }
+
+        printf("\n");
+        if (S->stop_reason)
+                printf("Stopped:            %s\n", S->stop_reason);
+        if (total > 0)
+                printf("Sources:            %zu of %zu verified\n", sources_verified(S), total);
+}
+
+static QueryExit run_sources(Sources *S) {
+        return arg_srv ? run_srv(S) : run_ke_pool(S);
+}
+
 int main(int argc, char *argv[]) {
-        Query q = {};
         int r;
 
         log_parse_environment();
@@ -1001,18 +1566,35 @@ int main(int argc, char *argv[]) {
         /* libssl writes with write(): a server that goes away must not kill us. */
         (void) signal(SIGPIPE, SIG_IGN);
 
-        (void) run(&q);
+        if (arg_srv || arg_sources > 0) {
+                Sources S = {};
 
-        if (arg_json)
-                print_json(&q);
-        else
-                print_human(&q);
-        fflush(stdout);
-        if (q.exit != QUERY_EXIT_VERIFIED)
-                log_error("%s", q.failure);
+                (void) run_sources(&S);
+                if (arg_json)
+                        print_sources_json(&S);
+                else
+                        print_sources_human(&S);
+                fflush(stdout);
+                if (S.exit != QUERY_EXIT_VERIFIED)
+                        log_error("%s", S.failure);
+                r = S.exit;
+                sources_done(&S);
+        } else {
+                Query q = { .host = arg_host, .port = arg_port };
 
-        query_done(&q);
+                (void) run_one(&q);
+                if (arg_json)
+                        print_json(&q);
+                else
+                        print_human(&q);
+                fflush(stdout);
+                if (q.exit != QUERY_EXIT_VERIFIED)
+                        log_error("%s", q.failure);
+                r = q.exit;
+                query_done(&q);
+        }
+
         free(arg_host);
         free(arg_plain_host);
-        return q.exit;
+        return r;
 }

@@ -87,6 +87,28 @@ void srv_answer_done(SrvAnswer *a) {
         a->ttl = 0;
 }
 
+int srv_answer_copy(const SrvAnswer *a, SrvAnswer *ret) {
+        SrvAnswer copy = { .ttl = a->ttl };
+
+        assert(a);
+        assert(ret);
+
+        copy.records = new0(SrvRecord, MAX(a->n_records, (size_t) 1));
+        if (!copy.records)
+                return -ENOMEM;
+        for (size_t i = 0; i < a->n_records; i++) {
+                copy.records[i] = a->records[i];
+                copy.records[i].target = strdup(a->records[i].target);
+                if (!copy.records[i].target) {
+                        srv_answer_done(&copy);
+                        return -ENOMEM;
+                }
+                copy.n_records++;
+        }
+        *ret = copy;
+        return 0;
+}
+
 int srv_record_parse(const struct iovec *rr, SrvRecord *ret) {
         char target[DNS_WIRE_NAME_MAX];
         const uint8_t *p, *end, *rdata;

@@ -38,6 +38,8 @@ typedef struct SrvAnswer {
 } SrvAnswer;
 
 void srv_answer_done(SrvAnswer *a);
+/* A deep copy, for a caller that keeps an answer beyond the lookup's callback. */
+int srv_answer_copy(const SrvAnswer *a, SrvAnswer *ret);
 
 /* Parses one resource record in wire format as ResolveRecord returns it: owner name
  * (uncompressed), type, class, TTL, RDATA length, RDATA. -EBADMSG for anything malformed:

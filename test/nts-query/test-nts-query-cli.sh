@@ -14,6 +14,8 @@ test_help_and_version_exit_zero() {
         expect_exit 0 "$out" "--help"
         expect_output "$out" 'HOST\[:KEPORT\]' "synopsis"
         expect_output "$out" '7 no verified' "the exit codes"
+        expect_output "$out" 'srv:NAME' "the SRV synopsis"
+        expect_output "$out" '8 SRV records not DNSSEC-authenticated' "the SRV exit code"
         nts_query "$out" --version
         expect_exit 0 "$out" "--version"
         expect_output "$out" '^nts-query \(timesyncd-nts\) [0-9]' "version line"
@@ -24,13 +26,20 @@ test_usage_errors_exit_2() {
         for args in "" "a b" "--count=0 a" "--count=65 a" "--count=x a" "--timeout=0 a" \
                     "--timeout=soon a" "--aead=99 a" "--aead=bogus a" "--aead=15,15 a" "--aead=, a" \
                     "a:0" "a:65536" "a:x" "[::1 a" "[]:4460" ":4460" "--plain=a:0 a" \
-                    "--ca=$TEST_TMPDIR/missing a" "--no-such-option a"; do
+                    "--ca=$TEST_TMPDIR/missing a" "--no-such-option a" \
+                    "srv:" "srv:a:4460" "srv:a_b" "srv:-a" "--sources=0 a" "--sources=17 a" "--sources=x a" \
+                    "--plain --sources=2 a" "--plain srv:a"; do
                 # shellcheck disable=SC2086 # one word per argument
                 nts_query "$out" $args
                 expect_exit "$QUERY_EXIT_USAGE" "$out" "nts-query $args"
         done
         nts_query "$out" --aead=bogus a
         expect_output "$out" "Unknown AEAD algorithm 'bogus'" "the --aead= message"
+        nts_query "$out" srv:a:4460
+        expect_output "$out" "srv:NAME takes a DNS name without port \(the SRV records give the ports\)" \
+                "the srv: message"
+        nts_query "$out" --plain --sources=2 a
+        expect_output "$out" "--plain works with one server only" "the --plain message"
 }
 
 # docs/NTS.md, "AEAD algorithms": no test exchanges AES-GCM-SIV with a server, so it is never

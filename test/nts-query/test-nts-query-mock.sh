@@ -5,30 +5,21 @@
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=lib-nts-query.sh
 . "$(dirname "$0")/lib-nts-query.sh"
-
-[ -x "${TSNTS_MOCK_SERVER:-}" ] || missing_prerequisite "the mock NTS server is not built (TSNTS_MOCK_SERVER)"
+# shellcheck source-path=SCRIPTDIR/../lib source=../lib/mock.sh
+. "$(dirname "$0")/../lib/mock.sh"
 
 test_init
 make_test_certs >/dev/null
 out="$TEST_TMPDIR/out"
 
-# start_mock MODE: sets MOCK_KEPORT and MOCK_NTPPORT.
-start_mock() {
-        local log="$TEST_TMPDIR/mock-$1.log"
-        MOCK_NTPPORT=$(free_port)
-        start_daemon "$log" "$TSNTS_MOCK_SERVER" --cert="$CERTDIR/server-chain.pem" --key="$CERTDIR/server.key" \
-                --address=127.0.0.1 --ke-port=0 --ntp-port="$MOCK_NTPPORT" --sabotage="$1"
-        MOCK_PID=$DAEMON_PID
-        wait_for 10 grep -q '^READY ' "$log" || fail "the mock did not get ready: $(cat "$log")"
-        MOCK_KEPORT=$(sed -n 's/^READY ke-port=\([0-9]*\) .*/\1/p' "$log")
-}
-
 # mode_gives MODE EXIT REGEX [NTS-QUERY-ARG...]
 mode_gives() {
-        local mode=$1 want=$2 regex=$3
+        local mode=$1 want=$2 regex=$3 ntp
         shift 3
-        start_mock "$mode"
-        nts_query "$out" --ca="$CERTDIR/ca.pem" --count=2 "$@" "localhost:$MOCK_KEPORT"
+        # The mock announces its NTP port in a Port record, as chronyd does.
+        ntp=$(free_port)
+        start_mock_server "$mode" --ntp-listen-port="$ntp" --ntp-port="$ntp" --sabotage="$mode"
+        nts_query "$out" --ca="$CERTDIR/ca.pem" --count=2 "$@" "localhost:$MOCK_KE_PORT"
         stop_daemon "$MOCK_PID"
         log "--sabotage=$mode: exit $QUERY_RC, $(tail -n 1 "$out")"
         expect_exit "$want" "$out" "--sabotage=$mode"

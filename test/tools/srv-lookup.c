@@ -33,21 +33,12 @@ static void print_order(const SrvAnswer *a) {
 
 /* Orders a copy of the records again, as a new lookup would. */
 static int reorder(const SrvAnswer *a) {
-        SrvAnswer copy = { .ttl = a->ttl };
+        SrvAnswer copy;
         int r;
 
-        copy.records = new0(SrvRecord, a->n_records);
-        if (!copy.records)
-                return -ENOMEM;
-        for (size_t i = 0; i < a->n_records; i++) {
-                copy.records[i] = a->records[i];
-                copy.records[i].target = strdup(a->records[i].target);
-                copy.n_records++;
-                if (!copy.records[i].target) {
-                        srv_answer_done(&copy);
-                        return -ENOMEM;
-                }
-        }
+        r = srv_answer_copy(a, &copy);
+        if (r < 0)
+                return r;
         r = srv_answer_order(&copy, NULL, NULL);
         if (r >= 0)
                 print_order(&copy);

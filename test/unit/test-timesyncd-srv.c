@@ -204,6 +204,31 @@ static void test_answer_ttl_is_the_smallest(void) {
         ASSERT_EQ(a.ttl, 120);
 }
 
+static void test_copy_is_deep(void) {
+        _cleanup_(srv_answer_done) SrvAnswer a = {}, b = {}, empty = {};
+        uint8_t buf[600];
+        size_t n;
+
+        n = make_rr(buf, DNS_TYPE_SRV, 900, 10, 60, 4460, "ke1.pool.test");
+        ASSERT_OK(srv_answer_add(&a, &IOVEC_MAKE(buf, n)));
+        n = make_rr(buf, DNS_TYPE_SRV, 120, 20, 0, 4461, "ke2.pool.test");
+        ASSERT_OK(srv_answer_add(&a, &IOVEC_MAKE(buf, n)));
+        ASSERT_OK(srv_answer_copy(&a, &b));
+        ASSERT_EQ(b.n_records, 2);
+        ASSERT_EQ(b.ttl, 120);
+        ASSERT_TRUE(b.records[1].target != a.records[1].target);
+        ASSERT_STREQ(b.records[1].target, "ke2.pool.test");
+        ASSERT_EQ(b.records[1].port, 4461);
+        ASSERT_EQ(b.records[1].priority, 20);
+        ASSERT_EQ(b.records[0].weight, 60);
+        ASSERT_EQ(b.records[0].ttl, 900);
+        srv_answer_done(&a);
+        ASSERT_STREQ(b.records[0].target, "ke1.pool.test");
+
+        ASSERT_OK(srv_answer_copy(&a, &empty));
+        ASSERT_EQ(empty.n_records, 0);
+}
+
 static void test_more_than_the_record_limit_is_refused(void) {
         _cleanup_(srv_answer_done) SrvAnswer a = {};
         uint8_t buf[600];
@@ -384,4 +409,5 @@ TEST_MAIN(TEST_CASE(test_srv_record_fields_are_read_and_target_lowercased),
           TEST_CASE(test_default_random_source_respects_weights_too),
           TEST_CASE(test_random_uniform_stays_in_range_and_covers_it),
           TEST_CASE(test_duplicate_targets_and_dot_are_dropped_first_port_kept),
-          TEST_CASE(test_only_dot_target_means_no_service));
+          TEST_CASE(test_only_dot_target_means_no_service),
+          TEST_CASE(test_copy_is_deep));

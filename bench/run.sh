@@ -230,13 +230,15 @@ if [ -r "$BUNDLE" ]; then
 fi
 
 # ---- 4b. memory, step by step along the daemon's path ----
-log "memory by stage: test CA, system store directory, system store bundle"
+log "memory by stage: test CA (also without OpenSSL's configuration, without its error strings), system store directory, system store bundle"
 "$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost "$CA" >"$W/mem-ca.tsv"
+"$BENCH_MEMORY" --openssl-init=no-config 127.0.0.1 "${KE[ke]}" localhost "$CA" >"$W/mem-noconf.tsv"
+"$BENCH_MEMORY" --openssl-init=no-strings 127.0.0.1 "${KE[ke]}" localhost "$CA" >"$W/mem-nostrings.tsv"
 if [ -r "$BUNDLE" ]; then
         "${SYSDIR_ENV[@]}" "$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost - >"$W/mem-sysdir.tsv"
         "${BUNDLE_ENV[@]}" "$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost - >"$W/mem-bundle.tsv"
 fi
-# mem FILE STAGE COLUMN (2 rss, 3 anon, 4 file)
+# mem FILE STAGE COLUMN (2 rss, 3 anon, 4 file, 5 libcrypto's mappings, 6 libssl's, 7 libssl mapped)
 mem() { awk -F'\t' -v s="$2" -v c="$3" '$1 == s { print $c }' "$1" 2>/dev/null | grep . || echo n/a; }
 mem_delta() { awk -v a="$(mem "$1" "$2" "$4")" -v b="$(mem "$1" "$3" "$4")" 'BEGIN { if (a == "n/a" || b == "n/a") print "n/a"; else print b - a }'; }
 
@@ -362,7 +364,7 @@ done
 t_start=$EPOCHREALTIME
 sleep "$(awk -v p="$POLLS" -v s="$POLL_SEC" 'BEGIN { print p * s }')"
 t_end=$EPOCHREALTIME
-declare -A CPUPOLL NPOLL RSS HWM PSS LIBS SSL BUSPOLL
+declare -A CPUPOLL NPOLL RSS HWM PSS ANON LIBS SSL BUSPOLL
 for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
         NPOLL[$n]=$(( $(served "$n") - POLL0[$n] ))
         CPUPOLL[$n]=$(awk -v a="${CPU0[$n]}" -v b="$(cpu_ns "${PID[$n]}")" -v p="${NPOLL[$n]}" \
@@ -379,10 +381,29 @@ for n in ours-nts ours-plain chrony-nts; do
         RSS[$n]=$(kb "$p" VmRSS)
         HWM[$n]=$(kb "$p" VmHWM)
         PSS[$n]=$(kb "$p" Pss smaps_rollup)
+        ANON[$n]=$(kb "$p" RssAnon)
         awk '$6 ~ /\.so/ { print $6 }' "/proc/$p/maps" | sort -u | xargs -n1 basename >"$W/$n.libs"
         LIBS[$n]=$(wc -l <"$W/$n.libs")
         SSL[$n]=$(grep -cE 'libssl|libcrypto' "$W/$n.libs" || true)
 done
+# Where ours' memory is: libcrypto's and libssl's pages, libcrypto's relocated data, the heap.
+# smaps_sum PID FIELD REGEX: the sum of FIELD (Rss, Private_Dirty) over the mappings whose path
+# matches REGEX, KiB.
+smaps_sum() {
+        awk -v f="$2:" -v re="$3" '/^[0-9a-f]+-[0-9a-f]+ / { m = ($6 ~ re) } m && $1 == f { s += $2 } END { print s + 0 }' "/proc/$1/smaps"
+}
+CRYPTO_DIRTY=$(smaps_sum "${PID[ours-nts]}" Private_Dirty '/libcrypto[.]so')
+HEAP_OURS=$(smaps_sum "${PID[ours-nts]}" Private_Dirty '^[[]heap[]]$')
+HEAP_CHRONY=$(smaps_sum "${PID[chrony-nts]}" Private_Dirty '^[[]heap[]]$')
+HEAP_PLAIN=$(smaps_sum "${PID[ours-plain]}" Private_Dirty '^[[]heap[]]$')
+CRYPTO_RSS=$(smaps_sum "${PID[ours-nts]}" Rss '/libcrypto[.]so')
+SSL_RSS=$(smaps_sum "${PID[ours-nts]}" Rss '/libssl[.]so')
+# The libraries the NTS daemon mapped, and whether their ELF flags forbid unloading.
+SSL_SO=$(awk '$6 ~ /\/libssl[.]so/ { print $6; exit }' "/proc/${PID[ours-nts]}/maps")
+CRYPTO_SO=$(awk '$6 ~ /\/libcrypto[.]so/ { print $6; exit }' "/proc/${PID[ours-nts]}/maps")
+flags_1() { if [ -n "$1" ]; then readelf -d "$1" | sed -n 's/.*(FLAGS_1) *Flags: *//p'; else echo "n/a"; fi; }
+SSL_FLAGS=$(flags_1 "$SSL_SO")
+CRYPTO_FLAGS=$(flags_1 "$CRYPTO_SO")
 for n in strace-ours strace-chrony; do
         kill -INT "${PID[$n-tracer]}"
         wait "${PID[$n-tracer]}" 2>/dev/null || true
@@ -469,6 +490,28 @@ plot "$W/plot.dat" using 5:xtic(1) title "CPU per poll"
 unset multiplot
 EOF
 
+# ---- memory figures for the document ----
+kib_add() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || a == "" || b == "") print "n/a"; else print a + b }'; }
+kib_sub() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || a == "" || b == "") print "n/a"; else print a - b }'; }
+# Ours without NTS plus what libcrypto and the AES-SIV context cost in bench-memory-stages: the
+# least the daemon could be with NTS, even with libssl never mapped.
+mem_floor=$(kib_add "${RSS[ours-plain]}" "$(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2)")
+# The same after the what-if (code pages dropped, one poll's crypto run again).
+mem_whatif=$(kib_add "${RSS[ours-plain]}" "$(mem_delta "$W/mem-ca.tsv" start "what-if: then one poll's crypto" 2)")
+gap_rss=$(kib_sub "${RSS[ours-nts]}" "${RSS[chrony-nts]}")
+gap_anon=$(kib_sub "${ANON[ours-nts]}" "${ANON[chrony-nts]}")
+gap_file=$(kib_sub "$gap_rss" "$gap_anon")
+# On Debian 12, systemd's own library links libcrypto: PID 1 and most systemd daemons map it.
+systemd_shared=
+for f in /usr/lib/*/systemd/libsystemd-shared-*.so /lib/systemd/libsystemd-shared-*.so; do
+        [ -e "$f" ] && { systemd_shared=$f; break; }
+done
+if [ -n "$systemd_shared" ] && needed "$systemd_shared" | grep -qw 'libcrypto[.]so[.]3'; then
+        crypto_sharers="on this system $(basename "$systemd_shared") links libcrypto.so.3, so PID 1 and most systemd daemons map it too"
+else
+        crypto_sharers="on Debian 12 systemd's own library links libcrypto.so.3, so PID 1 and most systemd daemons map it too (not installed here)"
+fi
+
 # ---- the document ----
 log "writing $DOC"
 day_ours=$(awk -v c="${CPUPOLL[ours-nts]}" 'BEGIN { printf "%.0f", c * 1000 / 1000 }')
@@ -518,6 +561,7 @@ clock discipline was unchanged.
 | RSS steady, NTS (KiB) | ${RSS[ours-nts]} | ${RSS[chrony-nts]} | $(ratio "${RSS[ours-nts]}" "${RSS[chrony-nts]}") |
 | RSS peak, NTS (KiB) | ${HWM[ours-nts]} | ${HWM[chrony-nts]} | $(ratio "${HWM[ours-nts]}" "${HWM[chrony-nts]}") |
 | PSS, NTS (KiB) | ${PSS[ours-nts]} | ${PSS[chrony-nts]} | $(ratio "${PSS[ours-nts]}" "${PSS[chrony-nts]}") |
+| anonymous memory (the process's own), NTS (KiB) | ${ANON[ours-nts]} | ${ANON[chrony-nts]} | $(ratio "${ANON[ours-nts]}" "${ANON[chrony-nts]}") |
 | CPU per poll, NTS (us) | ${CPUPOLL[ours-nts]} | ${CPUPOLL[chrony-nts]} | $(ratio "${CPUPOLL[ours-nts]}" "${CPUPOLL[chrony-nts]}") |
 | syscalls per poll, NTS | $sys_ours | $sys_chrony | $(ratio "$sys_ours" "$sys_chrony") |
 | binary, stripped (bytes) | $ours_stripped | $chrony_stripped | $(ratio "$ours_stripped" "$chrony_stripped") |
@@ -528,11 +572,17 @@ Its binary is listed under Weight.
 
 ## Where we lose, and why
 
-- **Memory with NTS**: RSS $(ratio "${RSS[ours-nts]}" "${RSS[chrony-nts]}")x and PSS $(ratio "${PSS[ours-nts]}" "${PSS[chrony-nts]}")x chronyd's. Once NTS is used the
-  daemon maps OpenSSL 3 (libssl and libcrypto, whose text and the default provider's tables
-  are larger than chronyd's GnuTLS and nettle); section 4 lists the objects. Without NTS
-  servers OpenSSL is never mapped and ours is $(ratio "${RSS[ours-plain]}" "${RSS[chrony-nts]}")x chronyd's RSS. The target "below chronyd
-  with NTS" is not met.
+- **Memory with NTS**: RSS $(ratio "${RSS[ours-nts]}" "${RSS[chrony-nts]}")x, PSS $(ratio "${PSS[ours-nts]}" "${PSS[chrony-nts]}")x and anonymous memory (the process's own: heap,
+  relocated library data) $(ratio "${ANON[ours-nts]}" "${ANON[chrony-nts]}")x chronyd's. Without NTS servers OpenSSL is never mapped and ours
+  is $(ratio "${RSS[ours-plain]}" "${RSS[chrony-nts]}")x chronyd's RSS. The target "RSS at or below chronyd's with NTS" is not met, and
+  cannot be with OpenSSL 3 as Debian ships it (section 4, "What can be given back", each idea
+  measured): libcrypto with the AES-SIV context that every poll needs costs
+  $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS by itself, so ours without NTS plus that alone is $mem_floor KiB,
+  $(ratio "$mem_floor" "${RSS[chrony-nts]}")x chronyd's, even with the key exchange in a helper process and libssl never mapped;
+  libssl cannot be unloaded between key exchanges (ELF flag NODELETE); malloc_trim(0) after
+  them returns $(mem_delta "$W/mem-ca.tsv" "malloc_trim(0)" "after ten more" 3) KiB. Of the RSS difference of $gap_rss KiB, $gap_file KiB are file pages
+  (library code and read-only data, shared with every process mapping the same library,
+  reclaimable page cache) and $gap_anon KiB anonymous memory.
 - **CPU per poll with NTS**: $(ratio "${CPUPOLL[ours-nts]}" "${CPUPOLL[chrony-nts]}")x chronyd's. A large part is the cookie jar, written with
   fsync() of the file and of its directory before every third request (NTS_COOKIES_PER_WRITE;
   compare the tmpfs row of section 5): the price of never sending a cookie twice after a crash
@@ -543,6 +593,8 @@ Its binary is listed under Weight.
 - **Where the memory goes** (section 4, step by step): libcrypto and one AES-SIV context
   are $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS, libssl and the key exchanges $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2) KiB more: a key exchange
   in a separate process could save at most the latter, not enough to get below chronyd.
+  Most of ours' anonymous memory is libcrypto's relocated data ($CRYPTO_DIRTY KiB) and the heap
+  ($HEAP_OURS KiB, without NTS $HEAP_PLAIN KiB; chronyd's $HEAP_CHRONY KiB).
 - **Key exchange as a one-shot process**: CPU $(ratio "$kp_ours_cpu" "$kp_chrony_cpu")x \`chronyd -Q\`'s, mostly loading and
   initialising OpenSSL 3 in a fresh process (near 1: a loss in some runs, not in others); the
   exchange itself (connect to close) is faster than chronyd's.
@@ -681,15 +733,17 @@ means every warm run of both clients went without one.
 
 ## 4. Memory
 
-At the end of the steady-state window (section 5), from /proc/PID/status (VmRSS, VmHWM = peak)
-and /proc/PID/smaps_rollup (Pss), in KiB:
+At the end of the steady-state window (section 5), from /proc/PID/status (VmRSS, VmHWM = peak,
+RssAnon = anonymous) and /proc/PID/smaps_rollup (Pss), in KiB. Three of ours with NTS run at
+once (section 5) and share the pages of libssl and libcrypto, which lowers their PSS; the
+chronyd NTS servers share GnuTLS's with the chronyd client the same way.
 
-| client | RSS steady | RSS peak | PSS | shared objects mapped | libssl/libcrypto mapped |
-|---|---|---|---|---|---|
-| ours, no NTS servers (\`NTP=\`) | ${RSS[ours-plain]} | ${HWM[ours-plain]} | ${PSS[ours-plain]} | ${LIBS[ours-plain]} | $([ "${SSL[ours-plain]}" = 0 ] && echo no || echo "yes (${SSL[ours-plain]})") |
-| ours, NTS | ${RSS[ours-nts]} | ${HWM[ours-nts]} | ${PSS[ours-nts]} | ${LIBS[ours-nts]} | $([ "${SSL[ours-nts]}" = 0 ] && echo no || echo "yes (${SSL[ours-nts]})") |
-| chronyd -x, \`server ... nts\` | ${RSS[chrony-nts]} | ${HWM[chrony-nts]} | ${PSS[chrony-nts]} | ${LIBS[chrony-nts]} | $([ "${SSL[chrony-nts]}" = 0 ] && echo "no (GnuTLS)" || echo yes) |
-| stock systemd-timesyncd | $GUEST_STATUS | | | | |
+| client | RSS steady | RSS peak | PSS | anonymous | shared objects mapped | libssl/libcrypto mapped |
+|---|---|---|---|---|---|---|
+| ours, no NTS servers (\`NTP=\`) | ${RSS[ours-plain]} | ${HWM[ours-plain]} | ${PSS[ours-plain]} | ${ANON[ours-plain]} | ${LIBS[ours-plain]} | $([ "${SSL[ours-plain]}" = 0 ] && echo no || echo "yes (${SSL[ours-plain]})") |
+| ours, NTS | ${RSS[ours-nts]} | ${HWM[ours-nts]} | ${PSS[ours-nts]} | ${ANON[ours-nts]} | ${LIBS[ours-nts]} | $([ "${SSL[ours-nts]}" = 0 ] && echo no || echo "yes (${SSL[ours-nts]})") |
+| chronyd -x, \`server ... nts\` | ${RSS[chrony-nts]} | ${HWM[chrony-nts]} | ${PSS[chrony-nts]} | ${ANON[chrony-nts]} | ${LIBS[chrony-nts]} | $([ "${SSL[chrony-nts]}" = 0 ] && echo "no (GnuTLS)" || echo yes) |
+| stock systemd-timesyncd | $GUEST_STATUS | | | | | |
 
 Shared objects: ours without NTS: $(paste -sd' ' "$W/ours-plain.libs"). Ours with NTS adds:
 $(comm -13 "$W/ours-plain.libs" "$W/ours-nts.libs" | paste -sd' '). chronyd:
@@ -702,23 +756,81 @@ fi)
 ### Where the memory of NTS goes
 
 \`bench/bench-memory-stages.c\` walks the daemon's path in one fresh process and reads
-/proc/self/status after each step (KiB; "file" pages are library text and data touched so
-far, shared with every process mapping the same files; "anon" pages are the process's own:
-heap, relocations):
+/proc/self/status and /proc/self/smaps after each step (KiB; "file" pages are library code and
+data touched so far, shared with every process mapping the same files; "anon" pages are the
+process's own: heap, relocated library data; the libcrypto and libssl columns are the pages of
+their mappings, of either kind). After the key exchanges it tries what could give memory back
+(next section). The last three columns are the RSS of the same walk trusting the system store
+instead of the test CA, and with the test CA but OpenSSL initialised without its configuration
+file (\`OPENSSL_INIT_NO_LOAD_CONFIG\`) or without its error strings
+(\`OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS\`, \`OPENSSL_INIT_NO_LOAD_SSL_STRINGS\`):
 
-| step | RSS | anon | file | RSS, system store: directory | RSS, system store: bundle |
-|---|---|---|---|---|---|
-$(for st in "start" "libcrypto loaded" "AES-SIV context, one packet sealed" "libssl loaded" "after one key exchange" "after ten more"; do
-        printf '| %s | %s | %s | %s | %s | %s |\n' "$st" "$(mem "$W/mem-ca.tsv" "$st" 2)" "$(mem "$W/mem-ca.tsv" "$st" 3)" \
-                "$(mem "$W/mem-ca.tsv" "$st" 4)" "$(mem "$W/mem-sysdir.tsv" "$st" 2)" "$(mem "$W/mem-bundle.tsv" "$st" 2)"
+| step | RSS | anon | file | libcrypto | libssl | libssl mapped | RSS, system store: directory | RSS, system store: bundle | RSS, no configuration | RSS, no error strings |
+|---|---|---|---|---|---|---|---|---|---|---|
+$(for st in "start" "libcrypto loaded" "AES-SIV context, one packet sealed" "libssl loaded" "after one key exchange" "after ten more" \
+        "malloc_trim(0)" "libssl dlclose()d" "what-if: OpenSSL code pages dropped" "what-if: then one poll's crypto"; do
+        printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$st" "$(mem "$W/mem-ca.tsv" "$st" 2)" "$(mem "$W/mem-ca.tsv" "$st" 3)" \
+                "$(mem "$W/mem-ca.tsv" "$st" 4)" "$(mem "$W/mem-ca.tsv" "$st" 5)" "$(mem "$W/mem-ca.tsv" "$st" 6)" "$(mem "$W/mem-ca.tsv" "$st" 7)" \
+                "$(mem "$W/mem-sysdir.tsv" "$st" 2)" "$(mem "$W/mem-bundle.tsv" "$st" 2)" "$(mem "$W/mem-noconf.tsv" "$st" 2)" "$(mem "$W/mem-nostrings.tsv" "$st" 2)"
 done)
 
 libcrypto with the AES-SIV context, which every NTS poll needs, is $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS; libssl
 and the key exchange add $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2) KiB. Moving the key exchange into a short-lived
 helper process would therefore save at most the second figure and leave ours above chronyd's
-RSS: most of the difference is OpenSSL 3's libcrypto and its default provider, touched as soon
-as one cipher is fetched. With the system store, reading the bundle would leave
+RSS (ours without NTS, ${RSS[ours-plain]} KiB, plus the first figure is $mem_floor KiB, $(ratio "$mem_floor" "${RSS[chrony-nts]}")x chronyd's): most
+of the difference is OpenSSL 3's libcrypto and its default provider, touched as soon as one
+cipher is fetched. With the system store, reading the bundle would leave
 $(awk -v a="$(mem "$W/mem-sysdir.tsv" "after ten more" 3)" -v b="$(mem "$W/mem-bundle.tsv" "after ten more" 3)" 'BEGIN { if (a == "" || b == "" || a == "n/a" || b == "n/a") print "n/a"; else print b - a }') KiB more anonymous memory than the directory after eleven exchanges.
+
+### What can be given back
+
+Each idea measured, in the table above unless said otherwise:
+
+- **Unloading libssl between key exchanges** is not possible. After \`dlclose()\` of every
+  reference libssl is still mapped ("libssl mapped": $(mem "$W/mem-ca.tsv" "libssl dlclose()d" 7)). The libraries the daemon loaded carry the
+  ELF flags ${SSL_SO:-libssl} "$SSL_FLAGS" and ${CRYPTO_SO:-libcrypto} "$CRYPTO_FLAGS": OpenSSL's Linux
+  build links both with \`-z nodelete\`, because libssl hands libcrypto a cleanup function
+  (\`OPENSSL_atexit()\`, imported by libssl) that libcrypto's exit handler calls; with libssl
+  unmapped every later exit would jump into nothing. \`OPENSSL_INIT_NO_ATEXIT\` drops that
+  handler but not the flag, which no run-time option changes (src/shared/dlopen-util.c opens
+  with \`RTLD_NODELETE\` as well). The most unloading could have given back is libssl's own
+  pages, $(mem "$W/mem-ca.tsv" "after ten more" 6) KiB; the $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 5) KiB of libcrypto that the exchanges touched stay either way.
+- **malloc_trim(0)** after the exchanges returns $(mem_delta "$W/mem-ca.tsv" "malloc_trim(0)" "after ten more" 3) KiB of heap: the memory the exchanges free lies
+  between OpenSSL's long-lived allocations (method stores, name maps), so little of it forms
+  whole free pages. The daemon does not call it.
+- **Fetching only the ciphers used**: fetching AES-SIV adds $(mem_delta "$W/mem-ca.tsv" "libcrypto loaded" "AES-SIV context, one packet sealed" 3) KiB of heap and $(mem_delta "$W/mem-ca.tsv" "libcrypto loaded" "AES-SIV context, one packet sealed" 5) KiB
+  of libcrypto pages. OpenSSL 3.0's \`EVP_CIPHER_fetch()\` of one cipher builds the methods of
+  every cipher the default provider offers (its method store is filled per operation, not per
+  algorithm) and loads the provider; there is no call that fetches one algorithm alone, and
+  the daemon fetches nothing but AES-SIV and CMAC. A library context of its own for the key
+  exchange (\`OSSL_LIB_CTX_new()\`, \`SSL_CTX_new_ex()\`, freed after each exchange) was tried
+  once (2026-12-04, not rerun by this script): after eleven exchanges and malloc_trim(0) the
+  heap was 112 KiB larger than with the default context, since each exchange builds a second
+  set of method stores and not all of it goes back.
+- **OpenSSL's configuration and error strings**: without the configuration file the RSS after
+  ten more exchanges changes by $(kib_sub "$(mem "$W/mem-noconf.tsv" "after ten more" 2)" "$(mem "$W/mem-ca.tsv" "after ten more" 2)") KiB (noise: Debian's openssl.cnf is short); without the
+  error strings by $(kib_sub "$(mem "$W/mem-nostrings.tsv" "after ten more" 2)" "$(mem "$W/mem-ca.tsv" "after ten more" 2)") KiB, $(kib_sub "$(mem "$W/mem-nostrings.tsv" "after ten more" 3)" "$(mem "$W/mem-ca.tsv" "after ten more" 3)") KiB of it anonymous (the string tables are read from
+  libcrypto and hashed into the heap). The daemon keeps both: the configuration is the administrator's, and without the
+  strings every TLS failure in the log and in NTSStatus would be a bare error code.
+- **malloc arenas**: the daemon is single-threaded but for the resolver thread.
+  \`MALLOC_ARENA_MAX=1\` in the environment of the NTS daemon changed its anonymous memory
+  from 1320 to 1304 KiB (measured once, 2026-12-04, not rerun by this script).
+- **What-if, code pages dropped** (not done by the daemon): \`MADV_DONTNEED\` on the
+  executable mappings of libssl and libcrypto after the exchanges takes the RSS to
+  $(mem "$W/mem-ca.tsv" "what-if: OpenSSL code pages dropped" 2) KiB; the next poll's crypto faults $(mem_delta "$W/mem-ca.tsv" "what-if: OpenSSL code pages dropped" "what-if: then one poll's crypto" 2) KiB of them back in (the kernel maps a
+  fault's neighbouring pages too). In the daemon that would be about ${RSS[ours-plain]} + $(mem_delta "$W/mem-ca.tsv" start "what-if: then one poll's crypto" 2) =
+  $mem_whatif KiB, $(ratio "$mem_whatif" "${RSS[chrony-nts]}")x chronyd's RSS, and only the figure would move: those pages stay in the page
+  cache (which free(1) counts as buff/cache, mapped or not) and are shared with every other
+  process using libcrypto ($crypto_sharers). The read-only data after relocation must not be
+  dropped: it is the process's own relocated copy, and dropping it brought back the file's
+  unrelocated bytes (the first try of this bench crashed on it).
+
+So of ours' $gap_rss KiB of RSS above chronyd's, $gap_file KiB are file pages (in the daemon
+libcrypto's mappings hold $CRYPTO_RSS KiB and libssl's $SSL_RSS KiB, of either kind), which dropping
+them would take out of the figure but not out of the machine's memory, and $gap_anon KiB are the
+process's own: mostly libcrypto's relocated data ($CRYPTO_DIRTY KiB in the daemon) and a heap of
+$HEAP_OURS KiB (without NTS $HEAP_PLAIN KiB) against chronyd's $HEAP_CHRONY KiB; the difference is
+OpenSSL's method stores, name maps and error strings.
 
 ## 5. CPU over a simulated day
 

@@ -447,7 +447,17 @@ fi
 
 # The guest's figures (stock timesyncd next to ours and chronyd) come from the mkosi suite when
 # it has written them: $NTS_MKOSI_DIR/guest-bench.tsv, lines "client<TAB>metric<TAB>value<TAB>unit".
-GUEST_TSV=${NTS_MKOSI_DIR:-$SRC/build-mkosi}/guest-bench.tsv
+# They are kept in docs/bench-guest.tsv, first line saying where they come from, so that a run
+# of the bench without a new run of the mkosi suite keeps the last ones.
+GUEST_NEW=${NTS_MKOSI_DIR:-$SRC/build-mkosi}/guest-bench.tsv
+GUEST_TSV=$SRC/docs/bench-guest.tsv
+if [ -s "$GUEST_NEW" ]; then
+        {
+                echo "# test/mkosi/run.sh, $GUEST_NEW of $(date -u -r "$GUEST_NEW" '+%Y-%m-%d %H:%M UTC'), copied by bench/run.sh at commit $(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)"
+                grep -v '^#' "$GUEST_NEW"
+        } >"$GUEST_TSV"
+fi
+GUEST_ORIGIN=$(sed -n '1s/^# //p' "$GUEST_TSV" 2>/dev/null || true)
 if [ -s "$GUEST_TSV" ]; then
         GUEST_STATUS="measured there by the mkosi suite (test/mkosi/run.sh), table in section 4."
 elif [ -s "$SRC/docs/BENCHMARKS-GUEST.md" ]; then
@@ -749,8 +759,8 @@ Shared objects: ours without NTS: $(paste -sd' ' "$W/ours-plain.libs"). Ours wit
 $(comm -13 "$W/ours-plain.libs" "$W/ours-nts.libs" | paste -sd' '). chronyd:
 $(paste -sd' ' "$W/chrony-nts.libs").
 $(if [ -s "$GUEST_TSV" ]; then
-        printf '\nIn the qemu guest of the mkosi suite (%s), one client after the other against the same\nlocal server:\n\n| client | metric | value | unit |\n|---|---|---|---|\n' "${GUEST_TSV#"$SRC"/}"
-        awk -F'\t' 'NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$GUEST_TSV"
+        printf '\nIn the qemu guest of the mkosi suite (%s), one client after the other against the same\nlocal server:\n\n| client | metric | value | unit |\n|---|---|---|---|\n' "$GUEST_ORIGIN"
+        awk -F'\t' '!/^#/ && NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$GUEST_TSV"
 fi)
 
 ### Where the memory of NTS goes

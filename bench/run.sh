@@ -517,7 +517,7 @@ for f in /usr/lib/*/systemd/libsystemd-shared-*.so /lib/systemd/libsystemd-share
         [ -e "$f" ] && { systemd_shared=$f; break; }
 done
 if [ -n "$systemd_shared" ] && needed "$systemd_shared" | grep -qw 'libcrypto[.]so[.]3'; then
-        crypto_sharers="on this system $(basename "$systemd_shared") links libcrypto.so.3, so PID 1 and most systemd daemons map it too"
+        crypto_sharers="systemd's $(basename "$systemd_shared"), installed here, links libcrypto.so.3: where systemd runs, PID 1 and most systemd daemons map it too"
 else
         crypto_sharers="on Debian 12 systemd's own library links libcrypto.so.3, so PID 1 and most systemd daemons map it too (not installed here)"
 fi
@@ -817,10 +817,11 @@ Each idea measured, in the table above unless said otherwise:
   once (2026-12-04, not rerun by this script): after eleven exchanges and malloc_trim(0) the
   heap was 112 KiB larger than with the default context, since each exchange builds a second
   set of method stores and not all of it goes back.
-- **OpenSSL's configuration and error strings**: without the configuration file the RSS after
-  ten more exchanges changes by $(kib_sub "$(mem "$W/mem-noconf.tsv" "after ten more" 2)" "$(mem "$W/mem-ca.tsv" "after ten more" 2)") KiB (noise: Debian's openssl.cnf is short); without the
-  error strings by $(kib_sub "$(mem "$W/mem-nostrings.tsv" "after ten more" 2)" "$(mem "$W/mem-ca.tsv" "after ten more" 2)") KiB, $(kib_sub "$(mem "$W/mem-nostrings.tsv" "after ten more" 3)" "$(mem "$W/mem-ca.tsv" "after ten more" 3)") KiB of it anonymous (the string tables are read from
-  libcrypto and hashed into the heap). The daemon keeps both: the configuration is the administrator's, and without the
+- **OpenSSL's configuration and error strings**: from the start to ten more exchanges the RSS
+  grows by $(mem_delta "$W/mem-ca.tsv" start "after ten more" 2) KiB with both (the start itself varied by $(cat "$W"/mem-*.tsv | awk -F'\t' '$1 == "start" { if (n++ == 0 || $2 < lo) lo = $2; if ($2 > hi) hi = $2 } END { print hi - lo }') KiB between the walks); without the
+  configuration file by $(mem_delta "$W/mem-noconf.tsv" start "after ten more" 2) KiB (Debian's openssl.cnf is short); without the error
+  strings by $(mem_delta "$W/mem-nostrings.tsv" start "after ten more" 2) KiB, the anonymous part by $(mem_delta "$W/mem-nostrings.tsv" start "after ten more" 3) KiB instead of $(mem_delta "$W/mem-ca.tsv" start "after ten more" 3) (the string
+  tables are read from libcrypto and hashed into the heap). The daemon keeps both: the configuration is the administrator's, and without the
   strings every TLS failure in the log and in NTSStatus would be a bare error code.
 - **malloc arenas**: the daemon is single-threaded but for the resolver thread.
   \`MALLOC_ARENA_MAX=1\` in the environment of the NTS daemon changed its anonymous memory

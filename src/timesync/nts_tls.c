@@ -341,7 +341,7 @@ int NTS_tls_new(int fd, const NTS_TLSOptions *o, NTS_TLS **ret, char *error, siz
         if (isempty(o->hostname))
                 return setup_fail(-EINVAL, error, error_size, "no server name to verify");
 
-        r = dlopen_libssl(LOG_WARNING);
+        r = dlopen_libssl(LOG_DEBUG);
         if (r < 0)
                 return setup_fail(r, error, error_size, "libssl cannot be loaded: %s", strerror(-r));
 

@@ -96,6 +96,20 @@ test_plain_ntp_without_libssl_still_syncs() {
         stop_timesyncd
 }
 
+# nts_tls.c logs at debug level only, as nts_tls.h promises: without libssl (libcrypto is there),
+# nts-query's failed key exchange names the cause once, without the loader's own warning beside it.
+test_nts_query_without_libssl_names_the_cause_once() {
+        local out=$TEST_TMPDIR/nts-query.out
+        # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+        unshare --mount --propagation private bash -c 'mount --bind "$0" "$1" && shift && exec "$@"' \
+                "$TEST_TMPDIR/empty.so" "${hidden[0]}" env SYSTEMD_LOG_LEVEL=info \
+                "$TSNTS_BUILD_DIR/tools/nts-query" "localhost:$ke" >"$out" 2>&1 || true
+        cat "$out"
+        grep -q "libssl cannot be loaded" "$out" || fail "nts-query does not say that libssl cannot be loaded"
+        ! grep -q "Cannot load libssl" "$out" || fail "the loader's warning was logged beside the failure"
+}
+
 run_case test_nts_without_libssl_is_one_error_and_no_time
 run_case test_missing_libssl_is_not_retried_by_the_stall_check
 run_case test_plain_ntp_without_libssl_still_syncs
+run_case test_nts_query_without_libssl_names_the_cause_once

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "mock-harness.h"
 #include "nts_crypto.h"
+#include "string-util.h"
 
 /* Children die with us: a failed assertion aborts the test and must not leave a mock server
  * behind. */
@@ -241,6 +242,35 @@ int mock_server_start(const char *certs, const MockOptions *o, MockProcess *ret)
         }
 
         assert_se(socket_address_from_string(ip, s.ke_port, &s.ke_address) >= 0);
+        *ret = s;
+        return 0;
+}
+
+int ntp_test_server_start(const char *mode, MockProcess *ret) {
+        _cleanup_free_ char *listen = NULL, *mode_arg = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        MockProcess s = {};
+        char line[64];
+        ssize_t n;
+        int r;
+
+        r = free_udp_port("127.0.0.1", &s.ntp_port);
+        if (r < 0)
+                return r;
+        if (asprintf(&listen, "--listen=127.0.0.1:%u", s.ntp_port) < 0 || asprintf(&mode_arg, "--mode=%s", mode) < 0)
+                return -ENOMEM;
+
+        fd = spawn_reading_stdout((char *[]){ (char *) NTP_TEST_SERVER_PATH, listen, mode_arg, NULL }, &s.pid);
+        if (fd < 0)
+                return log_error_errno(fd, "Failed to start %s: %m", NTP_TEST_SERVER_PATH);
+
+        n = read_line(fd, line, sizeof(line), 10 * 1000);
+        if (n < 0 || !startswith(line, "READY")) {
+                mock_server_stop(&s);
+                return log_error_errno(n < 0 ? (int) n : EIO, "%s %s did not get ready.", NTP_TEST_SERVER_PATH,
+                                       mode_arg);
+        }
+
         *ret = s;
         return 0;
 }

@@ -39,6 +39,10 @@ typedef struct MockOptions {
 int mock_server_start(const char *certs, const MockOptions *o, MockProcess *ret);
 void mock_server_stop(MockProcess *s);
 
+/* Starts test/tools/ntp-test-server on 127.0.0.1 with a free port in mode (normal, rate, deny,
+ * rstr, unsync, silent, far) and waits for its READY line. Stop it with mock_server_stop(). */
+int ntp_test_server_start(const char *mode, MockProcess *ret);
+
 /* Runs one KE session against the given addresses on a private sd-event loop. Returns 0 with
  * *ret set (check (*ret)->error), or a negative errno when the session could not start. */
 int harness_run_ke(const SocketAddress *addresses, size_t n_addresses, const char *hostname,

@@ -1,0 +1,891 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+
+#include "iovec-util.h"
+#include "log.h"
+#include "nts_crypto.h"
+#include "nts_ke_client.h"
+#include "resolve-util.h"
+#include "socket-address.h"
+#include "ssl-util.h"
+#include "string-util.h"
+#include "timesyncd-clock.h"
+#include "timesyncd-nts-client.h"
+#include "timesyncd-nts-jar.h"
+
+/* At most this many addresses of one KE server are tried in one exchange. */
+#define NTS_KE_MAX_ADDRESSES 16
+
+struct NTSClient {
+        const NTSClientSettings *settings;
+        nts_client_handler_t handler;
+        void *userdata;
+        char *server;                   /* as configured: names the state file and log lines */
+        char *host;                     /* of the NTS-KE server */
+        uint16_t port;                  /* 0: NTS_KE_PORT */
+
+        /* The jar is, oldest first: n_withheld cookies the state file does not list (left out by
+         * its last write, NTS_COOKIES_PER_WRITE, or never written), then n_listed that it lists,
+         * then newer ones from replies, not in it either. The rule: a cookie is sent only while
+         * the file does not list it; before a listed one goes, the file is rewritten without it
+         * or removed. */
+        NTSJar jar;
+        bool jar_loaded;                /* the state file was looked at */
+        bool jar_dirty;                 /* cookies came in since the last save */
+        size_t n_withheld;
+        size_t n_listed;
+        char *state_path;               /* NULL: the state is not saved (nts_client_find_path()) */
+        int save_error, remove_error;   /* the last failure of the state file logged as a warning */
+        usec_t save_logged;             /* when (CLOCK_BOOTTIME) */
+        bool save_announced;            /* ... and no write succeeded since */
+        NTS_AEADContext *c2s, *s2c;
+
+        ResolveQuery *resolve;          /* of the NTS-KE server */
+        NTS_KEClient *ke;
+        unsigned ke_failures;           /* in a row, without a verified reply in between */
+        usec_t ke_retry_after;          /* CLOCK_BOOTTIME; 0: no backoff */
+        char *ke_address;               /* "host:port" as used for the exchange */
+        usec_t last_ke_realtime;
+
+        /* Bootstrap (see nts_client_may_bootstrap()): the keys came from a handshake that did not
+         * check certificate validity periods, so time from them must fall in the period in which
+         * every certificate of the chain is valid, and may only move the clock forward. */
+        bool bootstrap_attempt;         /* the next key exchange skips the validity check */
+        bool bootstrap;                 /* the keys in the jar come from such an exchange */
+        bool bootstrap_refusal_logged;  /* each retry meets the same refusal: one warning */
+        time_t chain_valid_from, chain_valid_until;
+
+        NTS_Query query;                /* the request in flight */
+        bool query_pending;
+        bool cookies_unproven;          /* from a key exchange of this run, none accepted yet */
+
+        /* Events that happened inside a call of the owner, reported from the loop. The event
+         * source is allocated with the client, so reporting never fails for want of memory. */
+        sd_event_source *event_report;
+        unsigned pending_events;        /* bit mask of NTSClientEvent */
+
+        char last_error[256];
+};
+
+int nts_client_load_libraries(void) {
+        /* The loader's own message (which file, why) only at debug level: the caller says what
+         * it means for the daemon. */
+        return dlopen_libssl(LOG_DEBUG);
+}
+
+/* ---- reports ---- */
+
+/* One event per loop iteration, in the order of NTSClientEvent: the handler may free the client, so
+ * calling it is the last thing done here. */
+static int nts_client_on_report(sd_event_source *s, void *userdata) {
+        NTSClient *c = userdata;
+        NTSClientEvent e = __builtin_ctz(c->pending_events);
+
+        c->pending_events &= ~(1U << e);
+        if (c->pending_events != 0)
+                (void) sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        c->handler(c, e, c->userdata);
+        return 0;
+}
+
+/* Reports e on the next loop iteration: what happens inside a call of the owner must not call
+ * the owner back while it is in that call. */
+static void nts_client_report(NTSClient *c, NTSClientEvent e) {
+        c->pending_events |= 1U << e;
+        (void) sd_event_source_set_enabled(c->event_report, SD_EVENT_ONESHOT);
+}
+
+/* ---- keys and the state file ---- */
+
+static void nts_client_forget_keys(NTSClient *c) {
+        c->bootstrap = false;
+        c->c2s = NTS_aead_free(c->c2s);
+        c->s2c = NTS_aead_free(c->s2c);
+        nts_jar_done(&c->jar);
+        c->n_withheld = 0;
+        c->n_listed = 0;
+        c->query_pending = false;
+}
+
+static bool nts_client_has_keys(const NTSClient *c) {
+        return nts_jar_usable(&c->jar) && c->c2s && c->s2c;
+}
+
+static int nts_client_make_contexts(NTSClient *c) {
+        int r;
+
+        c->c2s = NTS_aead_free(c->c2s);
+        c->s2c = NTS_aead_free(c->s2c);
+
+        r = NTS_aead_new(c->jar.aead, &IOVEC_MAKE(c->jar.c2s, c->jar.key_size), &c->c2s);
+        if (r < 0)
+                return r;
+        return NTS_aead_new(c->jar.aead, &IOVEC_MAKE(c->jar.s2c, c->jar.key_size), &c->s2c);
+}
+
+/* One warning per cause and NTS_STATE_LOG_INTERVAL_USEC: the same failure again only at debug
+ * level. A cause is the error of the write, and that of a removal when one failed too: a plain
+ * failed write after a failed removal of the same file is no news. */
+_printf_(4, 5)
+static void nts_client_log_save_failure(NTSClient *c, int save_error, int remove_error, const char *format, ...) {
+        usec_t t = now(CLOCK_BOOTTIME);
+        bool warn = save_error != c->save_error || (remove_error != 0 && remove_error != c->remove_error) ||
+                    c->save_logged == 0 || t >= c->save_logged + NTS_STATE_LOG_INTERVAL_USEC;
+        int level = warn ? LOG_WARNING : LOG_DEBUG;
+        va_list ap;
+
+        if (log_get_max_level() >= level) {
+                va_start(ap, format);
+                (void) log_internalv(level, 0, __FILE__, __LINE__, __func__, format, ap);
+                va_end(ap);
+        }
+
+        if (warn) {
+                c->save_error = save_error;
+                if (remove_error != 0)
+                        c->remove_error = remove_error;
+                c->save_logged = t;
+                c->save_announced = true;
+        }
+}
+
+/* The file could not be removed: what it lists was never sent (the rule above), so that is
+ * harmless, unless the cookie about to be sent is among them (must_unlist). */
+static int nts_client_remove_failed(NTSClient *c, bool must_unlist) {
+        int r = -errno;
+
+        if (must_unlist) {
+                nts_client_log_save_failure(c, r, r,
+                                            "Failed to remove NTS state file %s: %s. The cookies it lists are not "
+                                            "sent (each cookie only once, RFC 8915 section 5.7).",
+                                            c->state_path, strerror(-r));
+                return r;
+        }
+        nts_client_log_save_failure(c, r, r, "Failed to remove NTS state file %s: %s.", c->state_path, strerror(-r));
+        return 0;
+}
+
+/* A write failed: with must_unlist the file lists the cookie about to be sent, so it is removed
+ * instead. Returns negative errno only when it can be neither written nor removed. */
+static int nts_client_write_failed(NTSClient *c, int r, const char *reason, bool must_unlist) {
+        int q;
+
+        if (!must_unlist) {
+                /* The file is as it was, and lists no cookie that was sent. With none of the
+                 * jar's in it, the next write is due once they are spent, not at the next
+                 * request. */
+                if (c->n_listed == 0)
+                        c->n_withheld = c->jar.n_cookies;
+                nts_client_log_save_failure(c, r, 0,
+                                            "Failed to save NTS cookies to %s: %s. The cookies are not kept across "
+                                            "a restart until it can be written.", c->state_path, reason);
+                return 0;
+        }
+
+        /* Removing needs no free space and no temporary file: it works where the write failed
+         * for want of either. */
+        if (unlink(c->state_path) >= 0 || errno == ENOENT) {
+                c->n_withheld = c->jar.n_cookies;
+                c->n_listed = 0;
+                nts_client_log_save_failure(c, r, 0,
+                                            "Failed to save NTS cookies to %s: %s. Removed the file instead, so "
+                                            "that no cookie is ever sent twice; until it can be written, a restart "
+                                            "needs a new key exchange.", c->state_path, reason);
+                return 0;
+        }
+        q = -errno;
+
+        nts_client_log_save_failure(c, r, q,
+                                    "Failed to save NTS cookies to %s (%s) or to remove it: %s. The cookies it "
+                                    "lists are not sent (each cookie only once, RFC 8915 section 5.7): a key "
+                                    "exchange replaces them, after every start until the file can be written or "
+                                    "removed.", c->state_path, reason, strerror(-q));
+        return q;
+}
+
+/* Makes the state file hold the jar without its n_withhold oldest cookies; a jar without keys
+ * or cookies removes the file. must_unlist: the file lists the cookie about to be sent (taken
+ * out of the jar already), so if it cannot be written it is removed instead. Returns negative
+ * errno only then, when it could be neither written nor removed: that cookie must not be
+ * sent. */
+static int nts_client_save(NTSClient *c, size_t n_withhold, bool must_unlist) {
+        char reason[NTS_JAR_REASON_MAX] = "";
+        int r;
+
+        assert(n_withhold <= c->jar.n_cookies);
+
+        c->jar_dirty = false;
+
+        /* No state directory or file name (logged at load), or keys from a bootstrap exchange,
+         * which are only good for one step of the clock: nothing is saved, so no cookie of the
+         * jar is in a file. */
+        if (!c->state_path || c->bootstrap) {
+                assert(c->n_listed == 0);
+                c->n_withheld = c->jar.n_cookies;
+                return 0;
+        }
+
+        /* The file gets the jar without its n_withhold oldest cookies: a view, not a copy. */
+        NTSJar view = c->jar;
+        memmove(view.cookies, view.cookies + n_withhold, (view.n_cookies - n_withhold) * sizeof view.cookies[0]);
+        view.n_cookies -= n_withhold;
+
+        if (!nts_jar_usable(&view))
+                return unlink(c->state_path) >= 0 || errno == ENOENT ? 0 : nts_client_remove_failed(c, must_unlist);
+
+        r = nts_jar_save(&view, c->server, c->state_path, reason, sizeof reason);
+        if (r < 0)
+                return nts_client_write_failed(c, r, reason, must_unlist);
+
+        if (c->save_announced)
+                log_info("Saved NTS cookies to %s again.", c->state_path);
+        c->save_announced = false;
+        c->n_withheld = n_withhold;
+        c->n_listed = view.n_cookies;
+        return 0;
+}
+
+/* The state file, chosen once: none without a state directory, or when the server's name makes
+ * a file name longer than NAME_MAX. */
+static void nts_client_find_path(NTSClient *c) {
+        _cleanup_free_ char *name = NULL, *legacy = NULL, *legacy_path = NULL;
+        const char *dir = c->settings->state_dir;
+        int r;
+
+        if (!dir)
+                return;
+
+        r = nts_jar_file_name(c->server, &name);
+        if (r == -ENAMETOOLONG) {
+                log_notice("NTS cookies of %s are not kept across restarts: a file name for it would be longer "
+                           "than %u bytes.", c->server, (unsigned) NAME_MAX);
+                return;
+        }
+        if (r < 0 || asprintf(&c->state_path, "%s/%s", dir, name) < 0) {
+                c->state_path = NULL;
+                log_oom();
+                return;
+        }
+
+        /* Earlier versions named the file of a bracketed IPv6 address differently. Such a file
+         * is not read (a key exchange replaces it, once) but removed, so that its keys do not
+         * stay on disk: under today's names it can be no other server's (see
+         * nts_jar_legacy_file_name()). */
+        if (nts_jar_legacy_file_name(c->server, &legacy) >= 0 && !streq(legacy, name) &&
+            asprintf(&legacy_path, "%s/%s", dir, legacy) >= 0 && unlink(legacy_path) >= 0)
+                log_debug("Removed %s, the NTS state file of %s as earlier versions named it.", legacy_path,
+                          c->server);
+}
+
+static void nts_client_load(NTSClient *c) {
+        char reason[NTS_JAR_REASON_MAX] = "";
+        NTSJar jar = {};
+        int r;
+
+        if (c->jar_loaded)
+                return;
+        c->jar_loaded = true;
+
+        nts_client_find_path(c);
+        if (!c->state_path)
+                return;
+
+        r = nts_jar_load(c->state_path, c->server, now(CLOCK_REALTIME), &jar, reason, sizeof reason);
+        if (r == -ENOENT)
+                return;
+        if (r < 0) {
+                log_notice_errno(r, "Discarding NTS state file %s: %s", c->state_path, reason);
+                (void) unlink(c->state_path);
+                return;
+        }
+
+        nts_jar_done(&c->jar);
+        c->jar = jar;
+        c->n_withheld = 0;
+        c->n_listed = c->jar.n_cookies;
+        r = nts_client_make_contexts(c);
+        if (r < 0) {
+                log_notice_errno(r, "Discarding NTS state file %s: %m", c->state_path);
+                nts_client_forget_keys(c);
+                return;
+        }
+
+        log_info("Resuming NTS with %s: %zu cookies from %s, no key exchange needed.",
+                 c->server, c->jar.n_cookies, c->state_path);
+}
+
+/* ---- life cycle ---- */
+
+int nts_client_new(const NTSClientSettings *settings, const char *server, const char *host, uint16_t port,
+                   nts_client_handler_t handler, void *userdata, NTSClient **ret) {
+        _cleanup_(nts_client_freep) NTSClient *c = NULL;
+        int r;
+
+        assert(settings);
+        assert(server);
+        assert(host);
+        assert(handler);
+        assert(ret);
+
+        c = new0(NTSClient, 1);
+        if (!c)
+                return -ENOMEM;
+
+        c->settings = settings;
+        c->handler = handler;
+        c->userdata = userdata;
+        c->port = port;
+        c->server = strdup(server);
+        c->host = strdup(host);
+        if (!c->server || !c->host)
+                return -ENOMEM;
+
+        r = sd_event_add_defer(settings->event, &c->event_report, nts_client_on_report, c);
+        if (r < 0)
+                return r;
+        r = sd_event_source_set_enabled(c->event_report, SD_EVENT_OFF);
+        if (r < 0)
+                return r;
+
+        *ret = TAKE_PTR(c);
+        return 0;
+}
+
+NTSClient *nts_client_free(NTSClient *c) {
+        if (!c)
+                return NULL;
+
+        /* The cookies of the last replies are saved only with a later request (see
+         * nts_client_open()), and the withheld ones not at all: keep every unspent cookie when
+         * we stop or the server goes away. */
+        if (c->jar_dirty || c->n_withheld > 0)
+                (void) nts_client_save(c, 0, false);
+
+        c->event_report = sd_event_source_disable_unref(c->event_report);
+        c->resolve = resolve_query_free(c->resolve);
+        c->ke = NTS_ke_client_free(c->ke);
+        nts_client_forget_keys(c);
+        explicit_bzero_safe(&c->query, sizeof c->query);
+        free(c->ke_address);
+        free(c->state_path);
+        free(c->server);
+        free(c->host);
+        return mfree(c);
+}
+
+/* ---- key exchange ---- */
+
+static void nts_client_ke_failed(NTSClient *c, const char *reason) {
+        usec_t backoff = c->settings->retry_usec;
+
+        c->ke_failures++;
+        for (unsigned i = 1; i < c->ke_failures && backoff < NTS_KE_BACKOFF_MAX_USEC; i++)
+                backoff *= 2;
+        backoff = MIN(backoff, NTS_KE_BACKOFF_MAX_USEC);
+        c->ke_retry_after = now(CLOCK_BOOTTIME) + backoff;
+
+        snprintf(c->last_error, sizeof c->last_error, "%s", reason);
+        log_warning("NTS key exchange with %s failed: %s. Trying again in %s at the earliest.",
+                    c->server, reason, FORMAT_TIMESPAN(backoff, USEC_PER_SEC));
+        nts_client_report(c, NTS_CLIENT_EVENT_KE_FAILED);
+}
+
+/* Bootstrap with a wrong clock (docs/NTS.md has the reasoning).
+ *
+ * A machine without a working RTC starts at a floor: the clock file's time, this build's time
+ * or systemd's epoch file. The certificate of an NTS-KE server issued after that looks "not
+ * yet valid": without help, such a machine can never get authenticated time. The way out, for
+ * a clock known to be behind and nothing else:
+ *  - only when the policy of the settings allows it (the daemon's, manager_nts_bootstrap_allowed():
+ *    NTSBootstrap= is on, nothing synchronized the clock, and it still reads as its floor put
+ *    it at boot: "unsynchronized" alone is true at every boot, also of a correct clock);
+ *  - only for a certificate refused for being not yet valid. An expired certificate is never
+ *    accepted: that is what an attacker holding an old key would show a correctly set clock;
+ *  - the key exchange is repeated without validity checks (everything else is checked), and
+ *    time from those keys is used only if it lies within the validity period of the whole
+ *    chain and moves the clock forward;
+ *  - once the clock took that time, the keys are dropped and the key exchange is repeated
+ *    with every check, now against the corrected clock; the keys are never saved.
+ * Returns true when the exchange is to be repeated that way. Otherwise, for a certificate that
+ * is not yet valid, reason gets the refusal for the failure's reason. */
+static bool nts_client_may_bootstrap(NTSClient *c, const NTS_KEResult *result, char *reason, size_t size) {
+        const char *short_reason = NULL;
+        char why[256];
+
+        if (result->stage != NTS_KE_STAGE_TLS || result->cert_time_failure != NTS_TLS_CERT_NOT_YET_VALID ||
+            c->bootstrap_attempt || !c->settings->bootstrap_allowed)
+                return false;
+
+        if (c->settings->bootstrap_allowed(c->settings->bootstrap_userdata, why, sizeof why, &short_reason)) {
+                log_notice("The certificate of %s is not yet valid by our clock, which is not synchronized and "
+                           "behind (%s): bootstrapping (its time is used only within the certificate's validity "
+                           "period, and only forward).", c->server, why);
+                return true;
+        }
+
+        /* Each retry of the key exchange meets the same refusal: one warning. */
+        log_full(c->bootstrap_refusal_logged ? LOG_DEBUG : LOG_WARNING,
+                 "Bootstrap with %s refused: its certificate is not yet valid by our clock, and %s.", c->server, why);
+        c->bootstrap_refusal_logged = true;
+        snprintf(reason, size, "%s; no bootstrap: %s", result->reason, short_reason);
+        return false;
+}
+
+static int nts_client_start_ke(NTSClient *c);
+
+/* Takes the keys, cookies and NTP server of a successful exchange. */
+static int nts_client_take_result(NTSClient *c, const NTS_KEResult *result) {
+        char addr[SOCKET_ADDRESS_STRING_MAX];
+
+        nts_client_forget_keys(c);
+        c->jar.aead = result->aead;
+        c->jar.key_size = result->c2s_key.iov_len;
+        memcpy(c->jar.c2s, result->c2s_key.iov_base, c->jar.key_size);
+        memcpy(c->jar.s2c, result->s2c_key.iov_base, c->jar.key_size);
+        c->jar.ke_realtime = now(CLOCK_REALTIME);
+        c->jar.ntp_port = result->ntp_port;
+        /* RFC 8915 section 4.1.7: without a Server record, NTP goes to the address of the KE
+         * server that answered, not to whatever its name resolves to next time. */
+        c->jar.ntp_server = result->ntp_server ? strdup(result->ntp_server)
+                                               : strdup(socket_address_host_to_string(&result->address, addr));
+        for (size_t i = 0; i < result->n_cookies; i++)
+                if (nts_jar_add_cookie(&c->jar, &result->cookies[i]) < 0)
+                        break;
+
+        return c->jar.ntp_server ? nts_client_make_contexts(c) : -ENOMEM;
+}
+
+static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *userdata) {
+        _cleanup_(NTS_ke_result_freep) NTS_KEResult *res = result;
+        NTSClient *c = userdata;
+        char addr[SOCKET_ADDRESS_STRING_MAX];
+
+        c->ke = NTS_ke_client_free(ke);
+
+        if (res->error < 0) {
+                char reason[512];
+
+                snprintf(reason, sizeof reason, "%s", res->reason);
+                if (nts_client_may_bootstrap(c, res, reason, sizeof reason)) {
+                        c->bootstrap_attempt = true;
+                        (void) nts_client_start_ke(c);
+                        return;
+                }
+                c->bootstrap_attempt = false;
+                nts_client_ke_failed(c, reason);
+                return;
+        }
+
+        if (nts_client_take_result(c, res) < 0) {
+                nts_client_forget_keys(c);
+                c->bootstrap_attempt = false;
+                nts_client_ke_failed(c, "out of memory or AEAD unusable after key exchange");
+                return;
+        }
+
+        c->bootstrap = c->bootstrap_attempt;
+        c->bootstrap_attempt = false;
+        c->chain_valid_from = res->tls.valid_from;
+        c->chain_valid_until = res->tls.valid_until;
+        c->cookies_unproven = true;
+        c->ke_retry_after = 0;
+        c->last_error[0] = '\0';
+        c->last_ke_realtime = c->jar.ke_realtime;
+
+        log_info("NTS key exchange with %s (%s) done: %s, %zu cookies, NTP server %s port %u.", c->server,
+                 socket_address_to_string(&res->address, addr), strna(NTS_aead_name(c->jar.aead)),
+                 c->jar.n_cookies, c->jar.ntp_server, c->jar.ntp_port ?: NTP_PORT);
+
+        (void) nts_client_save(c, 0, false);
+        nts_client_report(c, NTS_CLIENT_EVENT_KEYS);
+}
+
+/* Up to NTS_KE_MAX_ADDRESSES IPv4 and IPv6 addresses of ai, in order. */
+static size_t nts_client_ke_addresses(const struct addrinfo *ai, SocketAddress *addresses, size_t n_max) {
+        size_t n = 0;
+
+        for (; ai && n < n_max; ai = ai->ai_next)
+                if (IN_SET(ai->ai_family, AF_INET, AF_INET6) && ai->ai_addrlen <= sizeof(addresses[n].sa)) {
+                        memcpy(&addresses[n].sa, ai->ai_addr, ai->ai_addrlen);
+                        addresses[n].len = ai->ai_addrlen;
+                        n++;
+                }
+        return n;
+}
+
+/* What a key exchange trusts: NTSTrustedCertificates= as a file or a directory, or the
+ * system's store without it. -ENOENT when the configured path does not exist. */
+static int nts_client_trust(NTSClient *c, NTS_TLSOptions *tls) {
+        const char *ca = c->settings->trusted_certificates;
+        struct stat st;
+
+        if (!ca)
+                return 0;
+        if (stat(ca, &st) < 0)
+                return -ENOENT;
+        if (S_ISDIR(st.st_mode))
+                tls->ca_dir = ca;
+        else
+                tls->ca_file = ca;
+        return 0;
+}
+
+/* Starts the session with the addresses of the KE server; on failure, reason says why. */
+static int nts_client_start_session(NTSClient *c, const SocketAddress *addresses, size_t n, char *reason,
+                                    size_t size) {
+        NTS_AEADAlgorithm offer[8];
+        struct timespec now_ts;
+        int r, n_offer;
+
+        n_offer = NTS_aead_offer(offer, ELEMENTSOF(offer));
+        if (n_offer < 0) {
+                snprintf(reason, size, "libcrypto cannot be used");
+                return n_offer;
+        }
+
+        /* Validity periods are checked against the clock the daemon disciplines: CLOCK_REALTIME
+         * (what OpenSSL would use anyway), or in tests the fake clock of --test-clock-offset=,
+         * so that a fake clock years behind meets "not yet valid" as a real one would. */
+        if (clock_backend_now(c->settings->clock, &now_ts) < 0)
+                now_ts = (struct timespec) {};
+
+        NTS_KEClientParams p = {
+                .addresses = addresses,
+                .n_addresses = n,
+                .tls = {
+                        .hostname = c->host,
+                        .verify_time = now_ts.tv_sec,
+                        .no_verify_time = c->bootstrap_attempt,
+                },
+                .aead = offer,
+                .n_aead = (size_t) n_offer,
+                .timeout_usec = c->settings->ke_timeout_usec,
+        };
+
+        r = nts_client_trust(c, &p.tls);
+        if (r < 0) {
+                snprintf(reason, size, "NTSTrustedCertificates=%s does not exist", c->settings->trusted_certificates);
+                return r;
+        }
+
+        r = NTS_ke_client_start(c->settings->event, &p, nts_client_on_ke_done, c, &c->ke);
+        if (r < 0)
+                snprintf(reason, size, "cannot start: %s", strerror(-r));
+        return r;
+}
+
+static void nts_client_on_ke_resolved(ResolveQuery *q, int error, const struct addrinfo *ai, void *userdata) {
+        NTSClient *c = userdata;
+        SocketAddress addresses[NTS_KE_MAX_ADDRESSES];
+        char reason[256];
+        size_t n;
+
+        c->resolve = resolve_query_free(c->resolve);
+
+        if (error < 0) {
+                snprintf(reason, sizeof reason, "cannot resolve %s: %s", c->host, resolve_error_string(error));
+                nts_client_ke_failed(c, reason);
+                return;
+        }
+
+        n = nts_client_ke_addresses(ai, addresses, ELEMENTSOF(addresses));
+        if (n == 0) {
+                nts_client_ke_failed(c, "no usable address");
+                return;
+        }
+
+        if (nts_client_start_session(c, addresses, n, reason, sizeof reason) < 0)
+                nts_client_ke_failed(c, reason);
+}
+
+/* Starts resolving the KE server; the exchange follows. A failure to start is a failed
+ * exchange with its backoff, so that something retries. */
+static int nts_client_start_ke(NTSClient *c) {
+        char service[8], reason[256];
+        int r;
+
+        if (c->ke || c->resolve)
+                return 0; /* already running */
+
+        if (c->settings->trusted_certificates_invalid) {
+                nts_client_ke_failed(c, "NTSTrustedCertificates= has no valid value, and the system's certificate "
+                                     "authorities are not trusted instead");
+                return -EINVAL;
+        }
+
+        snprintf(service, sizeof service, "%u", c->port ?: NTS_KE_PORT);
+        free(c->ke_address);
+        if (asprintf(&c->ke_address, "%s:%s", c->host, service) < 0)
+                c->ke_address = NULL;
+
+        log_debug("Starting NTS key exchange with %s.", c->server);
+        r = resolve_query_new(c->settings->event, c->host, service, AF_UNSPEC, SOCK_STREAM,
+                              nts_client_on_ke_resolved, c, &c->resolve);
+        if (r < 0) {
+                snprintf(reason, sizeof reason, "cannot start resolving %s: %s", c->host, strerror(-r));
+                nts_client_ke_failed(c, reason);
+        }
+        return r;
+}
+
+/* ---- the pull interface ---- */
+
+bool nts_client_backing_off(const NTSClient *c) {
+        return c && c->ke_retry_after > 0 && now(CLOCK_BOOTTIME) < c->ke_retry_after;
+}
+
+bool nts_client_awaiting_reply(const NTSClient *c) {
+        return c->query_pending;
+}
+
+usec_t nts_client_retry_after(const NTSClient *c) {
+        return nts_client_backing_off(c) ? c->ke_retry_after : 0;
+}
+
+/* What a key exchange that was just asked for left us with. */
+static NTSClientState nts_client_state(const NTSClient *c) {
+        if (c->ke || c->resolve)
+                return NTS_CLIENT_BUSY;
+        if (nts_client_has_keys(c))
+                return NTS_CLIENT_READY;
+        return NTS_CLIENT_BACKING_OFF;
+}
+
+NTSClientState nts_client_prepare(NTSClient *c) {
+        assert(c);
+
+        nts_client_load(c);
+        if (!nts_client_has_keys(c) && !nts_client_backing_off(c))
+                (void) nts_client_start_ke(c);
+        return nts_client_state(c);
+}
+
+const char *nts_client_ntp_host(const NTSClient *c) {
+        return c->jar.ntp_server;
+}
+
+uint16_t nts_client_ntp_port(const NTSClient *c) {
+        return c->jar.ntp_port ?: NTP_PORT;
+}
+
+/* Drops the keys and cookies and starts a key exchange instead of a request. */
+static ssize_t nts_client_renew_keys(NTSClient *c) {
+        nts_client_forget_keys(c);
+        (void) nts_client_save(c, 0, false);
+        (void) nts_client_start_ke(c);
+        return 0;
+}
+
+/* Takes the oldest cookie out of the jar, and out of the state file before it may be sent:
+ * -ENOENT when none is left. A cookie the file lists is written out of it first, so that a
+ * crash never makes us send it again; the same write stores the cookies of earlier replies and
+ * leaves out the next few, whose requests then need no write (NTS_COOKIES_PER_WRITE). */
+static int nts_client_spend_cookie(NTSClient *c, struct iovec *ret) {
+        for (;;) {
+                if (nts_jar_pop_cookie(&c->jar, ret) < 0)
+                        return -ENOENT;
+
+                if (c->n_withheld > 0) {
+                        /* Left out of the file by an earlier write. */
+                        c->n_withheld--;
+                        return 0;
+                }
+                if (c->n_listed == 0) {
+                        /* Not in the file either, but newer: this write keeps the cookies of
+                         * earlier replies for a restart, without the next few. */
+                        (void) nts_client_save(c, MIN(NTS_COOKIES_PER_WRITE - 1, c->jar.n_cookies), false);
+                        return 0;
+                }
+
+                c->n_listed--;
+                if (nts_client_save(c, MIN(NTS_COOKIES_PER_WRITE - 1, c->jar.n_cookies), true) >= 0)
+                        return 0;
+
+                /* The file can be neither written nor removed: it will list this cookie and the
+                 * others it lists at the next start, so none of them may ever be sent. */
+                iovec_done_erase(ret);
+                for (; c->n_listed > 0; c->n_listed--)
+                        if (nts_jar_pop_cookie(&c->jar, ret) >= 0)
+                                iovec_done_erase(ret);
+        }
+}
+
+ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size) {
+        struct iovec cookie;
+        ssize_t l;
+
+        assert(c);
+        assert(buf);
+
+        if (c->c2s && nts_jar_expired(&c->jar, now(CLOCK_REALTIME))) {
+                log_info("NTS keys of %s are more than %s old, running a new key exchange.",
+                         c->server, FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
+                return nts_client_renew_keys(c);
+        }
+
+        if (!c->c2s || nts_client_spend_cookie(c, &cookie) < 0) {
+                /* Every cookie is spent (lost replies): only a new key exchange helps. */
+                log_info("No NTS cookies left for %s, running a new key exchange.", c->server);
+                return nts_client_renew_keys(c);
+        }
+
+        c->query = (NTS_Query) {
+                .cookie = cookie,
+                /* Ask for enough new cookies to fill the jar again. */
+                .n_placeholders = NTS_MAX_COOKIES - 1 - c->jar.n_cookies,
+                .c2s = c->c2s,
+        };
+
+        l = NTS_add_extension_fields(buf, size, NTP_HEADER_SIZE, &c->query);
+        iovec_done_erase(&cookie);
+        c->query.cookie = IOVEC_NULL;
+        if (l < 0)
+                return log_error_errno((int) l, "Failed to build NTS request: %m");
+
+        c->query_pending = true;
+        return l;
+}
+
+/* The server refused our cookie. Cookies straight from a key exchange refused: another
+ * exchange at once would only be refused again, as fast as the server answers. */
+static int nts_client_on_nak(NTSClient *c) {
+        bool fresh = c->cookies_unproven;
+
+        log_notice("NTS server %s refused our cookie (NTSN), running a new key exchange.", c->server);
+        nts_client_forget_keys(c);
+        (void) nts_client_save(c, 0, false);
+        if (fresh)
+                nts_client_ke_failed(c, "the server refused the cookies it had just issued (NTSN)");
+        else
+                (void) nts_client_start_ke(c);
+        return -EKEYREJECTED;
+}
+
+/* Cookies of a verified reply into the jar. A full jar drops its oldest cookie: a withheld one
+ * if any is, else a listed one (which the file keeps: it was never sent). */
+static void nts_client_take_cookies(NTSClient *c, const NTS_Receipt *receipt) {
+        for (size_t i = 0; i < receipt->n_cookies; i++) {
+                if (c->jar.n_cookies == NTS_MAX_COOKIES) {
+                        if (c->n_withheld > 0)
+                                c->n_withheld--;
+                        else if (c->n_listed > 0)
+                                c->n_listed--;
+                }
+                (void) nts_jar_add_cookie(&c->jar, &receipt->cookies[i]);
+        }
+}
+
+int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause *ret_cause, const char **ret_reason) {
+        uint8_t scratch_buf[NTS_MAX_PACKET_SIZE];
+        struct iovec scratch = IOVEC_MAKE(scratch_buf, sizeof scratch_buf);
+        NTS_Receipt receipt = {};
+        int r;
+
+        assert(c);
+        assert(buf);
+        assert(ret_cause);
+        assert(ret_reason);
+
+        if (!c->query_pending || !c->s2c) {
+                /* Keys dropped while the request was out (a new key exchange runs): whatever
+                 * the reply says, nothing can verify it. */
+                *ret_cause = REFUSAL_NTS_NO_AUTHENTICATOR;
+                *ret_reason = "no keys to verify it with (a key exchange is running)";
+                return -EAGAIN;
+        }
+
+        r = NTS_parse_extension_fields(&IOVEC_MAKE(buf, size), &c->query, c->s2c, &scratch, &receipt);
+        if (r < 0) {
+                *ret_cause = refusal_cause_from_nts_error(receipt.error);
+                if (*ret_cause < 0)
+                        *ret_cause = REFUSAL_NTS_BAD_EXTENSION_FIELD;
+                *ret_reason = NTS_error_string(receipt.error) ?: "unknown NTS error";
+                /* Forged or broken replies are ignored: the real one may still come. */
+                return receipt.error == NTS_ERROR_NTP_NAK ? nts_client_on_nak(c) : -EAGAIN;
+        }
+
+        nts_client_take_cookies(c, &receipt);
+        explicit_bzero_safe(scratch_buf, sizeof scratch_buf);
+
+        log_debug("NTS reply from %s verified: %zu cookies in the jar, %zu of them not in the state file.",
+                  c->server, c->jar.n_cookies, c->n_withheld);
+
+        c->query_pending = false;
+        c->cookies_unproven = false;
+        c->ke_failures = 0;
+        /* Saved with a later request, or when the client goes: a crash in between loses these
+         * cookies (the file still has unspent older ones), never reuses one. */
+        c->jar_dirty = true;
+        return 0;
+}
+
+int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t offset_nsec) {
+        int64_t nb, na;
+
+        assert(c);
+
+        if (!c->bootstrap)
+                return 0;
+
+        nb = (int64_t) c->chain_valid_from * NTP_NSEC_PER_SEC;
+        na = (int64_t) c->chain_valid_until * NTP_NSEC_PER_SEC;
+        if (server_time_nsec >= nb && server_time_nsec <= na && offset_nsec > 0)
+                return 0;
+
+        log_warning("Refusing bootstrap time from %s: it %s; dropping the server.", c->server,
+                    server_time_nsec < nb || server_time_nsec > na ?
+                    "lies outside the validity period of its certificate chain" : "would move the clock backwards");
+        nts_client_forget_keys(c);
+        c->ke_failures++;
+        c->ke_retry_after = now(CLOCK_BOOTTIME) + NTS_KE_BACKOFF_MAX_USEC;
+        snprintf(c->last_error, sizeof c->last_error, "bootstrap time refused");
+        nts_client_report(c, NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED);
+        return -EPERM;
+}
+
+bool nts_client_bootstrap_done(NTSClient *c) {
+        assert(c);
+
+        if (!c->bootstrap)
+                return false;
+
+        log_notice("Bootstrap: the clock took the time of %s; repeating the key exchange with full certificate checks.",
+                   c->server);
+        nts_client_forget_keys(c);
+        (void) nts_client_start_ke(c);
+        return true;
+}
+
+/* ---- views ---- */
+
+const char *nts_client_server(const NTSClient *c) {
+        return c->server;
+}
+
+const char *nts_client_ke_address(const NTSClient *c) {
+        return c->ke_address ?: c->server;
+}
+
+const char *nts_client_aead_name(const NTSClient *c) {
+        return c->jar.key_size > 0 ? NTS_aead_name(c->jar.aead) : NULL;
+}
+
+size_t nts_client_cookies(const NTSClient *c) {
+        return c->jar.n_cookies;
+}
+
+usec_t nts_client_last_ke_realtime(const NTSClient *c) {
+        return c->last_ke_realtime;
+}
+
+unsigned nts_client_ke_failures(const NTSClient *c) {
+        return c->ke_failures;
+}
+
+const char *nts_client_last_error(const NTSClient *c) {
+        return c->last_error;
+}

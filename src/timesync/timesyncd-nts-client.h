@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The NTS part of one time source (RFC 8915): the key exchange on sd-event (resolving the
+ * NTS-KE server, NTS_KEClient), the keys and the cookie jar with its state file
+ * (timesyncd-nts-jar), the NTP server the exchange negotiated, retries with backoff, the
+ * bootstrap bookkeeping, counters and the last error.
+ *
+ * It knows nothing of the manager or of the source that owns it: it gets what it needs at
+ * creation (NTSClientSettings) and reports through one callback (nts_client_handler_t). The
+ * owner pulls, the way chrony's NTP core pulls from its
+ * nts_ntp_client.c:
+ *   nts_client_prepare()   ready to poll (keys, a cookie and an NTP server), busy with a key
+ *                          exchange of its own, or backing off after failed ones
+ *   nts_client_seal()      the extension fields of one request
+ *   nts_client_open()      the verification of one reply, before anything of it is used
+ * There is no path from here to plain NTP: without keys there is no request. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <systemd/sd-event.h>
+
+#include "nts.h"
+#include "time-util.h"
+#include "timesyncd-refusals.h"
+
+typedef struct ClockBackend ClockBackend;
+typedef struct NTSClient NTSClient;
+
+/* Failed key exchanges back off exponentially from NTSClientSettings.retry_usec up to this. */
+#define NTS_KE_BACKOFF_MAX_USEC (1 * USEC_PER_HOUR)
+/* Requests per write of the state file. A cookie must be out of the file before it is sent
+ * (never reused after a crash), so each write leaves out, besides the cookie about to go, the
+ * next NTS_COOKIES_PER_WRITE - 1 oldest ones: the following requests spend them without a
+ * write of their own. A crash loses those cookies (the server gives new ones, or a key
+ * exchange does), it never resends one. */
+#define NTS_COOKIES_PER_WRITE 3U
+/* The same failure to write the state file is logged at most this often per client: a full
+ * disk fails a write every few requests, and a removal frees room for one more. */
+#define NTS_STATE_LOG_INTERVAL_USEC (10 * USEC_PER_MINUTE)
+
+/* What a client needs from its owner. The owner keeps it alive as long as the client and
+ * current (a reload changes it): it is read at each use, never copied. */
+typedef struct NTSClientSettings {
+        sd_event *event;
+        ClockBackend *clock;            /* certificate validity is checked against its time */
+        const char *state_dir;          /* where the state files go; NULL: cookies are not kept */
+        const char *trusted_certificates; /* NTSTrustedCertificates=, a file or a directory;
+                                           * NULL: the system's store */
+        bool trusted_certificates_invalid; /* a value was refused: no key exchange at all */
+        usec_t ke_timeout_usec;         /* KeyExchangeTimeoutSec= */
+        usec_t retry_usec;              /* the first step of the backoff (ConnectionRetrySec=) */
+        /* The bootstrap policy: asked, for a certificate that is not yet valid by our clock,
+         * whether a key exchange may skip validity periods now (the bootstrap of a clock that
+         * is behind, see timesyncd-nts-client.c). True with the evidence in why (a clause);
+         * false with the reason in why and a shorter one in *ret_short, for a status. It
+         * answers and changes nothing. NULL: never. */
+        bool (*bootstrap_allowed)(void *userdata, char *why, size_t size, const char **ret_short);
+        void *bootstrap_userdata;
+} NTSClientSettings;
+
+/* What changed, for the owner to show and to act on (see nts_client_prepare()). */
+typedef enum NTSClientEvent {
+        NTS_CLIENT_EVENT_KEYS,                  /* a key exchange gave new keys and cookies */
+        NTS_CLIENT_EVENT_KE_FAILED,             /* a key exchange failed, could not start, or the
+                                                 * server refused the cookies it had just issued:
+                                                 * backing off, nts_client_last_error() says why */
+        NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED,     /* time from bootstrap keys was refused: keys
+                                                 * dropped, backing off */
+        _NTS_CLIENT_EVENT_MAX,
+} NTSClientEvent;
+
+/* The one report to the owner. Always called from the event loop, never from inside an
+ * nts_client_*() call (what happens inside one is reported on the next loop iteration), so
+ * the owner may call into the client again, or free it. */
+typedef void (*nts_client_handler_t)(NTSClient *c, NTSClientEvent event, void *userdata);
+
+/* Loads libssl and libcrypto once per process, logging at debug level only: 0, or a negative
+ * errno for the caller to report (always in a build without NTS). */
+int nts_client_load_libraries(void);
+
+/* server: the NTS-KE server as configured ("host" or "host:port": names the state file and
+ * the log lines); host and port: where the key exchange goes (port 0: 4460). Copies the
+ * strings; keeps settings. */
+int nts_client_new(const NTSClientSettings *settings, const char *server, const char *host, uint16_t port,
+                   nts_client_handler_t handler, void *userdata, NTSClient **ret);
+/* Saves unspent cookies (see NTS_COOKIES_PER_WRITE) and cancels a running key exchange. */
+NTSClient *nts_client_free(NTSClient *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(NTSClient *, nts_client_free);
+
+typedef enum NTSClientState {
+        NTS_CLIENT_READY,               /* keys and a cookie: poll nts_client_ntp_host() */
+        NTS_CLIENT_BUSY,                /* a key exchange runs; changed() follows when it ends */
+        NTS_CLIENT_BACKING_OFF,         /* key exchanges failed: none before
+                                         * nts_client_retry_after() */
+} NTSClientState;
+
+/* Reads the state file on the first call. Starts a key exchange when there are no usable keys
+ * and no backoff forbids it. */
+NTSClientState nts_client_prepare(NTSClient *c);
+
+/* The NTP server to poll while ready: the name or address the key exchange negotiated, or the
+ * address of the NTS-KE server that answered, and the negotiated port or 123. */
+const char *nts_client_ntp_host(const NTSClient *c);
+uint16_t nts_client_ntp_port(const NTSClient *c);
+/* CLOCK_BOOTTIME; 0 when not backing off. */
+usec_t nts_client_retry_after(const NTSClient *c);
+bool nts_client_backing_off(const NTSClient *c);
+/* A sealed request has not been answered (yet): when the next one is sealed, the cookie count
+ * falls for good. */
+bool nts_client_awaiting_reply(const NTSClient *c);
+
+/* buf holds an NTP request header in its first NTP_HEADER_SIZE bytes: appends the Unique
+ * Identifier, a cookie (written out of the state file first), placeholders that ask for
+ * enough cookies to fill the jar again, and the authenticator. Returns the packet length;
+ * 0 when no request may go with these keys (no cookie left, or keys older than
+ * NTS_JAR_MAX_AGE_USEC): a key exchange was started, nts_client_prepare() says what now;
+ * negative errno on failure. */
+ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size);
+
+/* Verifies a reply to the last sealed request, before anything of it may be used: 0 when it
+ * is authentic (its cookies went into the jar). -EAGAIN: not authentic, to be ignored (the
+ * real reply may still come). -EKEYREJECTED: the server refused our cookie (NTS NAK): the keys
+ * were dropped and a key exchange started or a backoff begun, which the client reports. On
+ * failure *ret_cause and *ret_reason (static text) say why, for the caller to count and log. */
+int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause *ret_cause, const char **ret_reason);
+
+/* For a reply that verified, if the keys come from a bootstrap exchange: whether its time
+ * may be used. 0: yes; -EPERM: no (logged), the keys were dropped and the client backs off. */
+int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t offset_nsec);
+/* The clock took a sample: if the keys come from a bootstrap exchange, drops them and repeats
+ * the key exchange with every certificate check. Returns true when it did (busy now). */
+bool nts_client_bootstrap_done(NTSClient *c);
+
+/* What D-Bus and the logs show. */
+const char *nts_client_server(const NTSClient *c);      /* as configured */
+const char *nts_client_ke_address(const NTSClient *c);  /* "host:port" of the last exchange */
+const char *nts_client_aead_name(const NTSClient *c);   /* NULL without keys */
+size_t nts_client_cookies(const NTSClient *c);
+usec_t nts_client_last_ke_realtime(const NTSClient *c); /* 0: none in this run */
+unsigned nts_client_ke_failures(const NTSClient *c);    /* in a row */
+const char *nts_client_last_error(const NTSClient *c);  /* "" when there is none */

@@ -47,31 +47,31 @@ static int property_get_fallback_servers(sd_bus *bus, const char *path, const ch
                                          const char *property, sd_bus_message *reply, void *userdata,
                                          sd_bus_error *error) {
         Manager *m = userdata;
-        return property_get_servers(bus, path, interface, property, reply, &m->fallback_servers, error);
+        return property_get_servers(bus, path, interface, property, reply, &m->servers[SERVER_FALLBACK], error);
 }
 
 static int property_get_server_name(sd_bus *bus, const char *path, const char *interface, const char *property,
                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append(reply, "s", m->current_server_name ? m->current_server_name->string : "");
+        return sd_bus_message_append(reply, "s", m->current ? m->current->string : "");
 }
 
 static int property_get_server_address(sd_bus *bus, const char *path, const char *interface,
                                        const char *property, sd_bus_message *reply, void *userdata,
                                        sd_bus_error *error) {
-        Manager *m = userdata;
-        const ServerAddress *a = m->current_server_address;
+        Source *s = manager_current_source(userdata);
+        const SocketAddress *a = s ? source_address(s) : NULL;
         const void *bytes = NULL;
         size_t size = 0;
         int family = AF_UNSPEC, r;
 
-        if (a && a->sockaddr.sa.sa_family == AF_INET) {
+        if (a && a->sa.ss_family == AF_INET) {
                 family = AF_INET;
-                bytes = &a->sockaddr.in.sin_addr;
+                bytes = &((const struct sockaddr_in *) &a->sa)->sin_addr;
                 size = sizeof(struct in_addr);
-        } else if (a && a->sockaddr.sa.sa_family == AF_INET6) {
+        } else if (a && a->sa.ss_family == AF_INET6) {
                 family = AF_INET6;
-                bytes = &a->sockaddr.in6.sin6_addr;
+                bytes = &((const struct sockaddr_in6 *) &a->sa)->sin6_addr;
                 size = sizeof(struct in6_addr);
         }
 
@@ -300,18 +300,25 @@ static int property_get_nts_authenticated(sd_bus *bus, const char *path, const c
 static int property_get_nts_ke_server(sd_bus *bus, const char *path, const char *interface,
                                       const char *property, sd_bus_message *reply, void *userdata,
                                       sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", strempty(manager_nts_ke_server(userdata)));
+        NTSClient *c = manager_nts_client(userdata);
+        return sd_bus_message_append(reply, "s", c ? nts_client_ke_address(c) : "");
 }
 
 static int property_get_nts_aead(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        return sd_bus_message_append(reply, "s", strempty(manager_nts_aead_name(userdata)));
+        NTSClient *c = manager_nts_client(userdata);
+        return sd_bus_message_append(reply, "s", c ? strempty(nts_client_aead_name(c)) : "");
+}
+
+static uint32_t nts_cookies(Manager *m) {
+        NTSClient *c = manager_nts_client(m);
+        return c ? (uint32_t) nts_client_cookies(c) : 0;
 }
 
 static int property_get_nts_cookies(sd_bus *bus, const char *path, const char *interface,
                                     const char *property, sd_bus_message *reply, void *userdata,
                                     sd_bus_error *error) {
-        return sd_bus_message_append(reply, "u", (uint32_t) manager_nts_cookies(userdata));
+        return sd_bus_message_append(reply, "u", nts_cookies(userdata));
 }
 
 static int property_get_nts_ke_failures(sd_bus *bus, const char *path, const char *interface,
@@ -342,9 +349,9 @@ static int property_get_refused_replies(sd_bus *bus, const char *path, const cha
                 return r;
 
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
-                LIST_FOREACH(names, n, *manager_server_list(m, t))
-                        for (RefusalCause c = 0; c < _REFUSAL_CAUSE_MAX; c++) {
-                                const RefusalCount *k = &n->refusals.by_cause[c];
+                LIST_FOREACH(names, n, m->servers[t])
+                        for (RefusalCause c = 0; n->source && c < _REFUSAL_CAUSE_MAX; c++) {
+                                const RefusalCount *k = &source_refusals(n->source)->by_cause[c];
 
                                 if (k->count == 0)
                                         continue;
@@ -361,11 +368,11 @@ static int property_get_refused_replies(sd_bus *bus, const char *path, const cha
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
 
-        SD_BUS_PROPERTY("LinkNTPServers", "as", property_get_servers, offsetof(Manager, link_servers),
+        SD_BUS_PROPERTY("LinkNTPServers", "as", property_get_servers, offsetof(Manager, servers[SERVER_LINK]),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("SystemNTPServers", "as", property_get_servers, offsetof(Manager, system_servers),
+        SD_BUS_PROPERTY("SystemNTPServers", "as", property_get_servers, offsetof(Manager, servers[SERVER_SYSTEM]),
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("RuntimeNTPServers", "as", property_get_servers, offsetof(Manager, runtime_servers),
+        SD_BUS_PROPERTY("RuntimeNTPServers", "as", property_get_servers, offsetof(Manager, servers[SERVER_RUNTIME]),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("FallbackNTPServers", "as", property_get_fallback_servers, 0,
                         SD_BUS_VTABLE_PROPERTY_CONST),
@@ -388,9 +395,9 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_set_runtime_ntp_servers, SD_BUS_VTABLE_UNPRIVILEGED),
 
         /* NTS, our addition to the stock interface. */
-        SD_BUS_PROPERTY("SystemNTSServers", "as", property_get_servers, offsetof(Manager, nts_servers),
+        SD_BUS_PROPERTY("SystemNTSServers", "as", property_get_servers, offsetof(Manager, servers[SERVER_NTS]),
                         SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("RuntimeNTSServers", "as", property_get_servers, offsetof(Manager, nts_runtime_servers),
+        SD_BUS_PROPERTY("RuntimeNTSServers", "as", property_get_servers, offsetof(Manager, servers[SERVER_NTS_RUNTIME]),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("NTS", "b", property_get_nts, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("NTSAuthenticated", "b", property_get_nts_authenticated, 0,
@@ -414,7 +421,7 @@ static const sd_bus_vtable manager_vtable[] = {
          * no runtime ones), and whether the time in use is NTS authenticated. Same getters as
          * SystemNTSServers and NTSAuthenticated; SecureTime changes with NTSAuthenticated
          * (see manager_bus_emit_changed()). */
-        SD_BUS_PROPERTY("NTSKeyExchangeServers", "as", property_get_servers, offsetof(Manager, nts_servers),
+        SD_BUS_PROPERTY("NTSKeyExchangeServers", "as", property_get_servers, offsetof(Manager, servers[SERVER_NTS]),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("SecureTime", "b", property_get_nts_authenticated, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 
@@ -503,7 +510,7 @@ static int64_t announced_value(Manager *m, size_t i) {
         case 2:
                 return m->ntpmsg_authenticated && m->ntpmsg.packet_count > 0;
         default:
-                return manager_nts_cookies(m);
+                return nts_cookies(m);
         }
 }
 

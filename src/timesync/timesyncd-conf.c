@@ -2,6 +2,7 @@
 
 #include "conf-parser.h"
 #include "server-name.h"
+#include "string-util.h"
 #include "strv.h"
 #include "timesyncd-conf.h"
 
@@ -226,6 +227,24 @@ int timesync_config_load_file(TimesyncConfig *c, const char *path) {
         assert(c);
         assert(path);
         return timesync_config_parse(c, NULL, path);
+}
+
+int timesync_config_read(TimesyncConfig *c, const char *path, usec_t test_poll_interval_usec) {
+        int r;
+
+        r = path ? timesync_config_load_file(c, path) : timesync_config_load(c, NULL);
+        if (test_poll_interval_usec > 0)
+                c->poll_interval_min_usec = c->poll_interval_max_usec = test_poll_interval_usec;
+        return r;
+}
+
+bool timesync_config_servers_equal(const TimesyncConfig *a, const TimesyncConfig *b) {
+        return strv_equal(a->ntp_servers, b->ntp_servers) &&
+               strv_equal(a->fallback_servers, b->fallback_servers) &&
+               strv_equal(a->nts_servers, b->nts_servers) && a->nts_set == b->nts_set &&
+               a->nts_required == b->nts_required &&
+               streq_ptr(a->nts_trusted_certificates, b->nts_trusted_certificates) &&
+               a->nts_trusted_certificates_invalid == b->nts_trusted_certificates_invalid;
 }
 
 void timesync_config_done(TimesyncConfig *c) {

@@ -71,6 +71,14 @@ int timesync_config_load_file(TimesyncConfig *c, const char *path);
 
 void timesync_config_done(TimesyncConfig *c);
 
+/* What the daemon reads: the one file path (NULL: the standard search), with a test poll
+ * interval (--test-poll-interval=, 0: none) over both poll limits. Returns as the two above. */
+int timesync_config_read(TimesyncConfig *c, const char *path, usec_t test_poll_interval_usec);
+
+/* Whether a and b name the same servers and trust the same certificate authorities: what
+ * decides where time comes from, and so whether a reload selects a server again. */
+bool timesync_config_servers_equal(const TimesyncConfig *a, const TimesyncConfig *b);
+
 /* Appends the whitespace separated server names in s to *list, skipping duplicates and, with a
  * warning ("<filename>:<line>: " first when filename is set; "Invalid <kind> server name ...",
  * kind "NTP" or "NTS"), invalid names. */

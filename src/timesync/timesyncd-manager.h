@@ -1,35 +1,48 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The Manager owns the event loop state of the daemon: which server is in use, the request
- * in flight, the samples, the poll interval and the decisions passed to the clock backend. */
+/* The Manager owns the daemon: the configuration in use, the server lists, which server is
+ * selected (its time source does the talking, see timesyncd-source.h), what a sample does to
+ * the clock, and what D-Bus, STATUS= and the log say about it. It follows one server at a
+ * time, as stock timesyncd does: when the selected source fails, the next usable server takes
+ * over. */
 
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
 #include "ntp_packet.h"
-#include "resolve-util.h"
 #include "time-util.h"
 #include "timesyncd-clock.h"
 #include "timesyncd-clockfile.h"
 #include "timesyncd-conf.h"
-#include "timesyncd-filter.h"
+#include "timesyncd-nts-client.h"
 #include "timesyncd-server.h"
+#include "timesyncd-source.h"
 
-/* Seconds to wait for one reply before trying the next address (stock: 10 s). */
-#define NTP_REQUEST_TIMEOUT_USEC (10 * USEC_PER_SEC)
+typedef struct Manager Manager;
 
 typedef struct ManagerOptions {
         bool observe;
         const char *config_file;        /* NULL: the standard search */
-        const char *state_dir;          /* clock file */
+        const char *state_dir;          /* clock file, NTS state files */
         const char *runtime_dir;        /* "synchronized" flag file */
         usec_t test_poll_interval_usec; /* > 0: fixed poll interval, overrides the config */
         bool test_fake_clock;           /* observe only: a fake clock test_clock_offset_nsec off */
         int64_t test_clock_offset_nsec; /* ... which SIGUSR1 moves by the same amount again */
 } ManagerOptions;
 
-/* The last reply, as the NTPMessage D-Bus property shows it. */
+/* What the manager waits for. With a server selected, its source's state says the rest. */
+typedef enum ManagerState {
+        MANAGER_OFFLINE,                /* the network is down, or not known yet */
+        MANAGER_POLLING,                /* a server is selected and its source runs */
+        MANAGER_WAITING,                /* every server failed once, or every NTS server backs off:
+                                         * the retry timer, then selection starts over */
+        MANAGER_IDLE,                   /* nothing to do until the configuration changes:
+                                         * idle_reason says why */
+        _MANAGER_STATE_MAX,
+} ManagerState;
+
+/* The last sample used, as the NTPMessage D-Bus property shows it. */
 typedef struct NTPMessage {
         NTPHeader header;
         int64_t origin_nsec, receive_nsec, transmit_nsec, destination_nsec;
@@ -50,53 +63,37 @@ struct Manager {
         int64_t test_clock_offset_nsec; /* with a fake clock: how far SIGUSR1 moves it */
         char *config_file, *state_dir, *runtime_dir;
         TimesyncConfig config;
+        SourceSettings source_settings; /* kept current from config, for every source */
+        NTSClientSettings nts_settings;
 
-        ServerName *system_servers, *fallback_servers, *link_servers, *runtime_servers;
-        ServerName *nts_servers, *nts_runtime_servers;
-        ServerName *current_server_name;
-        ServerAddress *current_server_address;
-        ResolveQuery *resolve_query;
-        uint16_t resolve_port;          /* NTP port for the addresses being resolved */
-        bool exhausted_servers;
+        ServerName *servers[_SERVER_TYPE_MAX];
+        ServerName *current;            /* the selected server */
+        ManagerState state;
+        const char *idle_reason;        /* with MANAGER_IDLE */
+        bool exhausted_servers;         /* the walk went round once since the last wait */
 
-        int socket_fd;
-        sd_event_source *event_receive, *event_timer, *event_timeout, *event_retry;
+        sd_event_source *event_retry;   /* MANAGER_WAITING; allocated once, only re-armed */
         sd_event_source *event_clock_watch, *event_save_clock, *event_network, *event_bus_reconnect;
         sd_event_source *event_stall_check;
         int clock_watch_fd;
 
-        /* the request in flight */
-        bool pending;
-        NTPTimestamp request_nonce;     /* random transmit timestamp: the reply must echo it */
-        unsigned request_refused;       /* replies to it that were refused (timesyncd-refusals.h) */
-        int64_t request_realtime_nsec;  /* t1 */
-        usec_t request_monotonic;
-
-        NTPFilter filter;
-        unsigned poll_level;            /* poll interval: the minimum doubled this many times */
-        unsigned poll_level_max;
-        bool poll_resync;
-        usec_t poll_interval_usec;
-
         bool network_online;            /* what the last network state said; false until read */
         bool network_state_known;       /* the state was read (or counted as online) once */
-        bool talking;                   /* a server answered since the last change */
         bool synchronized;              /* the clock was disciplined (or would have been) */
         bool sync_flag_written;
         NTPMessage ntpmsg;
-        int64_t last_offset_nsec;
+        bool ntpmsg_authenticated;      /* the last sample came over NTS and verified */
+        usec_t poll_interval_usec;      /* of the selected source, as D-Bus shows it */
         int64_t frequency;              /* kernel frequency offset, for the Frequency property */
         ClockFloor clock_floor;         /* read at start: where the clock stood at boot, at the latest */
 
         /* NTS, see timesyncd-nts.h */
         bool nts_unavailable;           /* NTS servers configured but libssl/libcrypto missing */
-        bool ntpmsg_authenticated;      /* the last sample came over NTS and verified */
         unsigned nts_ke_failures;       /* total, all servers */
         usec_t nts_last_ke_realtime;
         char nts_status[256];           /* why NTS does not work, "" when it does */
         bool nts_missing_reported;      /* NTSRequired=yes without NTS servers: logged, in nts_status */
         bool status_notified;           /* a STATUS= was sent */
-        bool nts_bootstrap_refusal_logged;
 
         /* What the last PropertiesChanged signal said of the properties that stay the same
          * over most polls (see manager_bus_emit_changed()) */
@@ -110,7 +107,7 @@ int manager_new(Manager **ret, const ManagerOptions *o);
 Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
-/* Reads the configuration and builds the system and fallback server lists. */
+/* Reads the configuration and builds the system, fallback and NTS server lists. */
 int manager_load_config(Manager *m);
 /* SIGHUP (systemctl reload): reads it again. Runtime and per-link servers stay; the lists of
  * the files are replaced and a server selected again only when they (or the trusted
@@ -120,16 +117,20 @@ int manager_reload_config(Manager *m);
 int manager_start(Manager *m);
 /* READY=1 after manager_start(), with a STATUS= of its own only if starting sent none. */
 void manager_notify_ready(Manager *m);
+/* STATUS=, what `systemctl status` shows: what the daemon does, and while NTS does not work,
+ * why (NTSStatus: the failed key exchange, the refused replies, the missing libssl...). A
+ * status that names the reason itself gets it once. */
+void manager_notify_status(Manager *m, const char *format, ...) _printf_(2, 3);
 
-int manager_connect(Manager *m);
-void manager_disconnect(Manager *m);
-void manager_set_server_name(Manager *m, ServerName *n);
-void manager_set_server_address(Manager *m, ServerAddress *a);
-void manager_flush_server_names(Manager *m, ServerType t);
+/* The network went down or came up (timesyncd-network). */
+void manager_set_online(Manager *m, bool online);
+/* Replaces the per-link servers; selects again if the selected one was among them. */
+int manager_set_link_servers(Manager *m, char **names);
 /* Replaces a runtime list (SERVER_RUNTIME or SERVER_NTS_RUNTIME); names already validated. */
 int manager_set_runtime_servers(Manager *m, ServerType type, char **names);
-/* Resolves host and continues with the first address: the NTP server of the current name. */
-int manager_resolve_ntp(Manager *m, const char *host, uint16_t port);
+
+/* The source of the selected server; NULL when none is selected. */
+Source *manager_current_source(Manager *m);
 
 /* Saves the clock file now. */
 void manager_save_clock(Manager *m);

@@ -8,7 +8,6 @@
 #include "log.h"
 #include "string-util.h"
 #include "strv.h"
-#include "timesyncd-bus.h"
 #include "timesyncd-manager.h"
 #include "timesyncd-network.h"
 
@@ -94,20 +93,8 @@ void network_state_done(NetworkState *s) {
                 s->ntp_servers = strv_free(s->ntp_servers);
 }
 
-static bool link_servers_equal(Manager *m, char **names) {
-        size_t i = 0;
-
-        LIST_FOREACH(names, n, m->link_servers) {
-                if (!names || !names[i] || !streq(n->string, names[i]))
-                        return false;
-                i++;
-        }
-        return !names || !names[i];
-}
-
 int manager_network_update(Manager *m) {
         _cleanup_(network_state_done) NetworkState st = {};
-        bool changed, active;
         int r;
 
         r = network_state_read(NETIF_STATE_DIR, &st);
@@ -116,47 +103,22 @@ int manager_network_update(Manager *m) {
                  * network: keep what the last good read said, and before any good read count
                  * as online, as without networkd. Never fatal, and the watch stays armed. */
                 log_warning_errno(r, "Failed to read network state, keeping the last known state: %m");
-                if (m->network_state_known)
-                        return 0;
-                m->network_state_known = true;
-                m->network_online = true;
-                return manager_connect(m);
+                if (!m->network_state_known) {
+                        m->network_state_known = true;
+                        manager_set_online(m, true);
+                }
+                return 0;
         }
         m->network_state_known = true;
 
-        active = m->current_server_name || m->resolve_query;
-        changed = !link_servers_equal(m, st.ntp_servers);
-        if (changed) {
-                bool current_was_link = m->current_server_name && m->current_server_name->type == SERVER_LINK;
-
-                manager_flush_server_names(m, SERVER_LINK);
-                for (char **s = st.ntp_servers; s && *s; s++) {
-                        r = server_name_new(m, NULL, SERVER_LINK, *s);
-                        if (r == -ENOMEM)
-                                return log_oom();
-                        if (r < 0)
-                                log_debug_errno(r, "Ignoring invalid link NTP server '%s': %m", *s);
-                }
-                (void) manager_bus_emit_changed(m, "LinkNTPServers", NULL);
-                if (current_was_link)
-                        manager_set_server_name(m, NULL);
-        }
-
-        if (!st.online) {
-                if (active)
-                        log_info("Network is offline, suspending synchronization.");
-                manager_set_server_name(m, NULL);
-                manager_disconnect(m);
-                m->event_retry = sd_event_source_disable_unref(m->event_retry);
-                m->network_online = false;
-                return 0;
-        }
-
-        if (!m->network_online || changed || !m->current_server_name) {
-                m->network_online = true;
-                if (!m->current_server_address && !m->resolve_query && !m->event_retry)
-                        return manager_connect(m);
-        }
+        /* Offline first, so that the log still names the server in use. */
+        if (!st.online)
+                manager_set_online(m, false);
+        r = manager_set_link_servers(m, st.ntp_servers);
+        if (r < 0)
+                return r;
+        if (st.online)
+                manager_set_online(m, true);
         return 0;
 }
 

@@ -1,12 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include <arpa/inet.h>
-#include <stdio.h>
-
 #include "server-name.h"
-#include "timesyncd-manager.h"
-#include "timesyncd-nts.h"
 #include "timesyncd-server.h"
+#include "timesyncd-source.h"
 
 static const char *const server_type_table[_SERVER_TYPE_MAX] = {
         [SERVER_SYSTEM] = "system",
@@ -23,13 +19,13 @@ const char *server_type_to_string(ServerType t) {
         return server_type_table[t];
 }
 
-int server_name_new(Manager *m, ServerName **ret, ServerType type, const char *string) {
+int server_name_new(ServerName **list, ServerType type, const char *string, ServerName **ret) {
         _cleanup_free_ char *host = NULL;
         ServerName *n;
         uint16_t port;
         int r;
 
-        assert(m);
+        assert(list);
         assert(string);
         assert(type >= 0 && type < _SERVER_TYPE_MAX);
 
@@ -41,103 +37,98 @@ int server_name_new(Manager *m, ServerName **ret, ServerType type, const char *s
         if (!n)
                 return -ENOMEM;
 
-        n->manager = m;
         n->type = type;
         n->port = port;
         n->host = TAKE_PTR(host);
         n->string = strdup(string);
-        if (!n->string || (server_type_is_nts(type) && nts_state_new(n, &n->nts) < 0)) {
-                free(n->string);
+        if (!n->string) {
                 free(n->host);
                 free(n);
                 return -ENOMEM;
         }
 
-        LIST_APPEND(names, *manager_server_list(m, type), n);
+        LIST_APPEND(names, *list, n);
 
         if (ret)
                 *ret = n;
         return 0;
 }
 
-ServerName *server_name_free(ServerName *n) {
+static ServerName *server_name_free(ServerName *n) {
         if (!n)
                 return NULL;
 
-        server_name_flush_addresses(n);
-
-        if (n->manager) {
-                LIST_REMOVE(names, *manager_server_list(n->manager, n->type), n);
-                if (n->manager->current_server_name == n)
-                        manager_set_server_name(n->manager, NULL);
-        }
-
-        nts_state_free(n->nts);
+        source_free(n->source);
         free(n->string);
         free(n->host);
         return mfree(n);
 }
 
-void server_name_flush_addresses(ServerName *n) {
-        assert(n);
+void server_list_flush(ServerName **list) {
+        assert(list);
 
-        while (n->addresses)
-                server_address_free(n->addresses);
+        while (*list) {
+                ServerName *n = *list;
+
+                LIST_REMOVE(names, *list, n);
+                server_name_free(n);
+        }
 }
 
-const char *server_name_string(const ServerName *n) {
-        return n ? n->string : NULL;
+bool server_name_usable(const ServerName *n) {
+        return !n->source || source_usable(n->source);
 }
 
-int server_address_new(ServerName *n, ServerAddress **ret, const struct sockaddr *sa, socklen_t len) {
-        ServerAddress *a;
-
-        assert(n);
-        assert(sa);
-
-        if (len > sizeof(union sockaddr_union) || (sa->sa_family != AF_INET && sa->sa_family != AF_INET6))
-                return -EAFNOSUPPORT;
-
-        a = new0(ServerAddress, 1);
-        if (!a)
-                return -ENOMEM;
-
-        a->name = n;
-        memcpy(&a->sockaddr, sa, len);
-        a->socklen = len;
-
-        LIST_APPEND(addresses, n->addresses, a);
-
-        if (ret)
-                *ret = a;
-        return 0;
+static ServerName *first_usable(ServerName *n) {
+        for (; n; n = n->names_next)
+                if (server_name_usable(n))
+                        return n;
+        return NULL;
 }
 
-ServerAddress *server_address_free(ServerAddress *a) {
-        if (!a)
-                return NULL;
+/* Stock timesyncd's precedence: runtime, then system, then link servers, round and round; the
+ * fallback list only when none of those exists. */
+ServerName *server_next(ServerName *const lists[static _SERVER_TYPE_MAX], const ServerName *current, bool nts,
+                        bool *ret_wrapped) {
+        static const ServerType ntp_order[] = { SERVER_RUNTIME, SERVER_SYSTEM, SERVER_LINK };
+        static const ServerType nts_order[] = { SERVER_NTS_RUNTIME, SERVER_NTS };
+        const ServerType *order = nts ? nts_order : ntp_order;
+        size_t n_order = nts ? ELEMENTSOF(nts_order) : ELEMENTSOF(ntp_order);
+        ServerName *n;
+        size_t start = 0;
 
-        if (a->name) {
-                LIST_REMOVE(addresses, a->name->addresses, a);
-                if (a->name->manager && a->name->manager->current_server_address == a)
-                        manager_set_server_address(a->name->manager, NULL);
+        assert(ret_wrapped);
+
+        *ret_wrapped = false;
+
+        if (!nts && !lists[SERVER_RUNTIME] && !lists[SERVER_SYSTEM] && !lists[SERVER_LINK]) {
+                n = current ? first_usable(current->names_next) : NULL;
+                if (n)
+                        return n;
+                *ret_wrapped = current;
+                return first_usable(lists[SERVER_FALLBACK]);
         }
 
-        return mfree(a);
-}
-
-char *server_address_pretty(const ServerAddress *a, char *buf, size_t size) {
-        char ip[INET6_ADDRSTRLEN];
-
-        assert(a);
-        assert(buf);
-
-        if (a->sockaddr.sa.sa_family == AF_INET6) {
-                inet_ntop(AF_INET6, &a->sockaddr.in6.sin6_addr, ip, sizeof ip);
-                snprintf(buf, size, "[%s]:%u", ip, ntohs(a->sockaddr.in6.sin6_port));
-        } else {
-                inet_ntop(AF_INET, &a->sockaddr.in.sin_addr, ip, sizeof ip);
-                snprintf(buf, size, "%s:%u", ip, ntohs(a->sockaddr.in.sin_port));
+        if (current && current->type != SERVER_FALLBACK) {
+                n = first_usable(current->names_next);
+                if (n)
+                        return n;
+                for (size_t i = 0; i < n_order; i++)
+                        if (order[i] == current->type)
+                                start = i + 1;
         }
-        return buf;
+
+        for (size_t i = start; i < n_order; i++) {
+                n = first_usable(lists[order[i]]);
+                if (n)
+                        return n;
+        }
+
+        *ret_wrapped = current;
+        for (size_t i = 0; i < n_order; i++) {
+                n = first_usable(lists[order[i]]);
+                if (n)
+                        return n;
+        }
+        return NULL;
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* NTS-KE cost on the client: N sessions of nts_ke_client (TCP connect, TLS 1.3 handshake with
+/* NTS-KE cost on the client: N sessions of nts-ke-client (TCP connect, TLS 1.3 handshake with
  * certificate verification, request, response, key export) one after the other in one
  * process, against a server on loopback. One line per session: wall time from the start of
  * the session to the handler (keys and cookies in hand), and the CPU time this process spent
@@ -16,8 +16,8 @@
 #include <time.h>
 
 #include "crypto-util.h"
-#include "nts_crypto.h"
-#include "nts_ke_client.h"
+#include "nts-crypto.h"
+#include "nts-ke-client.h"
 #include "ssl-util.h"
 
 static double clock_ns(clockid_t id) {

@@ -28,8 +28,8 @@
 
 #include "crypto-util.h"
 #include "log.h"
-#include "nts_crypto.h"
-#include "nts_ke_client.h"
+#include "nts-crypto.h"
+#include "nts-ke-client.h"
 #include "ssl-util.h"
 #include "string-util.h"
 

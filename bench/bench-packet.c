@@ -22,10 +22,10 @@
 #include "crypto-util.h"
 #include "iovec-util.h"
 #include "log.h"
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 #include "nts-server-ef.h"
-#include "nts_crypto.h"
-#include "nts_extfields.h"
+#include "nts-crypto.h"
+#include "nts-extfields.h"
 #include "random-util.h"
 #include "siv-s2v.h"
 #include "unaligned.h"
@@ -297,7 +297,7 @@ static void floor_open(EVP_CIPHER_CTX *ctx) {
         B.sink += out[0];
 }
 
-/* A copy of a keyed template per operation: what nts_crypto_openssl.c does. */
+/* A copy of a keyed template per operation: what nts-crypto-openssl.c does. */
 static void case_floor_open_copy(void) {
         if (!sym_EVP_CIPHER_CTX_copy(B.work, B.decrypt_template))
                 fail("copy");

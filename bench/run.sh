@@ -655,7 +655,7 @@ keyed once outside the loop. For the request it is S2V alone (four CMACs on one 
 EVP_MAC context): an NTS request seals an empty plaintext, whose AES-SIV output is the S2V
 value, and OpenSSL 3.0's AES-SIV cipher refuses an empty plaintext. For the response it is
 EVP AES-128-SIV decryption with the tag check, in two variants: a copy of a keyed template
-per operation (what nts_crypto_openssl.c does) and a new key schedule per operation on a
+per operation (what nts-crypto-openssl.c does) and a new key schedule per operation on a
 reused context. A third variant, re-initialising the keyed context without a key, is not
 usable: on OpenSSL 3.0.22 the second open after it already fails to verify (the bench tried;
 the module's header comment says the same), so it is no floor.
@@ -685,7 +685,7 @@ Against a chronyd 4.3 NTS-KE server on 127.0.0.1 (ECDSA P-256 test certificate, 
 | strace: connect() to close() of the KE socket, median of $FIRST_RUNS (ms) | $(fmt "$ks_ours") | $(fmt "$ks_chrony") |
 | whole one-shot process, median of $FIRST_RUNS (ms wall / ms CPU) | $(fmt "$kp_ours_wall" 0) / $(fmt "$kp_ours_cpu" 0) | $(fmt "$kp_chrony_wall" 0) / $(fmt "$kp_chrony_cpu" 0) |
 
-Ours is \`bench/bench-ke.c\`: nts_ke_client on sd-event, the same call the daemon makes
+Ours is \`bench/bench-ke.c\`: nts-ke-client on sd-event, the same call the daemon makes
 (NTS_aead_offer, CA file, hostname verification), $KE_RUNS sessions in one process; its CPU is
 CLOCK_PROCESS_CPUTIME_ID over the session. chronyd has no way to time its key exchange from
 outside but the system calls, so both run once per process under \`strace -f -ttt -e
@@ -697,7 +697,7 @@ not the same work: ours is process start, library loading and one key exchange; 
 measurement, which is most of its wall time.
 
 Where the wall time goes: CPU is a few ms, the rest of our ~$(fmt "$(awk -v v="$ke_wall" 'BEGIN { print v / 1000 }')" 0) ms is waiting for the
-server. The key exchange socket has TCP_NODELAY set (nts_ke_client.c): without it, the client's
+server. The key exchange socket has TCP_NODELAY set (nts-ke-client.c): without it, the client's
 TLS Finished and its NTS-KE request left in two segments and Nagle's algorithm held the second
 until the server's delayed ACK of the first, 40 ms on Linux; the first version of this
 benchmark measured 48 ms per key exchange for that reason, against 4 ms with TCP_NODELAY
@@ -708,7 +708,7 @@ forced by an LD_PRELOAD shim.
 Without \`NTSTrustedCertificates=\` the daemon trusts the system store ($n_system_certs certificates
 in $BUNDLE here). OpenSSL's default paths would parse that whole bundle for every new TLS
 context, that is for every key exchange; the daemon reads the hashed directory next to it
-instead (/etc/ssl/certs, one file per issuer looked up; nts_tls.c), unless SSL_CERT_FILE names
+instead (/etc/ssl/certs, one file per issuer looked up; nts-tls.c), unless SSL_CERT_FILE names
 a bundle. A copy of the store with the test CA added, the same $KE_RUNS sessions as above:
 
 | | CPU per key exchange, median (ms) |

@@ -4,7 +4,7 @@
  * a person or (--json) to a monitoring system; or the same for several sources of a pool: the
  * targets of a DNSSEC-validated SRV pool (srv:NAME), or the members of a key-exchange pool
  * (--sources=N). It only reads time: no privileges, no clock change. The protocol work is the
- * daemon's own modules (nts_ke_client, nts_ntp_client, nts_pool, timesyncd-srv, resolve-util);
+ * daemon's own modules (nts-ke-client, nts-ntp-client, nts-pool, timesyncd-srv, resolve-util);
  * this file only drives them and prints what they report. */
 
 #include <ctype.h>
@@ -20,10 +20,10 @@
 #include "iovec-util.h"
 #include "json-writer.h"
 #include "log.h"
-#include "nts_crypto.h"
-#include "nts_ke_client.h"
-#include "nts_ntp_client.h"
-#include "nts_pool.h"
+#include "nts-crypto.h"
+#include "nts-ke-client.h"
+#include "nts-ntp-client.h"
+#include "nts-pool.h"
 #include "resolve-util.h"
 #include "string-util.h"
 #include "time-util.h"
@@ -893,7 +893,7 @@ static int sources_deny(Sources *S, const char *name) {
         return 0;
 }
 
-/* Judges the answer of q, a key exchange that worked, as nts_pool.h says; resolves the member's
+/* Judges the answer of q, a key exchange that worked, as nts-pool.h says; resolves the member's
  * name unless the name alone shows it brings nothing new. */
 static NTS_PoolVerdict pool_judge(Sources *S, Query *q, const NTS_PoolMember *in_use, size_t n_in_use) {
         NTS_PoolVerdict v;

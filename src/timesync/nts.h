@@ -2,11 +2,11 @@
 #pragma once
 
 /* Public API and shared types of the NTS modules:
- *   nts_error.c       NTS_Error -> text
- *   nts_packet.c      NTS-KE records: encode the request, decode the response (pure)
- *   nts_extfields.c   NTP extension fields: build a request, verify a response (pure)
- *   nts_crypto.h      AEAD, see there
- *   nts_tls.h         TLS session, see there
+ *   nts-error.c       NTS_Error -> text
+ *   nts-packet.c      NTS-KE records: encode the request, decode the response (pure)
+ *   nts-extfields.c   NTP extension fields: build a request, verify a response (pure)
+ *   nts-crypto.h      AEAD, see there
+ *   nts-tls.h         TLS session, see there
  * "Pure" means: buffers in, negative errno out, no I/O, no logging, no hidden allocation. Any
  * pointer these functions return into a result points into a buffer the caller passed. */
 
@@ -16,7 +16,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
-#include "nts_definitions.h"
+#include "nts-definitions.h"
 
 typedef enum NTS_AEADAlgorithm {
         NTS_AEAD_AES_SIV_CMAC_256 = NTS_AEAD_ID_AES_SIV_CMAC_256,
@@ -74,7 +74,7 @@ const char *NTS_error_string(NTS_Error e);
 /* Human readable name of an AEAD identifier, e.g. "AEAD_AES_SIV_CMAC_256"; NULL if unknown. */
 const char *NTS_aead_name(uint16_t id);
 
-/* ---- NTS-KE records (nts_packet.c) ---- */
+/* ---- NTS-KE records (nts-packet.c) ---- */
 
 typedef struct NTS_Record {
         uint16_t type;          /* without the critical bit */
@@ -128,9 +128,9 @@ typedef struct NTS_Agreement {
 ssize_t NTS_decode_response(const struct iovec *msg, const NTS_AEADAlgorithm *offered, size_t n_offered,
                             NTS_Agreement *ret);
 
-/* ---- NTP extension fields (nts_extfields.c) ---- */
+/* ---- NTP extension fields (nts-extfields.c) ---- */
 
-typedef struct NTS_AEADContext NTS_AEADContext;   /* nts_crypto.h */
+typedef struct NTS_AEADContext NTS_AEADContext;   /* nts-crypto.h */
 
 typedef struct NTS_ExtensionField {
         uint16_t type;

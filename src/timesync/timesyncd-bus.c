@@ -736,7 +736,7 @@ void manager_bus_check(Manager *m) {
                 (void) manager_schedule_bus_reconnect(m);
 }
 
-int manager_connect_bus(Manager *m) {
+int manager_bus_connect(Manager *m) {
         int r;
 
         assert(m);

@@ -7,7 +7,7 @@
 typedef struct Manager Manager;
 
 /* Connects now if the system bus is there, otherwise keeps retrying in the background. */
-int manager_connect_bus(Manager *m);
+int manager_bus_connect(Manager *m);
 /* From the manager's stall check: reconnects a bus whose reconnection could not be armed. */
 void manager_bus_check(Manager *m);
 

@@ -3,7 +3,7 @@
 #include <sys/timex.h>
 
 #include "log.h"
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 #include "timesyncd-clock.h"
 
 
@@ -79,7 +79,7 @@ static void timespec_add_nsec(struct timespec *ts, int64_t nsec) {
  * of the old microsecond mode only, where the kernel adds the 4 itself. With "poll - 4" here a
  * 32 s poll gets tc = 1, a loop 16 times too fast, and an offset of 30 ms already drives the
  * frequency to the kernel's limit of 500 ppm. The kernel accepts 0..10 (MAXTC). */
-long clock_pll_time_constant(int poll_log2) {
+long clock_backend_pll_time_constant(int poll_log2) {
         return CLAMP((long) poll_log2, 0L, 10L);
 }
 
@@ -118,7 +118,7 @@ static int kernel_adjust(const ClockAdjustment *a) {
                 tmx.offset = (long) CLAMP(a->offset_nsec, -NTP_NSEC_PER_SEC / 2, NTP_NSEC_PER_SEC / 2);
 
         tmx.modes |= ADJ_OFFSET | ADJ_TIMECONST;
-        tmx.constant = clock_pll_time_constant(a->poll_log2);
+        tmx.constant = clock_backend_pll_time_constant(a->poll_log2);
 
         if (a->leap == NTP_LEAP_PLUSSEC)
                 tmx.status |= STA_INS;

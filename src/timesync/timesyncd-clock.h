@@ -23,7 +23,7 @@ typedef enum ClockBackendType {
 typedef struct ClockAdjustment {
         int64_t offset_nsec;    /* measured offset: positive means our clock is behind */
         bool step;              /* step instead of slewing through the kernel PLL */
-        int leap;               /* NTP leap indicator of the server (ntp_packet.h NTP_LEAP_*) */
+        int leap;               /* NTP leap indicator of the server (ntp-packet.h NTP_LEAP_*) */
         int poll_log2;          /* current poll interval, sets the PLL time constant */
         int64_t max_error_nsec; /* root distance, for the kernel's maxerror/esterror */
 } ClockAdjustment;
@@ -42,7 +42,7 @@ ClockBackendType clock_backend_type(const ClockBackend *b);
 const char *clock_backend_type_to_string(ClockBackendType t);
 
 /* The kernel PLL time constant for a poll interval of 2^poll_log2 seconds (nanosecond mode). */
-long clock_pll_time_constant(int poll_log2);
+long clock_backend_pll_time_constant(int poll_log2);
 
 /* Applies an adjustment. Returns 0, or a negative errno (-EPERM without CAP_SYS_TIME). */
 int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a);

@@ -14,7 +14,7 @@ typedef enum ServerListType {
 
 static const char *const timesync_sections[] = { "Time", NULL };
 
-int timesync_servers_extend(char ***list, const char *s, const char *kind, const char *filename, unsigned line) {
+int timesync_config_servers_extend(char ***list, const char *s, const char *kind, const char *filename, unsigned line) {
         _cleanup_strv_free_ char **words = NULL;
         int r;
 
@@ -67,7 +67,7 @@ static int config_parse_servers(const char *filename, unsigned line, const char 
         if (ltype == SERVER_LIST_NTS)
                 c->nts_set = true;
 
-        return timesync_servers_extend(list, rvalue, ltype == SERVER_LIST_NTS ? "NTS" : "NTP", filename, line);
+        return timesync_config_servers_extend(list, rvalue, ltype == SERVER_LIST_NTS ? "NTS" : "NTP", filename, line);
 }
 
 /* Time spans with a range: PollIntervalMinSec=, ConnectionRetrySec=, KeyExchangeTimeoutSec=. */
@@ -152,7 +152,7 @@ static int timesync_config_finish(TimesyncConfig *c) {
         int r;
 
         if (!c->fallback_set) {
-                r = timesync_servers_extend(&c->fallback_servers, DEFAULT_FALLBACK_NTP, "NTP", NULL, 0);
+                r = timesync_config_servers_extend(&c->fallback_servers, DEFAULT_FALLBACK_NTP, "NTP", NULL, 0);
                 if (r < 0)
                         return r;
         }

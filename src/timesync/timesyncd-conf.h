@@ -82,4 +82,4 @@ bool timesync_config_servers_equal(const TimesyncConfig *a, const TimesyncConfig
 /* Appends the whitespace separated server names in s to *list, skipping duplicates and, with a
  * warning ("<filename>:<line>: " first when filename is set; "Invalid <kind> server name ...",
  * kind "NTP" or "NTS"), invalid names. */
-int timesync_servers_extend(char ***list, const char *s, const char *kind, const char *filename, unsigned line);
+int timesync_config_servers_extend(char ***list, const char *s, const char *kind, const char *filename, unsigned line);

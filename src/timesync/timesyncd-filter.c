@@ -52,7 +52,7 @@ bool ntp_filter_add(NTPFilter *f, int64_t offset_nsec) {
         return spike;
 }
 
-unsigned ntp_poll_next(unsigned level, int64_t offset_nsec, bool spike, double jitter_nsec,
+unsigned ntp_filter_poll_next(unsigned level, int64_t offset_nsec, bool spike, double jitter_nsec,
                        unsigned min_level, unsigned max_level) {
         int64_t a = llabs(offset_nsec);
 

@@ -2,7 +2,7 @@
 #pragma once
 
 /* What the recent NTP exchanges of one server say together: jitter over a small window,
- * spikes, and how often to poll next (one exchange's offset and delay are ntp_packet.h's).
+ * spikes, and how often to poll next (one exchange's offset and delay are ntp-packet.h's).
  * Pure arithmetic, no I/O, so the policy is unit tested on its own. */
 
 #include <stdbool.h>
@@ -30,5 +30,5 @@ void ntp_filter_reset(NTPFilter *f);
 /* The next poll level (the interval is the minimum doubled that many times) after a sample
  * with this offset. Large offsets poll fast to converge; small stable ones back off towards
  * the maximum. */
-unsigned ntp_poll_next(unsigned level, int64_t offset_nsec, bool spike, double jitter_nsec,
+unsigned ntp_filter_poll_next(unsigned level, int64_t offset_nsec, bool spike, double jitter_nsec,
                        unsigned min_level, unsigned max_level);

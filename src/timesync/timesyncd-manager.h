@@ -10,7 +10,7 @@
 #include <systemd/sd-bus.h>
 #include <systemd/sd-event.h>
 
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 #include "time-util.h"
 #include "timesyncd-clock.h"
 #include "timesyncd-clockfile.h"
@@ -57,7 +57,7 @@ struct Manager {
         ClockBackend *clock;
 
         bool observe;
-        bool bus_wanted;                /* manager_connect_bus() was called */
+        bool bus_wanted;                /* manager_bus_connect() was called */
         bool bus_name_queued;           /* another process owns our bus name: we wait for it */
         usec_t test_poll_interval_usec;
         int64_t test_clock_offset_nsec; /* with a fake clock: how far SIGUSR1 moves it */

@@ -7,8 +7,8 @@
 
 #include "iovec-util.h"
 #include "log.h"
-#include "nts_crypto.h"
-#include "nts_ke_client.h"
+#include "nts-crypto.h"
+#include "nts-ke-client.h"
 #include "resolve-util.h"
 #include "socket-address.h"
 #include "ssl-util.h"

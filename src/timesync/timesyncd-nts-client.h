@@ -9,7 +9,7 @@
  * It knows nothing of the manager or of the source that owns it: it gets what it needs at
  * creation (NTSClientSettings) and reports through one callback (nts_client_handler_t). The
  * owner pulls, the way chrony's NTP core pulls from its
- * nts_ntp_client.c:
+ * nts-ntp-client.c:
  *   nts_client_prepare()   ready to poll (keys, a cookie and an NTP server), busy with a key
  *                          exchange of its own, or backing off after failed ones
  *   nts_client_seal()      the extension fields of one request

@@ -10,7 +10,7 @@
 #include "hexdecoct.h"
 #include "iovec-util.h"
 #include "log.h"
-#include "nts_crypto.h"
+#include "nts-crypto.h"
 #include "string-util.h"
 #include "timesyncd-nts-jar.h"
 

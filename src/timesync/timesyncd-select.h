@@ -3,7 +3,7 @@
 
 /* Source selection (issue 16): given what several servers say the offset of our clock is, and
  * how far each can be wrong, which of them agree, what offset the clock should follow, and
- * which server to name as the one in use. Pure, like nts_packet.c: no I/O, no logging, no
+ * which server to name as the one in use. Pure, like nts-packet.c: no I/O, no logging, no
  * allocation, no state; the caller keeps the previous result if it wants one.
  *
  * Each candidate i says that the true offset lies in its correctness interval

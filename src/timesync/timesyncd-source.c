@@ -678,7 +678,7 @@ static void source_next_poll_level(Source *s) {
                 s->poll_level = 0;
                 s->poll_resync = false;
         } else
-                s->poll_level = ntp_poll_next(s->poll_level, p->ntp.offset_nsec, p->spike, p->jitter_nsec, 0,
+                s->poll_level = ntp_filter_poll_next(s->poll_level, p->ntp.offset_nsec, p->spike, p->jitter_nsec, 0,
                                               s->poll_level_max);
         source_update_poll_interval(s);
 }

@@ -21,7 +21,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 #include "socket-address.h"
 #include "time-util.h"
 #include "timesyncd-filter.h"

@@ -229,7 +229,7 @@ int main(int argc, char *argv[]) {
         if (arg_observe)
                 log_info("Observe mode: measuring only, the system clock is never changed.");
 
-        r = manager_connect_bus(m);
+        r = manager_bus_connect(m);
         if (r < 0)
                 return EXIT_FAILURE;
 

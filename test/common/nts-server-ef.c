@@ -4,7 +4,7 @@
 
 #include "iovec-util.h"
 #include "nts-server-ef.h"
-#include "nts_extfields.h"
+#include "nts-extfields.h"
 #include "unaligned.h"
 
 static const char *const sabotage_names[_NTS_SERVER_SABOTAGE_MAX] = {

@@ -4,7 +4,7 @@
 /* The server's side of NTS-protected NTP (RFC 8915 section 5), for unit tests and the mock
  * server: read and verify a client request, build a response, honest or sabotaged in one of
  * the ways a client must survive. Built on the client's extension field codec (nts.h,
- * nts_extfields.h), so both sides read and write fields the same way. */
+ * nts-extfields.h), so both sides read and write fields the same way. */
 
 #include "nts.h"
 

@@ -4,7 +4,7 @@
 /* The server's side of NTS-KE records, for unit tests and the mock NTS server: decode a
  * client's request, and build a response from knobs, including deliberately broken ones.
  * Built on NTS_record_next()/NTS_record_append(), so both sides share one record codec.
- * Pure, like nts_packet.c, except that a response with cookies of a given size may allocate. */
+ * Pure, like nts-packet.c, except that a response with cookies of a given size may allocate. */
 
 #include <stdbool.h>
 #include <stdint.h>

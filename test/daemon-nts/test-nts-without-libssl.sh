@@ -96,7 +96,7 @@ test_plain_ntp_without_libssl_still_syncs() {
         stop_timesyncd
 }
 
-# nts_tls.c logs at debug level only, as nts_tls.h promises: without libssl (libcrypto is there),
+# nts-tls.c logs at debug level only, as nts-tls.h promises: without libssl (libcrypto is there),
 # nts-query's failed key exchange names the cause once, without the loader's own warning beside it.
 test_nts_query_without_libssl_names_the_cause_once() {
         local out=$TEST_TMPDIR/nts-query.out

@@ -21,7 +21,7 @@ static int parse_servers(const char *filename, unsigned line, const char *sectio
                 *list = strv_free(*list);
                 return 0;
         }
-        return timesync_servers_extend(list, rvalue, "NTP", filename, line);
+        return timesync_config_servers_extend(list, rvalue, "NTP", filename, line);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {

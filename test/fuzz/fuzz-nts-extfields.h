@@ -5,7 +5,7 @@
  * seals its seeds with: a known S2C key and the UID of a query in flight. */
 
 #include "nts.h"
-#include "nts_crypto.h"
+#include "nts-crypto.h"
 
 #define FUZZ_NTS_AEAD NTS_AEAD_AES_SIV_CMAC_256
 

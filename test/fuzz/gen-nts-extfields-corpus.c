@@ -11,7 +11,7 @@
 #include "fuzz-nts-extfields.h"
 #include "iovec-util.h"
 #include "log.h"
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 #include "nts-server-ef.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_AEADContext *, NTS_aead_free);

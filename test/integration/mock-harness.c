@@ -12,7 +12,7 @@
 
 #include "log.h"
 #include "mock-harness.h"
-#include "nts_crypto.h"
+#include "nts-crypto.h"
 #include "string-util.h"
 
 /* Children die with us: a failed assertion aborts the test and must not leave a mock server

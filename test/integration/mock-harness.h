@@ -6,9 +6,9 @@
 
 #include <sys/types.h>
 
-#include "nts_ke_client.h"
-#include "nts_crypto.h"
-#include "nts_ntp_client.h"
+#include "nts-ke-client.h"
+#include "nts-crypto.h"
+#include "nts-ntp-client.h"
 
 typedef struct MockProcess {
         pid_t pid;

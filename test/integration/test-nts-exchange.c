@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* Full NTS exchanges on loopback between our client modules (nts_ke_client, nts_ntp_client)
+/* Full NTS exchanges on loopback between our client modules (nts-ke-client, nts-ntp-client)
  * and the mock server: one correct exchange, then one mock instance per sabotage mode, each of
  * which the client must refuse for the stated cause. Output is TAP, so that modes the mock
  * does not implement yet show up as skipped instead of passing silently. */
@@ -10,7 +10,7 @@
 
 #include "iovec-util.h"
 #include "mock-harness.h"
-#include "nts_crypto.h"
+#include "nts-crypto.h"
 #include "tests.h"
 
 #define KE_TIMEOUT_USEC (10 * USEC_PER_SEC)

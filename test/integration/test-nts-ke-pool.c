@@ -14,7 +14,7 @@
 #include "fileio.h"
 #include "iovec-util.h"
 #include "mock-harness.h"
-#include "nts_pool.h"
+#include "nts-pool.h"
 #include "string-util.h"
 #include "tests.h"
 
@@ -160,7 +160,7 @@ static void round_done(Round *r) {
                 free(r->deny[i]);
 }
 
-/* The round as nts_pool.h describes it, until `wanted` sources or NTS_POOL_MAX_FRUITLESS
+/* The round as nts-pool.h describes it, until `wanted` sources or NTS_POOL_MAX_FRUITLESS
  * answers in a row without a new one. */
 static void round_run(Round *r, const Pool *p, size_t wanted) {
         unsigned fruitless = 0;

@@ -6,7 +6,7 @@
 #include "iovec-util.h"
 #include "log.h"
 #include "mock-cookie.h"
-#include "nts_crypto.h"
+#include "nts-crypto.h"
 #include "random-util.h"
 #include "unaligned.h"
 

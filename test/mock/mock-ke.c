@@ -8,7 +8,7 @@
 #include "log.h"
 #include "mock-ke.h"
 #include "nts-server-ke.h"
-#include "nts_crypto.h"
+#include "nts-crypto.h"
 
 /* Large enough for eight cookies of the largest algorithm and every extra record. */
 #define KE_RESPONSE_MAX 4096

@@ -7,10 +7,10 @@
 #include "iovec-util.h"
 #include "log.h"
 #include "mock-ntp.h"
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 #include "nts-server-ef.h"
-#include "nts_extfields.h"
-#include "nts_crypto.h"
+#include "nts-extfields.h"
+#include "nts-crypto.h"
 
 static NTSServerSabotage ef_sabotage(Sabotage s) {
         switch (s) {

@@ -18,7 +18,7 @@
 #include "mock-ke.h"
 #include "mock-ntp.h"
 #include "mock-server.h"
-#include "nts_crypto.h"
+#include "nts-crypto.h"
 
 static const char *const sabotage_table[_SABOTAGE_MAX] = {
         [SABOTAGE_NONE] = "none",

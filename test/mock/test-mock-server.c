@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* The mock NTS server, run as a child process, against the project's own client modules:
- * NTS-KE (nts_tls, nts_packet) then NTS-protected NTP (nts_extfields), honest and in every
+ * NTS-KE (nts-tls, nts-packet) then NTS-protected NTP (nts-extfields), honest and in every
  * sabotage mode, plus SIGUSR1 recovery and cookie validity across restarts. */
 
 #include <arpa/inet.h>
@@ -16,9 +16,9 @@
 
 #include "crypto-util.h"
 #include "iovec-util.h"
-#include "ntp_packet.h"
-#include "nts_crypto.h"
-#include "nts_tls.h"
+#include "ntp-packet.h"
+#include "nts-crypto.h"
+#include "nts-tls.h"
 #include "random-util.h"
 #include "ssl-util.h"
 #include "test-tls-setup.h"

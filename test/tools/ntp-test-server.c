@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 
 #include "log.h"
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 
 typedef enum Mode { MODE_NORMAL, MODE_RATE, MODE_DENY, MODE_RSTR, MODE_UNSYNC, MODE_SILENT, MODE_FAR, MODE_OVERSIZED } Mode;
 

@@ -4,7 +4,7 @@
 /* Deterministic bytes and keys for the NTS unit tests. */
 
 #include "iovec-util.h"
-#include "nts_crypto.h"
+#include "nts-crypto.h"
 #include "tests.h"
 
 DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_AEADContext *, NTS_aead_free);

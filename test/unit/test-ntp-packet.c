@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 #include "tests.h"
 
 #define USEC INT64_C(1000)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 #include "nts-server-ef.h"
 #include "nts-test-util.h"
-#include "nts_extfields.h"
+#include "nts-extfields.h"
 #include "unaligned.h"
 
 #define N_COOKIES 3

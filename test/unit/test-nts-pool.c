@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-#include "nts_pool.h"
+#include "nts-pool.h"
 #include "tests.h"
 
 static SocketAddress addr(const char *ip, uint16_t port) {

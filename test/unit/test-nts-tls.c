@@ -12,7 +12,7 @@
 #include "crypto-util.h"
 #include "iovec-util.h"
 #include "nts-server-tls.h"
-#include "nts_tls.h"
+#include "nts-tls.h"
 #include "string-util.h"
 #include "test-tls-setup.h"
 #include "tests.h"

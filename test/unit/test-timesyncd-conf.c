@@ -454,7 +454,7 @@ static void test_servers_extend_without_file_warns_plainly(void) {
         LogCapture c;
 
         log_capture_start(&c);
-        ASSERT_OK(timesync_servers_extend(&l, "  a.example\tb..example  a.example ", "NTP", NULL, 0));
+        ASSERT_OK(timesync_config_servers_extend(&l, "  a.example\tb..example  a.example ", "NTP", NULL, 0));
         _cleanup_free_ char *out = log_capture_stop(&c);
 
         ASSERT_SERVERS(l, "a.example");

@@ -54,18 +54,18 @@ static void test_poll_interval_backs_off_when_stable_and_stays_in_bounds(void) {
         unsigned p = 0;
 
         for (int i = 0; i < 20; i++)
-                p = ntp_poll_next(p, 100000, false, 50000, 0, 6);
+                p = ntp_filter_poll_next(p, 100000, false, 50000, 0, 6);
         ASSERT_EQ(p, 6);
 }
 
 static void test_poll_interval_resets_on_large_offset(void) {
-        ASSERT_EQ(ntp_poll_next(6, 300 * MSEC, false, 0, 0, 6), 0);
-        ASSERT_EQ(ntp_poll_next(6, -300 * MSEC, false, 0, 0, 6), 0);
+        ASSERT_EQ(ntp_filter_poll_next(6, 300 * MSEC, false, 0, 0, 6), 0);
+        ASSERT_EQ(ntp_filter_poll_next(6, -300 * MSEC, false, 0, 0, 6), 0);
 }
 
 static void test_poll_interval_ignores_spikes(void) {
-        ASSERT_EQ(ntp_poll_next(3, 100 * MSEC, true, 0, 0, 6), 3);
-        ASSERT_EQ(ntp_poll_next(3, 100 * MSEC, false, 0, 0, 6), 2);
+        ASSERT_EQ(ntp_filter_poll_next(3, 100 * MSEC, true, 0, 0, 6), 3);
+        ASSERT_EQ(ntp_filter_poll_next(3, 100 * MSEC, false, 0, 0, 6), 2);
 }
 
 TEST_MAIN(TEST_CASE(test_first_samples_are_never_spikes),

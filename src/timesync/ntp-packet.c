@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "macro.h"
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 #include "unaligned.h"
 
 static void put_ts(uint8_t *p, NTPTimestamp t) {

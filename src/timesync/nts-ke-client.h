@@ -14,7 +14,7 @@
 #include <systemd/sd-event.h>
 
 #include "nts.h"
-#include "nts_tls.h"
+#include "nts-tls.h"
 #include "socket-address.h"
 #include "time-util.h"
 

@@ -3,7 +3,7 @@
 
 /* The NTS Authenticator and Encrypted Extension Fields field (RFC 8915 section 5.6), sealed
  * and opened in one place for both directions: the client's requests and responses
- * (nts_extfields.c) and the test servers' side of the same exchange. The rest of the
+ * (nts-extfields.c) and the test servers' side of the same exchange. The rest of the
  * extension field API is in nts.h. */
 
 #include "nts.h"

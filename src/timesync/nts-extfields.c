@@ -14,9 +14,9 @@
  * waiting for the genuine response, as an attacker can inject any of them. */
 
 #include "iovec-util.h"
-#include "ntp_packet.h"
-#include "nts_crypto.h"
-#include "nts_extfields.h"
+#include "ntp-packet.h"
+#include "nts-crypto.h"
+#include "nts-extfields.h"
 #include "random-util.h"
 #include "unaligned.h"
 

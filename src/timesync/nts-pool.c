@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include "macro.h"
-#include "nts_pool.h"
+#include "nts-pool.h"
 
 static const char *const verdict_table[_NTS_POOL_VERDICT_MAX] = {
         [NTS_POOL_NEW] = "new member",

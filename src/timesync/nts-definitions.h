@@ -3,9 +3,9 @@
 
 /* Numbers from RFC 8915 (Network Time Security for NTP) and the RFCs it builds on, each with
  * the section that defines it, plus the size limits this implementation enforces. NTP's own
- * numbers are in ntp_packet.h. */
+ * numbers are in ntp-packet.h. */
 
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 
 /* RFC 8915 section 4: NTS-KE runs over TLS on TCP port 4460, ALPN "ntske/1". */
 #define NTS_KE_PORT 4460

@@ -9,7 +9,7 @@
 
 #include "iovec-util.h"
 #include "log.h"
-#include "nts_ke_client.h"
+#include "nts-ke-client.h"
 
 typedef enum KEState {
         KE_STATE_IDLE,

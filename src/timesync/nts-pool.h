@@ -9,7 +9,7 @@
  * anyway, and one that ignores the records may name any; and two names may lead to one NTP
  * server. So every answer is checked here before it becomes a source.
  *
- * Pure, like nts_packet.c: no I/O, no logging, no allocation. The caller keeps the members in
+ * Pure, like nts-packet.c: no I/O, no logging, no allocation. The caller keeps the members in
  * use and, per round of key exchanges, the names it turned down, and sends both as its deny
  * list.
  *

@@ -5,7 +5,7 @@
  * the one-shot query tool, the demo and the integration tests. The daemon runs its own NTP
  * loop on sd-event and does not use this. */
 
-#include "ntp_packet.h"
+#include "ntp-packet.h"
 #include "nts.h"
 #include "socket-address.h"
 #include "time-util.h"

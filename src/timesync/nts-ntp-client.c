@@ -6,7 +6,7 @@
 
 #include "iovec-util.h"
 #include "log.h"
-#include "nts_ntp_client.h"
+#include "nts-ntp-client.h"
 #include "random-util.h"
 #include "time-util.h"
 

@@ -16,7 +16,7 @@
 
 #include "crypto-util.h"
 #include "iovec-util.h"
-#include "nts_crypto.h"
+#include "nts-crypto.h"
 #include "siv-s2v.h"
 
 /* RFC 5297 section 7: S2V's security holds for at most 127 components, i.e. 126 of associated

@@ -614,7 +614,7 @@ static void manager_apply_config(Manager *m) {
         m->nts_settings = (NTSClientSettings) {
                 .event = m->event,
                 .clock = m->clock,
-                .state_dir = m->state_dir,
+                .state_dir = m->nts_state_dir,
                 .trusted_certificates = m->config.nts_trusted_certificates,
                 .trusted_certificates_invalid = m->config.nts_trusted_certificates_invalid,
                 .ke_timeout_usec = m->config.nts_ke_timeout_usec,
@@ -743,6 +743,7 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
 
         if ((o->config_file && !(m->config_file = strdup(o->config_file))) ||
             (o->state_dir && !(m->state_dir = strdup(o->state_dir))) ||
+            (o->nts_state_dir && !(m->nts_state_dir = strdup(o->nts_state_dir))) ||
             (o->runtime_dir && !(m->runtime_dir = strdup(o->runtime_dir))))
                 return log_oom();
 
@@ -800,6 +801,7 @@ Manager *manager_free(Manager *m) {
 
         free(m->config_file);
         free(m->state_dir);
+        free(m->nts_state_dir);
         free(m->runtime_dir);
         return mfree(m);
 }

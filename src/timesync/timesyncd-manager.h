@@ -24,7 +24,8 @@ typedef struct Manager Manager;
 typedef struct ManagerOptions {
         bool observe;
         const char *config_file;        /* NULL: the standard search */
-        const char *state_dir;          /* clock file, NTS state files */
+        const char *state_dir;          /* clock file */
+        const char *nts_state_dir;      /* NTS cookie jars */
         const char *runtime_dir;        /* "synchronized" flag file */
         usec_t test_poll_interval_usec; /* > 0: fixed poll interval, overrides the config */
         bool test_fake_clock;           /* observe only: a fake clock test_clock_offset_nsec off */
@@ -61,7 +62,7 @@ struct Manager {
         bool bus_name_queued;           /* another process owns our bus name: we wait for it */
         usec_t test_poll_interval_usec;
         int64_t test_clock_offset_nsec; /* with a fake clock: how far SIGUSR1 moves it */
-        char *config_file, *state_dir, *runtime_dir;
+        char *config_file, *state_dir, *nts_state_dir, *runtime_dir;
         TimesyncConfig config;
         SourceSettings source_settings; /* kept current from config, for every source */
         NTSClientSettings nts_settings;

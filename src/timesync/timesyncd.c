@@ -20,6 +20,11 @@
 static bool arg_observe = false;
 static const char *arg_config_file = NULL;
 static const char *arg_state_dir = "/var/lib/systemd/timesync";
+/* The cookie jars are not in stock systemd-timesyncd's directory: its package deletes that
+ * directory when it is purged, also after this daemon replaced it (docs/DEBIAN.md). */
+#define NTS_STATE_DIR_DEFAULT "/var/lib/timesyncd-nts"
+static const char *arg_nts_state_dir = NULL;
+static bool arg_state_dir_set = false;
 static const char *arg_runtime_dir = "/run/systemd/timesync";
 static usec_t arg_test_poll_interval = 0;
 static bool arg_test_fake_clock = false;
@@ -35,6 +40,9 @@ static void help(void) {
                "                        without any capability\n"
                "     --config=FILE      Read only FILE instead of timesyncd.conf and drop-ins\n"
                "     --state-dir=DIR    Keep the clock file in DIR (default %s)\n"
+               "     --nts-state-dir=DIR\n"
+               "                        Keep the NTS cookie jars in DIR (default %s, or\n"
+               "                        the --state-dir= DIR when only that one is given)\n"
                "     --runtime-dir=DIR  Write the 'synchronized' flag in DIR (default %s)\n"
                "     --test-poll-interval=TIME\n"
                "                        With --observe only: poll every TIME (e.g. 250ms),\n"
@@ -43,7 +51,7 @@ static void help(void) {
                "                        With --observe only: steer a fake clock that starts\n"
                "                        TIME off the system clock; SIGUSR1 moves it by TIME\n"
                "                        again, as a program setting the clock would\n",
-               program_invocation_short_name, arg_state_dir, arg_runtime_dir);
+               program_invocation_short_name, arg_state_dir, NTS_STATE_DIR_DEFAULT, arg_runtime_dir);
 }
 
 static int parse_argv(int argc, char *argv[]) {
@@ -52,6 +60,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_OBSERVE,
                 ARG_CONFIG,
                 ARG_STATE_DIR,
+                ARG_NTS_STATE_DIR,
                 ARG_RUNTIME_DIR,
                 ARG_TEST_POLL_INTERVAL,
                 ARG_TEST_CLOCK_OFFSET,
@@ -62,6 +71,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "observe", no_argument, NULL, ARG_OBSERVE },
                 { "config", required_argument, NULL, ARG_CONFIG },
                 { "state-dir", required_argument, NULL, ARG_STATE_DIR },
+                { "nts-state-dir", required_argument, NULL, ARG_NTS_STATE_DIR },
                 { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "test-poll-interval", required_argument, NULL, ARG_TEST_POLL_INTERVAL },
                 { "test-clock-offset", required_argument, NULL, ARG_TEST_CLOCK_OFFSET },
@@ -85,6 +95,10 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_STATE_DIR:
                         arg_state_dir = optarg;
+                        arg_state_dir_set = true;
+                        break;
+                case ARG_NTS_STATE_DIR:
+                        arg_nts_state_dir = optarg;
                         break;
                 case ARG_RUNTIME_DIR:
                         arg_runtime_dir = optarg;
@@ -114,6 +128,10 @@ static int parse_argv(int argc, char *argv[]) {
 
         if (optind < argc)
                 return log_error_errno(EINVAL, "%s takes no arguments.", program_invocation_short_name);
+
+        /* One directory given for the state keeps all of it there (tests, --observe runs). */
+        if (!arg_nts_state_dir)
+                arg_nts_state_dir = arg_state_dir_set ? arg_state_dir : NTS_STATE_DIR_DEFAULT;
 
         /* A poll interval below the floor would hammer a real server and, on a real clock,
          * steer it from too few samples: only a measuring daemon may have one. */
@@ -153,6 +171,9 @@ static int drop_privileges(bool keep_sys_time) {
                 pw = getpwnam(TIMESYNC_USER);
                 if (pw) {
                         r = prepare_dir(arg_state_dir, pw->pw_uid, pw->pw_gid);
+                        if (r < 0)
+                                return r;
+                        r = prepare_dir(arg_nts_state_dir, pw->pw_uid, pw->pw_gid);
                         if (r < 0)
                                 return r;
                         r = prepare_dir(arg_runtime_dir, pw->pw_uid, pw->pw_gid);
@@ -209,6 +230,7 @@ int main(int argc, char *argv[]) {
                         .observe = arg_observe,
                         .config_file = arg_config_file,
                         .state_dir = arg_state_dir,
+                        .nts_state_dir = arg_nts_state_dir,
                         .runtime_dir = arg_runtime_dir,
                         .test_poll_interval_usec = arg_test_poll_interval,
                         .test_fake_clock = arg_test_fake_clock,

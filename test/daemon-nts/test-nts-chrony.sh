@@ -285,6 +285,24 @@ test_properties_changed_once_per_poll_and_only_when_changed() {
         stop_timesyncd
 }
 
+# --nts-state-dir=: the jars there, the clock file in --state-dir=. The unit keeps them apart
+# (/var/lib/timesyncd-nts) because stock's package deletes /var/lib/systemd/timesync when purged,
+# also after this daemon replaced it. Directories of its own: the other cases' state stays.
+test_nts_state_dir_keeps_the_jars_apart_from_the_clock_file() {
+        local clock_dir=$TEST_TMPDIR/clock-state nts_dir=$TEST_TMPDIR/nts-state jar
+        ! pid_alive "$TIMESYNCD_PID" || stop_timesyncd
+        : >"$TIMESYNCD_LOG"
+        # The later --state-dir= wins over the one start_timesyncd passes.
+        start_timesyncd "$conf" --state-dir="$clock_dir" --nts-state-dir="$nts_dir"
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        jar=$nts_dir/$(basename "$(nts_jar_file "localhost:$ke")")
+        wait_for 5 test -s "$jar" || fail "no NTS state file $jar"
+        [ "$(stat -c %a "$jar")" = 600 ] || fail "$jar is not mode 600"
+        compgen -G "$clock_dir/nts-*.jar" >/dev/null && fail "a jar was written to --state-dir= too"
+        wait_for 5 test -e "$clock_dir/clock" || fail "no clock file in --state-dir="
+        stop_timesyncd
+}
+
 run_case test_nts_sync_with_chronyd_is_authenticated_and_shown_on_dbus
 run_case test_libssl_is_mapped_after_nts_key_exchange
 run_case test_state_file_is_private
@@ -292,6 +310,7 @@ run_case test_restart_resumes_with_saved_cookies_without_key_exchange
 run_case test_keys_older_than_seven_days_are_renewed_while_running
 run_case test_garbage_state_file_is_discarded_and_key_exchange_runs
 run_case test_state_file_of_another_server_is_discarded
+run_case test_nts_state_dir_keeps_the_jars_apart_from_the_clock_file
 run_case test_negotiated_ntp_server_and_port_are_used
 run_case test_saved_cookies_refused_after_server_key_change_lead_to_key_exchange
 run_case test_libssl_is_not_mapped_without_nts_servers

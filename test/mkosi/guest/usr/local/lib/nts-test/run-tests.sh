@@ -32,12 +32,18 @@ info() {
         echo "INFO $*"
 }
 
+# Whole seconds since boot. Not bash's $SECONDS, which follows the wall clock: a step of the
+# clock while waiting (the bootstrap moves it by days) made a wait give up at once.
+uptime_seconds() {
+        cut -d. -f1 /proc/uptime
+}
+
 # wait_for SECONDS COMMAND...: true as soon as COMMAND succeeds.
 wait_for() {
-        local deadline=$((SECONDS + $1))
+        local deadline=$(($(uptime_seconds) + $1))
         shift
         until "$@" >/dev/null 2>&1; do
-                [ "$SECONDS" -lt "$deadline" ] || return 1
+                [ "$(uptime_seconds)" -lt "$deadline" ] || return 1
                 sleep 0.5
         done
 }

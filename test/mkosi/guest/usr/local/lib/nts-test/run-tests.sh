@@ -662,9 +662,10 @@ show_timesync_names() {
         timedatectl show-timesync --all | cut -d= -f1 | sort
 }
 
-# Our members that stock lacks: those with NTS in the name, and SecureTime (the upstream NTS
-# patch set's name for NTSAuthenticated; its NTSKeyExchangeServers has NTS in it).
-OUR_ADDITIONS='NTS|SecureTime'
+# Our members that stock lacks: those with NTS in the name, SecureTime (the upstream NTS patch
+# set's name for NTSAuthenticated; its NTSKeyExchangeServers has NTS in it), and RefusedReplies
+# (replies refused, per server and cause).
+OUR_ADDITIONS='NTS|SecureTime|RefusedReplies'
 
 # surface_matches_stock KIND: ours without our additions equals stock
 surface_matches_stock() {

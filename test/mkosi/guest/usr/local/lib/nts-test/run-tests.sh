@@ -10,6 +10,9 @@ T=/usr/local/lib/nts-test
 P=/opt/nts-test/peers
 CERTS=/etc/nts-test
 RUN=/run/nts-test
+# Kept over the qemu guest's reboot: the phase the next boot runs, chronyd's server keys.
+PERSIST=/var/lib/nts-test
+PHASE_FILE=$PERSIST/phase
 DROPIN=/run/systemd/timesyncd.conf.d/50-nts-test.conf
 UNIT_DROPIN=/run/systemd/system/systemd-timesyncd.service.d/50-nts-test.conf
 BUS=(org.freedesktop.timesync1 /org/freedesktop/timesync1 org.freedesktop.timesync1.Manager)
@@ -86,6 +89,51 @@ unit_is_ours() {
         systemctl show -p Description --value systemd-timesyncd | grep -q NTS
 }
 
+STOCK_DEB=$(ls /opt/nts-test/stock/systemd-timesyncd_*.deb 2>/dev/null | head -n 1)
+OUR_DEB=$(ls /opt/nts-test/debs/timesyncd-nts_*.deb 2>/dev/null | head -n 1)
+DSH_RECORD=/var/lib/systemd/deb-systemd-helper-enabled/systemd-timesyncd.service.dsh-also
+
+# deb_paths DEB: the paths a .deb ships other than directories, one per line ("x -> y" for links)
+deb_paths() {
+        dpkg-deb -c "$1" | awk '$1 !~ /^d/ { $1 = $2 = $3 = $4 = $5 = ""; sub(/^ *\./, ""); print }' | sort
+}
+
+# Every path of stock's package is one of ours too (man page aliases, the dhclient hook...),
+# except stock's documentation and lintian overrides, which are named after its package.
+ships_every_path_of_stock() {
+        local missing
+        missing=$(comm -23 <(deb_paths "$STOCK_DEB" | grep -v -e '^/usr/share/doc/systemd-timesyncd/' \
+                        -e '^/usr/share/lintian/overrides/systemd-timesyncd$') <(deb_paths "$OUR_DEB"))
+        [ -z "$missing" ] || echo "$missing" | sed 's/^/INFO   only in stock: /'
+        [ -n "$STOCK_DEB" ] && [ -n "$OUR_DEB" ] && [ -z "$missing" ]
+}
+
+multi_arch_as_stock() {
+        local ours stock
+        ours=$(dpkg-deb -f "$OUR_DEB" Multi-Arch)
+        stock=$(dpkg-deb -f "$STOCK_DEB" Multi-Arch)
+        info "Multi-Arch: ours '$ours', stock '$stock'"
+        [ "$ours" = foreign ] && [ "$ours" = "$stock" ]
+}
+
+dhclient_hook_is_a_conffile() {
+        dpkg-query -W -f='${Conffiles}\n' timesyncd-nts | grep -q ' /etc/dhcp/dhclient-exit-hooks.d/timesyncd '
+}
+
+# dpkg_status PACKAGE: "installed", "config-files" (what dpkg -l shows as "rc")...;
+# "not-installed" also when dpkg does not know the package at all
+dpkg_status() {
+        local s
+        s=$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)
+        echo "${s:-not-installed}"
+}
+
+# The D-Bus activation alias and the sysinit.target want, as systemctl enable makes them.
+unit_links_present() {
+        [ -L /etc/systemd/system/dbus-org.freedesktop.timesync1.service ] &&
+                [ -L /etc/systemd/system/sysinit.target.wants/systemd-timesyncd.service ]
+}
+
 package_checks() {
         info "stock systemd-timesyncd was $(cat $T/stock-version), swap log:"
         grep -v -e '^$' -e 'Reading database' $T/swap.log | sed 's/^/INFO   /' | tail -n 12
@@ -96,6 +144,12 @@ package_checks() {
         check unit_is_enabled_by_postinst unit_enabled
         check sysusers_created_systemd_timesync_user user_exists
         check unit_file_is_ours unit_is_ours
+        check package_ships_every_path_of_stock ships_every_path_of_stock
+        check package_is_multi_arch_foreign_as_stock multi_arch_as_stock
+        check dhclient_hook_is_a_conffile_of_the_package dhclient_hook_is_a_conffile
+        # The record stock's purge would delete, links and all (docs/DEBIAN.md, "Stock's purge").
+        check package_keeps_no_deb_systemd_helper_record test ! -e $DSH_RECORD
+        info "stock's dpkg state after the swap: $(dpkg_status systemd-timesyncd)"
 }
 
 # Back to stock with its pristine conffile, then the swap again: dpkg must install our
@@ -112,6 +166,45 @@ swap_without_questions() {
                 return 1
         fi
         grep -q '^#NTS=' /etc/systemd/timesyncd.conf && daemon_owned_by_package && unit_enabled
+}
+
+# ---- package: each package's purge of its "rc" leftover spares the other (docs/DEBIAN.md) ----
+
+# purge_leftover PACKAGE: dpkg --purge of a package apt left in "rc" (config-files) when the
+# other replaced it, the routine clean-up; true when it was "rc" and the purge succeeded.
+purge_leftover() {
+        local before
+        before=$(dpkg_status "$1")
+        info "$1 before the purge: $before"
+        [ "$before" = config-files ] || return 1
+        if ! dpkg --purge "$1" >$RUN/purge-$1.log 2>&1; then
+                sed 's/^/INFO   /' $RUN/purge-$1.log
+                return 1
+        fi
+        info "$1 after the purge: $(dpkg_status "$1")"
+        [ "$(dpkg_status "$1")" = not-installed ]
+}
+
+# Stock back (ours in "rc"), then ours purged: stock's unit stays enabled with its record, and
+# the clock file stays.
+our_purge_spares_stock() {
+        mkdir -p /var/lib/systemd/timesync
+        touch /var/lib/systemd/timesync/clock
+        purge_leftover timesyncd-nts || return 1
+        unit_enabled && unit_links_present && test -e $DSH_RECORD && test -e /var/lib/systemd/timesync/clock &&
+                ! unit_is_ours
+}
+
+# Ours over stock (stock in "rc"), then stock purged: our unit stays enabled, with its D-Bus
+# alias, and the NTS state stays.
+stock_purge_spares_ours() {
+        local sum
+        mkdir -p /var/lib/timesyncd-nts
+        echo "nts-test: must survive stock's purge" >/var/lib/timesyncd-nts/nts-test.marker
+        sum=$(sha256sum </var/lib/timesyncd-nts/nts-test.marker)
+        purge_leftover systemd-timesyncd || return 1
+        unit_enabled && unit_links_present && unit_is_ours &&
+                [ "$(sha256sum </var/lib/timesyncd-nts/nts-test.marker 2>/dev/null)" = "$sum" ]
 }
 
 # ---- D-Bus: methods and access control ----
@@ -169,18 +262,22 @@ nspawn_suite() {
         systemctl stop nts-observe
         mkdir -p $RUN
         check stock_package_reinstalls_with_its_conffile stock_again
+        check purging_our_leftover_keeps_stock_enabled our_purge_spares_stock
         check unchanged_conffile_is_replaced_without_a_question swap_without_questions
+        check purging_stock_leftover_keeps_ours_enabled_with_its_nts_state stock_purge_spares_ours
+        check no_deb_systemd_helper_record_after_the_swap_again test ! -e $DSH_RECORD
 }
 
 # ---- qemu: the real unit, real servers in the guest, the guest's clock ----
 
 # start_chrony NAME PORT NTSPORT EXTRA [CHAIN [AHEAD_MS [BASE]]]: chronyd as an NTS server on
+# (its files in CHRONY_DIR, default $RUN/NAME)
 # the guest's loopback, serving CHAIN (default: the valid server chain) and the guest's clock;
 # with AHEAD_MS it serves the true time plus AHEAD_MS milliseconds instead, through
 # true-time.so, whatever the guest's clock does: the way a server in the same guest can hand
 # out a time of its own. The true time is BASE (true-time-base output), default TRUE_BASE.
 start_chrony() {
-        local name=$1 port=$2 ntsport=$3 extra=$4 chain=${5:-$CERTS/server-chain.pem} ahead=${6:-} base=${7:-${TRUE_BASE:-}} dir=$RUN/$1
+        local name=$1 port=$2 ntsport=$3 extra=$4 chain=${5:-$CERTS/server-chain.pem} ahead=${6:-} base=${7:-${TRUE_BASE:-}} dir=${CHRONY_DIR:-$RUN/$1}
         local env=()
         mkdir -p "$dir"
         chmod 0700 "$dir"
@@ -610,6 +707,104 @@ no_libssl_suite() {
         check nts_authenticated_again_with_libssl wait_for 60 authenticated
 }
 
+# ---- qemu: the dhclient exit hook (DHCP-provided NTP servers on ifupdown machines) ----
+
+HOOK=/etc/dhcp/dhclient-exit-hooks.d/timesyncd
+DHCP_DROPIN=/run/systemd/timesyncd.conf.d/01-dhclient.conf
+
+# run_dhclient_hook REASON [SERVERS]: the hook as dhclient-script runs it, sourced, with the
+# lease's option in new_ntp_servers
+run_dhclient_hook() {
+        reason=$1 new_ntp_servers=${2:-} sh -c ". $HOOK"
+}
+
+dhcp_dropin_says() {
+        grep -qx "NTP=$1" $DHCP_DROPIN
+}
+
+# With NTS= configured: the lease's servers become NTP= in a runtime drop-in, read by a reload
+# (same process), and change nothing about the time source: no plain NTP next to NTS.
+dhclient_hook_suite() {
+        local pid
+        pid=$(daemon_pid)
+        run_dhclient_hook BOUND "192.0.2.53 192.0.2.54"
+        check dhclient_hook_writes_the_lease_ntp_servers dhcp_dropin_says "192.0.2.53 192.0.2.54"
+        check daemon_reloads_the_dhcp_ntp_servers wait_for 15 runtime_prop_is SystemNTPServers \
+                'as 2 "192.0.2.53" "192.0.2.54"'
+        check dhcp_ntp_servers_reloaded_in_the_same_process output_is "$pid" daemon_pid
+        sleep 3
+        check dhcp_ntp_servers_do_not_replace_nts bash -c \
+                "[ \"\$(busctl get-property ${BUS[*]} ServerName)\" = 's \"localhost:14460\"' ] && \
+                 [ \"\$(busctl get-property ${BUS[*]} NTSAuthenticated)\" = 'b true' ]"
+        run_dhclient_hook BOUND $'192.0.2.1\nNTS=198.51.100.1'
+        check dhclient_hook_refuses_a_malformed_option dhcp_dropin_says "192.0.2.53 192.0.2.54"
+        run_dhclient_hook EXPIRE
+        check dhclient_hook_removes_the_servers_when_the_lease_ends test ! -e $DHCP_DROPIN
+        check daemon_drops_the_dhcp_ntp_servers wait_for 15 runtime_prop_is SystemNTPServers 'as 0'
+}
+
+runtime_prop_is() {
+        [ "$(prop "$1")" = "$2" ]
+}
+
+# ---- qemu: stock's purge and a reboot (docs/DEBIAN.md, "Stock's purge") ----
+
+REBOOT_DROPIN=/etc/systemd/timesyncd.conf.d/60-nts-test-reboot.conf
+REBOOT_JAR=/var/lib/timesyncd-nts/nts-localhost_14467.jar
+
+# chronyd whose server keys are kept over the reboot, so that the saved cookies stay valid
+start_persistent_chrony() {
+        CHRONY_DIR=$PERSIST/chrony start_chrony persist 11129 14467 "local stratum 1"
+}
+
+# Ours over stock again (stock left in "rc" by apt), NTS in use with a configuration on disk,
+# then the routine purge of stock's leftover: our unit stays enabled with its D-Bus alias, the
+# daemon keeps running, the cookie jar stays. The next boot checks the rest (after_reboot_suite).
+purge_stock_then_reboot_suite() {
+        # The changed timesyncd.conf is kept, as in the image's swap (dpkg would ask).
+        check ours_installed_over_stock_again bash -c "apt-get install -y -o Dpkg::Options::=--force-confdef \
+                -o Dpkg::Options::=--force-confold /opt/nts-test/debs/timesyncd-nts_*.deb \
+                </dev/null >$RUN/swap-qemu.log 2>&1 || { tail -n 8 $RUN/swap-qemu.log | sed 's/^/INFO   /'; exit 1; }"
+        check stock_left_in_rc_state_by_apt output_is config-files dpkg_status systemd-timesyncd
+        check no_deb_systemd_helper_record_after_the_swap test ! -e $DSH_RECORD
+        mkdir -p $PERSIST "$(dirname $REBOOT_DROPIN)"
+        check chronyd_with_kept_keys_starts start_persistent_chrony
+        rm -f $DROPIN
+        printf '[Time]\nNTS=localhost:14467\nNTSTrustedCertificates=%s\n' "$CERTS/ca.pem" >$REBOOT_DROPIN
+        systemctl restart systemd-timesyncd
+        check nts_authenticated_before_the_purge wait_for 60 authenticated
+        check cookie_jar_saved_in_var_lib_timesyncd_nts wait_for 10 test -s $REBOOT_JAR
+
+        check dpkg_purge_of_stock_leftover_succeeds purge_leftover systemd-timesyncd
+        check unit_enabled_after_stock_purge unit_enabled
+        check unit_links_kept_after_stock_purge unit_links_present
+        check daemon_still_active_after_stock_purge daemon_active
+        check cookie_jar_kept_after_stock_purge grep -q '^cookie=' $REBOOT_JAR
+        info "after stock's purge: /var/lib/systemd/timesync $([ -d /var/lib/systemd/timesync ] && echo kept || echo removed by it, as expected)"
+        echo after-stock-purge >$PHASE_FILE
+}
+
+ke_connections_of() {
+        "$P/usr/bin/chronyc" -h "$1/chronyd.sock" serverstats | sed -n 's/^NTS-KE connections accepted *: *//p'
+}
+
+# The boot after stock's purge: enabled and started at boot, reachable by its D-Bus name, and
+# going on with the cookies saved before the purge.
+after_reboot_suite() {
+        check unit_enabled_after_the_reboot unit_enabled
+        check daemon_active_after_the_reboot wait_for 60 daemon_active
+        check daemon_resumes_with_the_cookies_saved_before_the_purge wait_for 30 log_has \
+                '^Resuming NTS with localhost:14467: [1-8] cookies'
+        check chronyd_with_kept_keys_starts_again start_persistent_chrony
+        check nts_authenticated_after_the_reboot wait_for 120 authenticated
+        check timedatectl_reaches_the_daemon_after_the_reboot bash -c \
+                '[ "$(timedatectl show-timesync -p ServerName --value)" = localhost:14467 ]'
+        check state_directory_made_again_by_the_unit test -d /var/lib/systemd/timesync
+        info "chronyd NTS-KE connections since the reboot: $(ke_connections_of $PERSIST/chrony)"
+        daemon_log | grep -E 'Resuming|NTS key exchange|Initial' | sed 's/^/INFO   /'
+        rm -f $PHASE_FILE
+}
+
 # ---- qemu: memory against stock and chronyd, and stock's D-Bus surface ----
 
 # mem NAME PID: "MEM" line with the process's RSS and PSS from smaps_rollup (KiB)
@@ -743,6 +938,7 @@ qemu_suite() {
         check set_ntp_true_starts_the_daemon bash -c 'timedatectl set-ntp true && \
                 for i in $(seq 20); do [ "$(systemctl is-active systemd-timesyncd)" = active ] && exit 0; sleep 0.5; done; exit 1'
         check nts_authenticated_again_after_set_ntp_true wait_for 60 authenticated
+        dhclient_hook_suite
 
         check ntpsec_nts_server_starts start_ntpsec
         check runtime_nts_servers_switch_to_ntpsec busctl call "${BUS[@]}" SetRuntimeNTSServers as 1 ntp.test
@@ -773,9 +969,19 @@ qemu_suite() {
         expired_certificate_suite
         no_libssl_suite
         stock_memory_and_bus_suite
+        purge_stock_then_reboot_suite
 }
 
 info "timesyncd-nts guest tests, virtualization: $(systemd-detect-virt || true)"
+mkdir -p $RUN
+if [ -e $PHASE_FILE ]; then
+        # The qemu guest's second boot, after stock's purge (run.sh boots the same disk again).
+        info "second boot: $(cat $PHASE_FILE)"
+        after_reboot_suite
+        echo "=== TESTS RESULT rc=$failures"
+        systemctl poweroff
+        exit 0
+fi
 package_checks
 if systemd-detect-virt -q --container; then
         nspawn_suite
@@ -787,6 +993,10 @@ fi
 echo "=== TESTS RESULT rc=$failures"
 if systemd-detect-virt -q --container; then
         systemctl exit "$((failures > 0 ? 1 : 0))"
+elif [ -e $PHASE_FILE ]; then
+        # qemu runs with -no-reboot: it ends here, and run.sh starts the second boot.
+        echo "=== REBOOT for the second boot"
+        systemctl reboot
 else
         systemctl poweroff
 fi

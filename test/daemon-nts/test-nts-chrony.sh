@@ -250,7 +250,7 @@ test_state_file_is_written_every_third_request_and_whole_at_stop() {
 # back at 8 after each reply) only when they change. busctl monitor sees every signal the
 # daemon sends from its start; the count it announced last equals the property's value.
 test_properties_changed_once_per_poll_and_only_when_changed() {
-        local monitor replies signals ntpmsg cookies poll auth
+        local monitor replies signals ntpmsg cookies poll auth read i
         ! pid_alive "$TIMESYNCD_PID" || stop_timesyncd
         : >"$TIMESYNCD_LOG"
         busctl --system --match "type='signal',path='/org/freedesktop/timesync1',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'" \
@@ -280,8 +280,16 @@ test_properties_changed_once_per_poll_and_only_when_changed() {
         # What the last NTSCookies signal said is the value a client reads now.
         awk '/STRING "NTSCookies"/ { c = 1; next } c && /UINT32/ { v = $2; sub(/;$/, "", v); c = 0 } END { print v }' \
                 "$TEST_TMPDIR/signals.txt" >"$TEST_TMPDIR/last-cookies"
-        [ "$(cat "$TEST_TMPDIR/last-cookies")" = "$(timesync_property NTSCookies)" ] ||
-                fail "last announced NTSCookies $(cat "$TEST_TMPDIR/last-cookies") is not the property's $(timesync_property NTSCookies)"
+        # The daemon still polls every 100 ms: while a request is out (about a millisecond on
+        # loopback) the jar holds one cookie less, unannounced by design. A few reads see the
+        # steady value; a count that was never announced is seen by none of them.
+        for i in 1 2 3 4 5; do
+                read=$(timesync_property NTSCookies)
+                [ "$read" = "$(cat "$TEST_TMPDIR/last-cookies")" ] && break
+                sleep 0.03
+        done
+        [ "$read" = "$(cat "$TEST_TMPDIR/last-cookies")" ] ||
+                fail "last announced NTSCookies $(cat "$TEST_TMPDIR/last-cookies") is not the property's $read (5 reads)"
         stop_timesyncd
 }
 

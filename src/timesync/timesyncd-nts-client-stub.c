@@ -80,6 +80,10 @@ bool nts_client_bootstrap_done(NTSClient *c) {
         return false;
 }
 
+NTSClientBootstrap nts_client_bootstrap(const NTSClient *c) {
+        return NTS_CLIENT_BOOTSTRAP_NONE;
+}
+
 const char *nts_client_server(const NTSClient *c) {
         return c->server;
 }

@@ -53,9 +53,10 @@ struct NTSClient {
 
         /* Bootstrap (see nts_client_may_bootstrap()): the keys came from a handshake that did not
          * check certificate validity periods, so time from them must fall in the period in which
-         * every certificate of the chain is valid, and may only move the clock forward. */
-        bool bootstrap_attempt;         /* the next key exchange skips the validity check */
-        bool bootstrap;                 /* the keys in the jar come from such an exchange */
+         * every certificate of the chain is valid, and may only move the clock the way the
+         * refused certificate said our clock is wrong. */
+        NTSClientBootstrap bootstrap_attempt; /* the next key exchange skips the validity check */
+        NTSClientBootstrap bootstrap;   /* the keys in the jar come from such an exchange */
         bool bootstrap_refusal_logged;  /* each retry meets the same refusal: one warning */
         time_t chain_valid_from, chain_valid_until;
 
@@ -102,7 +103,7 @@ static void nts_client_report(NTSClient *c, NTSClientEvent e) {
 /* ---- keys and the state file ---- */
 
 static void nts_client_forget_keys(NTSClient *c) {
-        c->bootstrap = false;
+        c->bootstrap = NTS_CLIENT_BOOTSTRAP_NONE;
         c->c2s = NTS_aead_free(c->c2s);
         c->s2c = NTS_aead_free(c->s2c);
         nts_jar_done(&c->jar);
@@ -399,37 +400,54 @@ static void nts_client_ke_failed(NTSClient *c, const char *reason) {
  * A machine without a working RTC starts at a floor: the clock file's time, this build's time
  * or systemd's epoch file. The certificate of an NTS-KE server issued after that looks "not
  * yet valid": without help, such a machine can never get authenticated time. The way out, for
- * a clock known to be behind and nothing else:
+ * a clock known to be wrong and nothing else:
  *  - only when the policy of the settings allows it (the daemon's, manager_nts_bootstrap_allowed():
- *    NTSBootstrap= is on, nothing synchronized the clock, and it still reads as its floor put
- *    it at boot: "unsynchronized" alone is true at every boot, also of a correct clock);
- *  - only for a certificate refused for being not yet valid. An expired certificate is never
- *    accepted: that is what an attacker holding an old key would show a correctly set clock;
+ *    NTSBootstrap= is on, nothing synchronized the clock, and for a clock that is behind, it
+ *    still reads as its floor put it at boot: "unsynchronized" alone is true at every boot,
+ *    also of a correct clock);
+ *  - only for a certificate refused for its validity period: not yet valid (FORWARD), or, if
+ *    the policy allows that too, expired (BACKWARD: the daemon allows it only where the
+ *    agreement of several sources decides, since an expired certificate is what an attacker
+ *    holding an old key would show a correctly set clock);
  *  - the key exchange is repeated without validity checks (everything else is checked), and
  *    time from those keys is used only if it lies within the validity period of the whole
- *    chain and moves the clock forward;
+ *    chain and moves the clock that way;
  *  - once the clock took that time, the keys are dropped and the key exchange is repeated
  *    with every check, now against the corrected clock; the keys are never saved.
- * Returns true when the exchange is to be repeated that way. Otherwise, for a certificate that
- * is not yet valid, reason gets the refusal for the failure's reason. */
+ * Returns true when the exchange is to be repeated that way. Otherwise, when the policy
+ * refused with a reason, reason gets the refusal for the failure's reason. */
 static bool nts_client_may_bootstrap(NTSClient *c, const NTS_KEResult *result, char *reason, size_t size) {
-        const char *short_reason = NULL;
+        const char *short_reason = NULL, *validity;
+        NTSClientBootstrap direction;
         char why[256];
 
-        if (result->stage != NTS_KE_STAGE_TLS || result->cert_time_failure != NTS_TLS_CERT_NOT_YET_VALID ||
-            c->bootstrap_attempt || !c->settings->bootstrap_allowed)
+        if (result->stage != NTS_KE_STAGE_TLS || c->bootstrap_attempt || !c->settings->bootstrap_allowed)
+                return false;
+        if (result->cert_time_failure == NTS_TLS_CERT_NOT_YET_VALID) {
+                direction = NTS_CLIENT_BOOTSTRAP_FORWARD;
+                validity = "is not yet valid";
+        } else if (result->cert_time_failure == NTS_TLS_CERT_EXPIRED) {
+                direction = NTS_CLIENT_BOOTSTRAP_BACKWARD;
+                validity = "has expired";
+        } else
                 return false;
 
-        if (c->settings->bootstrap_allowed(c->settings->bootstrap_userdata, why, sizeof why, &short_reason)) {
-                log_notice("The certificate of %s is not yet valid by our clock, which is not synchronized and "
-                           "behind (%s): bootstrapping (its time is used only within the certificate's validity "
-                           "period, and only forward).", c->server, why);
+        if (c->settings->bootstrap_allowed(c->settings->bootstrap_userdata, direction, why, sizeof why,
+                                           &short_reason)) {
+                log_notice("The certificate of %s %s by our clock, which is not synchronized and %s (%s): "
+                           "bootstrapping (its time is used only within the certificate's validity period, and "
+                           "only %s).", c->server, validity,
+                           direction == NTS_CLIENT_BOOTSTRAP_FORWARD ? "behind" : "may be ahead", why,
+                           direction == NTS_CLIENT_BOOTSTRAP_FORWARD ? "forward" : "backward");
+                c->bootstrap_attempt = direction;
                 return true;
         }
+        if (!short_reason)
+                return false;
 
         /* Each retry of the key exchange meets the same refusal: one warning. */
         log_full(c->bootstrap_refusal_logged ? LOG_DEBUG : LOG_WARNING,
-                 "Bootstrap with %s refused: its certificate is not yet valid by our clock, and %s.", c->server, why);
+                 "Bootstrap with %s refused: its certificate %s by our clock, and %s.", c->server, validity, why);
         c->bootstrap_refusal_logged = true;
         snprintf(reason, size, "%s; no bootstrap: %s", result->reason, short_reason);
         return false;
@@ -471,24 +489,23 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
 
                 snprintf(reason, sizeof reason, "%s", res->reason);
                 if (nts_client_may_bootstrap(c, res, reason, sizeof reason)) {
-                        c->bootstrap_attempt = true;
                         (void) nts_client_start_ke(c);
                         return;
                 }
-                c->bootstrap_attempt = false;
+                c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
                 nts_client_ke_failed(c, reason);
                 return;
         }
 
         if (nts_client_take_result(c, res) < 0) {
                 nts_client_forget_keys(c);
-                c->bootstrap_attempt = false;
+                c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
                 nts_client_ke_failed(c, "out of memory or AEAD unusable after key exchange");
                 return;
         }
 
         c->bootstrap = c->bootstrap_attempt;
-        c->bootstrap_attempt = false;
+        c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
         c->chain_valid_from = res->tls.valid_from;
         c->chain_valid_until = res->tls.valid_until;
         c->cookies_unproven = true;
@@ -559,7 +576,7 @@ static int nts_client_start_session(NTSClient *c, const SocketAddress *addresses
                 .tls = {
                         .hostname = c->host,
                         .verify_time = now_ts.tv_sec,
-                        .no_verify_time = c->bootstrap_attempt,
+                        .no_verify_time = c->bootstrap_attempt != NTS_CLIENT_BOOTSTRAP_NONE,
                 },
                 .aead = offer,
                 .n_aead = (size_t) n_offer,
@@ -825,6 +842,7 @@ int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause 
 
 int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t offset_nsec) {
         int64_t nb, na;
+        bool forward;
 
         assert(c);
 
@@ -833,12 +851,14 @@ int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t o
 
         nb = (int64_t) c->chain_valid_from * NTP_NSEC_PER_SEC;
         na = (int64_t) c->chain_valid_until * NTP_NSEC_PER_SEC;
-        if (server_time_nsec >= nb && server_time_nsec <= na && offset_nsec > 0)
+        forward = c->bootstrap == NTS_CLIENT_BOOTSTRAP_FORWARD;
+        if (server_time_nsec >= nb && server_time_nsec <= na && (forward ? offset_nsec > 0 : offset_nsec < 0))
                 return 0;
 
         log_warning("Refusing bootstrap time from %s: it %s; dropping the server.", c->server,
                     server_time_nsec < nb || server_time_nsec > na ?
-                    "lies outside the validity period of its certificate chain" : "would move the clock backwards");
+                    "lies outside the validity period of its certificate chain" :
+                    forward ? "would move the clock backwards" : "would move the clock forward");
         nts_client_forget_keys(c);
         c->ke_failures++;
         c->ke_retry_after = now(CLOCK_BOOTTIME) + NTS_KE_BACKOFF_MAX_USEC;
@@ -858,6 +878,10 @@ bool nts_client_bootstrap_done(NTSClient *c) {
         nts_client_forget_keys(c);
         (void) nts_client_start_ke(c);
         return true;
+}
+
+NTSClientBootstrap nts_client_bootstrap(const NTSClient *c) {
+        return c->bootstrap;
 }
 
 /* ---- views ---- */

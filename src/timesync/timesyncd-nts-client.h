@@ -41,6 +41,16 @@ typedef struct NTSClient NTSClient;
  * disk fails a write every few requests, and a removal frees room for one more. */
 #define NTS_STATE_LOG_INTERVAL_USEC (10 * USEC_PER_MINUTE)
 
+/* A bootstrap (see nts_client_may_bootstrap()): keys from a key exchange that skipped the
+ * validity periods of the server's certificates, and which way their time may move our clock. */
+typedef enum NTSClientBootstrap {
+        NTS_CLIENT_BOOTSTRAP_NONE,      /* keys from a key exchange with every check */
+        NTS_CLIENT_BOOTSTRAP_FORWARD,   /* a certificate was not yet valid by our clock: it may
+                                         * be behind, and their time only moves it forward */
+        NTS_CLIENT_BOOTSTRAP_BACKWARD,  /* a certificate had expired by our clock: it may be
+                                         * ahead, and their time only moves it backward */
+} NTSClientBootstrap;
+
 /* What a client needs from its owner. The owner keeps it alive as long as the client and
  * current (a reload changes it): it is read at each use, never copied. */
 typedef struct NTSClientSettings {
@@ -52,12 +62,14 @@ typedef struct NTSClientSettings {
         bool trusted_certificates_invalid; /* a value was refused: no key exchange at all */
         usec_t ke_timeout_usec;         /* KeyExchangeTimeoutSec= */
         usec_t retry_usec;              /* the first step of the backoff (ConnectionRetrySec=) */
-        /* The bootstrap policy: asked, for a certificate that is not yet valid by our clock,
-         * whether a key exchange may skip validity periods now (the bootstrap of a clock that
-         * is behind, see timesyncd-nts-client.c). True with the evidence in why (a clause);
-         * false with the reason in why and a shorter one in *ret_short, for a status. It
-         * answers and changes nothing. NULL: never. */
-        bool (*bootstrap_allowed)(void *userdata, char *why, size_t size, const char **ret_short);
+        /* The bootstrap policy: asked, for a certificate that is not yet valid (FORWARD) or
+         * has expired (BACKWARD) by our clock, whether a key exchange may skip validity
+         * periods now (see nts_client_may_bootstrap()). True with the evidence in why (a
+         * clause); false with the reason in why and a shorter one in *ret_short, for a
+         * status, or with *ret_short NULL when the question does not arise (nothing is said,
+         * the failure stays as it is). It answers and changes nothing. NULL: never. */
+        bool (*bootstrap_allowed)(void *userdata, NTSClientBootstrap direction, char *why, size_t size,
+                                  const char **ret_short);
         void *bootstrap_userdata;
 } NTSClientSettings;
 
@@ -128,11 +140,15 @@ ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size);
 int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause *ret_cause, const char **ret_reason);
 
 /* For a reply that verified, if the keys come from a bootstrap exchange: whether its time
- * may be used. 0: yes; -EPERM: no (logged), the keys were dropped and the client backs off. */
+ * may be used: within the validity period of the whole certificate chain, and moving the
+ * clock the bootstrap's way. 0: yes; -EPERM: no (logged), the keys were dropped and the client
+ * backs off. */
 int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t offset_nsec);
 /* The clock took a sample: if the keys come from a bootstrap exchange, drops them and repeats
  * the key exchange with every certificate check. Returns true when it did (busy now). */
 bool nts_client_bootstrap_done(NTSClient *c);
+/* Whether the keys in use come from a bootstrap exchange, and which way. */
+NTSClientBootstrap nts_client_bootstrap(const NTSClient *c);
 
 /* What D-Bus and the logs show. */
 const char *nts_client_server(const NTSClient *c);      /* as configured */

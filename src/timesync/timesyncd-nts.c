@@ -89,7 +89,8 @@ void manager_nts_servers_changed(Manager *m) {
  * (clock_floor_verdict()): "unsynchronized" alone is true at every boot, also of a correct
  * clock, and a certificate valid from the future (issued ahead of a rotation, a private CA)
  * would then let its server move a correct clock anywhere into its validity period. */
-bool manager_nts_bootstrap_allowed(void *userdata, char *why, size_t size, const char **ret_short) {
+bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap direction, char *why, size_t size,
+                                   const char **ret_short) {
         Manager *m = userdata;
         const char *reason = NULL;
         ClockState st = {};
@@ -99,6 +100,14 @@ bool manager_nts_bootstrap_allowed(void *userdata, char *why, size_t size, const
         char found[200];
 
         assert(m);
+
+        /* An expired certificate is what an attacker holding an old key would show a correct
+         * clock: with one source there is nobody to agree or disagree, so the question does
+         * not arise (and nothing is said). */
+        if (direction != NTS_CLIENT_BOOTSTRAP_FORWARD) {
+                *ret_short = NULL;
+                return false;
+        }
 
         if (!m->config.nts_bootstrap)
                 reason = "NTSBootstrap=no";

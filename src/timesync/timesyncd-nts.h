@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "timesyncd-nts-client.h"
 #include "timesyncd-source.h"
 
 typedef struct Manager Manager;
@@ -28,7 +29,8 @@ void manager_nts_missing(Manager *m);
 void manager_nts_servers_changed(Manager *m);
 
 /* The bootstrap policy for NTSClientSettings.bootstrap_allowed (userdata: the Manager). */
-bool manager_nts_bootstrap_allowed(void *userdata, char *why, size_t size, const char **ret_short);
+bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap direction, char *why, size_t size,
+                                   const char **ret_short);
 /* A source reported an NTS event, or refused replies: NTSStatus, the counters,
  * PropertiesChanged. */
 void manager_nts_changed(Manager *m, Source *s, SourceEvent e);

@@ -19,7 +19,7 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 export TSNTS_SRC_DIR=$SRC
 TSNTS_BUILD_DIR=$(cd "${1:-$SRC/build}" && pwd)
 export TSNTS_BUILD_DIR
-export TSNTS_ADJTIMEX_READ=$TSNTS_BUILD_DIR/test/adjtimex-read
+export TSNTS_ADJTIMEX_READ=$TSNTS_BUILD_DIR/test/tools/adjtimex-read
 BENCH_TOOLS=(valgrind strace gnuplot /usr/bin/python3 setpriv ss readelf)
 
 [ "$(id -u)" = 0 ] || { echo "bench/run.sh needs root (setpriv drops CAP_SYS_TIME; apt-get installs what is missing)" >&2; exit 1; }
@@ -46,7 +46,7 @@ fi
 # shellcheck source-path=SCRIPTDIR
 . "$SRC/test/lib/dbus.sh"
 # shellcheck source-path=SCRIPTDIR
-. "$SRC/test/daemon/lib-timesyncd.sh"
+. "$SRC/test/lib/timesyncd.sh"
 
 POLLS=${BENCH_POLLS:-1000}
 POLL_LOG2=${BENCH_POLL_LOG2:--2}
@@ -625,7 +625,7 @@ CPU per poll over the same window (section 5).
 
 \`bench/bench-packet.c\`, linked with the project's static libraries: AES-SIV-CMAC-256, a
 request spending one 100-byte cookie (chrony's size) with 7 placeholders, a response with 8 new
-cookies built by test/common/nts-server-ef; $(sed -n 's/^# request \([0-9]*\) bytes, response \([0-9]*\) bytes.*/request \1 bytes, response \2 bytes/p' "$W/packet.tsv"). Each case runs 5000 times per round, 21 rounds interleave the cases, ns/op is
+cookies built by test/tools/nts-server-ef; $(sed -n 's/^# request \([0-9]*\) bytes, response \([0-9]*\) bytes.*/request \1 bytes, response \2 bytes/p' "$W/packet.tsv"). Each case runs 5000 times per round, 21 rounds interleave the cases, ns/op is
 the median (and minimum) over rounds of wall time per operation on one core. Instructions/op
 come from one callgrind run of 1000 operations per case (client requests zero and dump the
 counters around each case); they exclude the kernel, so a getrandom() counts a few

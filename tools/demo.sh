@@ -14,6 +14,6 @@ tools/install-deps.sh
 ninja -C build >/dev/null
 test/tools/fetch-peers.sh "$top/build-peers" >/dev/null
 export TSNTS_PEERS_DIR="$top/build-peers" TSNTS_BUILD_DIR="$top/build"
-export TSNTS_ADJTIMEX_READ="$top/build/test/adjtimex-read"
+export TSNTS_ADJTIMEX_READ="$top/build/test/tools/adjtimex-read"
 
-exec bash test/demo/demo.sh
+exec bash tools/demo-scenario.sh

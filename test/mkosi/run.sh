@@ -72,7 +72,7 @@ if [ "$build" = 1 ]; then
         step "peers and test tools"
         "$src/test/tools/fetch-peers.sh" "$work/peers" >/dev/null
         [ -d "$work/meson" ] || meson setup "$work/meson" "$src" -Dtests=true >/dev/null
-        ninja -C "$work/meson" test/tools/ntp-test-server test/adjtimex-read >/dev/null
+        ninja -C "$work/meson" test/tools/ntp-test-server test/tools/adjtimex-read >/dev/null
         # Idempotent; before any certificate of this run is signed with its server.key (a
         # directory left incomplete by an older make-certs.sh is made again, key included).
         "$src/test/tools/make-certs.sh" "$work/certs" >/dev/null
@@ -102,7 +102,7 @@ if [ "$build" = 1 ]; then
         cp "$work"/debs/timesyncd-nts_*.deb "$extra/opt/nts-test/debs/"
         cp -a "$work/peers/root" "$extra/opt/nts-test/peers"
         cp "$work/meson/test/tools/ntp-test-server" "$extra/opt/nts-test/bin/"
-        cp "$work/meson/test/adjtimex-read" "$extra/usr/local/lib/nts-test/"
+        cp "$work/meson/test/tools/adjtimex-read" "$extra/usr/local/lib/nts-test/"
         true_time_tools "$extra/usr/local/lib/nts-test"
         cp "$work/certs/ca.pem" "$work/certs/server.key" "$work/certs/server-chain.pem" \
                 "$work/certs/expired-chain.pem" "$work/fresh-chain.pem" "$work/certs/ahead-chain.pem" \

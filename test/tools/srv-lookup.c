@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Runs the SRV pool lookup of src/timesync/timesyncd-srv.c once, on the system bus
  * ($DBUS_SYSTEM_BUS_ADDRESS honoured), and prints what the daemon would get: the ordered
- * targets with their ports and the TTL, or the error message. For the tests of test/dns/.
+ * targets with their ports and the TTL, or the error message. For the tests of test/integration/dns/.
  *   srv-lookup NAME             looks up _ntske._tcp.NAME
  *   srv-lookup --orderings N NAME
  *                               one lookup, then N more RFC 2782 orderings of its records,

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Server selection like stock timesyncd: kiss-o'-death codes, unsynchronized servers, silent
+# servers (timeout, then the next one), fallback servers only when nothing else is configured,
+# retry after ConnectionRetrySec when every server failed.
+set -euo pipefail
+. "$(dirname "$0")/../../lib/common.sh"
+. "$(dirname "$0")/../../lib/timesyncd.sh"
+test_init
+timesyncd_prepare
+
+good=$(free_port)
+start_ntp_test_server good "$good"
+
+restart_with() {
+        [ -n "${TIMESYNCD_PID:-}" ] && { kill "$TIMESYNCD_PID" 2>/dev/null || true; wait "$TIMESYNCD_PID" 2>/dev/null || true; }
+        : >"$TIMESYNCD_LOG"
+        write_conf "$TEST_TMPDIR/ts.conf" "$@"
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+}
+
+test_deny_kiss_drops_the_server_and_moves_on() {
+        local p
+        p=$(free_port)
+        start_ntp_test_server deny "$p" --mode=deny
+        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good"
+        wait_log "refuses service (kiss code DENY)"
+        wait_log "Initial clock synchronization to 127.0.0.1:$good"
+}
+
+test_rstr_kiss_drops_the_server_and_moves_on() {
+        local p
+        p=$(free_port)
+        start_ntp_test_server rstr "$p" --mode=rstr
+        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good"
+        wait_log "refuses service (kiss code RSTR)"
+        wait_log "Initial clock synchronization to 127.0.0.1:$good"
+}
+
+test_rate_kiss_slows_down_and_keeps_the_server() {
+        local p
+        p=$(free_port)
+        start_ntp_test_server rate "$p" --mode=rate
+        restart_with "NTP=127.0.0.1:$p" "PollIntervalMinSec=16" "PollIntervalMaxSec=128"
+        wait_log "asks us to slow down (kiss code RATE), polling every 32s"
+        log_has "Selected server 127.0.0.1:$good" && fail "RATE must not switch servers"
+        true
+}
+
+test_unsynchronized_server_is_skipped() {
+        local p
+        p=$(free_port)
+        start_ntp_test_server unsync "$p" --mode=unsync
+        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good"
+        wait_log "is not synchronized, trying the next one"
+        wait_log "Initial clock synchronization to 127.0.0.1:$good"
+}
+
+test_too_large_root_distance_is_skipped() {
+        local p
+        p=$(free_port)
+        start_ntp_test_server far "$p" --mode=far
+        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good" "RootDistanceMaxSec=5"
+        wait_log "has too large root distance"
+        wait_log "Initial clock synchronization to 127.0.0.1:$good"
+}
+
+test_silent_server_times_out_and_next_is_used() {
+        local p
+        p=$(free_port)
+        start_ntp_test_server silent "$p" --mode=silent
+        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good"
+        wait_log "Timed out waiting for reply from 127.0.0.1:$p" 15
+        wait_log "Initial clock synchronization to 127.0.0.1:$good"
+}
+
+# A reply larger than the receive buffer arrives cut (MSG_TRUNC), and its first 48 bytes are a
+# correct answer: refused whole, the request times out, the next server is used.
+test_oversized_reply_is_refused_not_parsed_cut() {
+        local p
+        p=$(free_port)
+        start_ntp_test_server oversized "$p" --mode=oversized
+        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good"
+        wait_log "Ignoring reply from 127.0.0.1:$p (127.0.0.1:$p): it is larger than any reply accepted."
+        wait_log "Timed out waiting for reply from 127.0.0.1:$p (127.0.0.1:$p): 1 reply was refused" 15
+        wait_log "Initial clock synchronization to 127.0.0.1:$good"
+        log_has "Contacted time server 127.0.0.1:$p" && fail "the oversized reply was used"
+        log_has "Initial clock synchronization to 127.0.0.1:$p" && fail "synchronized to the oversized reply"
+        true
+}
+
+test_fallback_only_without_other_servers() {
+        restart_with "FallbackNTP=127.0.0.1:$good"
+        wait_log "Initial clock synchronization to 127.0.0.1:$good"
+        restart_with "NTP=127.0.0.1:1" "FallbackNTP=127.0.0.1:$good" "ConnectionRetrySec=1"
+        wait_log "Tried every server" 15
+        log_has "Selected server 127.0.0.1:$good" && fail "fallback used although NTP= is set"
+        true
+}
+
+test_retry_after_all_failed_then_recovery() {
+        local p
+        p=$(free_port)
+        start_ntp_test_server flaky "$p" --mode=silent
+        restart_with "NTP=127.0.0.1:$p" "ConnectionRetrySec=1"
+        wait_log "Tried every server" 15
+        kill -USR1 "$NTP_SERVER_PID_flaky"
+        wait_log "Initial clock synchronization to 127.0.0.1:$p" 20
+}
+
+run_case test_deny_kiss_drops_the_server_and_moves_on
+run_case test_rstr_kiss_drops_the_server_and_moves_on
+run_case test_rate_kiss_slows_down_and_keeps_the_server
+run_case test_unsynchronized_server_is_skipped
+run_case test_too_large_root_distance_is_skipped
+run_case test_silent_server_times_out_and_next_is_used
+run_case test_oversized_reply_is_refused_not_parsed_cut
+run_case test_fallback_only_without_other_servers
+run_case test_retry_after_all_failed_then_recovery

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# nts-query srv:NAME against the DNSSEC fixture (test/lib/dnssec.sh): a signed SRV set whose
+# targets are NTS servers on loopback at the ports the records give, found through
+# systemd-resolved on the test's bus (the targets' names exist only in the signed zone):
+#   _ntske._tcp.pool  10 60 m1 (the mock server), 10 40 c1 (chronyd), 20 0 bad (the mock
+#                     server with a certificate for wrong.test only)
+# The records are shown with the authenticated flag; each target is checked against its own
+# name at its own port; every answer that is not an authenticated set of targets is refused
+# before any target is asked.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR/../../lib source=dnssec.sh
+. "$(dirname "$0")/../../lib/dnssec.sh"
+# shellcheck source-path=SCRIPTDIR/../../lib source=chrony.sh
+. "$(dirname "$0")/../../lib/chrony.sh"
+# shellcheck source-path=SCRIPTDIR/../../lib source=mock.sh
+. "$(dirname "$0")/../../lib/mock.sh"
+# shellcheck source-path=SCRIPTDIR/../../lib source=nts-query.sh
+. "$(dirname "$0")/../../lib/nts-query.sh"
+
+test_init
+make_test_certs >/dev/null
+out="$TEST_TMPDIR/out"
+
+# The targets first: the zone names their ports.
+ntp=$(free_port)
+start_mock_server m1 --ntp-listen-port="$ntp" --ntp-port="$ntp"
+M1_KE=$MOCK_KE_PORT
+ntp=$(free_port)
+start_mock_server bad --cert="$CERTDIR/wrongname-chain.pem" --ntp-listen-port="$ntp" --ntp-port="$ntp"
+BAD_KE=$MOCK_KE_PORT
+C1_NTP=$(free_port)
+C1_KE=$(free_port)
+start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$C1_NTP" "$C1_KE"
+
+DNS_FIXTURE_RECORDS="_ntske._tcp.pool SRV 10 60 $M1_KE m1
+_ntske._tcp.pool SRV 10 40 $C1_KE c1
+_ntske._tcp.pool SRV 20 0 $BAD_KE bad
+m1 A 127.0.0.1
+c1 A 127.0.0.1
+bad A 127.0.0.1"
+export DNS_FIXTURE_RECORDS
+dns_fixture_start
+
+POOL=pool.$DNS_ZONE
+
+test_srv_records_are_shown_authenticated_and_each_target_checked_at_its_port() {
+        nts_query "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:$POOL"
+        save_output srv "$out"
+        # The wrong-name target fails its TLS check, and with it the query.
+        expect_exit "$QUERY_EXIT_TLS" "$out" "a set with one target of the wrong name"
+        expect_output "$out" "^SRV lookup: +_ntske\._tcp\.$POOL, DNSSEC-authenticated, 3 targets, TTL 300 s$" \
+                "the lookup line"
+        expect_output "$out" "^  priority +10 weight +60 port +$M1_KE target m1\.$DNS_ZONE \(TTL 300 s\)$" "the m1 record"
+        expect_output "$out" "^  priority +10 weight +40 port +$C1_KE target c1\.$DNS_ZONE \(TTL 300 s\)$" "the c1 record"
+        expect_output "$out" "^  priority +20 weight +0 port +$BAD_KE target bad\.$DNS_ZONE \(TTL 300 s\)$" "the bad record"
+        expect_output "$out" "^NTS-KE server: +m1\.$DNS_ZONE \(127\.0\.0\.1:$M1_KE\)$" "m1 asked at its SRV port"
+        expect_output "$out" "^NTS-KE server: +c1\.$DNS_ZONE \(127\.0\.0\.1:$C1_KE\)$" "c1 asked at its SRV port"
+        expect_output "$out" "verification ok \(name c1\.$DNS_ZONE," "c1's certificate checked against c1's name"
+        expect_output "$out" "verification FAILED: .*\(name bad\.$DNS_ZONE," "bad's certificate refused for bad's name"
+        expect_output "$out" "^Sources: +2 of 3 verified$" "the summary"
+        expect_output "$out" "Source 3 \(bad\.$DNS_ZONE\): NTS-KE with bad\.$DNS_ZONE failed \(TLS stage\)" "the reason"
+}
+
+test_json_names_records_flag_and_per_target_results() {
+        nts_query_json "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:$POOL"
+        expect_exit "$QUERY_EXIT_TLS" "$out" "JSON"
+        json_check "$out.json" \
+                "j['mode'] == 'srv' and j['name'] == '$POOL' and j['status'] == 'tls' and j['verified'] == 2" \
+                "j['srv']['authenticated'] is True and j['srv']['ttl'] == 300 and j['srv']['error'] is None" \
+                "j['srv']['name'] == '_ntske._tcp.$POOL'" \
+                "sorted((r['target'], r['port'], r['priority'], r['weight']) for r in j['srv']['records']) == sorted([('m1.$DNS_ZONE', $M1_KE, 10, 60), ('c1.$DNS_ZONE', $C1_KE, 10, 40), ('bad.$DNS_ZONE', $BAD_KE, 20, 0)])" \
+                "[s['host'] for s in j['sources']][2] == 'bad.$DNS_ZONE'" \
+                "[s['port'] for s in j['sources']] == [r['port'] for r in j['srv']['records']]" \
+                "[s['status'] for s in j['sources']] == ['verified', 'verified', 'tls']" \
+                "j['sources'][2]['ke']['tls']['verification'] != 'ok' and j['sources'][2]['ke']['tls']['sans'] == ['DNS:wrong.test']" \
+                "j['pool'] is None"
+}
+
+test_sources_limits_the_targets_checked() {
+        nts_query_json "$out" --ca="$CERTDIR/ca.pem" --count=1 --sources=2 "srv:$POOL"
+        expect_exit 0 "$out" "the two targets of priority 10"
+        json_check "$out.json" \
+                "sorted(s['host'] for s in j['sources']) == ['c1.$DNS_ZONE', 'm1.$DNS_ZONE']" \
+                "len(j['srv']['records']) == 3 and j['verified'] == 2"
+}
+
+# expect_refused NAME EXIT PATTERN: nothing but the refusal, and no target asked.
+expect_refused() {
+        local name=$1 want=$2 pattern=$3
+        nts_query_json "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:$name"
+        expect_exit "$want" "$out" "srv:$name"
+        expect_output "$out" "$pattern" "srv:$name"
+        json_check "$out.json" "j['sources'] == [] and j['srv']['authenticated'] is False and j['srv']['records'] == []"
+        nts_query "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:$name"
+        expect_exit "$want" "$out" "srv:$name, text"
+        expect_output "$out" "^SRV lookup: +_ntske\._tcp\.$name refused \(E[A-Z]+\)$" "srv:$name, text"
+        ! grep -q "^NTS-KE server:" "$out" || fail "srv:$name: a target was asked after the refusal: $(cat "$out")"
+        log "refused as expected: $(tail -n 1 "$out")"
+}
+
+test_unsigned_srv_set_is_refused() {
+        expect_refused "plain.$DNS_ZONE" "$QUERY_EXIT_DNSSEC" "not DNSSEC-authenticated"
+        json_check "$out.json" "j['srv']['errno'] == 'ENOKEY' and j['status'] == 'dnssec'"
+}
+
+test_broken_signature_is_refused() {
+        expect_refused "broken.$DNS_ZONE" "$QUERY_EXIT_DNSSEC" "DNSSEC validation of _ntske\._tcp\.broken\.$DNS_ZONE failed"
+}
+
+test_resolved_with_dnssec_off_is_refused() {
+        start_resolved no
+        expect_refused "$POOL" "$QUERY_EXIT_DNSSEC" "runs with DNSSEC=no"
+        start_resolved yes
+}
+
+test_name_without_srv_records_is_a_resolve_failure() {
+        expect_refused "none.$DNS_ZONE" "$QUERY_EXIT_RESOLVE" "has no SRV records"
+}
+
+test_stopped_resolved_is_a_resolve_failure() {
+        stop_resolved
+        expect_refused "$POOL" "$QUERY_EXIT_RESOLVE" "systemd-resolved is not running"
+        start_resolved yes
+}
+
+run_case test_srv_records_are_shown_authenticated_and_each_target_checked_at_its_port
+run_case test_json_names_records_flag_and_per_target_results
+run_case test_sources_limits_the_targets_checked
+run_case test_unsigned_srv_set_is_refused
+run_case test_broken_signature_is_refused
+run_case test_resolved_with_dnssec_off_is_refused
+run_case test_name_without_srv_records_is_a_resolve_failure
+run_case test_stopped_resolved_is_a_resolve_failure

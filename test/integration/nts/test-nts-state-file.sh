@@ -1,0 +1,179 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The NTS state file when it cannot be written, and when it must not be trusted, against the
+# mock NTS server, which records every cookie it receives and counts each one it receives again
+# (RFC 8915 section 5.7: a cookie is used once; section 9.1: a reused cookie links requests).
+# chronyd could not tell.
+#
+# Spent cookies: a first run writes the file; then the state directory gets a leftover .tmp
+# directory, or is a full tmpfs, or a read-only one (each in a private mount namespace, so the
+# host is untouched), and the daemon runs three more times. No cookie may reach the server
+# twice; every run gets authenticated replies, says once why the file is not written, and burns
+# no CPU in a loop.
+set -euo pipefail
+. "$(dirname "$0")/../../lib/dbus.sh"
+. "$(dirname "$0")/../../lib/timesyncd.sh"
+. "$(dirname "$0")/../../lib/reliability.sh"
+test_init
+timesyncd_prepare
+make_test_certs >/dev/null
+
+export STARTS=3 REPLIES=6
+
+start_nts_mock state
+export MOCK_KE MOCK_NTP
+write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$MOCK_KE" "ConnectionRetrySec=1"
+JAR=$(nts_jar_file "localhost:$MOCK_KE")
+export JAR
+
+mock_answered_at_least() { [ "$(mock_count state ntp_requests)" -ge "$1" ]; }
+
+# one_run NAME: the daemon (log TEST_TMPDIR/NAME.log, info level as in production) until the mock
+# answered REPLIES more requests, then SIGTERM. Fails if it did not synchronize over NTS, used
+# more CPU than a quarter of the time it ran (a loop that spins uses all of it), or if any
+# cookie reached the mock twice.
+one_run() {
+        local name=$1 before t0 bound
+        before=$(mock_count state ntp_requests)
+        t0=$EPOCHREALTIME
+        TIMESYNCD_LOG=$TEST_TMPDIR/$name.log
+        TIMESYNCD_LOG_LEVEL=info start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=200ms
+        wait_for 30 mock_answered_at_least $((before + REPLIES)) ||
+                fail "$name: fewer than $REPLIES answered requests within 30 s"
+        wait_log "$(synced_line "localhost:$MOCK_KE")" 10
+        bound=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", 0.5 + (b - a) / 4 }')
+        assert_cpu_below "$TIMESYNCD_PID" "$bound" "$name" >/dev/null
+        stop_timesyncd
+        [ "$(mock_count state cookies_reused)" = 0 ] ||
+                fail "$name: the server received a cookie twice: $(grep -m 3 'received again' "$TEST_TMPDIR/mock-state.log")"
+}
+
+# spent_cookies CAUSE: see the header; runs in a private mount namespace.
+spent_cookies() {
+        local cause=$1 i warned key_exchanges=0
+        mount -t tmpfs -o size=64k,mode=0755 "tsnts-$cause" "$TEST_TMPDIR/state"
+        chown systemd-timesync: "$TEST_TMPDIR/state" 2>/dev/null || true
+        one_run "$cause-0"
+        [ -s "$JAR" ] || fail "$cause: the first run wrote no state file"
+        log_has "Failed to save" && fail "$cause: the first run could not save"
+
+        case $cause in
+        tmp-directory) mkdir -p "$JAR.tmp/keep" ;;
+        full-disk) dd if=/dev/zero of="$TEST_TMPDIR/state/filler" bs=4k 2>/dev/null || true ;;
+        read-only) mount -o remount,ro "$TEST_TMPDIR/state" ;;
+        esac
+        cp "$JAR" "$TEST_TMPDIR/$cause-before.jar"
+
+        for (( i = 1; i <= STARTS; i++ )); do
+                one_run "$cause-$i"
+                # One warning per cause, not one per poll or per write.
+                warned=$(log_count "Failed to save NTS cookies\|Failed to remove NTS state file")
+                [ "$warned" = 1 ] || fail "$cause-$i: $warned warnings about the state file, expected 1"
+                log_has "NTS key exchange with localhost:$MOCK_KE .* done" && key_exchanges=$((key_exchanges + 1))
+                case $cause in
+                tmp-directory)
+                        log_has "Failed to save NTS cookies to $JAR: cannot remove the leftover $JAR.tmp: Is a directory" ||
+                                fail "$cause-$i: the warning does not name the leftover directory"
+                        [ ! -e "$JAR" ] || fail "$cause-$i: a state file is left that lists spent cookies"
+                        ;;
+                full-disk)
+                        log_has "Failed to save NTS cookies to $JAR: .*No space left on device" ||
+                                fail "$cause-$i: the warning does not say that the disk is full"
+                        ;;
+                read-only)
+                        log_has "Failed to save NTS cookies to $JAR (.*Read-only file system) or to remove it: Read-only file system. The cookies it lists are not sent" ||
+                                fail "$cause-$i: the warning does not say that the listed cookies are not sent"
+                        cmp -s "$JAR" "$TEST_TMPDIR/$cause-before.jar" || fail "$cause-$i: the read-only file changed"
+                        ;;
+                esac
+        done
+        # Where the file is gone (a .tmp directory blocks every write) the starts after the first
+        # need a key exchange; read-only, every start does, the file's cookies being unusable. On
+        # the full disk the removal frees room for the next write, and a start may resume from
+        # that file (it lists only cookies never sent).
+        case $cause in
+        tmp-directory) [ "$key_exchanges" = $((STARTS - 1)) ] || fail "$cause: $key_exchanges key exchanges" ;;
+        read-only) [ "$key_exchanges" = "$STARTS" ] || fail "$cause: $key_exchanges key exchanges" ;;
+        esac
+        echo "result: $cause: $STARTS starts, $key_exchanges with a key exchange," \
+             "$(mock_count state cookies_seen) distinct cookies at the server so far, 0 received twice;" \
+             "$(grep -h -m 1 "Failed to save NTS cookies" "$TEST_TMPDIR/$cause-1.log")"
+        umount "$TEST_TMPDIR/state"
+}
+
+test_spent_cookie_is_never_sent_again_when_a_tmp_directory_blocks_the_write() { in_systemd_run spent_cookies tmp-directory; }
+test_spent_cookie_is_never_sent_again_on_a_full_disk() { in_systemd_run spent_cookies full-disk; }
+test_spent_cookie_is_never_sent_again_on_a_read_only_file_system() { in_systemd_run spent_cookies read-only; }
+
+# refused NAME REASON SETUP...: a state file made by SETUP (a command) is refused with a log line
+# that names the file and says REASON; a key exchange follows and the daemon synchronizes.
+refused() {
+        local name=$1 reason=$2
+        shift 2
+        rm -rf "$JAR"
+        "$@"
+        TIMESYNCD_LOG=$TEST_TMPDIR/refused-$name.log
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "Discarding NTS state file $JAR: $reason" 10
+        wait_log "$(synced_line "localhost:$MOCK_KE")" 30
+        stop_timesyncd
+        echo "result: $name: $(grep -m 1 -o "Discarding NTS state file .*" "$TIMESYNCD_LOG")"
+}
+
+good_file() {
+        TIMESYNCD_LOG=$TEST_TMPDIR/refused-good.log
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "$(synced_line "localhost:$MOCK_KE")" 30
+        stop_timesyncd
+        [ -s "$JAR" ] || fail "no state file to spoil"
+        cp -p "$JAR" "$TEST_TMPDIR/good.jar"
+}
+restore() { cp -p "$TEST_TMPDIR/good.jar" "$JAR"; }
+with_mode() { restore; chmod "$1" "$JAR"; }
+owned_by_root() { restore; chown root: "$JAR"; }
+a_fifo() { mkfifo -m 0600 "$JAR"; chown --reference="$TEST_TMPDIR/state" "$JAR"; }
+a_directory() { mkdir "$JAR"; }
+too_big() { restore; head -c 70000 /dev/zero | tr '\0' '#' >>"$JAR"; }
+junk_number() { restore; sed -i 's/^aead=\([0-9]*\)$/aead=\1junk/' "$JAR"; }
+
+# Each refusal of a state file says what is wrong with it ("Operation not permitted" said
+# nothing), and a FIFO in its place does not make the daemon wait for a writer.
+test_refused_state_files_say_what_is_wrong() {
+        good_file
+        refused mode "mode 0644, expected 0600 (others may have read its keys)" with_mode 0644
+        refused owner "owned by uid 0, expected uid $(id -u systemd-timesync) (the daemon's)" owned_by_root
+        refused fifo "not a regular file but a FIFO" a_fifo
+        refused directory "not a regular file but a directory" a_directory
+        rmdir "$JAR"
+        refused size "[0-9]* bytes, more than a state file ever has (65536)" too_big
+        refused number "malformed: $(grep '^aead=' "$TEST_TMPDIR/good.jar")junk is not a decimal number" junk_number
+}
+
+# Earlier versions named the file of "[::1]:PORT" "nts-___1__PORT.jar"; it is now
+# "nts-%5B__1%5D_PORT.jar". The old file is removed, not read (a key exchange replaces it, once).
+test_old_state_file_of_a_bracketed_address_is_removed_not_read() {
+        local old new
+        start_nts_mock v6 --address=::1
+        write_nts_conf "$TEST_TMPDIR/v6.conf" "[::1]:$MOCK_KE"
+        old=$TEST_TMPDIR/state/nts-___1__$MOCK_KE.jar
+        new=$(nts_jar_file "[::1]:$MOCK_KE")
+        [ "$new" = "$TEST_TMPDIR/state/nts-%5B__1%5D_$MOCK_KE.jar" ] || fail "unexpected file name $new"
+        printf 'version=1\nserver=[::1]:%s\n' "$MOCK_KE" >"$old"
+        chmod 0600 "$old"
+        chown --reference="$TEST_TMPDIR/state" "$old"
+        TIMESYNCD_LOG=$TEST_TMPDIR/v6.log
+        start_timesyncd "$TEST_TMPDIR/v6.conf"
+        wait_log "Removed $old, the NTS state file of \[::1\]:$MOCK_KE as earlier versions named it\."
+        wait_log "Initial clock synchronization to \[::1\]:$MOCK_KE (offset .*, NTS authenticated" 30
+        stop_timesyncd
+        log_has "Discarding NTS state file" && fail "the old file was read"
+        [ ! -e "$old" ] || fail "the old file is still there"
+        [ -s "$new" ] || fail "no state file under the new name"
+        echo "result: $(grep -o 'Removed .*' "$TIMESYNCD_LOG"); state now in $new"
+}
+
+run_case test_spent_cookie_is_never_sent_again_when_a_tmp_directory_blocks_the_write
+run_case test_spent_cookie_is_never_sent_again_on_a_full_disk
+run_case test_spent_cookie_is_never_sent_again_on_a_read_only_file_system
+run_case test_refused_state_files_say_what_is_wrong
+run_case test_old_state_file_of_a_bracketed_address_is_removed_not_read

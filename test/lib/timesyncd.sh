@@ -1,0 +1,276 @@
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash
+# Helpers for tests of the daemon itself, on top of common.sh. Source after the other libraries.
+# The daemon always runs with --observe and without CAP_SYS_TIME (start_daemon drops it).
+
+export TIMESYNCD=${TSNTS_TIMESYNCD:-$TSNTS_BUILD_DIR/src/timesync/systemd-timesyncd}
+export NTP_TEST_SERVER=${TSNTS_NTP_TEST_SERVER:-$TSNTS_BUILD_DIR/test/tools/ntp-test-server}
+
+# The daemon drops to the systemd-timesync user when it exists: let it reach its directories.
+timesyncd_prepare() {
+        [ -x "$TIMESYNCD" ] || fail "$TIMESYNCD not built"
+        chmod 0755 "$TEST_TMPDIR"
+        mkdir -p "$TEST_TMPDIR/state" "$TEST_TMPDIR/runtime"
+        export TIMESYNCD_LOG=$TEST_TMPDIR/timesyncd.log
+}
+
+# write_conf FILE LINE...: a timesyncd.conf with a [Time] section.
+write_conf() {
+        local f=$1
+        shift
+        { echo "[Time]"; printf '%s\n' "$@"; } >"$f"
+        chmod 0644 "$f"
+}
+
+# start_timesyncd CONF [ARG...]: the daemon in observe mode, logs in $TIMESYNCD_LOG. An empty
+# CONF: no --config=, the standard search (see use_config_root).
+# Optional: TIMESYNCD_LOG_LEVEL (default debug); the array TIMESYNCD_WRAPPER, commands put
+# before the daemon (an unshare that changes its mount namespace...), each of which must exec
+# the next so that the PID stays the daemon's. Both may be unset (inside netns_exec...).
+start_timesyncd() {
+        local conf=$1 config=()
+        shift
+        [ -z "$conf" ] || config=(--config="$conf")
+        start_daemon "$TIMESYNCD_LOG" ${TIMESYNCD_WRAPPER[@]+"${TIMESYNCD_WRAPPER[@]}"} \
+                env SYSTEMD_LOG_LEVEL="${TIMESYNCD_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET=console \
+                "$TIMESYNCD" --observe ${config[@]+"${config[@]}"} --state-dir="$TEST_TMPDIR/state" \
+                --runtime-dir="$TEST_TMPDIR/runtime" "$@"
+        TIMESYNCD_PID=$DAEMON_PID
+        wait_exec "$TIMESYNCD_PID" systemd-timesyncd
+        assert_no_sys_time "$TIMESYNCD_PID" systemd-timesyncd
+}
+
+# use_config_root ROOT: the daemon that start_timesyncd "" starts next reads the files of the
+# standard search (timesyncd.conf and its drop-ins) and networkd's state from ROOT: in a mount
+# namespace of the daemon's own, ROOT/etc/systemd, ROOT/run/systemd, ROOT/usr/lib/systemd (and
+# ROOT/usr/local/lib/systemd if the host has that directory) are bind-mounted over the real
+# ones, which neither the daemon nor the test ever sees or changes. Sets TIMESYNCD_WRAPPER.
+use_config_root() {
+        local d
+        for d in /etc/systemd /run/systemd /usr/local/lib/systemd /usr/lib/systemd; do
+                mkdir -p "$1$d"
+        done
+        chmod -R a+rX "$1"
+        # shellcheck disable=SC2016 # $0, $d and $@ are the inner shell's
+        TIMESYNCD_WRAPPER=(unshare --mount --propagation private
+                bash -c 'for d in /etc/systemd /run/systemd /usr/local/lib/systemd /usr/lib/systemd; do
+                        [ ! -d "$d" ] || mount --bind "$0$d" "$d" || exit 1; done; exec "$@"' "$1")
+}
+
+log_has() { grep -q -- "$1" "$TIMESYNCD_LOG"; }
+
+# wait_log PATTERN [SECS]: fails the test with the log excerpt if PATTERN does not appear.
+wait_log() {
+        wait_for "${2:-10}" log_has "$1" || fail "no '$1' in the daemon log within ${2:-10} s"
+}
+
+# start_ntp_test_server NAME PORT [ARG...]: sets NTS_SERVER_PID_<NAME>; waits for READY.
+start_ntp_test_server() {
+        local name=$1 port=$2 out
+        shift 2
+        out=$TEST_TMPDIR/ntp-$name.log
+        "${NOSYSTIME[@]}" "$NTP_TEST_SERVER" --listen="127.0.0.1:$port" \
+                --count-file="$TEST_TMPDIR/ntp-$name.count" "$@" >"$out" 2>&1 &
+        track_pid $!
+        printf -v "NTP_SERVER_PID_$name" '%s' $!
+        wait_for 5 grep -q READY "$out" || fail "ntp-test-server $name did not start"
+}
+
+ntp_served() { cat "$TEST_TMPDIR/ntp-$1.count" 2>/dev/null || echo 0; }
+
+# mark_ntp_served NAME...: remember what the ntp-test-servers NAME... got so far, for
+# assert_ntp_servers_unused (which counts from 0 for a server never marked).
+mark_ntp_served() {
+        local n
+        for n; do printf -v "NTP_SERVED_MARK_$n" '%s' "$(ntp_served "$n")"; done
+}
+
+# assert_ntp_servers_unused NAME...: the ntp-test-servers NAME... (plain NTP servers) got no
+# request since mark_ntp_served, no server at 127.0.0.1 was selected (in the log since it was
+# last emptied: plain servers are configured by address), and the daemon still runs.
+assert_ntp_servers_unused() {
+        local n mark
+        for n; do
+                mark=NTP_SERVED_MARK_$n
+                [ "$(ntp_served "$n")" = "${!mark:-0}" ] ||
+                        fail "the plain server $n got $(($(ntp_served "$n") - ${!mark:-0})) requests"
+        done
+        ! log_has "Selected server 127.0.0.1:" || fail "a plain NTP server was selected"
+        pid_alive "$TIMESYNCD_PID" || fail "the daemon died"
+}
+
+# assert_never_synchronized: no time from any server (in the log since it was last emptied),
+# no synchronized flag, and the daemon still runs.
+assert_never_synchronized() {
+        log_has "Initial clock synchronization" && fail "the daemon synchronized"
+        log_has "Contacted time server" && fail "the daemon used a time server"
+        [ ! -e "$TEST_TMPDIR/runtime/synchronized" ] || fail "synchronized flag written"
+        pid_alive "$TIMESYNCD_PID" || fail "the daemon died"
+}
+
+# assert_plain_servers_unused NAME...: "no fallback": nothing synchronized, and the plain
+# servers NAME... were neither asked nor selected.
+assert_plain_servers_unused() {
+        assert_never_synchronized
+        assert_ntp_servers_unused "$@"
+}
+
+# ---- NTS (test/integration/nts) ----
+
+# stop_timesyncd: SIGTERM the daemon of start_timesyncd and reap it; fails unless it exits 0.
+stop_timesyncd() {
+        local rc=0
+        kill -TERM "$TIMESYNCD_PID" 2>/dev/null || true
+        wait "$TIMESYNCD_PID" 2>/dev/null || rc=$?
+        [ "$rc" = 0 ] || fail "systemd-timesyncd exited with $rc on SIGTERM"
+}
+
+# write_nts_conf FILE KEHOST:KEPORT [LINE...]: NTS= that one server, trusting only the test CA
+# of make_test_certs.
+write_nts_conf() {
+        local f=$1 server=$2
+        shift 2
+        write_conf "$f" "NTS=$server" "NTSTrustedCertificates=$CERTDIR/ca.pem" "$@"
+}
+
+# log_count PATTERN: how many daemon log lines match.
+log_count() { grep -c -- "$1" "$TIMESYNCD_LOG" || true; }
+
+_log_count_at_least() { [ "$(log_count "$1")" -ge "$2" ]; }
+
+# wait_log_count PATTERN N [SECS]: waits until PATTERN appeared N times in the daemon log.
+wait_log_count() {
+        wait_for "${3:-10}" _log_count_at_least "$1" "$2" ||
+                fail "'$1' not $2 times in the daemon log within ${3:-10} s (seen $(log_count "$1"))"
+}
+
+# timesync_property NAME: one property of org.freedesktop.timesync1.Manager, as timedatectl
+# show-timesync prints its value. Needs start_system_bus.
+timesync_property() {
+        in_systemd_run timedatectl show-timesync -p "$1" --value
+}
+
+# nts_jar_file KEHOST:KEPORT: where the daemon keeps the cookies of that NTS server (the mapping of
+# nts_jar_file_name() in timesyncd-nts-jar.c: letters, digits, '.' and '-' kept, ':' to '_', any
+# other byte to %XX).
+nts_jar_file() {
+        local name=$1 out="" c i
+        for (( i = 0; i < ${#name}; i++ )); do
+                c=${name:i:1}
+                case $c in
+                [a-zA-Z0-9.-]) out+=$c ;;
+                :) out+=_ ;;
+                *) printf -v c '%%%02X' "'$c"; out+=$c ;;
+                esac
+        done
+        echo "$TEST_TMPDIR/state/nts-$out.jar"
+}
+
+# ---- the mock NTS server (test/tools/nts-mock-server) ----
+export NTS_MOCK_SERVER=${TSNTS_NTS_MOCK_SERVER:-$TSNTS_BUILD_DIR/test/tools/nts-mock-server}
+
+# start_nts_mock NAME [ARG...]: the mock on free ports with the test certificates, honest unless
+# an ARG says --sabotage=MODE; its counts (KE sessions, NTP requests, NAKs, distinct and reused
+# cookies) in $TEST_TMPDIR/mock-NAME.count, its log in mock-NAME.log. Sets MOCK_PID, MOCK_KE,
+# MOCK_NTP.
+start_nts_mock() {
+        local name=$1 out=$TEST_TMPDIR/mock-$1.log
+        shift
+        [ -x "$NTS_MOCK_SERVER" ] || fail "$NTS_MOCK_SERVER not built"
+        MOCK_KE=$(free_port)
+        MOCK_NTP=$(free_port)
+        "${NOSYSTIME[@]}" "$NTS_MOCK_SERVER" --cert="$CERTDIR/server-chain.pem" --key="$CERTDIR/server.key" \
+                --ke-port="$MOCK_KE" --ntp-listen-port="$MOCK_NTP" --ntp-port="$MOCK_NTP" \
+                --count-file="$TEST_TMPDIR/mock-$name.count" "$@" >"$out" 2>&1 &
+        MOCK_PID=$!
+        track_pid "$MOCK_PID"
+        wait_for 10 grep -q '^READY ' "$out" || fail "nts-mock-server $name did not start"
+        assert_no_sys_time "$MOCK_PID" nts-mock-server
+}
+
+# start_mock MODE: start_nts_mock MODE --sabotage=MODE (see the mock's --help; SIGUSR1 to
+# MOCK_PID makes it behave).
+start_mock() { start_nts_mock "$1" --sabotage="$1"; }
+
+# mock_count NAME KEY: one count of the mock started as NAME (0 before it wrote any).
+mock_count() { sed -n "s/^$2=//p" "$TEST_TMPDIR/mock-$1.count" 2>/dev/null | grep . || echo 0; }
+
+nts_authenticated_on_bus() { [ "$(timesync_property NTSAuthenticated 2>/dev/null)" = yes ]; }
+
+# assert_nts_on_bus KESERVER AEAD TITLE: `timedatectl show-timesync --all` says that the time
+# comes NTS-authenticated, with AEAD, from the key exchange with KESERVER (host:port). The whole
+# transcript goes to stdout, the test log, under TITLE. Needs start_system_bus.
+assert_nts_on_bus() {
+        local ke=$1 aead=$2 show=$TEST_TMPDIR/show-timesync.txt
+        # The daemon may still be connecting to the bus when it synchronizes.
+        wait_for 10 nts_authenticated_on_bus || fail "NTSAuthenticated never became yes on the bus"
+        in_systemd_run timedatectl show-timesync --all >"$show"
+        echo "---- transcript: timedatectl show-timesync --all ($3) ----"
+        cat "$show"
+        echo "---- end of transcript ----"
+        grep -qx "NTS=yes" "$show" || fail "NTS is not yes"
+        grep -qx "NTSAuthenticated=yes" "$show" || fail "NTSAuthenticated is not yes"
+        grep -qx "NTSAEAD=$aead" "$show" || fail "NTSAEAD is not $aead"
+        grep -Eqx "NTSCookies=[1-8]" "$show" || fail "NTSCookies is not between 1 and 8"
+        grep -qx "NTSKeyExchangeServer=$ke" "$show" || fail "NTSKeyExchangeServer is not $ke"
+        grep -qx "NTSKeyExchangeFailures=0" "$show" || fail "NTSKeyExchangeFailures is not 0"
+        grep -qx "NTSStatus=" "$show" || fail "NTSStatus is not empty"
+        # A point in time: timedatectl prints it as a date only if the name ends in Timestamp.
+        grep -Eqx "NTSLastKeyExchangeTimestamp=[A-Z][a-z]{2} [0-9]{4}-[0-9]{2}-[0-9]{2} [0-9:]{8} .*" "$show" ||
+                fail "NTSLastKeyExchangeTimestamp is not shown as a date"
+        [ "$(timesync_property NTSAuthenticated)" = yes ] ||
+                fail "show-timesync -p NTSAuthenticated does not say yes"
+}
+
+# start_stalling_listener PORT: a TCP listener on 127.0.0.1:PORT that accepts one connection
+# (a key exchange) and never answers; $TEST_TMPDIR/stall.log says READY, ACCEPTED, CLOSED, the
+# last two followed by " t=SECONDS" (CLOCK_MONOTONIC; see stalled_seconds).
+start_stalling_listener() {
+        /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(4); print("READY", flush=True)
+c, _ = s.accept(); print("ACCEPTED t=%.3f" % time.monotonic(), flush=True)
+while c.recv(4096): pass
+print("CLOSED t=%.3f" % time.monotonic(), flush=True)' "$1" >"$TEST_TMPDIR/stall.log" 2>&1 &
+        track_pid $!
+        wait_for 5 grep -q READY "$TEST_TMPDIR/stall.log" || fail "stalling listener did not start"
+}
+
+# stalled_seconds: how long the connection of start_stalling_listener stayed open, whole seconds.
+stalled_seconds() {
+        awk -F't=' '/^ACCEPTED/ { a = $2 } /^CLOSED/ { c = $2 } END { printf "%d\n", c - a }' "$TEST_TMPDIR/stall.log"
+}
+
+# start_notify_listener: a stand-in for the service manager's notification socket
+# (notify-listen.py); exports NOTIFY_SOCKET for the daemons started after it and sets NOTIFY_OUT,
+# the file that gets one line per message.
+start_notify_listener() {
+        local sock=$TEST_TMPDIR/notify.sock
+        NOTIFY_OUT=$TEST_TMPDIR/notify.txt
+        rm -f "$sock"
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/notify-listen.py" "$sock" "$NOTIFY_OUT" \
+                >"$TEST_TMPDIR/notify.log" 2>&1 &
+        track_pid $!
+        wait_for 5 grep -q READY "$TEST_TMPDIR/notify.log" || fail "notify listener did not start"
+        # The daemon may run as systemd-timesync.
+        chmod 0777 "$sock"
+        export NOTIFY_SOCKET=$sock
+}
+
+# reload_timesyncd: SIGHUP, and wait for the READY=1 that ends the reload (needs
+# start_notify_listener before start_timesyncd).
+reload_timesyncd() {
+        local ready
+        ready=$(grep -c "READY=1" "$NOTIFY_OUT" || true)
+        kill -HUP "$TIMESYNCD_PID"
+        wait_for 10 _notify_ready_above "$ready" || fail "no READY=1 within 10 s of SIGHUP"
+}
+
+_notify_ready_above() { [ "$(grep -c "READY=1" "$NOTIFY_OUT" || true)" -gt "$1" ]; }
+
+# notify_statuses: every STATUS= text the daemon sent so far, one per line, oldest first.
+notify_statuses() { sed -n 's/.*STATUS=\([^|]*[^| ]\).*/\1/p' "$NOTIFY_OUT"; }
+
+# last_status: the STATUS= text `systemctl status` would show now.
+last_status() { notify_statuses | tail -n 1; }

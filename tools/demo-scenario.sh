@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# The demo behind tools/demo.sh, built from the test harness (so the same safety rules hold:
+# no daemon has CAP_SYS_TIME, the clock guard checks the kernel clock was not touched).
+set -euo pipefail
+. "$(dirname "$0")/../test/lib/chrony.sh"
+. "$(dirname "$0")/../test/lib/dbus.sh"
+. "$(dirname "$0")/../test/lib/timesyncd.sh"
+test_init
+timesyncd_prepare
+make_test_certs >/dev/null
+
+ntp=$(free_port)
+ke=$(free_port)
+start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$ntp" "$ke"
+start_system_bus
+write_conf "$TEST_TMPDIR/timesyncd.conf" "NTS=localhost:$ke" "NTSTrustedCertificates=$CERTDIR/ca.pem"
+chmod 0755 "$CERTDIR"
+chmod 0644 "$CERTDIR"/*.pem
+
+demo() {
+        echo "== timesyncd.conf"
+        cat "$TEST_TMPDIR/timesyncd.conf"
+        start_timesyncd "$TEST_TMPDIR/timesyncd.conf"
+        wait_log "NTS authenticated" 20
+        echo
+        echo "== daemon log (observe mode, no CAP_SYS_TIME)"
+        grep -v "^Selected\|^Connecting\|^NTS-KE with\|bus" "$TIMESYNCD_LOG" | grep -iv "debug" | head -12
+        echo
+        echo "== timedatectl timesync-status"
+        timedatectl timesync-status
+        echo
+        echo "== timedatectl show-timesync --all"
+        timedatectl show-timesync --all
+}
+
+in_systemd_run demo

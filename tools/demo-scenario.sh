@@ -4,16 +4,11 @@
 # no daemon has CAP_SYS_TIME, the clock guard checks the kernel clock was not touched).
 set -euo pipefail
 . "$(dirname "$0")/../test/lib/chrony.sh"
-. "$(dirname "$0")/../test/lib/dbus.sh"
 . "$(dirname "$0")/../test/lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs --bus
 
-ntp=$(free_port)
-ke=$(free_port)
-start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$ntp" "$ke"
-start_system_bus
+start_nts_peer
+ke=$NTS_PEER_KE_PORT
 write_conf "$TEST_TMPDIR/timesyncd.conf" "NTS=localhost:$ke" "NTSTrustedCertificates=$CERTDIR/ca.pem"
 chmod 0755 "$CERTDIR"
 chmod 0644 "$CERTDIR"/*.pem

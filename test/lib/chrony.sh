@@ -59,6 +59,17 @@ start_chrony_nts_server() {
         assert_no_sys_time "$CHRONYD_PID" chronyd
 }
 
+# start_nts_peer [CONFIG-LINE...]: the NTS server of a test: chronyd on two free loopback ports
+# with the test PKI (make_test_certs first), run directory TEST_TMPDIR/chrony. Sets
+# NTS_PEER_DIR, NTS_PEER_NTP_PORT, NTS_PEER_KE_PORT (and CHRONYD_PID).
+start_nts_peer() {
+        [ -n "${CERTDIR:-}" ] || fail "start_nts_peer: no test PKI (make_test_certs, daemon_test_init --certs)"
+        NTS_PEER_DIR=$TEST_TMPDIR/chrony
+        NTS_PEER_NTP_PORT=$(free_port)
+        NTS_PEER_KE_PORT=$(free_port)
+        start_chrony_nts_server "$NTS_PEER_DIR" "$CERTDIR" "$NTS_PEER_NTP_PORT" "$NTS_PEER_KE_PORT" "$@"
+}
+
 # stop_chrony RUNDIR: stops the server started with that RUNDIR (its ntskeys file stays).
 stop_chrony() {
         stop_daemon "$(cat "$1/daemon.pid")"

@@ -1,7 +1,11 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# Helpers for tests of the daemon itself, on top of common.sh. Source after the other libraries.
+# Helpers for tests of the daemon itself, on top of common.sh and dbus.sh (sourced here).
 # The daemon always runs with --observe and without CAP_SYS_TIME (start_daemon drops it).
+[ -n "${_TSNTS_TIMESYNCD_SH:-}" ] && return 0
+_TSNTS_TIMESYNCD_SH=1
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/dbus.sh"
 
 export TIMESYNCD=${TSNTS_TIMESYNCD:-$TSNTS_BUILD_DIR/src/timesync/systemd-timesyncd}
 export NTP_TEST_SERVER=${TSNTS_NTP_TEST_SERVER:-$TSNTS_BUILD_DIR/test/tools/ntp-test-server}
@@ -12,6 +16,32 @@ timesyncd_prepare() {
         chmod 0755 "$TEST_TMPDIR"
         mkdir -p "$TEST_TMPDIR/state" "$TEST_TMPDIR/runtime"
         export TIMESYNCD_LOG=$TEST_TMPDIR/timesyncd.log
+}
+
+# daemon_test_init [--certs] [--timedatectl] [--bus]: the start of every daemon test: test_init
+# and timesyncd_prepare; --certs: the test PKI (make_test_certs, sets CERTDIR); --timedatectl:
+# Debian's timedatectl is a prerequisite; --bus: a private system bus (start_system_bus).
+daemon_test_init() {
+        local certs=0 timedatectl=0 bus=0 a
+        for a in "$@"; do
+                case $a in
+                --certs) certs=1 ;;
+                --timedatectl) timedatectl=1 ;;
+                --bus) bus=1 ;;
+                *) fail "daemon_test_init: unknown option $a" ;;
+                esac
+        done
+        test_init
+        timesyncd_prepare
+        if [ "$certs" = 1 ]; then
+                make_test_certs >/dev/null
+        fi
+        if [ "$timedatectl" = 1 ]; then
+                command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+        fi
+        if [ "$bus" = 1 ]; then
+                start_system_bus
+        fi
 }
 
 # write_conf FILE LINE...: a timesyncd.conf with a [Time] section.

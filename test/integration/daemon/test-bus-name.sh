@@ -6,17 +6,13 @@
 # takes the name over when the first one ends. It used to log "Lost the connection to the
 # system bus, reconnecting" every 2 to 3 seconds, about 2,500 times an hour.
 set -euo pipefail
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+daemon_test_init --timedatectl --bus
 
 first=$(free_port)
 second=$(free_port)
 start_ntp_test_server first "$first"
 start_ntp_test_server second "$second"
-start_system_bus
 
 server_on_bus_is() { [ "$(timesync_property ServerName 2>/dev/null)" = "$1" ]; }
 

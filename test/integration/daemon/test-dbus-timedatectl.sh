@@ -4,17 +4,13 @@
 # the stock org.freedesktop.timesync1.Manager interface with its signatures, timesync-status,
 # show-timesync --all, SetRuntimeNTPServers (validation, privileges, effect) and LogControl1.
 set -euo pipefail
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+daemon_test_init --timedatectl --bus
 
 srv1=$(free_port)
 srv2=$(free_port)
 start_ntp_test_server one "$srv1"
 start_ntp_test_server two "$srv2"
-start_system_bus
 write_conf "$TEST_TMPDIR/ts.conf" "NTP=127.0.0.1:$srv1" "PollIntervalMinSec=16" "PollIntervalMaxSec=64"
 export TEST_TMPDIR TIMESYNCD_LOG srv1 srv2
 

@@ -5,10 +5,8 @@
 # only after the daemon started and one that restarts, and systemd-networkd's state: link NTP
 # servers and offline/online.
 set -euo pipefail
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
+daemon_test_init
 
 srv=$(free_port)
 link=$(free_port)

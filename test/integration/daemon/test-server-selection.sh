@@ -6,8 +6,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../../lib/common.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
+daemon_test_init
 
 good=$(free_port)
 start_ntp_test_server good "$good"

@@ -6,13 +6,10 @@
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 
-ntp=$(free_port)
-ke=$(free_port)
-start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$ntp" "$ke"
+start_nts_peer
+ntp=$NTS_PEER_NTP_PORT
 
 test_observe_mode_syncs_with_chronyd() {
         write_conf "$TEST_TMPDIR/ts.conf" "NTP=127.0.0.1:$ntp" "PollIntervalMinSec=16"

@@ -14,13 +14,10 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR/../../lib source=timesyncd.sh
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 dns_fixture_start
-ntp=$(free_port)
-ke=$(free_port)
-start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$ntp" "$ke"
+start_nts_peer
+ke=$NTS_PEER_KE_PORT
 
 test_nts_name_from_the_signed_zone_is_resolved_through_resolved() {
         local conf=$TEST_TMPDIR/resolved.conf

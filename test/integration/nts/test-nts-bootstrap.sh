@@ -10,9 +10,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 chmod 0755 "$CERTDIR"
 chmod 0644 "$CERTDIR"/*.pem
 [ -x "$TSNTS_TRUE_TIME_BASE" ] && [ -f "$TSNTS_TRUE_TIME" ] || fail "true-time.so or true-time-base not built"

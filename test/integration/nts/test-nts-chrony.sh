@@ -6,18 +6,11 @@
 # of the key exchange, and NTS servers set at runtime over D-Bus.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
-command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+daemon_test_init --certs --timedatectl --bus
 
-ntp=$(free_port)
-ke=$(free_port)
-srv=$TEST_TMPDIR/chrony
-start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
-start_system_bus
+start_nts_peer
+ntp=$NTS_PEER_NTP_PORT ke=$NTS_PEER_KE_PORT srv=$NTS_PEER_DIR
 conf=$TEST_TMPDIR/ts.conf
 write_nts_conf "$conf" "localhost:$ke" "PollIntervalMinSec=16"
 

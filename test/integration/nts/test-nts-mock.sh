@@ -8,9 +8,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../../lib/common.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 
 # side  mode              what the daemon must log (extended regex)
 MODES="\

@@ -5,16 +5,11 @@
 # "localhost": ntp.test from the harness's private /etc/hosts.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/ntpsec.sh"
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
-command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+daemon_test_init --certs --timedatectl --bus
 
 netns_create
 start_ntpsec_nts_server "$TEST_TMPDIR/ntpsec" "$CERTDIR" "$NETNS"
-start_system_bus
 write_nts_conf "$TEST_TMPDIR/ts.conf" "ntp.test" "PollIntervalMinSec=16"
 export TIMESYNCD_LOG
 

@@ -6,9 +6,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 
 restart_with() {
         if [ -n "${TIMESYNCD_PID:-}" ] && pid_alive "$TIMESYNCD_PID"; then

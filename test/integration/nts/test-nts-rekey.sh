@@ -6,14 +6,10 @@
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 
-ntp=$(free_port)
-ke=$(free_port)
-srv=$TEST_TMPDIR/chrony
-start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
+start_nts_peer
+ntp=$NTS_PEER_NTP_PORT ke=$NTS_PEER_KE_PORT srv=$NTS_PEER_DIR
 
 # A reply used (it passed verification) after the NAK.
 _reply_after_nak() {

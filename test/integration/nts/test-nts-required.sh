@@ -9,23 +9,16 @@
 # compiled-in fallback (the Debian pool) is always replaced by one of them.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
-command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+daemon_test_init --certs --timedatectl --bus
 
-ntp=$(free_port)
-ke=$(free_port)
-srv=$TEST_TMPDIR/chrony
-start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
+start_nts_peer
+ke=$NTS_PEER_KE_PORT srv=$NTS_PEER_DIR
 for s in plain fallback link runtime; do
         port=$(free_port)
         printf -v "port_$s" '%s' "$port"
         start_ntp_test_server "$s" "$port"
 done
-start_system_bus
 
 root=$TEST_TMPDIR/root
 use_config_root "$root"

@@ -11,12 +11,9 @@
 # twice; every run gets authenticated replies, says once why the file is not written, and burns
 # no CPU in a loop.
 set -euo pipefail
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 . "$(dirname "$0")/../../lib/reliability.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 
 export STARTS=3 REPLIES=6
 

@@ -6,15 +6,10 @@
 # notify-listen.py) names a real address.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs --timedatectl --bus
 chmod 0755 "$CERTDIR"
 chmod 0644 "$CERTDIR"/*.pem
-command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
-start_system_bus
 start_notify_listener
 
 # start_chrony CHAIN: a chronyd NTS server presenting CERTDIR/CHAIN; sets ntp, ke, srv.

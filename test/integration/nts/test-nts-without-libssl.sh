@@ -6,12 +6,8 @@
 # daemon only: an empty file bind-mounted over them in a mount namespace of its own.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
-command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+daemon_test_init --certs --timedatectl --bus
 
 # The files the dynamic linker would open for these sonames.
 # ldconfig's output is kept first: an awk that exits at its first match would leave ldconfig to
@@ -29,11 +25,8 @@ done
 TIMESYNCD_WRAPPER=(unshare --mount --propagation private
         bash -c 'for l in '"${hidden[*]}"'; do mount --bind "$0" "$l" || exit 1; done; exec "$@"' "$TEST_TMPDIR/empty.so")
 
-ntp=$(free_port)
-ke=$(free_port)
-srv=$TEST_TMPDIR/chrony
-start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
-start_system_bus
+start_nts_peer
+ntp=$NTS_PEER_NTP_PORT ke=$NTS_PEER_KE_PORT srv=$NTS_PEER_DIR
 
 server_name_is() { [ "$(timesync_property ServerName 2>/dev/null)" = "$1" ]; }
 

@@ -8,20 +8,13 @@
 # D-Bus, Debian's timedatectl and busctl; one daemon, reloaded between the cases.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
-command -v timedatectl >/dev/null || missing_prerequisite "timedatectl not installed (package systemd)"
+daemon_test_init --certs --timedatectl --bus
 
-ntp=$(free_port)
-ke=$(free_port)
 plain=$(free_port)
-srv=$TEST_TMPDIR/chrony
-start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
+start_nts_peer
+ke=$NTS_PEER_KE_PORT
 start_ntp_test_server plain "$plain"
-start_system_bus
 start_notify_listener
 conf=$TEST_TMPDIR/ts.conf
 monitor=$TEST_TMPDIR/monitor.json

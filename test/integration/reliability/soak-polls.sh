@@ -11,18 +11,14 @@ set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 . "$(dirname "$0")/../../lib/reliability.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 
 polls=${SOAK_POLLS:-10000}
 interval=${SOAK_POLL_INTERVAL:-50ms}
 every=${SOAK_SAMPLE_EVERY:-500}
-ntp=$(free_port)
-ke=$(free_port)
-srv=$TEST_TMPDIR/chrony
 series=$TEST_TMPDIR/series.tsv
-start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
+start_nts_peer
+ke=$NTS_PEER_KE_PORT
 nts_conf "localhost:$ke"
 
 replies() { log_count "NTP reply from"; }

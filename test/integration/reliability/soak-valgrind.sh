@@ -11,19 +11,15 @@ set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 . "$(dirname "$0")/../../lib/reliability.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 command -v valgrind >/dev/null || missing_prerequisite "valgrind not installed"
 
 exchanges=${SOAK_EXCHANGES:-100}
 rekeys=${SOAK_REKEYS:-5}
 interval=${SOAK_POLL_INTERVAL:-500ms}
-ntp=$(free_port)
-ke=$(free_port)
-srv=$TEST_TMPDIR/chrony
 vglog=$TEST_TMPDIR/valgrind.log
-start_chrony_nts_server "$srv" "$CERTDIR" "$ntp" "$ke"
+start_nts_peer
+ntp=$NTS_PEER_NTP_PORT ke=$NTS_PEER_KE_PORT srv=$NTS_PEER_DIR
 
 nts_conf "localhost:$ke"
 

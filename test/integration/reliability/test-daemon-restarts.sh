@@ -9,12 +9,9 @@ set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 . "$(dirname "$0")/../../lib/reliability.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 
 export KILLS=${KILLS:-24}
-
 
 kill9_timesyncd() {
         kill -KILL "$TIMESYNCD_PID"

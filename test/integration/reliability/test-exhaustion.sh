@@ -7,16 +7,12 @@
 # recover once the resource is back), with bounded log lines and bounded CPU time.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 . "$(dirname "$0")/../../lib/reliability.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 
 export SPOOF_FLOOD=$TSNTS_SRC_DIR/test/tools/spoof-flood.py
 export FLOOD_SECONDS=45 FLOOD_RATE=3000 CPU_BOUND=3
-
 
 replies_at_least() { [ "$(log_count "NTP reply from")" -ge "$1" ]; }
 

@@ -16,9 +16,7 @@ set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 . "$(dirname "$0")/../../lib/reliability.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 
 # Bounds, generous on purpose (CI machines are slow and the faults random): sync, then three
 # more authenticated replies, then a full jar, each within its own bound. CPU: a busy loop would

@@ -7,15 +7,11 @@
 # on ::1 only. The cases run side by side, each with its own daemon and chronyd.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
-. "$(dirname "$0")/../../lib/dbus.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 . "$(dirname "$0")/../../lib/reliability.sh"
-test_init
-timesyncd_prepare
-make_test_certs >/dev/null
+daemon_test_init --certs
 
 export CPU_BOUND=3
-
 
 # ---- the KE server is down at start, then comes up; later it restarts while we are synced ----
 ke_down_then_up() {

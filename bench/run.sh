@@ -536,6 +536,7 @@ git_rev=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
 row() { printf '| %s | %s | %s | %s | %s |\n' "$@"; }
 prow() {
         local c=$1
+        # shellcheck disable=SC2016 # the backticks are Markdown's
         printf '| `%s` | %s | %s | %s | %s | %s |\n' "$c" "$(fmt "$(pk "$c" 2)")" "$(fmt "$(pk "$c" 3)")" \
                 "$(pi "$c")" "$(fmt "$(pk "$c" 4)" 1)" "$(awk -v c="$c" -F'\t' '$1 == c { print $2 }' "$W/packet-cases.tsv")"
 }

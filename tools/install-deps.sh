@@ -12,6 +12,8 @@ packages=(
         gcc clang llvm meson ninja-build pkg-config libsystemd-dev libssl-dev libssl3 scdoc
         # tests
         openssl dbus systemd iproute2 util-linux procps python3 ca-certificates valgrind man-db strace nftables
+        # test/lint: ShellCheck over every shell script of the tree
+        shellcheck
         # test/lib/dnssec.sh: zone keys and signatures (tools only, no service)
         ldnsutils
         # bench/run.sh (ninja -C build bench): the plot

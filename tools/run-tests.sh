@@ -14,7 +14,7 @@
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 1
 
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 logs=()
@@ -70,7 +70,7 @@ if [ "${SKIP_FUZZ:-0}" != 1 ]; then
         if CC=clang build build-fuzz -Dwerror=true -Dfuzz=true -Db_lundef=false; then
                 : > "$results"
                 for f in build-fuzz/test/fuzz/fuzz-*; do
-                        [ -x "$f" ] && [ -f "$f" ] || continue
+                        { [ -x "$f" ] && [ -f "$f" ]; } || continue
                         name=$(basename "$f")
                         corpus="test/fuzz/corpus/$name"
                         work=$(mktemp -d)

@@ -1,4 +1,5 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
+# shellcheck shell=bash disable=SC2154 # $server and $make_certs come from the script that sources this
 # Sourced by the shell tests of the mock server. Expects $server (nts-mock-server) and
 # $make_certs (test/tools/make-certs.sh). Gives: $dir (private temporary directory with the
 # test PKI in $dir/certs, removed on exit), fail MESSAGE, mock_start [ARGS...] (sets $pid,
@@ -9,7 +10,9 @@ dir=$(mktemp -d)
 chmod 0700 "$dir"
 pid=
 mock_cleanup() {
-        [ -n "$pid" ] && kill "$pid" 2>/dev/null || :
+        if [ -n "$pid" ]; then
+                kill "$pid" 2>/dev/null || :
+        fi
         rm -rf "$dir"
 }
 trap mock_cleanup EXIT
@@ -30,6 +33,7 @@ mock_start() {
                 kill -0 "$pid" 2>/dev/null || fail "server exited: $(cat "$dir/err")"
                 sleep 0.1
         done
+        # shellcheck disable=SC2034 # ke_port and ntp_port are for the script that sources this
         read -r ke_port ntp_port < <(sed -n 's/^READY ke-port=\([0-9]*\) ntp-port=\([0-9]*\)$/\1 \2/p' "$dir/out") \
                 || fail "no READY line: $(cat "$dir/out") $(cat "$dir/err")"
 }

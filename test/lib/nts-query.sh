@@ -70,6 +70,7 @@ nts_query_json() {
 }
 
 # The keys a monitoring system may rely on: present in every JSON answer, success or not.
+# shellcheck disable=SC2034 # for the tests that source this file
 JSON_STABLE_KEYS=(
         "set(j) >= {'host', 'port', 'exit_code', 'status', 'error', 'verified', 'ke', 'exchanges', 'plain'}"
         "set(j['ke']) >= {'ok', 'stage', 'error', 'address', 'tls', 'offered_aead', 'aead', 'aead_name', 'cookie_sizes', 'ntp_server', 'ntp_port', 'ntp_address', 'records', 'errors', 'warnings'}"

@@ -113,15 +113,20 @@ start_case() {
         local name=$1
         shift
         mkdir -p "$TEST_TMPDIR/$name"
-        (
-                export TEST_TMPDIR=$TEST_TMPDIR/$name
-                _tsnts_pids=()
-                _tsnts_cleanups=()
-                trap _case_cleanup EXIT
-                timesyncd_prepare
-                "$@"
-        ) >"$TEST_TMPDIR/$name.out" 2>&1 &
+        _case_run "$name" "$@" >"$TEST_TMPDIR/$name.out" 2>&1 &
         _case_pids[$name]=$!
+}
+
+# _case_run NAME CMD...: a case, in the background subshell that start_case starts: its own
+# TEST_TMPDIR, process list and cleanup.
+_case_run() {
+        export TEST_TMPDIR=$TEST_TMPDIR/$1
+        shift
+        _tsnts_pids=()
+        _tsnts_cleanups=()
+        trap _case_cleanup EXIT
+        timesyncd_prepare
+        "$@"
 }
 
 # A case's subshell does not run the test's cleanup, and the daemons it started are no

@@ -149,7 +149,9 @@ if [ "$run_qemu" = 1 ]; then
         rm -f "$work/disk.raw" "$work/serial.log" "$work/serial-reboot.log"
         truncate -s 2G "$work/disk.raw"
         mkfs.ext4 -q -F -L root -d "$image" "$work/disk.raw"
+        # shellcheck disable=SC2012 # Debian's kernel and initrd names: no spaces, no newlines
         kernel=$(ls "$image"/boot/vmlinuz-* | head -n1)
+        # shellcheck disable=SC2012 # the same
         initrd=$(ls "$image"/boot/initrd.img-* | head -n1)
         # qemu_boot LOG: one boot of the disk, which a boot before may have changed (disk.raw is
         # made afresh above, so no -snapshot). -nic none: no network device at all. TCG, since

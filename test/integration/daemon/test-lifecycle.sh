@@ -107,6 +107,7 @@ in_run() {
         timedatectl show-timesync -p ServerName --value | grep -q . && fail "a server is selected while offline"
         printf 'OPER_STATE=routable\nCARRIER_STATE=carrier\nADDRESS_STATE=routable\n' >/run/systemd/netif/state.tmp
         mv /run/systemd/netif/state.tmp /run/systemd/netif/state
+        # shellcheck disable=SC2016 # expanded by the inner bash, at each try of wait_for
         wait_for 10 bash -c '[ "$(cat "$TEST_TMPDIR/ntp-link.count" 2>/dev/null || echo 0)" -gt '"$served"' ]' ||
                 fail "the runtime server set while offline was not contacted once online"
         echo "PASS test_runtime_servers_set_while_offline_wait_for_the_network"

@@ -103,6 +103,7 @@ test_retry_after_all_failed_then_recovery() {
         start_ntp_test_server flaky "$p" --mode=silent
         restart_with "NTP=127.0.0.1:$p" "ConnectionRetrySec=1"
         wait_log "Tried every server" 15
+        # shellcheck disable=SC2154 # set by start_ntp_test_server flaky (printf -v)
         kill -USR1 "$NTP_SERVER_PID_flaky"
         wait_log "Initial clock synchronization to 127.0.0.1:$p" 20
 }

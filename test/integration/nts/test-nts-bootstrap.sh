@@ -13,7 +13,7 @@ set -euo pipefail
 daemon_test_init --certs
 chmod 0755 "$CERTDIR"
 chmod 0644 "$CERTDIR"/*.pem
-[ -x "$TSNTS_TRUE_TIME_BASE" ] && [ -f "$TSNTS_TRUE_TIME" ] || fail "true-time.so or true-time-base not built"
+{ [ -x "$TSNTS_TRUE_TIME_BASE" ] && [ -f "$TSNTS_TRUE_TIME" ]; } || fail "true-time.so or true-time-base not built"
 
 DAY=86400
 YEAR=$((365 * DAY))

@@ -14,6 +14,8 @@ daemon_test_init --certs --timedatectl --bus
 
 start_nts_peer
 ke=$NTS_PEER_KE_PORT srv=$NTS_PEER_DIR
+# The ports of the four plain servers, set by printf -v.
+declare port_plain port_fallback port_link port_runtime
 for s in plain fallback link runtime; do
         port=$(free_port)
         printf -v "port_$s" '%s' "$port"

@@ -101,6 +101,7 @@ test_refused_bootstrap_leaves_a_consistent_state() {
         write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke" "ConnectionRetrySec=120"
         restart_timesyncd "$TEST_TMPDIR/ts.conf" --test-clock-offset=-63072000s
         wait_log "Refusing bootstrap time from localhost:$ke: it lies outside the validity period of its certificate chain"
+        # shellcheck disable=SC2016 # expanded by eval, at each try of wait_for
         wait_for 10 eval '[ "$(timesync_property NTSStatus 2>/dev/null)" = "Bootstrap with localhost:$ke refused" ]' ||
                 fail "NTSStatus is '$(timesync_property NTSStatus)', not 'Bootstrap with localhost:$ke refused'"
         assert_bus_consistent "bootstrap refused"
@@ -173,6 +174,7 @@ test_replies_failing_authentication_are_counted_and_named() {
                 fail "NTSStatus is '$(timesync_property NTSStatus)', not '$want, 2 times since ...'"
         [ "$(log_count "that fails NTS verification")" = 1 ] ||
                 fail "$(log_count "that fails NTS verification") warnings for two refused replies of one cause"
+        # shellcheck disable=SC2001 # a backslash before each of a set of characters
         expect_status "refused replies" "No server answered, retrying\\. $(sed 's/[.()]/\\&/g' <<<"$want"), 1 time since .+\\."
         refused_replies
         echo "---- transcript: timedatectl timesync-status (every reply refused) ----"

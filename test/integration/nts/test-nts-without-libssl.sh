@@ -46,6 +46,7 @@ test_nts_without_libssl_is_one_error_and_no_time() {
         status=$(timesync_property NTSStatus)
         [ "$status" = "NTS unavailable: libssl.so.3 could not be loaded" ] || fail "NTSStatus is '$status'"
         # What `systemctl status` shows: the reason, not "Daemon is running".
+        # shellcheck disable=SC2016 # expanded by eval, at each try of wait_for
         wait_for 10 eval '[ "$(last_status)" = "Not synchronizing. NTS unavailable: libssl.so.3 could not be loaded." ]' ||
                 fail "STATUS= is '$(last_status)', not the reason"
         [ "$(timesync_property NTS)" = yes ] || fail "NTS property is not yes"

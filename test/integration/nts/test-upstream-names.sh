@@ -57,7 +57,7 @@ test_key_exchange_timeout_sec_bounds_the_whole_exchange() {
         wait_for 15 grep -q CLOSED "$TEST_TMPDIR/stall.log" || fail "the stalled key exchange was not ended"
         took=$(stalled_seconds)
         echo "KeyExchangeTimeoutSec=2: the stalled exchange was ended after ${took} s (whole seconds)"
-        [ "$took" -ge 1 ] && [ "$took" -le 5 ] || fail "the exchange ended after $took s, not about 2 s"
+        { [ "$took" -ge 1 ] && [ "$took" -le 5 ]; } || fail "the exchange ended after $took s, not about 2 s"
         wait_log "NTS key exchange with localhost:$stall failed"
         [ "$(timesync_property NTSKeyExchangeServers)" = "localhost:$stall" ] ||
                 fail "NTSKeyExchangeServers is '$(timesync_property NTSKeyExchangeServers)'"

@@ -26,6 +26,7 @@ grep -q 'Verify return code: 0 (ok)' <<< "$out" || fail "certificate not verifie
 out=$(s_client -alpn ntske/1 -tls1_2)
 grep -q '^ALPN protocol: ntske/1$' <<< "$out" && fail "TLS 1.2 handshake succeeded: $out"
 
+# shellcheck disable=SC2059 # the request's bytes are written as escapes of the format
 printf "$request" | openssl s_client -connect "127.0.0.1:$ke_port" -servername localhost -alpn ntske/1 \
         -tls1_3 -CAfile "$dir/certs/ca.pem" -verify_return_error -quiet -ign_eof \
         > "$dir/response" 2> "$dir/s_client.err" || fail "KE exchange failed: $(cat "$dir/s_client.err")"

@@ -51,6 +51,7 @@ test_fds_and_rss_are_stable_over_many_polls() {
                 cpu=$(cpu_seconds "$TIMESYNCD_PID")
                 printf '%s\t%s\t%s\t%s\t%s\n' "$target" "$(seconds_since "$t0")" "$n_fds" "$rss" "$cpu" >>"$series"
                 [ -n "$first_fds" ] || { first_fds=$n_fds; first_rss=$rss; }
+                # shellcheck disable=SC2012 # a listing for the reader of the failure
                 [ "$n_fds" = "$first_fds" ] ||
                         fail "descriptor count went from $first_fds to $n_fds at $target polls: $(ls -l "/proc/$TIMESYNCD_PID/fd" | tail -n +2)"
                 last_rss=$rss

@@ -22,8 +22,8 @@ kill9_timesyncd() {
 assert_jar_complete() {
         local f=$1
         [ -e "$f" ] || return 0
-        grep -qx 'version=1' "$f" && grep -q '^server=' "$f" && grep -q '^aead=' "$f" &&
-                grep -Eq '^c2s=[0-9a-f]{64}$' "$f" && grep -Eq '^s2c=[0-9a-f]{64}$' "$f" ||
+        { grep -qx 'version=1' "$f" && grep -q '^server=' "$f" && grep -q '^aead=' "$f" &&
+                grep -Eq '^c2s=[0-9a-f]{64}$' "$f" && grep -Eq '^s2c=[0-9a-f]{64}$' "$f"; } ||
                 fail "incomplete state file after SIGKILL: $(cat "$f")"
         ! grep -Ev '^(#.*|version=1|server=.*|aead=[0-9]+|ke-realtime=[0-9]+|ntp-server=.*|ntp-port=[0-9]+|(c2s|s2c|cookie)=([0-9a-f]{2})+)$' "$f" ||
                 fail "a line of the state file is cut short"

@@ -40,6 +40,7 @@ flood_inner() {
                 --runtime-dir="$TEST_TMPDIR/runtime"
         TIMESYNCD_PID=$DAEMON_PID
         wait_exec "$TIMESYNCD_PID" systemd-timesyncd
+        # shellcheck disable=SC2016 # expanded by eval, at each try of wait_for
         wait_for 10 eval '[ -n "$(daemon_udp_port "$TIMESYNCD_PID")" ]' || fail "no UDP socket of the daemon"
         port=$(daemon_udp_port "$TIMESYNCD_PID")
         /usr/bin/python3 "$SPOOF_FLOOD" --server="127.0.0.2:$NTP" --client-port="$port" \

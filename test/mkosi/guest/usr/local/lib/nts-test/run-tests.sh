@@ -89,7 +89,9 @@ unit_is_ours() {
         systemctl show -p Description --value systemd-timesyncd | grep -q NTS
 }
 
+# shellcheck disable=SC2012 # package file names: no spaces, no newlines
 STOCK_DEB=$(ls /opt/nts-test/stock/systemd-timesyncd_*.deb 2>/dev/null | head -n 1)
+# shellcheck disable=SC2012 # the same
 OUR_DEB=$(ls /opt/nts-test/debs/timesyncd-nts_*.deb 2>/dev/null | head -n 1)
 DSH_RECORD=/var/lib/systemd/deb-systemd-helper-enabled/systemd-timesyncd.service.dsh-also
 
@@ -104,6 +106,7 @@ ships_every_path_of_stock() {
         local missing
         missing=$(comm -23 <(deb_paths "$STOCK_DEB" | grep -v -e '^/usr/share/doc/systemd-timesyncd/' \
                         -e '^/usr/share/lintian/overrides/systemd-timesyncd$') <(deb_paths "$OUR_DEB"))
+        # shellcheck disable=SC2001 # a prefix on each line of a multi-line value
         [ -z "$missing" ] || echo "$missing" | sed 's/^/INFO   only in stock: /'
         [ -n "$STOCK_DEB" ] && [ -n "$OUR_DEB" ] && [ -z "$missing" ]
 }
@@ -177,8 +180,8 @@ purge_leftover() {
         before=$(dpkg_status "$1")
         info "$1 before the purge: $before"
         [ "$before" = config-files ] || return 1
-        if ! dpkg --purge "$1" >$RUN/purge-$1.log 2>&1; then
-                sed 's/^/INFO   /' $RUN/purge-$1.log
+        if ! dpkg --purge "$1" >"$RUN/purge-$1.log" 2>&1; then
+                sed 's/^/INFO   /' "$RUN/purge-$1.log"
                 return 1
         fi
         info "$1 after the purge: $(dpkg_status "$1")"
@@ -248,6 +251,7 @@ dbus_checks() {
 # ConditionVirtualization=!container keeps it from starting here, as stock's does) ----
 
 nspawn_suite() {
+        # shellcheck disable=SC2016 # expanded by the inner bash
         check unit_is_skipped_in_a_container wait_for 10 bash -c \
                 '[ "$(systemctl show -p ConditionResult --value systemd-timesyncd)" = no ]'
         systemctl stop systemd-timesyncd 2>/dev/null
@@ -257,6 +261,7 @@ nspawn_suite() {
                 -p RuntimeDirectory=systemd/timesync /lib/systemd/systemd-timesyncd --observe
         check observe_daemon_takes_the_bus_name wait_for 10 busctl status org.freedesktop.timesync1
         dbus_checks
+        # shellcheck disable=SC2016 # expanded by the inner bash
         check observe_daemon_runs_as_systemd_timesync bash -c \
                 '[ "$(ps -o user= -p "$(systemctl show -p MainPID --value nts-observe)")" = systemd-timesync ]'
         systemctl stop nts-observe
@@ -377,6 +382,7 @@ only_cap_sys_time() {
 timesync_status_shows_server() {
         local out
         out=$(timedatectl timesync-status)
+        # shellcheck disable=SC2001 # a prefix on each line of a multi-line value
         echo "$out" | sed 's/^/INFO   /'
         echo "$out" | grep -qE 'Server: (127\.0\.0\.1|::1) \(localhost:14460\)'
 }
@@ -691,6 +697,7 @@ no_libssl_suite() {
         sleep 15
         errors=$(journalctl -b -p err -o cat --no-pager \
                 _SYSTEMD_INVOCATION_ID="$(systemctl show -p InvocationID --value systemd-timesyncd)")
+        # shellcheck disable=SC2001 # a prefix on each line of a multi-line value
         echo "$errors" | sed 's/^/INFO   error: /'
         check without_libssl_exactly_one_error one_line_saying "$errors" 'libssl.so.3 or libcrypto.so.3 is missing'
         check without_libssl_not_authenticated not_authenticated
@@ -797,6 +804,7 @@ after_reboot_suite() {
                 '^Resuming NTS with localhost:14467: [1-8] cookies'
         check chronyd_with_kept_keys_starts_again start_persistent_chrony
         check nts_authenticated_after_the_reboot wait_for 120 authenticated
+        # shellcheck disable=SC2016 # expanded by the inner bash
         check timedatectl_reaches_the_daemon_after_the_reboot bash -c \
                 '[ "$(timedatectl show-timesync -p ServerName --value)" = localhost:14467 ]'
         check state_directory_made_again_by_the_unit test -d /var/lib/systemd/timesync
@@ -866,6 +874,7 @@ OUR_ADDITIONS='NTS|SecureTime|RefusedReplies'
 surface_matches_stock() {
         local d
         d=$(diff <(grep -Ev "$OUR_ADDITIONS" "$RUN/ours-$1") "$RUN/stock-$1")
+        # shellcheck disable=SC2001 # a prefix on each line of a multi-line value
         [ -z "$d" ] || echo "$d" | sed "s/^/INFO   $1 diff: /"
         [ -z "$d" ]
 }
@@ -933,8 +942,10 @@ qemu_suite() {
         step_suite
 
         nts_config
+        # shellcheck disable=SC2016 # expanded by the inner bash
         check set_ntp_false_stops_the_daemon bash -c 'timedatectl set-ntp false && sleep 1 && \
                 [ "$(systemctl is-active systemd-timesyncd)" = inactive ]'
+        # shellcheck disable=SC2016 # expanded by the inner bash
         check set_ntp_true_starts_the_daemon bash -c 'timedatectl set-ntp true && \
                 for i in $(seq 20); do [ "$(systemctl is-active systemd-timesyncd)" = active ] && exit 0; sleep 0.5; done; exit 1'
         check nts_authenticated_again_after_set_ntp_true wait_for 60 authenticated

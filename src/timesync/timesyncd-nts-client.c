@@ -28,20 +28,15 @@ struct NTSClient {
         char *host;                     /* of the NTS-KE server */
         uint16_t port;                  /* 0: NTS_KE_PORT */
 
-        /* The jar is, oldest first: n_withheld cookies the state file does not list (left out by
-         * its last write, NTS_COOKIES_PER_WRITE, or never written), then n_listed that it lists,
-         * then newer ones from replies, not in it either. The rule: a cookie is sent only while
-         * the file does not list it; before a listed one goes, the file is rewritten without it
-         * or removed. */
+        /* The rule of the state file: a cookie is sent only while no file lists it. The file is
+         * written at a clean stop only, and removed for good when it is loaded, before any of
+         * its cookies goes (nts_client_load()): while the client runs, no file lists any of
+         * its cookies, so a poll needs no write and no crash can make a start send one
+         * again. */
         NTSJar jar;
         bool jar_loaded;                /* the state file was looked at */
-        bool jar_dirty;                 /* cookies came in since the last save */
-        size_t n_withheld;
-        size_t n_listed;
         char *state_path;               /* NULL: the state is not saved (nts_client_find_path()) */
-        int save_error, remove_error;   /* the last failure of the state file logged as a warning */
-        usec_t save_logged;             /* when (CLOCK_BOOTTIME) */
-        bool save_announced;            /* ... and no write succeeded since */
+        int state_error;                /* the last failure of the state file logged as a warning */
         NTS_AEADContext *c2s, *s2c;
 
         ResolveQuery *resolve;          /* of the NTS-KE server */
@@ -107,8 +102,6 @@ static void nts_client_forget_keys(NTSClient *c) {
         c->c2s = NTS_aead_free(c->c2s);
         c->s2c = NTS_aead_free(c->s2c);
         nts_jar_done(&c->jar);
-        c->n_withheld = 0;
-        c->n_listed = 0;
         c->query_pending = false;
 }
 
@@ -128,126 +121,40 @@ static int nts_client_make_contexts(NTSClient *c) {
         return NTS_aead_new(c->jar.aead, &IOVEC_MAKE(c->jar.s2c, c->jar.key_size), &c->s2c);
 }
 
-/* One warning per cause and NTS_STATE_LOG_INTERVAL_USEC: the same failure again only at debug
- * level. A cause is the error of the write, and that of a removal when one failed too: a plain
- * failed write after a failed removal of the same file is no news. */
-_printf_(4, 5)
-static void nts_client_log_save_failure(NTSClient *c, int save_error, int remove_error, const char *format, ...) {
-        usec_t t = now(CLOCK_BOOTTIME);
-        bool warn = save_error != c->save_error || (remove_error != 0 && remove_error != c->remove_error) ||
-                    c->save_logged == 0 || t >= c->save_logged + NTS_STATE_LOG_INTERVAL_USEC;
-        int level = warn ? LOG_WARNING : LOG_DEBUG;
+/* A failure of the state file: a warning, unless the last warning was for the same error (a
+ * read-only directory fails the removal at start and the write at stop alike). */
+_printf_(3, 4)
+static void nts_client_state_failed(NTSClient *c, int error, const char *format, ...) {
+        int level = error == c->state_error ? LOG_DEBUG : LOG_WARNING;
         va_list ap;
 
-        if (log_get_max_level() >= level) {
-                va_start(ap, format);
-                (void) log_internalv(level, 0, __FILE__, __LINE__, __func__, format, ap);
-                va_end(ap);
-        }
-
-        if (warn) {
-                c->save_error = save_error;
-                if (remove_error != 0)
-                        c->remove_error = remove_error;
-                c->save_logged = t;
-                c->save_announced = true;
-        }
+        c->state_error = error;
+        if (log_get_max_level() < level)
+                return;
+        va_start(ap, format);
+        (void) log_internalv(level, 0, __FILE__, __LINE__, __func__, format, ap);
+        va_end(ap);
 }
 
-/* The file could not be removed: what it lists was never sent (the rule above), so that is
- * harmless, unless the cookie about to be sent is among them (must_unlist). */
-static int nts_client_remove_failed(NTSClient *c, bool must_unlist) {
-        int r = -errno;
-
-        if (must_unlist) {
-                nts_client_log_save_failure(c, r, r,
-                                            "Failed to remove NTS state file %s: %s. The cookies it lists are not "
-                                            "sent (each cookie only once, RFC 8915 section 5.7).",
-                                            c->state_path, strerror(-r));
-                return r;
-        }
-        nts_client_log_save_failure(c, r, r, "Failed to remove NTS state file %s: %s.", c->state_path, strerror(-r));
-        return 0;
-}
-
-/* A write failed: with must_unlist the file lists the cookie about to be sent, so it is removed
- * instead. Returns negative errno only when it can be neither written nor removed. */
-static int nts_client_write_failed(NTSClient *c, int r, const char *reason, bool must_unlist) {
-        int q;
-
-        if (!must_unlist) {
-                /* The file is as it was, and lists no cookie that was sent. With none of the
-                 * jar's in it, the next write is due once they are spent, not at the next
-                 * request. */
-                if (c->n_listed == 0)
-                        c->n_withheld = c->jar.n_cookies;
-                nts_client_log_save_failure(c, r, 0,
-                                            "Failed to save NTS cookies to %s: %s. The cookies are not kept across "
-                                            "a restart until it can be written.", c->state_path, reason);
-                return 0;
-        }
-
-        /* Removing needs no free space and no temporary file: it works where the write failed
-         * for want of either. */
-        if (unlink(c->state_path) >= 0 || errno == ENOENT) {
-                c->n_withheld = c->jar.n_cookies;
-                c->n_listed = 0;
-                nts_client_log_save_failure(c, r, 0,
-                                            "Failed to save NTS cookies to %s: %s. Removed the file instead, so "
-                                            "that no cookie is ever sent twice; until it can be written, a restart "
-                                            "needs a new key exchange.", c->state_path, reason);
-                return 0;
-        }
-        q = -errno;
-
-        nts_client_log_save_failure(c, r, q,
-                                    "Failed to save NTS cookies to %s (%s) or to remove it: %s. The cookies it "
-                                    "lists are not sent (each cookie only once, RFC 8915 section 5.7): a key "
-                                    "exchange replaces them, after every start until the file can be written or "
-                                    "removed.", c->state_path, reason, strerror(-q));
-        return q;
-}
-
-/* Makes the state file hold the jar without its n_withhold oldest cookies; a jar without keys
- * or cookies removes the file. must_unlist: the file lists the cookie about to be sent (taken
- * out of the jar already), so if it cannot be written it is removed instead. Returns negative
- * errno only then, when it could be neither written nor removed: that cookie must not be
- * sent. */
-static int nts_client_save(NTSClient *c, size_t n_withhold, bool must_unlist) {
+/* At a clean stop, or when the server goes away: the unspent cookies, for the next start to
+ * resume without a key exchange. Only then (see NTSClient.jar): a crash loses the cookies,
+ * never resends one. */
+static void nts_client_save(NTSClient *c) {
         char reason[NTS_JAR_REASON_MAX] = "";
         int r;
 
-        assert(n_withhold <= c->jar.n_cookies);
-
-        c->jar_dirty = false;
-
         /* No state directory or file name (logged at load), or keys from a bootstrap exchange,
-         * which are only good for one step of the clock: nothing is saved, so no cookie of the
-         * jar is in a file. */
-        if (!c->state_path || c->bootstrap) {
-                assert(c->n_listed == 0);
-                c->n_withheld = c->jar.n_cookies;
-                return 0;
+         * which are only good for one step of the clock. */
+        if (!c->state_path || c->bootstrap || !nts_jar_usable(&c->jar))
+                return;
+
+        r = nts_jar_save(&c->jar, c->server, c->state_path, reason, sizeof reason);
+        if (r < 0) {
+                nts_client_state_failed(c, r, "Failed to save NTS cookies to %s: %s. The next start needs a key "
+                                        "exchange.", c->state_path, reason);
+                return;
         }
-
-        /* The file gets the jar without its n_withhold oldest cookies: a view, not a copy. */
-        NTSJar view = c->jar;
-        memmove(view.cookies, view.cookies + n_withhold, (view.n_cookies - n_withhold) * sizeof view.cookies[0]);
-        view.n_cookies -= n_withhold;
-
-        if (!nts_jar_usable(&view))
-                return unlink(c->state_path) >= 0 || errno == ENOENT ? 0 : nts_client_remove_failed(c, must_unlist);
-
-        r = nts_jar_save(&view, c->server, c->state_path, reason, sizeof reason);
-        if (r < 0)
-                return nts_client_write_failed(c, r, reason, must_unlist);
-
-        if (c->save_announced)
-                log_info("Saved NTS cookies to %s again.", c->state_path);
-        c->save_announced = false;
-        c->n_withheld = n_withhold;
-        c->n_listed = view.n_cookies;
-        return 0;
+        log_debug("Saved %zu NTS cookies of %s to %s.", c->jar.n_cookies, c->server, c->state_path);
 }
 
 /* The state file, chosen once: none without a state directory, or when the server's name makes
@@ -306,11 +213,22 @@ static void nts_client_load(NTSClient *c) {
 
         nts_jar_done(&c->jar);
         c->jar = jar;
-        c->n_withheld = 0;
-        c->n_listed = c->jar.n_cookies;
         r = nts_client_make_contexts(c);
         if (r < 0) {
                 log_notice_errno(r, "Discarding NTS state file %s: %m", c->state_path);
+                nts_client_forget_keys(c);
+                return;
+        }
+
+        /* The one write of a start: from now on the cookies are in memory only, and the file is
+         * written again at a clean stop. A crash in between loses them (one key exchange
+         * replaces them), never sends one twice. If the file stays, its cookies stay unsent. */
+        r = nts_jar_remove(c->state_path, reason, sizeof reason);
+        if (r < 0) {
+                nts_client_state_failed(c, r, "Not using the %zu NTS cookies of %s: %s. A cookie goes out only once no "
+                                        "file lists it (each cookie only once, RFC 8915 section 5.7, also after a "
+                                        "crash): a key exchange replaces them, after every start until the file "
+                                        "can be removed.", c->jar.n_cookies, c->state_path, reason);
                 nts_client_forget_keys(c);
                 return;
         }
@@ -360,11 +278,7 @@ NTSClient *nts_client_free(NTSClient *c) {
         if (!c)
                 return NULL;
 
-        /* The cookies of the last replies are saved only with a later request (see
-         * nts_client_open()), and the withheld ones not at all: keep every unspent cookie when
-         * we stop or the server goes away. */
-        if (c->jar_dirty || c->n_withheld > 0)
-                (void) nts_client_save(c, 0, false);
+        nts_client_save(c);
 
         c->event_report = sd_event_source_disable_unref(c->event_report);
         c->resolve = resolve_query_free(c->resolve);
@@ -517,7 +431,6 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
                  socket_address_to_string(&res->address, addr), strna(NTS_aead_name(c->jar.aead)),
                  c->jar.n_cookies, c->jar.ntp_server, c->jar.ntp_port ?: NTP_PORT);
 
-        (void) nts_client_save(c, 0, false);
         nts_client_report(c, NTS_CLIENT_EVENT_KEYS);
 }
 
@@ -692,43 +605,8 @@ uint16_t nts_client_ntp_port(const NTSClient *c) {
 /* Drops the keys and cookies and starts a key exchange instead of a request. */
 static ssize_t nts_client_renew_keys(NTSClient *c) {
         nts_client_forget_keys(c);
-        (void) nts_client_save(c, 0, false);
         (void) nts_client_start_ke(c);
         return 0;
-}
-
-/* Takes the oldest cookie out of the jar, and out of the state file before it may be sent:
- * -ENOENT when none is left. A cookie the file lists is written out of it first, so that a
- * crash never makes us send it again; the same write stores the cookies of earlier replies and
- * leaves out the next few, whose requests then need no write (NTS_COOKIES_PER_WRITE). */
-static int nts_client_spend_cookie(NTSClient *c, struct iovec *ret) {
-        for (;;) {
-                if (nts_jar_pop_cookie(&c->jar, ret) < 0)
-                        return -ENOENT;
-
-                if (c->n_withheld > 0) {
-                        /* Left out of the file by an earlier write. */
-                        c->n_withheld--;
-                        return 0;
-                }
-                if (c->n_listed == 0) {
-                        /* Not in the file either, but newer: this write keeps the cookies of
-                         * earlier replies for a restart, without the next few. */
-                        (void) nts_client_save(c, MIN(NTS_COOKIES_PER_WRITE - 1, c->jar.n_cookies), false);
-                        return 0;
-                }
-
-                c->n_listed--;
-                if (nts_client_save(c, MIN(NTS_COOKIES_PER_WRITE - 1, c->jar.n_cookies), true) >= 0)
-                        return 0;
-
-                /* The file can be neither written nor removed: it will list this cookie and the
-                 * others it lists at the next start, so none of them may ever be sent. */
-                iovec_done_erase(ret);
-                for (; c->n_listed > 0; c->n_listed--)
-                        if (nts_jar_pop_cookie(&c->jar, ret) >= 0)
-                                iovec_done_erase(ret);
-        }
 }
 
 ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size) {
@@ -744,7 +622,7 @@ ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size) {
                 return nts_client_renew_keys(c);
         }
 
-        if (!c->c2s || nts_client_spend_cookie(c, &cookie) < 0) {
+        if (!c->c2s || nts_jar_pop_cookie(&c->jar, &cookie) < 0) {
                 /* Every cookie is spent (lost replies): only a new key exchange helps. */
                 log_info("No NTS cookies left for %s, running a new key exchange.", c->server);
                 return nts_client_renew_keys(c);
@@ -774,7 +652,6 @@ static int nts_client_on_nak(NTSClient *c) {
 
         log_notice("NTS server %s refused our cookie (NTSN), running a new key exchange.", c->server);
         nts_client_forget_keys(c);
-        (void) nts_client_save(c, 0, false);
         if (fresh)
                 nts_client_ke_failed(c, "the server refused the cookies it had just issued (NTSN)");
         else
@@ -782,18 +659,10 @@ static int nts_client_on_nak(NTSClient *c) {
         return -EKEYREJECTED;
 }
 
-/* Cookies of a verified reply into the jar. A full jar drops its oldest cookie: a withheld one
- * if any is, else a listed one (which the file keeps: it was never sent). */
+/* Cookies of a verified reply into the jar (a full jar drops its oldest). */
 static void nts_client_take_cookies(NTSClient *c, const NTS_Receipt *receipt) {
-        for (size_t i = 0; i < receipt->n_cookies; i++) {
-                if (c->jar.n_cookies == NTS_MAX_COOKIES) {
-                        if (c->n_withheld > 0)
-                                c->n_withheld--;
-                        else if (c->n_listed > 0)
-                                c->n_listed--;
-                }
+        for (size_t i = 0; i < receipt->n_cookies; i++)
                 (void) nts_jar_add_cookie(&c->jar, &receipt->cookies[i]);
-        }
 }
 
 int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause *ret_cause, const char **ret_reason) {
@@ -828,15 +697,11 @@ int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause 
         nts_client_take_cookies(c, &receipt);
         explicit_bzero_safe(scratch_buf, sizeof scratch_buf);
 
-        log_debug("NTS reply from %s verified: %zu cookies in the jar, %zu of them not in the state file.",
-                  c->server, c->jar.n_cookies, c->n_withheld);
+        log_debug("NTS reply from %s verified: %zu cookies in the jar.", c->server, c->jar.n_cookies);
 
         c->query_pending = false;
         c->cookies_unproven = false;
         c->ke_failures = 0;
-        /* Saved with a later request, or when the client goes: a crash in between loses these
-         * cookies (the file still has unspent older ones), never reuses one. */
-        c->jar_dirty = true;
         return 0;
 }
 

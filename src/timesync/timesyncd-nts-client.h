@@ -31,15 +31,6 @@ typedef struct NTSClient NTSClient;
 
 /* Failed key exchanges back off exponentially from NTSClientSettings.retry_usec up to this. */
 #define NTS_KE_BACKOFF_MAX_USEC (1 * USEC_PER_HOUR)
-/* Requests per write of the state file. A cookie must be out of the file before it is sent
- * (never reused after a crash), so each write leaves out, besides the cookie about to go, the
- * next NTS_COOKIES_PER_WRITE - 1 oldest ones: the following requests spend them without a
- * write of their own. A crash loses those cookies (the server gives new ones, or a key
- * exchange does), it never resends one. */
-#define NTS_COOKIES_PER_WRITE 3U
-/* The same failure to write the state file is logged at most this often per client: a full
- * disk fails a write every few requests, and a removal frees room for one more. */
-#define NTS_STATE_LOG_INTERVAL_USEC (10 * USEC_PER_MINUTE)
 
 /* A bootstrap (see nts_client_may_bootstrap()): keys from a key exchange that skipped the
  * validity periods of the server's certificates, and which way their time may move our clock. */
@@ -98,7 +89,8 @@ int nts_client_load_libraries(void);
  * strings; keeps settings. */
 int nts_client_new(const NTSClientSettings *settings, const char *server, const char *host, uint16_t port,
                    nts_client_handler_t handler, void *userdata, NTSClient **ret);
-/* Saves unspent cookies (see NTS_COOKIES_PER_WRITE) and cancels a running key exchange. */
+/* Saves the unspent cookies to the state file (the only write of it: a clean stop, or the server
+ * gone from the configuration) and cancels a running key exchange. */
 NTSClient *nts_client_free(NTSClient *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(NTSClient *, nts_client_free);
 
@@ -109,8 +101,9 @@ typedef enum NTSClientState {
                                          * nts_client_retry_after() */
 } NTSClientState;
 
-/* Reads the state file on the first call. Starts a key exchange when there are no usable keys
- * and no backoff forbids it. */
+/* Reads the state file on the first call, and removes it durably before its cookies may be
+ * used (if it cannot be removed, they are not). Starts a key exchange when there are no usable
+ * keys and no backoff forbids it. */
 NTSClientState nts_client_prepare(NTSClient *c);
 
 /* The NTP server to poll while ready: the name or address the key exchange negotiated, or the
@@ -125,7 +118,7 @@ bool nts_client_backing_off(const NTSClient *c);
 bool nts_client_awaiting_reply(const NTSClient *c);
 
 /* buf holds an NTP request header in its first NTP_HEADER_SIZE bytes: appends the Unique
- * Identifier, a cookie (written out of the state file first), placeholders that ask for
+ * Identifier, a cookie (no file lists it: nts_client_prepare()), placeholders that ask for
  * enough cookies to fill the jar again, and the authenticator. Returns the packet length;
  * 0 when no request may go with these keys (no cookie left, or keys older than
  * NTS_JAR_MAX_AGE_USEC): a key exchange was started, nts_client_prepare() says what now;

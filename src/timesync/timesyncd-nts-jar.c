@@ -396,6 +396,25 @@ fail:
         return r;
 }
 
+int nts_jar_remove(const char *path, char *reason, size_t size) {
+        int r;
+
+        assert(path);
+
+        if (unlink(path) < 0) {
+                if (errno == ENOENT)
+                        return 0;
+                return jar_fail(reason, size, -errno, "cannot remove it");
+        }
+
+        /* Until the directory is on disk, a power cut can bring the file back, and with it
+         * cookies that were sent since. */
+        r = fsync_parent_dir(path);
+        if (r < 0)
+                return jar_fail(reason, size, r, "cannot sync its directory after removing it");
+        return 0;
+}
+
 static const char *file_type_string(mode_t mode) {
         switch (mode & S_IFMT) {
         case S_IFDIR:

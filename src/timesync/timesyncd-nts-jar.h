@@ -5,7 +5,8 @@
  * and the cookies, kept first-in first-out and spent one per request (RFC 8915 section 5.7:
  * never reuse a cookie). Saved to the state directory so that a restart resumes without a
  * new key exchange; the file holds keys, so it is 0600, written atomically (temporary file,
- * fsync, rename), and anything odd in it makes the whole file be ignored. */
+ * fsync, rename), removed durably (unlink, fsync of the directory) before any cookie it lists
+ * may be sent, and anything odd in it makes the whole file be ignored. */
 
 #include <stdint.h>
 #include <sys/uio.h>
@@ -49,6 +50,10 @@ int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *re
 /* Writes the file atomically (temporary file, fsync, rename). On failure, reason (may be NULL)
  * says which step failed and why. */
 int nts_jar_save(const NTSJar *j, const char *server, const char *path, char *reason, size_t reason_size);
+/* Removes the file for good before a cookie it lists may be sent: unlink() and an fsync() of
+ * the directory, without which a power cut could bring the name back. 0 also when there is no
+ * file; on failure, reason (may be NULL) says which step failed and why. */
+int nts_jar_remove(const char *path, char *reason, size_t reason_size);
 /* -ENOENT if there is no file. Otherwise, on failure, reason (may be NULL) says what is wrong:
  * -ESTALE: keys older than NTS_JAR_MAX_AGE_USEC at now_realtime, or from the future; -EPERM:
  * owned by another user or readable by others; -EBADMSG: not a regular file, too big, or

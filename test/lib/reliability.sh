@@ -41,15 +41,9 @@ jar_in_memory() {
         grep "cookies in the jar" "$TIMESYNCD_LOG" | tail -n1 | sed -n 's/.*verified: \([0-9]*\) cookies.*/\1/p' | grep . || echo 0
 }
 
-# jar_is_full NAME: the daemon's jar is full again after a verified reply (7 or 8 cookies), and
-# the state file is usable. The file lags: it is written every third request only
-# (NTS_COOKIES_PER_WRITE), without the cookies the next two requests will spend.
-jar_is_full() { [ "$(jar_in_memory)" -ge 7 ] && [ "$(jar_cookies "$1")" -ge 1 ]; }
-
-# jar_file_is_full NAME: without lost replies (every reply refills the jar to 8), each write
-# leaves 5 cookies in the file: 8 less the one spent and the 2 left out. For daemons logging
-# above debug level.
-jar_file_is_full() { [ "$(jar_cookies "$1")" -ge 5 ]; }
+# jar_is_full: the daemon's jar is full again after a verified reply (7 or 8 cookies). The
+# state file says nothing while the daemon runs: it is written at a clean stop only.
+jar_is_full() { [ "$(jar_in_memory)" -ge 7 ]; }
 
 # Every synchronization the daemon reported was NTS-authenticated, and it never selected a
 # server that is not an NTS= one: no unauthenticated sample was ever used as time.

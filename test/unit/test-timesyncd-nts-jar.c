@@ -483,6 +483,29 @@ static void test_missing_file_is_enoent(void) {
         ASSERT_ERROR(nts_jar_load(path, SERVER, NOW, &k, NULL, 0), ENOENT);
 }
 
+/* What a start does before it spends a cookie of the file: the file is gone, also when it was
+ * gone already; a removal that fails says which step and why. */
+static void test_remove_takes_the_file_away_and_names_a_failure(void) {
+        char inner[sizeof path + 8], reason[NTS_JAR_REASON_MAX] = "";
+        NTSJar j, k;
+
+        make_jar(&j, 2);
+        ASSERT_OK(nts_jar_save(&j, SERVER, path, NULL, 0));
+        nts_jar_done(&j);
+        ASSERT_OK(nts_jar_remove(path, reason, sizeof reason));
+        ASSERT_ERROR(nts_jar_load(path, SERVER, NOW, &k, NULL, 0), ENOENT);
+        ASSERT_OK(nts_jar_remove(path, reason, sizeof reason));
+
+        /* A directory with something in it cannot be unlink()ed. */
+        snprintf(inner, sizeof inner, "%s/x", path);
+        ASSERT_OK(mkdir(path, 0700));
+        ASSERT_OK(mkdir(inner, 0700));
+        ASSERT_ERROR(nts_jar_remove(path, reason, sizeof reason), EISDIR);
+        ASSERT_STREQ(reason, "cannot remove it: Is a directory");
+        ASSERT_OK(rmdir(inner));
+        ASSERT_OK(rmdir(path));
+}
+
 int main(void) {
         static const TestCase cases[] = {
                 TEST_CASE(test_cookies_are_spent_oldest_first),
@@ -503,6 +526,7 @@ int main(void) {
                 TEST_CASE(test_file_names_are_unchanged_except_for_bracketed_addresses),
                 TEST_CASE(test_too_long_file_name_is_refused),
                 TEST_CASE(test_missing_file_is_enoent),
+                TEST_CASE(test_remove_takes_the_file_away_and_names_a_failure),
         };
 
         ASSERT_TRUE(mkdtemp(dir));

@@ -173,32 +173,42 @@ static void test_nts_source_polls_after_its_key_exchange(void) {
         mock_server_stop(&mock);
 }
 
-/* Whether the one state file in dir lists cookie. */
-static bool state_file_lists(const char *dir, const struct iovec *cookie) {
-        _cleanup_free_ char *pattern = NULL, *text = NULL;
-        _cleanup_close_ int fd = -EBADF;
+/* The state files in dir: how many, and whether one lists cookie (may be NULL); *ret_cookies
+ * (may be NULL) gets the number of cookies they list. */
+static size_t state_files(const char *dir, const struct iovec *cookie, bool *ret_listed, size_t *ret_cookies) {
+        _cleanup_free_ char *pattern = NULL;
         glob_t g = {};
-        bool found = false;
+        size_t n_files, n_cookies = 0;
+        bool listed = false;
 
         ASSERT_TRUE(asprintf(&pattern, "%s/*.jar", dir) > 0);
-        ASSERT_EQ(glob(pattern, 0, NULL, &g), 0);
-        ASSERT_EQ(g.gl_pathc, 1);
-        fd = open(g.gl_pathv[0], O_RDONLY | O_CLOEXEC);
-        globfree(&g);
-        ASSERT_TRUE(fd >= 0);
-        ASSERT_OK(read_full_fd(fd, 64 * 1024, &text, NULL));
+        ASSERT_TRUE(IN_SET(glob(pattern, 0, NULL, &g), 0, GLOB_NOMATCH));
+        n_files = g.gl_pathc;
+        for (size_t i = 0; i < n_files; i++) {
+                _cleanup_free_ char *text = NULL;
+                _cleanup_close_ int fd = open(g.gl_pathv[i], O_RDONLY | O_CLOEXEC);
 
-        for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
-                uint8_t buf[NTS_MAX_COOKIE_SIZE];
-                ssize_t n;
+                ASSERT_TRUE(fd >= 0);
+                ASSERT_OK(read_full_fd(fd, 64 * 1024, &text, NULL));
+                for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+                        uint8_t buf[NTS_MAX_COOKIE_SIZE];
+                        ssize_t n;
 
-                if (!startswith(line, "cookie="))
-                        continue;
-                n = hex_decode(line + strlen("cookie="), buf, sizeof buf);
-                ASSERT_TRUE(n > 0);
-                found = found || ((size_t) n == cookie->iov_len && memcmp(buf, cookie->iov_base, n) == 0);
+                        if (!startswith(line, "cookie="))
+                                continue;
+                        n = hex_decode(line + strlen("cookie="), buf, sizeof buf);
+                        ASSERT_TRUE(n > 0);
+                        n_cookies++;
+                        listed = listed || (cookie && (size_t) n == cookie->iov_len &&
+                                            memcmp(buf, cookie->iov_base, n) == 0);
+                }
         }
-        return found;
+        globfree(&g);
+        if (ret_listed)
+                *ret_listed = listed;
+        if (ret_cookies)
+                *ret_cookies = n_cookies;
+        return n_files;
 }
 
 /* The cookie of a sealed request: points into packet. */
@@ -234,30 +244,82 @@ static NTSClient *client_with_keys(Run *r, const MockProcess *mock) {
         return c;
 }
 
-static void test_sealed_cookie_is_out_of_the_state_file_before_it_is_sent(void) {
+/* Seals n requests with c; each cookie into sent[] (copies). */
+static void seal_requests(Run *r, NTSClient *c, struct iovec *sent, size_t n) {
+        for (size_t i = 0; i < n; i++) {
+                uint8_t packet[NTS_MAX_PACKET_SIZE] = {};
+                struct iovec cookie;
+                ssize_t l;
+
+                l = CALL(r, nts_client_seal(c, packet, sizeof packet));
+                ASSERT_TRUE(l > NTP_HEADER_SIZE);
+                ASSERT_TRUE(nts_client_awaiting_reply(c));
+                cookie = sealed_cookie(packet, (size_t) l);
+                ASSERT_OK(iovec_memdup(&cookie, &sent[i]));
+        }
+}
+
+/* No write per request: while the client runs there is no state file at all, so none can list
+ * a cookie that went out; at a clean stop the unspent ones are saved, and none of those sent. */
+static void test_state_file_is_written_at_a_clean_stop_only(void) {
+        struct iovec sent[4];
         MockProcess mock;
+        size_t n_cookies;
+        bool listed;
         NTSClient *c;
         Run r;
 
         run_init(&r);
         ASSERT_OK(mock_server_start(certs, &(MockOptions) {}, &mock));
         c = client_with_keys(&r, &mock);
+        ASSERT_EQ(state_files(r.state_dir, NULL, NULL, NULL), 0);
 
-        /* One write serves NTS_COOKIES_PER_WRITE requests: none of their cookies may be listed
-         * once it is sealed, and each was listed before (it came from the key exchange). */
-        for (unsigned i = 0; i < NTS_COOKIES_PER_WRITE + 1; i++) {
-                uint8_t packet[NTS_MAX_PACKET_SIZE] = {};
-                struct iovec cookie;
-                ssize_t l;
-
-                l = CALL(&r, nts_client_seal(c, packet, sizeof packet));
-                ASSERT_TRUE(l > NTP_HEADER_SIZE);
-                ASSERT_TRUE(nts_client_awaiting_reply(c));
-                cookie = sealed_cookie(packet, (size_t) l);
-                ASSERT_FALSE(state_file_lists(r.state_dir, &cookie));
-        }
+        seal_requests(&r, c, sent, ELEMENTSOF(sent));
+        ASSERT_EQ(state_files(r.state_dir, NULL, NULL, NULL), 0);
 
         CALL_VOID(&r, nts_client_free(c));
+        ASSERT_EQ(state_files(r.state_dir, NULL, NULL, &n_cookies), 1);
+        ASSERT_EQ(n_cookies, NTS_MAX_COOKIES - ELEMENTSOF(sent));
+        for (size_t i = 0; i < ELEMENTSOF(sent); i++) {
+                ASSERT_EQ(state_files(r.state_dir, &sent[i], &listed, NULL), 1);
+                ASSERT_FALSE(listed);
+                iovec_done_erase(&sent[i]);
+        }
+
+        run_done(&r);
+        mock_server_stop(&mock);
+}
+
+/* A start takes the cookies of the file and removes the file before the first of them goes: a
+ * crash from then on finds no file, and the cookies are never sent twice. */
+static void test_loaded_state_file_is_gone_before_its_first_cookie_is_sent(void) {
+        struct iovec sent[1];
+        MockProcess mock;
+        NTSClient *c, *d = NULL;
+        size_t n_saved;
+        Run r;
+
+        run_init(&r);
+        ASSERT_OK(mock_server_start(certs, &(MockOptions) {}, &mock));
+        c = client_with_keys(&r, &mock);
+        CALL_VOID(&r, nts_client_free(c));
+        ASSERT_EQ(state_files(r.state_dir, NULL, NULL, &n_saved), 1);
+        ASSERT_EQ(n_saved, NTS_MAX_COOKIES);
+
+        ASSERT_OK(nts_client_new(&r.nts, "localhost", "localhost", mock.ke_port, on_nts_event, &r, &d));
+        ASSERT_EQ(CALL(&r, nts_client_prepare(d)), NTS_CLIENT_READY);
+        ASSERT_EQ(nts_client_cookies(d), n_saved);
+        ASSERT_EQ(state_files(r.state_dir, NULL, NULL, NULL), 0);
+        seal_requests(&r, d, sent, ELEMENTSOF(sent));
+        ASSERT_EQ(state_files(r.state_dir, NULL, NULL, NULL), 0);
+        iovec_done_erase(&sent[0]);
+
+        /* Stopped again: the cookies left go back into a file. */
+        CALL_VOID(&r, nts_client_free(d));
+        ASSERT_EQ(state_files(r.state_dir, NULL, NULL, &n_saved), 1);
+        ASSERT_EQ(n_saved, NTS_MAX_COOKIES - 1);
+        ASSERT_EQ(r.nts_seen[NTS_CLIENT_EVENT_KEYS], 1);
+
         run_done(&r);
         mock_server_stop(&mock);
 }
@@ -493,7 +555,8 @@ static void test_foreign_clock_step_polls_at_once(void) {
 int main(void) {
         static const TestCase tests[] = {
                 TEST_CASE(test_nts_source_polls_after_its_key_exchange),
-                TEST_CASE(test_sealed_cookie_is_out_of_the_state_file_before_it_is_sent),
+                TEST_CASE(test_state_file_is_written_at_a_clean_stop_only),
+                TEST_CASE(test_loaded_state_file_is_gone_before_its_first_cookie_is_sent),
                 TEST_CASE(test_client_resumes_from_its_state_file_without_key_exchange),
                 TEST_CASE(test_nak_of_fresh_cookies_makes_the_source_back_off),
                 TEST_CASE(test_forged_reply_is_ignored_while_waiting),

@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The NTS state file when it cannot be written, and when it must not be trusted, against the
-# mock NTS server, which records every cookie it receives and counts each one it receives again
-# (RFC 8915 section 5.7: a cookie is used once; section 9.1: a reused cookie links requests).
-# chronyd could not tell.
+# The NTS state file when it cannot be written or removed, and when it must not be trusted,
+# against the mock NTS server, which records every cookie it receives and counts each one it
+# receives again (RFC 8915 section 5.7: a cookie is used once; section 9.1: a reused cookie links
+# requests). chronyd could not tell.
 #
-# Spent cookies: a first run writes the file; then the state directory gets a leftover .tmp
-# directory, or is a full tmpfs, or a read-only one (each in a private mount namespace, so the
-# host is untouched), and the daemon runs three more times. No cookie may reach the server
-# twice; every run gets authenticated replies, says once why the file is not written, and burns
-# no CPU in a loop.
+# The file is written at a clean stop and removed when a start loads it, before any of its
+# cookies goes. Spent cookies: a first run writes the file; then the state directory gets a
+# leftover .tmp directory (every write fails), or is a full tmpfs (the write at stop fails), or
+# a read-only one (the removal at start fails, so the file's cookies must never be sent), each
+# in a private mount namespace so that the host is untouched, and the daemon runs three more
+# times. No cookie may reach the server twice; every run gets authenticated replies, says once
+# why the file is not written or not used, and burns no CPU in a loop.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 . "$(dirname "$0")/../../lib/reliability.sh"
@@ -25,12 +27,13 @@ export JAR
 
 mock_answered_at_least() { [ "$(mock_count state ntp_requests)" -ge "$1" ]; }
 
-# one_run NAME: the daemon (log TEST_TMPDIR/NAME.log, info level as in production) until the mock
-# answered REPLIES more requests, then SIGTERM. Fails if it did not synchronize over NTS, used
-# more CPU than a quarter of the time it ran (a loop that spins uses all of it), or if any
-# cookie reached the mock twice.
+# one_run NAME [CMD...]: the daemon (log TEST_TMPDIR/NAME.log, info level as in production) until
+# the mock answered REPLIES more requests, then CMD, then SIGTERM. Fails if it did not synchronize
+# over NTS, used more CPU than a quarter of the time it ran (a loop that spins uses all of it),
+# or if any cookie reached the mock twice.
 one_run() {
         local name=$1 before t0 bound
+        shift
         before=$(mock_count state ntp_requests)
         t0=$EPOCHREALTIME
         TIMESYNCD_LOG=$TEST_TMPDIR/$name.log
@@ -40,61 +43,68 @@ one_run() {
         wait_log "$(synced_line "localhost:$MOCK_KE")" 10
         bound=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.2f\n", 0.5 + (b - a) / 4 }')
         assert_cpu_below "$TIMESYNCD_PID" "$bound" "$name" >/dev/null
+        "$@"
         stop_timesyncd
         [ "$(mock_count state cookies_reused)" = 0 ] ||
                 fail "$name: the server received a cookie twice: $(grep -m 3 'received again' "$TEST_TMPDIR/mock-state.log")"
 }
 
+# fill_disk: takes the room a start freed by removing the state file.
+fill_disk() { dd if=/dev/zero of="$TEST_TMPDIR/state/filler-$RANDOM" bs=4k 2>/dev/null || true; }
+
 # spent_cookies CAUSE: see the header; runs in a private mount namespace.
 spent_cookies() {
-        local cause=$1 i warned key_exchanges=0
+        local cause=$1 i warned key_exchanges=0 before_stop=()
         mount -t tmpfs -o size=64k,mode=0755 "tsnts-$cause" "$TEST_TMPDIR/state"
         chown systemd-timesync: "$TEST_TMPDIR/state" 2>/dev/null || true
         one_run "$cause-0"
-        [ -s "$JAR" ] || fail "$cause: the first run wrote no state file"
+        [ -s "$JAR" ] || fail "$cause: the first run wrote no state file at its stop"
         log_has "Failed to save" && fail "$cause: the first run could not save"
 
         case $cause in
         tmp-directory) mkdir -p "$JAR.tmp/keep" ;;
-        full-disk) dd if=/dev/zero of="$TEST_TMPDIR/state/filler" bs=4k 2>/dev/null || true ;;
+        # Full before each stop: the removal at start frees the room the file took.
+        full-disk) fill_disk; before_stop=(fill_disk) ;;
         read-only) mount -o remount,ro "$TEST_TMPDIR/state" ;;
         esac
         cp "$JAR" "$TEST_TMPDIR/$cause-before.jar"
 
         for (( i = 1; i <= STARTS; i++ )); do
-                one_run "$cause-$i"
-                # One warning per cause, not one per poll or per write.
-                warned=$(log_count "Failed to save NTS cookies\|Failed to remove NTS state file")
+                one_run "$cause-$i" "${before_stop[@]}"
+                # One warning per cause and run, not one per poll or per write.
+                warned=$(log_count "Failed to save NTS cookies\|NTS cookies of .* cannot remove it")
                 [ "$warned" = 1 ] || fail "$cause-$i: $warned warnings about the state file, expected 1"
                 log_has "NTS key exchange with localhost:$MOCK_KE .* done" && key_exchanges=$((key_exchanges + 1))
                 case $cause in
                 tmp-directory)
-                        log_has "Failed to save NTS cookies to $JAR: cannot remove the leftover $JAR.tmp: Is a directory" ||
+                        log_has "Failed to save NTS cookies to $JAR: cannot remove the leftover $JAR.tmp: Is a directory. The next start needs a key exchange." ||
                                 fail "$cause-$i: the warning does not name the leftover directory"
-                        [ ! -e "$JAR" ] || fail "$cause-$i: a state file is left that lists spent cookies"
                         ;;
                 full-disk)
                         log_has "Failed to save NTS cookies to $JAR: .*No space left on device" ||
                                 fail "$cause-$i: the warning does not say that the disk is full"
                         ;;
                 read-only)
-                        log_has "Failed to save NTS cookies to $JAR (.*Read-only file system) or to remove it: Read-only file system. The cookies it lists are not sent" ||
-                                fail "$cause-$i: the warning does not say that the listed cookies are not sent"
+                        log_has "Not using the [0-9]* NTS cookies of $JAR: cannot remove it: Read-only file system. A cookie goes out only once no file lists it" ||
+                                fail "$cause-$i: the warning does not say that the file's cookies are not sent"
                         cmp -s "$JAR" "$TEST_TMPDIR/$cause-before.jar" || fail "$cause-$i: the read-only file changed"
                         ;;
                 esac
+                # Where the write failed, the file the start removed is not back: the cookies
+                # of the run are lost, none is listed.
+                [ "$cause" = read-only ] || [ ! -e "$JAR" ] || fail "$cause-$i: a state file is left after a failed write"
         done
-        # Where the file is gone (a .tmp directory blocks every write) the starts after the first
-        # need a key exchange; read-only, every start does, the file's cookies being unusable. On
-        # the full disk the removal frees room for the next write, and a start may resume from
-        # that file (it lists only cookies never sent).
+        # The first start after the cause resumes from the file of the clean stop before it
+        # (the start removes it, which a full disk and a .tmp directory allow), the later ones
+        # find no file and need a key exchange. Read-only, every start does: the file's cookies
+        # are never sent, since it cannot be removed.
         case $cause in
-        tmp-directory) [ "$key_exchanges" = $((STARTS - 1)) ] || fail "$cause: $key_exchanges key exchanges" ;;
+        tmp-directory | full-disk) [ "$key_exchanges" = $((STARTS - 1)) ] || fail "$cause: $key_exchanges key exchanges" ;;
         read-only) [ "$key_exchanges" = "$STARTS" ] || fail "$cause: $key_exchanges key exchanges" ;;
         esac
         echo "result: $cause: $STARTS starts, $key_exchanges with a key exchange," \
              "$(mock_count state cookies_seen) distinct cookies at the server so far, 0 received twice;" \
-             "$(grep -h -m 1 "Failed to save NTS cookies" "$TEST_TMPDIR/$cause-1.log")"
+             "$(grep -h -m 1 "Failed to save NTS cookies\|Not using the" "$TEST_TMPDIR/$cause-1.log")"
         umount "$TEST_TMPDIR/state"
 }
 

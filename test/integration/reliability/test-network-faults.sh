@@ -52,8 +52,8 @@ fault_scenario() {
         n=$(replies)
         wait_for "$REPLIES_BOUND" replies_at_least $(( n + 3 )) ||
                 fail "$name: only $(replies) authenticated replies $REPLIES_BOUND s after synchronizing"
-        wait_for "$JAR_BOUND" jar_is_full "localhost:$KE" ||
-                fail "$name: the cookie jar holds $(jar_cookies "localhost:$KE") cookies in the file and $(jar_in_memory) in the daemon after its last reply, not 7 or 8"
+        wait_for "$JAR_BOUND" jar_is_full ||
+                fail "$name: the cookie jar holds $(jar_in_memory) cookies after the daemon's last reply, not 7 or 8"
         assert_only_authenticated_sync
         wait_for 40 log_has "$expected" || fail "$name: the fault never showed in the daemon log ('$expected')"
         cpu=$(assert_cpu_below "$TIMESYNCD_PID" "$CPU_BOUND" "$name")

@@ -766,7 +766,9 @@ start_persistent_chrony() {
 
 # Ours over stock again (stock left in "rc" by apt), NTS in use with a configuration on disk,
 # then the routine purge of stock's leftover: our unit stays enabled with its D-Bus alias, the
-# daemon keeps running, the cookie jar stays. The next boot checks the rest (after_reboot_suite).
+# daemon keeps running, and its state directory stays: the cookie jar, which the daemon writes
+# at a clean stop (and removes when it loads it), is written there after the purge. The next
+# boot checks the rest (after_reboot_suite).
 purge_stock_then_reboot_suite() {
         # The changed timesyncd.conf is kept, as in the image's swap (dpkg would ask).
         check ours_installed_over_stock_again bash -c "apt-get install -y -o Dpkg::Options::=--force-confdef \
@@ -780,13 +782,14 @@ purge_stock_then_reboot_suite() {
         printf '[Time]\nNTS=localhost:14467\nNTSTrustedCertificates=%s\n' "$CERTS/ca.pem" >$REBOOT_DROPIN
         systemctl restart systemd-timesyncd
         check nts_authenticated_before_the_purge wait_for 60 authenticated
-        check cookie_jar_saved_in_var_lib_timesyncd_nts wait_for 10 test -s $REBOOT_JAR
 
         check dpkg_purge_of_stock_leftover_succeeds purge_leftover systemd-timesyncd
         check unit_enabled_after_stock_purge unit_enabled
         check unit_links_kept_after_stock_purge unit_links_present
         check daemon_still_active_after_stock_purge daemon_active
-        check cookie_jar_kept_after_stock_purge grep -q '^cookie=' $REBOOT_JAR
+        # The unit starts again at the next boot; stopped now, the jar is on disk before it.
+        check daemon_stops_cleanly_after_stock_purge systemctl stop systemd-timesyncd
+        check cookie_jar_saved_in_var_lib_timesyncd_nts_at_stop grep -q '^cookie=' $REBOOT_JAR
         info "after stock's purge: /var/lib/systemd/timesync $([ -d /var/lib/systemd/timesync ] && echo kept || echo removed by it, as expected)"
         echo after-stock-purge >$PHASE_FILE
 }

@@ -420,9 +420,12 @@ static bool manager_steer(Manager *m, Source *s, const SourceSample *p) {
                          p->authenticated ? ", NTS authenticated" : "",
                          clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? ", observe mode: test clock adjusted" :
                          m->observe ? ", observe mode: clock left alone" : "");
+                /* From now on the SaveIntervalSec= timer and the stop keep it current: a write to
+                 * the state directory per poll would add nothing the floor needs (stock touches
+                 * it at every sample as well as by the timer). */
+                manager_save_clock(m);
         }
         manager_write_sync_flag(m);
-        manager_save_clock(m);
         return true;
 }
 

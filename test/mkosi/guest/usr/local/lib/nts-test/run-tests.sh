@@ -396,7 +396,8 @@ show_timesync_says_authenticated() {
 
 # The targets and files of a synchronized clock, as with stock: time-set.target once the daemon
 # started (it is ordered before it), time-sync.target through systemd-time-wait-sync, which
-# waits for /run/systemd/timesync/synchronized; the clock file touched at the synchronization.
+# waits for /run/systemd/timesync/synchronized; the clock file touched at the synchronization
+# (and every SaveIntervalSec= after it).
 time_set_target_active() {
         [ "$(systemctl is-active time-set.target)" = active ]
 }
@@ -409,7 +410,8 @@ synchronized_flag_exists() {
         [ -e /run/systemd/timesync/synchronized ]
 }
 
-# clock_file_recent: the clock file's mtime within 5 min of now (touched at the last sync)
+# clock_file_recent: the clock file's mtime within 5 min of now (touched at the first sync and
+# every SaveIntervalSec=, 60 s)
 clock_file_recent() {
         local m
         m=$(stat -c %Y /var/lib/systemd/timesync/clock 2>/dev/null) || return 1

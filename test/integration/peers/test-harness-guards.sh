@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The guards of test/lib/common.sh catch what they are there for: a changed clock discipline, a
-# daemon holding CAP_SYS_TIME, and processes or namespaces a test leaves behind.
+# daemon holding CAP_SYS_TIME, and processes or namespaces a test leaves behind; the parallel
+# cases of reliability.sh keep their exit status.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR/../../lib source=common.sh
 . "$(dirname "$0")/../../lib/common.sh"
@@ -123,6 +124,38 @@ test_function_in_namespace_leaves_nothing_running() {
         ! pid_alive "$pid" || fail "a process started inside netns_exec outlived the call"
 }
 
+# A case of reliability.sh (start_case) that has ended, then a child of the test's shell that
+# gets the same PID, as happens when the PIDs come round: bash has forgotten the case's status
+# ("wait" says 127), and finish_case must still pass a passing case and fail a failing one. In a
+# PID namespace of its own, where ns_last_pid picks the next PID without touching the host's.
+write_reused_pid_test() {
+        cat >"$1" <<REUSED
+set -euo pipefail
+. "$TSNTS_LIB_DIR/timesyncd.sh"
+. "$TSNTS_LIB_DIR/reliability.sh"
+TEST_TMPDIR=\$1
+start_case "exit-\$2" bash -c "exit \$2"
+pid=\${_case_pids[exit-\$2]}
+wait_for 10 eval "[ ! -e /proc/\$pid ]" || fail "the case did not end"
+echo \$((pid - 1)) >/proc/sys/kernel/ns_last_pid
+/bin/true
+rc=0
+wait "\$pid" 2>/dev/null || rc=\$?
+[ "\$rc" = 127 ] || fail "bash still knows the case's status (wait: \$rc): the PID was not reused"
+finish_case "exit-\$2"
+REUSED
+}
+
+test_case_status_outlives_a_reused_pid() {
+        local script="$TEST_TMPDIR/reused-pid.sh" rc=0
+        write_reused_pid_test "$script"
+        unshare --pid --fork --mount-proc bash "$script" "$TEST_TMPDIR" 0 2>"$TEST_TMPDIR/reused-0.log" ||
+                fail "a passing case failed once its PID was reused: $(cat "$TEST_TMPDIR/reused-0.log")"
+        unshare --pid --fork --mount-proc bash "$script" "$TEST_TMPDIR" 3 2>"$TEST_TMPDIR/reused-3.log" || rc=$?
+        grep -q "exit-3: case failed (3)" "$TEST_TMPDIR/reused-3.log" ||
+                fail "a case that exited 3 was not failed with its status once its PID was reused (exit $rc): $(cat "$TEST_TMPDIR/reused-3.log")"
+}
+
 test_skip_keeps_exit_code_77() {
         local rc=0
         bash -c ". '$TSNTS_LIB_DIR/common.sh'; test_init; skip 'on purpose'" 2>/dev/null || rc=$?
@@ -138,4 +171,5 @@ run_case test_free_port_returns_distinct_unused_ports
 run_case test_cleanup_stops_everything_the_test_started
 run_case test_function_in_namespace_leaves_nothing_running
 run_case test_cleanup_fails_a_test_that_leaves_a_process_behind
+run_case test_case_status_outlives_a_reused_pid
 run_case test_skip_keeps_exit_code_77

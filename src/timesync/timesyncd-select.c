@@ -119,9 +119,11 @@ static size_t pick_selected(const NTPSelectCandidate *c, size_t n, const NTPSele
         assert(best != SIZE_MAX);
 
         /* Hysteresis: the previous one stays unless its bound is more than twice the best one
-         * (written as a difference: best is the smallest, so nothing can overflow). */
+         * and more than NTP_SELECT_RESELECT_NSEC above it (written as a difference: best is the
+         * smallest, so nothing can overflow). */
         if (previous < n && r->verdicts[previous] == NTP_SELECT_TRUECHIMER &&
-            c[previous].root_distance_nsec - c[best].root_distance_nsec <= c[best].root_distance_nsec)
+            c[previous].root_distance_nsec - c[best].root_distance_nsec <=
+            MAX(c[best].root_distance_nsec, NTP_SELECT_RESELECT_NSEC))
                 return previous;
         return best;
 }

@@ -49,7 +49,9 @@
  * The selected source (stock timesyncd's ServerName, ServerAddress, NTPMessage) is the
  * truechimer with the smallest root distance, the lowest index on ties; the previously
  * selected one stays while it is a truechimer and its root distance is at most twice the
- * smallest, so that the name does not flip between two equally good servers each poll.
+ * smallest, or at most NTP_SELECT_RESELECT_NSEC above it, so that the name does not flip
+ * between two equally good servers each poll (on a local network root distances are tens of
+ * microseconds, and their noise alone is more than a factor of two).
  *
  * How others do it (read to learn, not copied):
  *   - chrony (sources.c, SRC_SelectSource()): the same sorted sweep, keeping the first region
@@ -75,6 +77,9 @@
 
 /* Sources selected among at once; the default number of NTS sources in use is 4. */
 #define NTP_SELECT_MAX 16
+/* The previously selected source stays while its root distance is at most this much above the
+ * best one's, whatever the ratio (chrony's reselectdist: 100 us). */
+#define NTP_SELECT_RESELECT_NSEC INT64_C(100000)
 
 typedef struct NTPSelectCandidate {
         bool usable;                    /* false: not a candidate, whatever the rest says */

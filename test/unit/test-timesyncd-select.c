@@ -442,6 +442,25 @@ static void test_selected_is_the_tightest_truechimer_with_hysteresis(void) {
         ASSERT_EQ(r.selected, 1);
 }
 
+/* Root distances of tens of microseconds (a local network) vary by more than a factor of two
+ * from poll to poll: the previous choice stays while it is within 100 us of the best. */
+static void test_hysteresis_holds_for_small_root_distances(void) {
+        NTPSelectCandidate c[] = {
+                C(0, 10 * USEC),
+                C(0, 45 * USEC),
+                C(0, 200 * USEC),
+        };
+        NTPSelectResult r;
+
+        ASSERT_OK(ntp_select(c, ELEMENTSOF(c), 0, 1, &r));
+        ASSERT_EQ(r.selected, 1);
+        ASSERT_OK(ntp_select(c, ELEMENTSOF(c), 0, 2, &r));
+        ASSERT_EQ(r.selected, 0);
+        c[2].root_distance_nsec = 110 * USEC;
+        ASSERT_OK(ntp_select(c, ELEMENTSOF(c), 0, 2, &r));
+        ASSERT_EQ(r.selected, 2);
+}
+
 static void test_order_of_the_sources_does_not_change_the_verdicts(void) {
         const NTPSelectCandidate c[] = {
                 C(50 * MSEC, 3 * MSEC),
@@ -492,5 +511,6 @@ TEST_MAIN(TEST_CASE(test_liar_an_hour_off_listed_first_is_a_falseticker),
           TEST_CASE(test_no_usable_source),
           TEST_CASE(test_negative_root_distance_is_refused),
           TEST_CASE(test_selected_is_the_tightest_truechimer_with_hysteresis),
+          TEST_CASE(test_hysteresis_holds_for_small_root_distances),
           TEST_CASE(test_order_of_the_sources_does_not_change_the_verdicts),
           TEST_CASE(test_every_outcome_and_verdict_has_a_name));

@@ -134,6 +134,30 @@ static int config_parse_trusted_certificates(const char *filename, unsigned line
         return 0;
 }
 
+/* NTSMaxSources= (ltype 1: at least one) and NTSMinAgreeingSources= (ltype 0: empty means the
+ * default, a majority), both at most TIMESYNC_NTS_MAX_SOURCES_CEILING. A value that does not
+ * parse or is out of range keeps what was there, with a warning that says so. */
+static int config_parse_sources(const char *filename, unsigned line, const char *section, const char *lvalue,
+                                int ltype, const char *rvalue, void *data, void *userdata) {
+        unsigned *n = data;
+        uint64_t v;
+
+        assert(n);
+
+        if (ltype == 0 && isempty(rvalue)) {
+                *n = 0;
+                return 0;
+        }
+        if (parse_unsigned(rvalue, TIMESYNC_NTS_MAX_SOURCES_CEILING, &v) < 0 || v < 1) {
+                log_syntax(filename, line, LOG_WARNING, 0,
+                           "%s=%s is not a number from 1 to %u%s, keeping %u.", lvalue, rvalue,
+                           TIMESYNC_NTS_MAX_SOURCES_CEILING, ltype == 0 ? " or empty" : "", *n);
+                return 0;
+        }
+        *n = (unsigned) v;
+        return 0;
+}
+
 static void timesync_config_init(TimesyncConfig *c) {
         *c = (TimesyncConfig) {
                 .root_distance_max_usec = TIMESYNC_ROOT_DISTANCE_MAX_USEC_DEFAULT,
@@ -143,6 +167,7 @@ static void timesync_config_init(TimesyncConfig *c) {
                 .save_interval_usec = TIMESYNC_SAVE_INTERVAL_USEC_DEFAULT,
                 .nts_bootstrap = true,
                 .nts_ke_timeout_usec = TIMESYNC_NTS_KE_TIMEOUT_USEC_DEFAULT,
+                .nts_max_sources = TIMESYNC_NTS_MAX_SOURCES_DEFAULT,
         };
 }
 
@@ -194,6 +219,8 @@ static int timesync_config_parse(TimesyncConfig *c, const char *root, const char
                 T("NTSRequired", config_parse_bool, 0, nts_required),
                 T("KeyExchangeTimeoutSec", config_parse_sec_in_range, TIME_SPAN_NTS_KE_TIMEOUT,
                   nts_ke_timeout_usec),
+                T("NTSMaxSources", config_parse_sources, 1, nts_max_sources),
+                T("NTSMinAgreeingSources", config_parse_sources, 0, nts_min_agreeing),
                 {}
         };
 #undef T
@@ -239,7 +266,7 @@ int timesync_config_read(TimesyncConfig *c, const char *path, usec_t test_poll_i
 }
 
 bool timesync_config_servers_equal(const TimesyncConfig *a, const TimesyncConfig *b) {
-        return strv_equal(a->ntp_servers, b->ntp_servers) &&
+        return strv_equal(a->ntp_servers, b->ntp_servers) && a->nts_max_sources == b->nts_max_sources &&
                strv_equal(a->fallback_servers, b->fallback_servers) &&
                strv_equal(a->nts_servers, b->nts_servers) && a->nts_set == b->nts_set &&
                a->nts_required == b->nts_required &&

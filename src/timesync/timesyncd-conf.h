@@ -30,6 +30,11 @@
 #define TIMESYNC_NTS_KE_TIMEOUT_USEC_FLOOR (1 * USEC_PER_SEC)
 #define TIMESYNC_NTS_KE_TIMEOUT_USEC_CEILING (1 * USEC_PER_HOUR)
 
+/* NTSMaxSources=: how many NTS servers are used at once (issue 16), like chrony's maxsources
+ * and ntpd-rs's count; at most as many as the selection takes (NTP_SELECT_MAX). */
+#define TIMESYNC_NTS_MAX_SOURCES_DEFAULT 4U
+#define TIMESYNC_NTS_MAX_SOURCES_CEILING 16U
+
 /* The standard search, relative to the root: see config_parse_standard(). */
 #define TIMESYNC_CONFIG_NAME "systemd/timesyncd.conf"
 
@@ -48,6 +53,8 @@ typedef struct TimesyncConfig {
          * time at all), so that a mistyped NTS= key cannot turn into the fallback pool. */
         bool nts_required;
         usec_t nts_ke_timeout_usec;     /* KeyExchangeTimeoutSec= */
+        unsigned nts_max_sources;       /* NTSMaxSources=: NTS servers used together; 1: one at a time */
+        unsigned nts_min_agreeing;      /* NTSMinAgreeingSources=: 0, a majority of those that answer */
         usec_t root_distance_max_usec;
         usec_t poll_interval_min_usec;
         usec_t poll_interval_max_usec;
@@ -75,8 +82,9 @@ void timesync_config_done(TimesyncConfig *c);
  * interval (--test-poll-interval=, 0: none) over both poll limits. Returns as the two above. */
 int timesync_config_read(TimesyncConfig *c, const char *path, usec_t test_poll_interval_usec);
 
-/* Whether a and b name the same servers and trust the same certificate authorities: what
- * decides where time comes from, and so whether a reload selects a server again. */
+/* Whether a and b name the same servers, use as many NTS servers together and trust the same
+ * certificate authorities: what decides where time comes from, and so whether a reload selects
+ * servers again. */
 bool timesync_config_servers_equal(const TimesyncConfig *a, const TimesyncConfig *b);
 
 /* Appends the whitespace separated server names in s to *list, skipping duplicates and, with a

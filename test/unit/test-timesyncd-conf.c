@@ -350,6 +350,36 @@ static void test_key_exchange_timeout_outside_1s_to_1h_gives_the_default(void) {
         ASSERT_CONTAINS(inf.log, "KeyExchangeTimeoutSec=infinity is above 1h, using the default 10s.");
 }
 
+static void test_nts_sources_default_to_four_and_a_majority(void) {
+        _cleanup_(loaded_done) Loaded d = load_tree(NULL);
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTSMaxSources=7\nNTSMinAgreeingSources=3\n");
+        _cleanup_(loaded_done) Loaded reset = LOAD(MAIN, "[Time]\nNTSMinAgreeingSources=3\n",
+                                                   ETC_D "90-reset.conf", "[Time]\nNTSMinAgreeingSources=\n");
+
+        ASSERT_TRUE(d.config.nts_max_sources == 4);
+        ASSERT_TRUE(d.config.nts_min_agreeing == 0);
+        ASSERT_TRUE(l.config.nts_max_sources == 7);
+        ASSERT_TRUE(l.config.nts_min_agreeing == 3);
+        ASSERT_STREQ(l.log, "");
+        ASSERT_TRUE(reset.config.nts_min_agreeing == 0);
+}
+
+static void test_nts_sources_out_of_range_keep_the_value_before(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTSMaxSources=2\nNTSMaxSources=0\nNTSMaxSources=17\n"
+                                                     "NTSMaxSources=\nNTSMinAgreeingSources=-1\n"
+                                                     "NTSMinAgreeingSources=3x\n");
+
+        ASSERT_TRUE(l.config.nts_max_sources == 2);
+        ASSERT_TRUE(l.config.nts_min_agreeing == 0);
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:3: NTSMaxSources=0 is not a number from 1 to 16, keeping 2.");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:4: NTSMaxSources=17 is not a number from 1 to 16, keeping 2.");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:5: NTSMaxSources= is not a number from 1 to 16, keeping 2.");
+        ASSERT_CONTAINS(l.log,
+                        "timesyncd.conf:6: NTSMinAgreeingSources=-1 is not a number from 1 to 16 or empty, keeping 0.");
+        ASSERT_CONTAINS(l.log,
+                        "timesyncd.conf:7: NTSMinAgreeingSources=3x is not a number from 1 to 16 or empty, keeping 0.");
+}
+
 static void test_nts_required_is_no_by_default(void) {
         _cleanup_(loaded_done) Loaded l = load_tree(NULL);
 
@@ -489,6 +519,8 @@ TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_secure_servers_with_only_invalid_names_still_counts_as_set),
           TEST_CASE(test_key_exchange_timeout_defaults_to_10s_and_is_read),
           TEST_CASE(test_key_exchange_timeout_outside_1s_to_1h_gives_the_default),
+          TEST_CASE(test_nts_sources_default_to_four_and_a_majority),
+          TEST_CASE(test_nts_sources_out_of_range_keep_the_value_before),
           TEST_CASE(test_nts_required_is_no_by_default),
           TEST_CASE(test_nts_required_from_a_vendor_dropin_and_an_admin_override),
           TEST_CASE(test_nts_with_only_invalid_names_still_counts_as_set),

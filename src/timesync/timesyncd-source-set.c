@@ -1,0 +1,353 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "macro.h"
+#include "string-util.h"
+#include "timesyncd-source-set.h"
+
+static const char *const standing_table[_SOURCE_SET_STANDING_MAX] = {
+        [SOURCE_SET_PENDING] = "pending",
+        [SOURCE_SET_ANSWERING] = "answering",
+        [SOURCE_SET_FAILING] = "failing",
+};
+
+const char *source_set_standing_to_string(SourceSetStanding s) {
+        return s >= 0 && s < _SOURCE_SET_STANDING_MAX ? standing_table[s] : NULL;
+}
+
+void source_set_done(SourceSet *set) {
+        if (!set)
+                return;
+        for (size_t i = 0; i < set->n_entries; i++)
+                free(set->entries[i].ke_host);
+        *set = (SourceSet) { .selected = SIZE_MAX, .preferred = SIZE_MAX };
+}
+
+SourceSetEntry *source_set_find(SourceSet *set, const void *source) {
+        for (size_t i = 0; i < set->n_entries; i++)
+                if (set->entries[i].source == source)
+                        return &set->entries[i];
+        return NULL;
+}
+
+int source_set_add(SourceSet *set, void *source, const char *ke_host) {
+        SourceSetEntry *e;
+        char *host = NULL;
+
+        assert(set);
+        assert(source);
+        assert(!source_set_find(set, source));
+
+        if (set->n_entries >= NTP_SELECT_MAX)
+                return -E2BIG;
+        if (ke_host) {
+                host = strdup(ke_host);
+                if (!host)
+                        return -ENOMEM;
+                /* Host names compare without case; address literals have none. */
+                for (char *p = host; *p; p++)
+                        *p = (char) tolower((unsigned char) *p);
+        }
+
+        e = &set->entries[set->n_entries++];
+        *e = (SourceSetEntry) {
+                .source = source,
+                .ke_host = host,
+                .standing = SOURCE_SET_PENDING,
+                .verdict = NTP_SELECT_NOT_CANDIDATE,
+        };
+        return 0;
+}
+
+/* An index into the entries after entry i went. */
+static void index_removed(size_t *k, size_t i) {
+        if (*k == i)
+                *k = SIZE_MAX;
+        else if (*k != SIZE_MAX && *k > i)
+                (*k)--;
+}
+
+void source_set_remove(SourceSet *set, void *source) {
+        SourceSetEntry *e = source_set_find(set, source);
+        size_t i;
+
+        if (!e)
+                return;
+        i = (size_t) (e - set->entries);
+        free(e->ke_host);
+        memmove(e, e + 1, (set->n_entries - i - 1) * sizeof *e);
+        set->n_entries--;
+
+        index_removed(&set->selected, i);
+        index_removed(&set->preferred, i);
+}
+
+void source_set_restart(SourceSet *set) {
+        for (size_t i = 0; i < set->n_entries; i++) {
+                SourceSetEntry *e = &set->entries[i];
+
+                /* A failing source stays failing: it may back off for an hour, and must not be
+                 * waited for meanwhile. */
+                if (e->standing == SOURCE_SET_ANSWERING)
+                        e->standing = SOURCE_SET_PENDING;
+                e->has_candidate = false;
+                e->verdict = NTP_SELECT_NOT_CANDIDATE;
+        }
+        set->selected = set->preferred = SIZE_MAX;
+}
+
+void source_set_sample(SourceSet *set, const void *source, const SourceSetSample *sample) {
+        SourceSetEntry *e = source_set_find(set, source);
+
+        assert(sample);
+
+        if (!e)
+                return;
+        e->standing = SOURCE_SET_ANSWERING;
+        /* A spike keeps the candidate before it (stock does not steer by one either); the first
+         * samples after a start cannot be spikes (the filter needs three). */
+        if (sample->spike && e->has_candidate)
+                return;
+
+        e->candidate = *sample;
+        e->has_candidate = true;
+        e->slewed_at = set->slewed_nsec;
+        e->steered = false;
+}
+
+void source_set_failed(SourceSet *set, const void *source) {
+        SourceSetEntry *e = source_set_find(set, source);
+
+        if (!e)
+                return;
+        e->standing = SOURCE_SET_FAILING;
+        e->has_candidate = false;
+}
+
+void source_set_stepped(SourceSet *set, int64_t offset_nsec) {
+        for (size_t i = 0; i < set->n_entries; i++)
+                set->entries[i].candidate.ntp.offset_nsec =
+                        int64_sub_saturating(set->entries[i].candidate.ntp.offset_nsec, offset_nsec);
+}
+
+void source_set_slewed(SourceSet *set, int64_t offset_nsec) {
+        set->slewed_nsec = int64_add_saturating(set->slewed_nsec,
+                                                offset_nsec == INT64_MIN ? INT64_MAX : llabs(offset_nsec));
+}
+
+void source_set_steered(SourceSet *set) {
+        /* The combined offset used every truechimer's candidate: none of them steers again. A
+         * bootstrap is over once the clock followed: what the stored candidates say is now a
+         * correction like any other (a new sample from keys that are still bootstrap keys
+         * says so again). */
+        for (size_t i = 0; i < set->n_entries; i++) {
+                set->entries[i].steered = true;
+                set->entries[i].candidate.bootstrap = NTS_CLIENT_BOOTSTRAP_NONE;
+        }
+}
+
+/* The candidate's error bound now: its root distance with the dispersion grown by its age
+ * (RFC 5905 section 10), widened by what we slewed since it was taken. */
+static int64_t entry_root_distance(const SourceSet *set, const SourceSetEntry *e, usec_t now) {
+        const SourceSetSample *c = &e->candidate;
+        int64_t age = now > c->boottime ? (int64_t) MIN(now - c->boottime, (usec_t) INT64_MAX / 1000) * 1000 : 0;
+        int64_t rd;
+
+        rd = ntp_sample_root_distance_nsec(&c->ntp, &c->header,
+                                           ntp_dispersion_nsec(c->header.precision, SOURCE_SET_LOCAL_PRECISION, age));
+        return int64_add_saturating(rd, int64_sub_saturating(set->slewed_nsec, e->slewed_at));
+}
+
+static bool entry_usable(const SourceSetEntry *e, int64_t root_distance, const SourceSetPolicy *p) {
+        return e->standing == SOURCE_SET_ANSWERING && e->has_candidate &&
+               p->now_boottime - MIN(p->now_boottime, e->candidate.boottime) <= e->candidate.max_age &&
+               root_distance <= p->root_distance_max_nsec;
+}
+
+static bool hosts_differ(const SourceSet *set, const NTPSelectResult *r) {
+        const char *first = NULL;
+
+        for (size_t i = 0; i < set->n_entries; i++) {
+                const char *h = set->entries[i].ke_host;
+
+                if (r->verdicts[i] != NTP_SELECT_TRUECHIMER || !h)
+                        continue;
+                if (!first)
+                        first = h;
+                else if (!streq(first, h))
+                        return true;
+        }
+        return false;
+}
+
+/* With several sources, time from bootstrap keys (docs/NTS.md, "Bootstrap from several
+ * sources") moves the clock only with more agreement than time from fully checked keys: two
+ * different key-exchange names, a majority of every source in use (not only of those that
+ * answer), no fully checked source against it, one direction, and backward never before the
+ * floor. Returns NULL when allowed, else why not. */
+static const char *bootstrap_refusal(const SourceSet *set, const SourceSetPolicy *p, SourceSetDecision *d) {
+        const NTPSelectResult *r = &d->select;
+
+        for (size_t i = 0; i < set->n_entries; i++) {
+                const SourceSetEntry *e = &set->entries[i];
+
+                if (r->verdicts[i] == NTP_SELECT_FALSETICKER && e->candidate.bootstrap == NTS_CLIENT_BOOTSTRAP_NONE)
+                        return "a source with fully checked keys disagrees";
+                if (r->verdicts[i] != NTP_SELECT_TRUECHIMER || e->candidate.bootstrap == NTS_CLIENT_BOOTSTRAP_NONE)
+                        continue;
+                if (d->bootstrap_direction == NTS_CLIENT_BOOTSTRAP_NONE)
+                        d->bootstrap_direction = e->candidate.bootstrap;
+                else if (d->bootstrap_direction != e->candidate.bootstrap)
+                        return "bootstrap keys disagree on which way the clock is wrong";
+        }
+
+        if (2 * r->n_agree <= set->n_entries)
+                return "it needs the agreement of a majority of all sources in use";
+        if (!hosts_differ(set, r))
+                return "it needs the agreement of two sources with different key-exchange names";
+        if (d->bootstrap_direction == NTS_CLIENT_BOOTSTRAP_FORWARD ? r->offset_nsec <= 0 : r->offset_nsec >= 0)
+                return "the agreed time lies the other way";
+        if (d->bootstrap_direction == NTS_CLIENT_BOOTSTRAP_BACKWARD &&
+            int64_add_saturating(p->now_realtime_nsec, r->offset_nsec) < p->backward_floor_nsec)
+                return "the agreed time lies before this program was built";
+        return NULL;
+}
+
+int source_set_select(SourceSet *set, const SourceSetPolicy *p, SourceSetDecision *ret) {
+        NTPSelectCandidate c[NTP_SELECT_MAX] = {};
+        SourceSetDecision d = {};
+        size_t previous, first = SIZE_MAX;
+        int r;
+
+        assert(set);
+        assert(p);
+        assert(ret);
+
+        for (size_t i = 0; i < set->n_entries; i++) {
+                SourceSetEntry *e = &set->entries[i];
+
+                e->root_distance_nsec = e->has_candidate ? entry_root_distance(set, e, p->now_boottime) : 0;
+                c[i] = (NTPSelectCandidate) {
+                        .usable = entry_usable(e, e->root_distance_nsec, p),
+                        .offset_nsec = e->candidate.ntp.offset_nsec,
+                        .root_distance_nsec = e->root_distance_nsec,
+                };
+                if (c[i].usable || e->standing == SOURCE_SET_PENDING)
+                        d.n_counted++;
+                if (e->standing == SOURCE_SET_PENDING)
+                        d.n_pending++;
+                if (c[i].usable && first == SIZE_MAX)
+                        first = i;
+        }
+
+        /* Without a source selected before, the first that answers in the configured order is
+         * kept if it is good enough: the order of the configuration decides among equals. */
+        previous = set->preferred < set->n_entries ? set->preferred : first;
+        r = ntp_select(c, set->n_entries, MAX((size_t) p->min_agreeing, d.n_counted / 2 + 1), previous, &d.select);
+        if (r < 0)
+                return r;
+
+        for (size_t i = 0; i < set->n_entries; i++)
+                set->entries[i].verdict = d.select.verdicts[i];
+        set->selected = d.select.selected;
+
+        if (d.select.outcome == NTP_SELECT_AGREED) {
+                set->preferred = d.select.selected;
+                for (size_t i = 0; i < set->n_entries; i++)
+                        if (d.select.verdicts[i] == NTP_SELECT_TRUECHIMER &&
+                            set->entries[i].candidate.bootstrap != NTS_CLIENT_BOOTSTRAP_NONE)
+                                d.bootstrap = true;
+                if (d.bootstrap)
+                        d.bootstrap_refusal = bootstrap_refusal(set, p, &d);
+                d.steer = !set->entries[d.select.selected].steered && !d.bootstrap_refusal;
+        }
+
+        *ret = d;
+        return 0;
+}
+
+bool source_set_disagree(const SourceSetDecision *d) {
+        switch (d->select.outcome) {
+        case NTP_SELECT_NO_MAJORITY:
+        case NTP_SELECT_AMBIGUOUS:
+                return true;
+        case NTP_SELECT_TOO_FEW:
+                return d->n_pending == 0;
+        case NTP_SELECT_AGREED:
+                return d->bootstrap_refusal;
+        default:
+                return false;
+        }
+}
+
+static const char *format_spread(int64_t nsec, char buf[static 32]) {
+        if (nsec >= NTP_NSEC_PER_SEC)
+                snprintf(buf, 32, "%.0f s", (double) nsec / NTP_NSEC_PER_SEC);
+        else
+                snprintf(buf, 32, "%.0f ms", (double) nsec / 1e6);
+        return buf;
+}
+
+void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char *buf, size_t size) {
+        const NTPSelectResult *r = &d->select;
+        size_t n_false = 0;
+        char spread[32], waiting[64] = "";
+
+        for (size_t i = 0; i < set->n_entries; i++)
+                if (r->verdicts[i] == NTP_SELECT_FALSETICKER)
+                        n_false++;
+        if (d->n_pending > 0)
+                snprintf(waiting, sizeof waiting, ", waiting for %zu more", d->n_pending);
+        (void) format_spread(r->spread_nsec, spread);
+
+        switch (r->outcome) {
+        case NTP_SELECT_AGREED:
+                if (d->bootstrap_refusal)
+                        snprintf(buf, size, "%zu of %zu NTS sources agree, but not enough for a bootstrap (%s); "
+                                 "clock left alone", r->n_agree, d->n_counted, d->bootstrap_refusal);
+                else if (n_false > 0)
+                        snprintf(buf, size, "%zu of %zu NTS sources agree, %zu %s", r->n_agree, d->n_counted,
+                                 n_false, n_false == 1 ? "falseticker" : "falsetickers");
+                else
+                        snprintf(buf, size, "%zu of %zu NTS sources agree", r->n_agree, d->n_counted);
+                return;
+        case NTP_SELECT_NO_CANDIDATES:
+                snprintf(buf, size, d->n_pending > 0 ? "Waiting for NTS sources to answer" : "No NTS source answers");
+                return;
+        case NTP_SELECT_TOO_FEW:
+                if (d->n_pending > 0)
+                        snprintf(buf, size, "%zu of %zu NTS sources agree, %zu needed%s", r->n_agree,
+                                 d->n_counted, r->n_needed, waiting);
+                else
+                        snprintf(buf, size, "Only %zu of %zu NTS sources agree, %zu needed; clock left alone",
+                                 r->n_agree, d->n_counted, r->n_needed);
+                return;
+        case NTP_SELECT_NO_MAJORITY:
+                snprintf(buf, size, "%zu NTS sources disagree by %s%s; clock left alone", r->n_candidates, spread,
+                         waiting);
+                return;
+        case NTP_SELECT_AMBIGUOUS:
+                snprintf(buf, size, "%zu NTS sources disagree by %s (two groups agree in separate places)%s; "
+                         "clock left alone", r->n_candidates, spread, waiting);
+                return;
+        }
+        assert_not_reached();
+}
+
+const char *source_set_verdict_string(const SourceSet *set, size_t i) {
+        assert(i < set->n_entries);
+
+        switch (set->entries[i].verdict) {
+        case NTP_SELECT_TRUECHIMER:
+                return i == set->selected ? "selected" : "truechimer";
+        case NTP_SELECT_FALSETICKER:
+                return "falseticker";
+        case NTP_SELECT_UNDECIDED:
+                return "undecided";
+        default:
+                return "unusable";
+        }
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Several NTS sources at once (issue 16; docs/ARCHITECTURE.md, "Several sources"): which of
+ * them count, what each last said, and what their agreement lets the clock do. The manager
+ * owns the sources and the clock; a SourceSet keeps per source the candidate for the selection
+ * (the last sample that was not a spike, corrected for our own steps, its error bound grown
+ * with its age and with our own slews), decides which sources count, runs ntp_select(), applies
+ * the rule for a bootstrap from several sources, and says in words what came out. It does no
+ * I/O, does not log and reads no clock: the caller passes the times. The sources are the
+ * caller's (a pointer it gives, never dereferenced here), so that one configured entry may
+ * bring several (a pool) without this module knowing.
+ *
+ * Which sources count ("a majority of the sources that currently answer"): a source is
+ *   PENDING    from its start (and after a clock jump dropped every sample) until its first
+ *              answer or failure: it counts as expected, so the first source to answer cannot
+ *              decide alone before the others had their chance (bounded: a key exchange and a
+ *              reply each time out);
+ *   ANSWERING  with a candidate: counts;
+ *   FAILING    after a failure (no reply, key exchange failed, refused service), until it
+ *              answers again: does not count, and keeps being polled by its own backoff.
+ * A candidate also stops counting when it is older than its source's age limit (two poll
+ * intervals and some: by construction a source answers or fails before) or its grown root
+ * distance exceeds RootDistanceMaxSec=. */
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ntp-packet.h"
+#include "time-util.h"
+#include "timesyncd-nts-client.h"
+#include "timesyncd-select.h"
+
+/* Our own precision for the dispersion (RFC 5905 section 7.3): about a microsecond, what reading
+ * CLOCK_REALTIME and the kernel's receive time stamp are good for. */
+#define SOURCE_SET_LOCAL_PRECISION (-20)
+
+typedef enum SourceSetStanding {
+        SOURCE_SET_PENDING,
+        SOURCE_SET_ANSWERING,
+        SOURCE_SET_FAILING,
+        _SOURCE_SET_STANDING_MAX,
+} SourceSetStanding;
+
+/* What the selection needs of one sample. */
+typedef struct SourceSetSample {
+        NTPHeader header;               /* root delay, root dispersion, precision, leap */
+        NTPSample ntp;                  /* offset and delay */
+        usec_t boottime;                /* CLOCK_BOOTTIME at t1: the sample's age is measured from it */
+        usec_t max_age;                 /* after this long without a newer one it no longer counts */
+        bool spike;                     /* the source's filter says so: not a candidate */
+        NTSClientBootstrap bootstrap;   /* the keys it was verified with came from a bootstrap */
+} SourceSetSample;
+
+typedef struct SourceSetEntry {
+        void *source;                   /* the caller's */
+        char *ke_host;                  /* key-exchange host name, lower case: the bootstrap needs
+                                         * two different ones */
+        SourceSetStanding standing;
+        bool has_candidate;
+        SourceSetSample candidate;
+        int64_t slewed_at;              /* SourceSet.slewed_nsec when it was taken */
+        bool steered;                   /* the clock followed the set since this candidate came */
+        NTPSelectVerdict verdict;       /* of the last selection */
+        int64_t root_distance_nsec;     /* of the last selection: grown, widened */
+} SourceSetEntry;
+
+typedef struct SourceSet {
+        SourceSetEntry entries[NTP_SELECT_MAX];
+        size_t n_entries;
+        int64_t slewed_nsec;            /* the sum of |offset| handed to the kernel PLL so far */
+        size_t selected;                /* by the last selection, SIZE_MAX: none */
+        size_t preferred;               /* the one selected last, kept while good enough */
+} SourceSet;
+
+/* What the caller knows that the selection needs. */
+typedef struct SourceSetPolicy {
+        unsigned min_agreeing;          /* NTSMinAgreeingSources=; 0: a majority of those counted */
+        int64_t root_distance_max_nsec; /* RootDistanceMaxSec= */
+        usec_t now_boottime;
+        int64_t now_realtime_nsec;      /* our clock: for the backward bootstrap's floor */
+        int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before this
+                                         * (this program's build time: true time is later) */
+} SourceSetPolicy;
+
+typedef struct SourceSetDecision {
+        NTPSelectResult select;         /* over the entries, in their order */
+        size_t n_counted;               /* answering and pending: what the majority is of */
+        size_t n_pending;
+        /* The clock may follow select.offset_nsec now: AGREED, the selected source's candidate
+         * has not steered yet, and a bootstrap (a truechimer with bootstrap keys) is allowed. */
+        bool steer;
+        bool bootstrap;                 /* the truechimers include bootstrap keys */
+        NTSClientBootstrap bootstrap_direction;
+        const char *bootstrap_refusal;  /* why such a step is not allowed: static text, or NULL */
+} SourceSetDecision;
+
+void source_set_done(SourceSet *set);
+
+/* Adds a source (PENDING). -E2BIG when the set is full, -ENOMEM. ke_host may be NULL (plain). */
+int source_set_add(SourceSet *set, void *source, const char *ke_host);
+void source_set_remove(SourceSet *set, void *source);
+/* The entry of source, NULL if it has none. */
+SourceSetEntry *source_set_find(SourceSet *set, const void *source);
+
+/* Every source that answers starts over (PENDING, no candidate): after the clock jumped by
+ * someone else's hand. A failing one stays failing. */
+void source_set_restart(SourceSet *set);
+/* A sample of source: it answers; the sample is its candidate unless it is a spike. */
+void source_set_sample(SourceSet *set, const void *source, const SourceSetSample *sample);
+/* source failed: it no longer counts, until it answers again. */
+void source_set_failed(SourceSet *set, const void *source);
+/* Our own step of the clock by offset_nsec: every candidate's offset is corrected by it. */
+void source_set_stepped(SourceSet *set, int64_t offset_nsec);
+/* Our own slew through the kernel PLL by offset_nsec: how much of it the kernel applies by
+ * when is not known, so every older candidate's interval is widened by it. */
+void source_set_slewed(SourceSet *set, int64_t offset_nsec);
+/* The clock followed the decision: no stored candidate steers again, and none counts as a
+ * bootstrap any more. */
+void source_set_steered(SourceSet *set);
+
+/* Judges the sources now: verdicts (in the entries), the selected one, whether the clock may
+ * follow. Returns 0, or a negative errno from ntp_select(). */
+int source_set_select(SourceSet *set, const SourceSetPolicy *policy, SourceSetDecision *ret);
+
+/* One sentence (no final period) for STATUS=, NTSStatus and the log: what the sources say
+ * together, e.g. "3 of 4 NTS sources agree, 1 falseticker" (of those that count: answering or
+ * pending) or "2 NTS sources disagree by 3600 s; clock left alone" (those that answer). */
+void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char *buf, size_t size);
+/* Whether the decision leaves the clock alone because the sources disagree or are too few
+ * (not merely because they have not all answered yet, or none answers). */
+bool source_set_disagree(const SourceSetDecision *d);
+
+const char *source_set_standing_to_string(SourceSetStanding s);
+/* "selected", "truechimer", "falseticker", "undecided" or "unusable" (no candidate). */
+const char *source_set_verdict_string(const SourceSet *set, size_t i);

@@ -1,0 +1,460 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include "tests.h"
+#include "timesyncd-source-set.h"
+
+#define MSEC INT64_C(1000000)
+#define SEC INT64_C(1000000000)
+#define NOW (1000 * USEC_PER_SEC)
+
+/* Stand-ins for the caller's sources: only their addresses matter. */
+static int sources[NTP_SELECT_MAX];
+#define SRC(i) ((void *) &sources[i])
+
+static SourceSetPolicy policy(void) {
+        return (SourceSetPolicy) {
+                .root_distance_max_nsec = 5 * SEC,
+                .now_boottime = NOW,
+                .now_realtime_nsec = INT64_C(1800000000) * SEC,
+                .backward_floor_nsec = INT64_C(1700000000) * SEC,
+        };
+}
+
+/* A sample of offset with a root distance of about rd: half of it as delay, the rest as the
+ * server's root dispersion, taken at `NOW - age`. */
+static SourceSetSample sample(int64_t offset, int64_t rd, usec_t age) {
+        SourceSetSample s = {
+                .header = {
+                        .leap = NTP_LEAP_NONE,
+                        .stratum = 1,
+                        .precision = -30,
+                        .root_dispersion = ntp_short_from_nsec(rd / 2),
+                },
+                .ntp = { .offset_nsec = offset, .delay_nsec = rd },
+                .boottime = NOW - age,
+                .max_age = 64 * USEC_PER_SEC,
+        };
+        return s;
+}
+
+static SourceSet set_of(size_t n, const char *const *hosts) {
+        SourceSet set = { .selected = SIZE_MAX, .preferred = SIZE_MAX };
+
+        for (size_t i = 0; i < n; i++)
+                ASSERT_OK(source_set_add(&set, SRC(i), hosts ? hosts[i] : "ntp.example"));
+        return set;
+}
+
+static SourceSetDecision judge(SourceSet *set) {
+        SourceSetPolicy p = policy();
+        SourceSetDecision d;
+
+        ASSERT_OK(source_set_select(set, &p, &d));
+        return d;
+}
+
+static void assert_description(SourceSet *set, const SourceSetDecision *d, const char *expected) {
+        char buf[256];
+
+        source_set_describe(set, d, buf, sizeof buf);
+        ASSERT_STREQ(buf, expected);
+}
+
+static void test_liar_listed_first_is_a_falseticker_and_the_rest_steer(void) {
+        SourceSet set = set_of(4, NULL);
+        SourceSetSample liar = sample(3600 * SEC, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &liar);
+        for (size_t i = 1; i < 4; i++) {
+                SourceSetSample s = sample((int64_t) i * 100000, 1 * MSEC, 0);
+                source_set_sample(&set, SRC(i), &s);
+        }
+        d = judge(&set);
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_AGREED);
+        ASSERT_TRUE(d.steer);
+        ASSERT_TRUE(d.select.selected == 1);
+        ASSERT_TRUE(llabs(d.select.offset_nsec) < 1 * MSEC);
+        ASSERT_STREQ(source_set_verdict_string(&set, 0), "falseticker");
+        ASSERT_STREQ(source_set_verdict_string(&set, 1), "selected");
+        ASSERT_STREQ(source_set_verdict_string(&set, 2), "truechimer");
+        assert_description(&set, &d, "3 of 4 NTS sources agree, 1 falseticker");
+        source_set_done(&set);
+}
+
+/* The first to answer cannot decide alone: the others count as expected until they answer or
+ * fail. */
+static void test_first_answer_waits_for_the_sources_still_pending(void) {
+        SourceSet set = set_of(4, NULL);
+        SourceSetSample liar = sample(3600 * SEC, 1 * MSEC, 0), good = sample(0, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &liar);
+        d = judge(&set);
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_TOO_FEW);
+        ASSERT_FALSE(source_set_disagree(&d));
+        assert_description(&set, &d, "1 of 4 NTS sources agree, 3 needed, waiting for 3 more");
+
+        /* The other three fail: the one that answers is all there is. */
+        for (size_t i = 1; i < 4; i++)
+                source_set_failed(&set, SRC(i));
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        ASSERT_TRUE(d.select.offset_nsec == 3600 * SEC);
+
+        /* One of them answers after all: now two disagree, and nothing moves. */
+        source_set_sample(&set, SRC(1), &good);
+        d = judge(&set);
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(source_set_disagree(&d));
+        assert_description(&set, &d, "2 NTS sources disagree by 3600 s; clock left alone");
+        source_set_done(&set);
+}
+
+static void test_two_sources_an_hour_apart_leave_the_clock_alone(void) {
+        SourceSet set = set_of(2, NULL);
+        SourceSetSample a = sample(0, 1 * MSEC, 0), b = sample(3600 * SEC, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &a);
+        source_set_sample(&set, SRC(1), &b);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_NO_MAJORITY);
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(source_set_disagree(&d));
+        ASSERT_STREQ(source_set_verdict_string(&set, 0), "undecided");
+        assert_description(&set, &d, "2 NTS sources disagree by 3600 s; clock left alone");
+        source_set_done(&set);
+}
+
+static void test_liar_50ms_off_is_a_falseticker(void) {
+        SourceSet set = set_of(4, NULL);
+        SourceSetDecision d;
+
+        for (size_t i = 0; i < 4; i++) {
+                SourceSetSample s = sample(i == 0 ? 50 * MSEC : (int64_t) i * 10000, 200000, 0);
+                source_set_sample(&set, SRC(i), &s);
+        }
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        ASSERT_STREQ(source_set_verdict_string(&set, 0), "falseticker");
+        ASSERT_TRUE(llabs(d.select.offset_nsec) < 1 * MSEC);
+        assert_description(&set, &d, "3 of 4 NTS sources agree, 1 falseticker");
+        source_set_done(&set);
+}
+
+/* Each candidate steers once: the clock follows a new sample of the selected source, not the
+ * same one again when another source answers. */
+static void test_a_candidate_steers_once(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample s = sample(10 * MSEC, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        for (size_t i = 0; i < 3; i++)
+                source_set_sample(&set, SRC(i), &s);
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        source_set_steered(&set);
+
+        source_set_sample(&set, SRC(2), &s);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_AGREED);
+        ASSERT_TRUE(d.select.selected == 0);
+        ASSERT_FALSE(d.steer);
+
+        source_set_sample(&set, SRC(0), &s);
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        source_set_done(&set);
+}
+
+/* A spike keeps the candidate before it and does not steer. */
+static void test_spike_keeps_the_candidate_before_it(void) {
+        SourceSet set = set_of(1, NULL);
+        SourceSetSample s = sample(1 * MSEC, 1 * MSEC, 0), spike = sample(100 * MSEC, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        spike.spike = true;
+        source_set_sample(&set, SRC(0), &s);
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        source_set_steered(&set);
+
+        source_set_sample(&set, SRC(0), &spike);
+        d = judge(&set);
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(d.select.offset_nsec == 1 * MSEC);
+        source_set_done(&set);
+}
+
+/* Our own step corrects every stored offset by the step; a slew widens older intervals by what
+ * the kernel may have applied of it. */
+static void test_own_step_corrects_and_slew_widens_stored_candidates(void) {
+        SourceSet set = set_of(2, NULL);
+        SourceSetSample a = sample(2 * SEC, 1 * MSEC, 0), b = sample(2 * SEC + 500000, 1 * MSEC, 0);
+        SourceSetDecision d;
+        int64_t before;
+
+        source_set_sample(&set, SRC(0), &a);
+        source_set_sample(&set, SRC(1), &b);
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        source_set_stepped(&set, d.select.offset_nsec);
+        source_set_steered(&set);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_AGREED);
+        ASSERT_TRUE(llabs(d.select.offset_nsec) < 1 * MSEC);
+        ASSERT_FALSE(d.steer);
+
+        before = set.entries[1].root_distance_nsec;
+        source_set_slewed(&set, -300 * MSEC);
+        d = judge(&set);
+        ASSERT_TRUE(set.entries[1].root_distance_nsec == before + 300 * MSEC);
+        /* A candidate taken after the slew is not widened. */
+        source_set_sample(&set, SRC(0), &a);
+        d = judge(&set);
+        ASSERT_TRUE(set.entries[0].root_distance_nsec < 10 * MSEC);
+        source_set_done(&set);
+}
+
+static void test_old_or_too_distant_candidates_do_not_count(void) {
+        SourceSet set = set_of(2, NULL);
+        SourceSetSample old = sample(0, 1 * MSEC, 65 * USEC_PER_SEC), far = sample(0, 6 * SEC, 0);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &old);
+        source_set_sample(&set, SRC(1), &far);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_NO_CANDIDATES);
+        ASSERT_TRUE(d.n_counted == 0);
+        assert_description(&set, &d, "No NTS source answers");
+        source_set_done(&set);
+}
+
+/* The error bound grows with the age of a sample, 15 ppm (RFC 5905 section 10). */
+static void test_root_distance_grows_with_age(void) {
+        SourceSet set = set_of(2, NULL);
+        SourceSetSample fresh = sample(0, 1 * MSEC, 0), aged = sample(0, 1 * MSEC, 60 * USEC_PER_SEC);
+
+        source_set_sample(&set, SRC(0), &fresh);
+        source_set_sample(&set, SRC(1), &aged);
+        (void) judge(&set);
+        ASSERT_TRUE(set.entries[1].root_distance_nsec - set.entries[0].root_distance_nsec >= 899 * 1000);
+        ASSERT_TRUE(set.entries[1].root_distance_nsec - set.entries[0].root_distance_nsec <= 901 * 1000);
+        source_set_done(&set);
+}
+
+static void test_restart_makes_every_answering_source_pending_again(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample s = sample(0, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        for (size_t i = 0; i < 3; i++)
+                source_set_sample(&set, SRC(i), &s);
+        source_set_restart(&set);
+        source_set_sample(&set, SRC(2), &s);
+        d = judge(&set);
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(d.n_pending == 2);
+
+        /* One that failed is not waited for after a restart. */
+        source_set_failed(&set, SRC(0));
+        source_set_restart(&set);
+        source_set_sample(&set, SRC(2), &s);
+        source_set_sample(&set, SRC(1), &s);
+        d = judge(&set);
+        ASSERT_TRUE(d.n_pending == 0);
+        ASSERT_TRUE(d.steer);
+        source_set_done(&set);
+}
+
+static void test_min_agreeing_holds_back_a_majority(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample s = sample(0, 1 * MSEC, 0);
+        SourceSetPolicy p = policy();
+        SourceSetDecision d;
+
+        p.min_agreeing = 3;
+        source_set_sample(&set, SRC(0), &s);
+        source_set_sample(&set, SRC(1), &s);
+        source_set_failed(&set, SRC(2));
+        ASSERT_OK(source_set_select(&set, &p, &d));
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(source_set_disagree(&d));
+        assert_description(&set, &d, "Only 2 of 2 NTS sources agree, 3 needed; clock left alone");
+        source_set_done(&set);
+}
+
+/* The configured order decides among equals: the first source is selected while its bound is
+ * within twice the best. */
+static void test_configured_order_decides_among_equals(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample a = sample(0, 3 * MSEC, 0), b = sample(0, 2 * MSEC, 0), c = sample(0, 1 * MSEC, 0),
+                        wide = sample(0, 8 * MSEC, 0);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &a);
+        source_set_sample(&set, SRC(1), &b);
+        source_set_sample(&set, SRC(2), &b);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.selected == 0);
+        source_set_sample(&set, SRC(2), &c);
+        source_set_sample(&set, SRC(0), &wide);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.selected == 2);
+        source_set_done(&set);
+}
+
+static void test_removing_a_source_keeps_the_selection_in_step(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample s = sample(0, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        for (size_t i = 0; i < 3; i++)
+                source_set_sample(&set, SRC(i), &s);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.selected == 0);
+        source_set_remove(&set, SRC(0));
+        ASSERT_TRUE(set.selected == SIZE_MAX);
+        ASSERT_TRUE(set.n_entries == 2);
+        ASSERT_TRUE(set.entries[0].source == SRC(1));
+        d = judge(&set);
+        ASSERT_TRUE(d.select.selected == 0);
+        source_set_remove(&set, SRC(2));
+        ASSERT_TRUE(set.selected == 0);
+        ASSERT_TRUE(source_set_find(&set, SRC(2)) == NULL);
+        source_set_done(&set);
+}
+
+/* ---- bootstrap from several sources ---- */
+
+static SourceSetSample bootstrap_sample(int64_t offset, NTSClientBootstrap direction) {
+        SourceSetSample s = sample(offset, 1 * MSEC, 0);
+
+        s.bootstrap = direction;
+        return s;
+}
+
+static void test_bootstrap_needs_two_key_exchange_names(void) {
+        SourceSet same = set_of(2, (const char *const[]) { "ntp.example", "NTP.example" });
+        SourceSet two = set_of(2, (const char *const[]) { "ntp.example", "time.example" });
+        SourceSetSample s = bootstrap_sample(86400 * SEC, NTS_CLIENT_BOOTSTRAP_FORWARD);
+        SourceSetDecision d;
+
+        source_set_sample(&same, SRC(0), &s);
+        source_set_sample(&same, SRC(1), &s);
+        d = judge(&same);
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_AGREED);
+        ASSERT_TRUE(d.bootstrap);
+        ASSERT_FALSE(d.steer);
+        ASSERT_STREQ(d.bootstrap_refusal, "it needs the agreement of two sources with different key-exchange names");
+        ASSERT_TRUE(source_set_disagree(&d));
+        assert_description(&same, &d, "2 of 2 NTS sources agree, but not enough for a bootstrap (it needs the "
+                                      "agreement of two sources with different key-exchange names); clock left alone");
+
+        source_set_sample(&two, SRC(0), &s);
+        source_set_sample(&two, SRC(1), &s);
+        d = judge(&two);
+        ASSERT_TRUE(d.steer);
+        ASSERT_TRUE(d.bootstrap_direction == NTS_CLIENT_BOOTSTRAP_FORWARD);
+        source_set_done(&same);
+        source_set_done(&two);
+}
+
+/* One answering source of three is a majority of those that answer, not of those in use. */
+static void test_bootstrap_needs_a_majority_of_every_source_in_use(void) {
+        SourceSet set = set_of(4, (const char *const[]) { "a.example", "b.example", "c.example", "d.example" });
+        SourceSetSample s = bootstrap_sample(86400 * SEC, NTS_CLIENT_BOOTSTRAP_FORWARD);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &s);
+        source_set_sample(&set, SRC(1), &s);
+        source_set_failed(&set, SRC(2));
+        source_set_failed(&set, SRC(3));
+        d = judge(&set);
+        ASSERT_FALSE(d.steer);
+        ASSERT_STREQ(d.bootstrap_refusal, "it needs the agreement of a majority of all sources in use");
+        source_set_sample(&set, SRC(2), &s);
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        source_set_done(&set);
+}
+
+static void test_bootstrap_is_vetoed_by_a_fully_checked_source(void) {
+        SourceSet set = set_of(3, (const char *const[]) { "a.example", "b.example", "c.example" });
+        SourceSetSample s = bootstrap_sample(-365 * 86400 * SEC, NTS_CLIENT_BOOTSTRAP_BACKWARD), right = sample(0, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &s);
+        source_set_sample(&set, SRC(1), &s);
+        source_set_sample(&set, SRC(2), &right);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_AGREED);
+        ASSERT_FALSE(d.steer);
+        ASSERT_STREQ(d.bootstrap_refusal, "a source with fully checked keys disagrees");
+        source_set_done(&set);
+}
+
+static void test_backward_bootstrap_never_sets_the_clock_before_the_floor(void) {
+        SourceSet set = set_of(2, (const char *const[]) { "a.example", "b.example" });
+        /* now is 1.8e9 s, the floor 1.7e9 s: 1.5e8 s back is too far. */
+        SourceSetSample far = bootstrap_sample(-150000000 * SEC, NTS_CLIENT_BOOTSTRAP_BACKWARD);
+        SourceSetSample ok = bootstrap_sample(-50000000 * SEC, NTS_CLIENT_BOOTSTRAP_BACKWARD);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &far);
+        source_set_sample(&set, SRC(1), &far);
+        d = judge(&set);
+        ASSERT_FALSE(d.steer);
+        ASSERT_STREQ(d.bootstrap_refusal, "the agreed time lies before this program was built");
+
+        source_set_sample(&set, SRC(0), &ok);
+        source_set_sample(&set, SRC(1), &ok);
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        ASSERT_TRUE(d.bootstrap_direction == NTS_CLIENT_BOOTSTRAP_BACKWARD);
+        source_set_done(&set);
+}
+
+static void test_bootstrap_directions_must_agree(void) {
+        SourceSet set = set_of(2, (const char *const[]) { "a.example", "b.example" });
+        SourceSetSample f = bootstrap_sample(1 * MSEC, NTS_CLIENT_BOOTSTRAP_FORWARD);
+        SourceSetSample b = bootstrap_sample(1 * MSEC, NTS_CLIENT_BOOTSTRAP_BACKWARD);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &f);
+        source_set_sample(&set, SRC(1), &b);
+        d = judge(&set);
+        ASSERT_FALSE(d.steer);
+        ASSERT_STREQ(d.bootstrap_refusal, "bootstrap keys disagree on which way the clock is wrong");
+        source_set_done(&set);
+}
+
+static void test_full_set_is_refused(void) {
+        SourceSet set = set_of(NTP_SELECT_MAX, NULL);
+        int extra;
+
+        ASSERT_ERROR(source_set_add(&set, &extra, NULL), E2BIG);
+        source_set_done(&set);
+}
+
+TEST_MAIN(TEST_CASE(test_liar_listed_first_is_a_falseticker_and_the_rest_steer),
+          TEST_CASE(test_first_answer_waits_for_the_sources_still_pending),
+          TEST_CASE(test_two_sources_an_hour_apart_leave_the_clock_alone),
+          TEST_CASE(test_liar_50ms_off_is_a_falseticker),
+          TEST_CASE(test_a_candidate_steers_once),
+          TEST_CASE(test_spike_keeps_the_candidate_before_it),
+          TEST_CASE(test_own_step_corrects_and_slew_widens_stored_candidates),
+          TEST_CASE(test_old_or_too_distant_candidates_do_not_count),
+          TEST_CASE(test_root_distance_grows_with_age),
+          TEST_CASE(test_restart_makes_every_answering_source_pending_again),
+          TEST_CASE(test_min_agreeing_holds_back_a_majority),
+          TEST_CASE(test_configured_order_decides_among_equals),
+          TEST_CASE(test_removing_a_source_keeps_the_selection_in_step),
+          TEST_CASE(test_bootstrap_needs_two_key_exchange_names),
+          TEST_CASE(test_bootstrap_needs_a_majority_of_every_source_in_use),
+          TEST_CASE(test_bootstrap_is_vetoed_by_a_fully_checked_source),
+          TEST_CASE(test_backward_bootstrap_never_sets_the_clock_before_the_floor),
+          TEST_CASE(test_bootstrap_directions_must_agree),
+          TEST_CASE(test_full_set_is_refused));

@@ -8,6 +8,7 @@
 #include "timesyncd-bus.h"
 #include "timesyncd-manager.h"
 #include "timesyncd-nts.h"
+#include "timesyncd-several.h"
 
 #define TIMESYNC_PATH "/org/freedesktop/timesync1"
 #define TIMESYNC_INTERFACE "org.freedesktop.timesync1.Manager"
@@ -365,6 +366,197 @@ static int property_get_refused_replies(sd_bus *bus, const char *path, const cha
         return sd_bus_message_close_container(reply);
 }
 
+/* ---- Sources: every time source, the way `chronyc sources` and `chronyc -N authdata` show
+ * them (a{sv} per source, so that pools can add keys later) ---- */
+
+static int append_entry(sd_bus_message *reply, const char *key, const char *type, ...) {
+        va_list ap;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'e', "sv");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(reply, "s", key);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_open_container(reply, 'v', type);
+        if (r < 0)
+                return r;
+        va_start(ap, type);
+        r = sd_bus_message_appendv(reply, type, ap);
+        va_end(ap);
+        if (r < 0)
+                return r;
+        r = sd_bus_message_close_container(reply);
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+static const char *source_verdict(Manager *m, const Source *s) {
+        const char *v = manager_several_verdict(m, s);
+
+        if (v)
+                return v;
+        /* One server at a time: the selected one is followed once it answered. */
+        return s == manager_current_source(m) && source_sample(s) ? "selected" : "unusable";
+}
+
+static const char *bootstrap_string(NTSClientBootstrap b) {
+        return b == NTS_CLIENT_BOOTSTRAP_FORWARD ? "forward" : b == NTS_CLIENT_BOOTSTRAP_BACKWARD ? "backward" : "";
+}
+
+static int append_sample(sd_bus_message *reply, const Source *s) {
+        const SourceSample *p = source_sample(s);
+        int64_t age, rd;
+        int r;
+
+        if (!p)
+                return 0;
+
+        /* The error bound now: the dispersion grows with the sample's age. */
+        age = (int64_t) (now(CLOCK_BOOTTIME) - MIN(now(CLOCK_BOOTTIME), p->boottime)) * 1000;
+        rd = ntp_sample_root_distance_nsec(&p->ntp, &p->header,
+                                           ntp_dispersion_nsec(p->header.precision, SOURCE_SET_LOCAL_PRECISION, age));
+
+        r = append_entry(reply, "Stratum", "u", (uint32_t) p->header.stratum);
+        if (r >= 0)
+                r = append_entry(reply, "LastSampleTimestamp", "t", nsec_to_usec(p->origin_nsec));
+        if (r >= 0)
+                r = append_entry(reply, "OffsetNSec", "x", p->ntp.offset_nsec);
+        if (r >= 0)
+                r = append_entry(reply, "DelayNSec", "x", p->ntp.delay_nsec);
+        if (r >= 0)
+                r = append_entry(reply, "RootDistanceNSec", "x", rd);
+        if (r >= 0)
+                r = append_entry(reply, "JitterNSec", "x", (int64_t) p->jitter_nsec);
+        if (r >= 0)
+                r = append_entry(reply, "Packets", "t", p->packet_count);
+        if (r >= 0)
+                r = append_entry(reply, "Spike", "b", (int) p->spike);
+        return r;
+}
+
+static int append_nts(sd_bus_message *reply, NTSClient *c) {
+        int r;
+
+        r = append_entry(reply, "KeyExchangeServer", "s", nts_client_ke_address(c));
+        if (r >= 0)
+                r = append_entry(reply, "AEAD", "s", strempty(nts_client_aead_name(c)));
+        if (r >= 0)
+                r = append_entry(reply, "Cookies", "u", (uint32_t) nts_client_cookies(c));
+        if (r >= 0)
+                r = append_entry(reply, "LastKeyExchangeTimestamp", "t", nts_client_last_ke_realtime(c));
+        if (r >= 0)
+                r = append_entry(reply, "KeyExchangeFailures", "u", (uint32_t) nts_client_ke_failures(c));
+        if (r >= 0)
+                r = append_entry(reply, "Bootstrap", "s", bootstrap_string(nts_client_bootstrap(c)));
+        return r;
+}
+
+static int append_source(sd_bus_message *reply, Manager *m, const ServerName *n, Source *s) {
+        char addr[SOCKET_ADDRESS_STRING_MAX] = "";
+        const char *error = source_last_error(s);
+        int r;
+
+        if (source_address(s))
+                (void) socket_address_to_string(source_address(s), addr);
+        /* A key exchange's failure is the client's; the source's is its last give-up. */
+        if (source_nts(s) && !isempty(nts_client_last_error(source_nts(s))))
+                error = nts_client_last_error(source_nts(s));
+
+        r = sd_bus_message_open_container(reply, 'a', "{sv}");
+        if (r < 0)
+                return r;
+        r = append_entry(reply, "Name", "s", source_name(s));
+        if (r >= 0)
+                r = append_entry(reply, "Origin", "s", server_type_to_string(n->type));
+        if (r >= 0)
+                r = append_entry(reply, "NTS", "b", (int) !!source_nts(s));
+        if (r >= 0)
+                r = append_entry(reply, "State", "s", source_state_to_string(source_state(s)));
+        if (r >= 0)
+                r = append_entry(reply, "Verdict", "s", source_verdict(m, s));
+        if (r >= 0)
+                r = append_entry(reply, "Address", "s", addr);
+        if (r >= 0)
+                r = append_entry(reply, "PollIntervalUSec", "t", source_poll_interval(s));
+        if (r >= 0)
+                r = append_entry(reply, "Failures", "u", source_failures(s));
+        if (r >= 0)
+                r = append_entry(reply, "RefusedReplies", "u", source_refusals(s)->total);
+        if (r >= 0)
+                r = append_entry(reply, "LastError", "s", error);
+        if (r >= 0)
+                r = append_sample(reply, s);
+        if (r >= 0 && source_nts(s))
+                r = append_nts(reply, source_nts(s));
+        if (r < 0)
+                return r;
+        return sd_bus_message_close_container(reply);
+}
+
+/* Every server that has a source (it is in use, or was), in the order of the lists: NTS
+ * sources and plain NTP ones alike. */
+static int property_get_sources(sd_bus *bus, const char *path, const char *interface, const char *property,
+                                sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        Manager *m = userdata;
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'a', "a{sv}");
+        if (r < 0)
+                return r;
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                LIST_FOREACH(names, n, m->servers[t])
+                        if (n->source) {
+                                r = append_source(reply, m, n, n->source);
+                                if (r < 0)
+                                        return r;
+                        }
+        return sd_bus_message_close_container(reply);
+}
+
+static int on_sources_changed(sd_event_source *es, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        m->sources_dirty = false;
+        m->sources_announced = now(CLOCK_BOOTTIME);
+        if (!m->bus)
+                return 0;
+        r = sd_bus_emit_properties_changed(m->bus, TIMESYNC_PATH, TIMESYNC_INTERFACE, "Sources", NULL);
+        if (r < 0)
+                log_debug_errno(r, "Failed to emit PropertiesChanged for Sources, ignoring: %m");
+        return 0;
+}
+
+void manager_bus_sources_changed(Manager *m) {
+        usec_t t, at;
+        int r;
+
+        assert(m);
+
+        if (!m->bus || m->sources_dirty)
+                return;
+        m->sources_dirty = true;
+
+        /* The first change after a quiet round goes out at once; the next one waits for the
+         * round to end. */
+        t = now(CLOCK_BOOTTIME);
+        at = m->sources_announced > 0 ? MAX(t, m->sources_announced + m->config.poll_interval_min_usec) : t;
+        if (!m->event_sources_changed)
+                r = sd_event_add_time(m->event, &m->event_sources_changed, CLOCK_BOOTTIME, at, 0, on_sources_changed, m);
+        else {
+                r = sd_event_source_set_time(m->event_sources_changed, at);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->event_sources_changed, SD_EVENT_ONESHOT);
+        }
+        if (r < 0) {
+                m->sources_dirty = false;
+                log_debug_errno(r, "Failed to arm the Sources signal, ignoring: %m");
+        }
+}
+
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
 
@@ -413,6 +605,8 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("NTSStatus", "s", property_get_nts_status, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         /* Counted per packet, a forged flood included: no signal per change (read it). */
         SD_BUS_PROPERTY("RefusedReplies", "a(sssutt)", property_get_refused_replies, 0, 0),
+        /* Every source; changes invalidate it at most once per PollIntervalMinSec=. */
+        SD_BUS_PROPERTY("Sources", "aa{sv}", property_get_sources, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
         SD_BUS_METHOD_WITH_ARGS("SetRuntimeNTSServers", SD_BUS_ARGS("as", runtime_servers), SD_BUS_NO_RESULT,
                                 method_set_runtime_nts_servers, SD_BUS_VTABLE_UNPRIVILEGED),
 

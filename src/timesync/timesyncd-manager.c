@@ -13,11 +13,12 @@
 #include "timesyncd-manager.h"
 #include "timesyncd-network.h"
 #include "timesyncd-nts.h"
+#include "timesyncd-several.h"
 
 static int manager_clock_watch_setup(Manager *m);
 static void manager_select_next(Manager *m);
 
-static int poll_log2_seconds(usec_t interval) {
+int manager_poll_log2(usec_t interval) {
         int l = 0;
 
         while (l < 30 && ((usec_t) 2 << l) * USEC_PER_SEC <= interval)
@@ -48,7 +49,17 @@ void manager_notify_ready(Manager *m) {
 }
 
 Source *manager_current_source(Manager *m) {
+        if (m->several)
+                return m->selected;
         return m->current ? m->current->source : NULL;
+}
+
+ServerName *manager_server_of(Manager *m, const Source *s) {
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                LIST_FOREACH(names, n, m->servers[t])
+                        if (n->source == s)
+                                return n;
+        return NULL;
 }
 
 /* Always fills buf: callers pass buf itself on to other calls, and arguments of a log call are
@@ -67,7 +78,7 @@ static const char *current_address_string(Manager *m, char buf[static SOCKET_ADD
 /* Enters state and arms what it waits for: the retry timer for MANAGER_WAITING (allocated
  * once, so arming it allocates nothing), nothing otherwise: the network watch, the selected
  * source, or the configuration move on. */
-static void manager_enter(Manager *m, ManagerState state, const char *idle_reason) {
+void manager_enter(Manager *m, ManagerState state, const char *idle_reason) {
         int r = 0;
 
         m->state = state;
@@ -115,8 +126,14 @@ static void manager_select(Manager *m, ServerName *n) {
                                         "NTSAEAD", "NTSCookies", NULL);
 }
 
-/* A name's source is made when it is first selected, and kept with the name. */
-static int manager_source_of(Manager *m, ServerName *n) {
+/* Nothing in use any more: the selected server's source stops, or with several NTS sources all
+ * of them. */
+static void manager_stop_sources(Manager *m) {
+        manager_several_stop(m);
+        manager_select(m, NULL);
+}
+
+int manager_source_of(Manager *m, ServerName *n) {
         int r;
 
         if (n->source)
@@ -188,10 +205,18 @@ static void manager_select_next(Manager *m) {
          * manager_set_online(); so do servers set at runtime meanwhile. */
         if (!m->network_online) {
                 log_debug("Network is not online, not connecting yet.");
-                manager_select(m, NULL);
+                manager_stop_sources(m);
                 manager_enter(m, MANAGER_OFFLINE, NULL);
                 return;
         }
+
+        /* Several NTS servers: all of them together, or one server at a time as stock. */
+        if (manager_several_wanted(m)) {
+                manager_select(m, NULL);
+                manager_several_start(m);
+                return;
+        }
+        manager_several_stop(m);
 
         for (;;) {
                 n = server_next(m->servers, m->current, manager_nts_enabled(m), &wrapped);
@@ -224,12 +249,15 @@ static void manager_select_next(Manager *m) {
 
 /* Selection starts again from the first server, e.g. after a list changed. */
 static void manager_select_again(Manager *m) {
-        manager_select(m, NULL);
+        manager_stop_sources(m);
         m->exhausted_servers = false;
         manager_select_next(m);
 }
 
 static void manager_flush_servers(Manager *m, ServerType t) {
+        /* The sources of the set come from an NTS list: it is made again afterwards. */
+        if (server_type_is_nts(t))
+                manager_several_stop(m);
         if (m->current && m->current->type == t)
                 manager_select(m, NULL);
         server_list_flush(&m->servers[t]);
@@ -300,17 +328,17 @@ int manager_set_link_servers(Manager *m, char **names) {
 
 void manager_set_online(Manager *m, bool online) {
         if (!online) {
-                if (m->current)
+                if (m->current || m->several)
                         log_info("Network is offline, suspending synchronization.");
                 m->network_online = false;
-                manager_select(m, NULL);
+                manager_stop_sources(m);
                 manager_enter(m, MANAGER_OFFLINE, NULL);
                 return;
         }
 
         m->network_online = true;
-        /* A retry pending keeps its time; a server in use stays. */
-        if (!m->current && m->state != MANAGER_WAITING)
+        /* A retry pending keeps its time; a server in use stays, and so do several. */
+        if (!m->current && !m->several && m->state != MANAGER_WAITING)
                 manager_select_next(m);
 }
 
@@ -355,34 +383,40 @@ void manager_save_clock(Manager *m) {
                 log_debug_errno(r, "Failed to save clock file %s: %m", p);
 }
 
-static int manager_adjust_clock(Manager *m, Source *s, const SourceSample *p) {
-        ClockAdjustment a = {
-                .offset_nsec = p->ntp.offset_nsec,
-                .step = llabs(p->ntp.offset_nsec) >= NTP_STEP_THRESHOLD_NSEC,
-                .leap = p->header.leap,
-                .poll_log2 = poll_log2_seconds(m->poll_interval_usec),
-                .max_error_nsec = p->root_distance_nsec,
-        };
+int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
+                         const char *agreement) {
         ClockState st;
         int r;
 
-        r = clock_backend_adjust(m->clock, &a);
+        r = clock_backend_adjust(m->clock, a);
         if (r < 0)
                 return log_error_errno(r, "Failed to adjust the system clock: %m");
 
-        if (a.step) {
-                /* Our own step fires the clock-change watch; set it up anew so it does not
-                 * read as a foreign jump. */
+        /* Our own step fires the clock-change watch; set it up anew so it does not read as a
+         * foreign jump. */
+        if (a->step)
                 (void) manager_clock_watch_setup(m);
-                source_clock_stepped(s, /* poll_now= */ false);
-        }
-
         if (clock_backend_get_state(m->clock, &st) >= 0)
                 m->frequency = st.frequency;
+
+        if (!m->synchronized) {
+                m->synchronized = true;
+                m->source_settings.synchronized = true;
+                log_info("Initial clock synchronization to %s (offset %+.6f s%s%s%s).", server,
+                         (double) a->offset_nsec / NTP_NSEC_PER_SEC, authenticated ? ", NTS authenticated" : "",
+                         strempty(agreement),
+                         clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? ", observe mode: test clock adjusted" :
+                         m->observe ? ", observe mode: clock left alone" : "");
+                /* From now on the SaveIntervalSec= timer and the stop keep it current: a write to
+                 * the state directory per poll would add nothing the floor needs (stock touches
+                 * it at every sample as well as by the timer). */
+                manager_save_clock(m);
+        }
+        manager_write_sync_flag(m);
         return 0;
 }
 
-static void manager_record_message(Manager *m, const SourceSample *p) {
+void manager_record_message(Manager *m, const SourceSample *p) {
         m->ntpmsg = (NTPMessage) {
                 .header = p->header,
                 .origin_nsec = p->origin_nsec,
@@ -409,23 +443,18 @@ static void manager_announce_contact(Manager *m, const SourceSample *p) {
 
 /* The clock follows a sample that is not a spike. Returns true when it did. */
 static bool manager_steer(Manager *m, Source *s, const SourceSample *p) {
-        if (p->spike || manager_adjust_clock(m, s, p) < 0)
-                return false;
+        ClockAdjustment a = {
+                .offset_nsec = p->ntp.offset_nsec,
+                .step = llabs(p->ntp.offset_nsec) >= NTP_STEP_THRESHOLD_NSEC,
+                .leap = p->header.leap,
+                .poll_log2 = manager_poll_log2(m->poll_interval_usec),
+                .max_error_nsec = p->root_distance_nsec,
+        };
 
-        if (!m->synchronized) {
-                m->synchronized = true;
-                m->source_settings.synchronized = true;
-                log_info("Initial clock synchronization to %s (offset %+.6f s%s%s).", m->current->string,
-                         (double) p->ntp.offset_nsec / NTP_NSEC_PER_SEC,
-                         p->authenticated ? ", NTS authenticated" : "",
-                         clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? ", observe mode: test clock adjusted" :
-                         m->observe ? ", observe mode: clock left alone" : "");
-                /* From now on the SaveIntervalSec= timer and the stop keep it current: a write to
-                 * the state directory per poll would add nothing the floor needs (stock touches
-                 * it at every sample as well as by the timer). */
-                manager_save_clock(m);
-        }
-        manager_write_sync_flag(m);
+        if (p->spike || manager_clock_follow(m, &a, m->current->string, p->authenticated, NULL) < 0)
+                return false;
+        if (a.step)
+                source_clock_stepped(s, /* poll_now= */ false);
         return true;
 }
 
@@ -471,6 +500,11 @@ static void manager_on_source_event(Source *s, SourceEvent e, void *userdata) {
         Manager *m = userdata;
         bool current = s == manager_current_source(m);
 
+        if (m->several) {
+                manager_several_on_event(m, s, e);
+                return;
+        }
+
         switch (e) {
         case SOURCE_EVENT_ADDRESS:
                 assert(current);
@@ -490,6 +524,10 @@ static void manager_on_source_event(Source *s, SourceEvent e, void *userdata) {
                 /* A key exchange of a server no longer selected may end too. */
                 manager_nts_changed(m, s, e);
         }
+        /* Sources shows the source's state: with one server what each sample says is in
+         * NTPMessage, and a poll sends one signal, as before (test-nts-chrony counts them). */
+        if (e != SOURCE_EVENT_SAMPLE && e != SOURCE_EVENT_NTS_VERIFIED && e != SOURCE_EVENT_NTS_COOKIES)
+                manager_bus_sources_changed(m);
 }
 
 /* ---- clock changes made by others ---- */
@@ -501,7 +539,9 @@ static int manager_clock_changed(Manager *m) {
         (void) manager_clock_watch_setup(m);
 
         /* Samples from before the jump are meaningless. */
-        if (s)
+        if (m->several)
+                manager_several_clock_changed(m);
+        else if (s)
                 source_clock_stepped(s, /* poll_now= */ true);
         return 0;
 }
@@ -566,6 +606,8 @@ static bool manager_stalled(Manager *m) {
 
         switch (m->state) {
         case MANAGER_POLLING:
+                if (m->several)
+                        return manager_several_stalled(m);
                 return !s || source_state(s) == SOURCE_IDLE || source_stalled(s);
         case MANAGER_WAITING:
                 return sd_event_source_get_enabled(m->event_retry, NULL) <= 0;
@@ -669,7 +711,9 @@ static bool manager_take_config(Manager *m, TimesyncConfig *c) {
         manager_apply_config(m);
 
         /* A poll interval that changed applies from now, not after a wait under the old one. */
-        if (s) {
+        if (m->several)
+                manager_several_poll_limits_changed(m);
+        else if (s) {
                 source_poll_limits_changed(s);
                 m->poll_interval_usec = source_poll_interval(s);
         }
@@ -785,9 +829,10 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
 
-        manager_select(m, NULL);
+        manager_stop_sources(m);
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
                 server_list_flush(&m->servers[t]);
+        m->event_sources_changed = sd_event_source_disable_unref(m->event_sources_changed);
 
         m->event_retry = sd_event_source_disable_unref(m->event_retry);
         m->event_clock_watch = sd_event_source_disable_unref(m->event_clock_watch);
@@ -811,6 +856,7 @@ Manager *manager_free(Manager *m) {
 
 int manager_start(Manager *m) {
         _cleanup_free_ char *clock_file = NULL;
+        ClockFloor floor;
         int r;
 
         if (m->state_dir) {
@@ -824,6 +870,11 @@ int manager_start(Manager *m) {
          * that the clock is behind is about where the clock stood when the machine booted. */
         clock_floor_read(&m->clock_floor, clock_file, TIME_EPOCH, CLOCK_EPOCH_FILE);
         m->clock_floor.advanced = r > 0;
+        /* A backward bootstrap (several sources) may not go before what is known to have passed
+         * whatever the clock said: this build, the epoch file. Not the clock file: a clock that
+         * ran ahead wrote it. */
+        clock_floor_read(&floor, NULL, TIME_EPOCH, CLOCK_EPOCH_FILE);
+        m->backward_floor_nsec = floor.nsec;
 
         r = manager_clock_watch_setup(m);
         if (r < 0)

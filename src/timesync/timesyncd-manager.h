@@ -17,6 +17,7 @@
 #include "timesyncd-conf.h"
 #include "timesyncd-nts-client.h"
 #include "timesyncd-server.h"
+#include "timesyncd-source-set.h"
 #include "timesyncd-source.h"
 
 typedef struct Manager Manager;
@@ -96,6 +97,22 @@ struct Manager {
         bool nts_missing_reported;      /* NTSRequired=yes without NTS servers: logged, in nts_status */
         bool status_notified;           /* a STATUS= was sent */
 
+        /* Several NTS sources at once (timesyncd-several.c): NTS with two or more servers in
+         * the list in use and NTSMaxSources= above 1. current is then the selected source's
+         * server, NULL while the sources do not agree. */
+        bool several;
+        SourceSet set;
+        Source *selected;               /* the set's selected source, whose samples steer */
+        char set_status[200];           /* what the set said last: logged once per change */
+        char set_notified[512];         /* ... and STATUS=, which names the selected source too */
+        char set_last_failure[256];     /* the last source that failed, and why */
+        int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
+
+        /* D-Bus "Sources": changes coalesced into at most one signal per PollIntervalMinSec= */
+        sd_event_source *event_sources_changed;
+        bool sources_dirty;
+        usec_t sources_announced;       /* CLOCK_BOOTTIME of the last signal */
+
         /* What the last PropertiesChanged signal said of the properties that stay the same
          * over most polls (see manager_bus_emit_changed()) */
         struct {
@@ -132,6 +149,25 @@ int manager_set_runtime_servers(Manager *m, ServerType type, char **names);
 
 /* The source of the selected server; NULL when none is selected. */
 Source *manager_current_source(Manager *m);
+/* The server name a source belongs to. */
+ServerName *manager_server_of(Manager *m, const Source *s);
 
 /* Saves the clock file now. */
 void manager_save_clock(Manager *m);
+
+/* For the policies of timesyncd-manager.c (one server at a time) and timesyncd-several.c
+ * (several NTS sources together). */
+
+/* Enters state and arms what it waits for (the retry timer of MANAGER_WAITING). */
+void manager_enter(Manager *m, ManagerState state, const char *idle_reason);
+/* The name's source, made when it is first used and kept with the name. */
+int manager_source_of(Manager *m, ServerName *n);
+/* Applies a, and what following the servers means: the clock-change watch armed anew after our
+ * own step, the sync flag, the clock file, the first synchronization logged (to server,
+ * agreement: a clause after the offset, or NULL). 0, or a negative errno (logged). */
+int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
+                         const char *agreement);
+/* NTPMessage and NTSAuthenticated from the sample of the selected source. */
+void manager_record_message(Manager *m, const SourceSample *p);
+/* The PLL's poll exponent for an interval (log2 seconds). */
+int manager_poll_log2(usec_t interval);

@@ -103,8 +103,9 @@ bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap direction,
 
         /* An expired certificate is what an attacker holding an old key would show a correct
          * clock: with one source there is nobody to agree or disagree, so the question does
-         * not arise (and nothing is said). */
-        if (direction != NTS_CLIENT_BOOTSTRAP_FORWARD) {
+         * not arise (and nothing is said). With several, their agreement decides (see
+         * timesyncd-source-set.c, bootstrap_refusal()). */
+        if (direction == NTS_CLIENT_BOOTSTRAP_BACKWARD && !m->several) {
                 *ret_short = NULL;
                 return false;
         }
@@ -121,6 +122,15 @@ bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap direction,
                 snprintf(why, size, "%s", reason);
                 *ret_short = reason;
                 return false;
+        }
+
+        /* Nothing here can say that a clock is ahead: the agreement of the sources is the
+         * evidence, and it is asked for before their time moves the clock. */
+        if (direction == NTS_CLIENT_BOOTSTRAP_BACKWARD) {
+                snprintf(why, size, "the agreement of several NTS sources decides: their time moves the clock "
+                         "only backward and not before this program was built, and only if a majority of every "
+                         "source in use with two different key-exchange names agrees");
+                return true;
         }
 
         realtime = (int64_t) ts.tv_sec * NTP_NSEC_PER_SEC + ts.tv_nsec;
@@ -157,6 +167,9 @@ static void manager_nts_refused(Manager *m, Source *s) {
 
 void manager_nts_changed(Manager *m, Source *s, SourceEvent e) {
         NTSClient *c = source_nts(s);
+        /* With several sources, NTSStatus says what they say together (timesyncd-several.c):
+         * one failing source among others that agree is not why NTS does not work. */
+        bool status = !m->several;
 
         /* Refused replies say why NTS does not work; those of a plain server do not. */
         if (!c)
@@ -164,26 +177,31 @@ void manager_nts_changed(Manager *m, Source *s, SourceEvent e) {
 
         switch (e) {
         case SOURCE_EVENT_REFUSED:
-                manager_nts_refused(m, s);
+                if (status)
+                        manager_nts_refused(m, s);
                 return;
         case SOURCE_EVENT_NTS_VERIFIED:
                 /* A verified reply: NTS works, whatever failed before. */
-                if (m->nts_status[0] != '\0') {
+                if (status && m->nts_status[0] != '\0') {
                         m->nts_status[0] = '\0';
                         (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
                 }
                 return;
         case SOURCE_EVENT_NTS_KEYS:
-                m->nts_status[0] = '\0';
+                if (status)
+                        m->nts_status[0] = '\0';
                 m->nts_last_ke_realtime = nts_client_last_ke_realtime(c);
                 break;
         case SOURCE_EVENT_NTS_KE_FAILED:
                 m->nts_ke_failures++;
-                snprintf(m->nts_status, sizeof m->nts_status, "Key exchange with %s failed: %s",
-                         nts_client_server(c), nts_client_last_error(c));
+                if (status)
+                        snprintf(m->nts_status, sizeof m->nts_status, "Key exchange with %s failed: %s",
+                                 nts_client_server(c), nts_client_last_error(c));
                 break;
         case SOURCE_EVENT_NTS_BOOTSTRAP_REFUSED:
-                snprintf(m->nts_status, sizeof m->nts_status, "Bootstrap with %s refused", nts_client_server(c));
+                if (status)
+                        snprintf(m->nts_status, sizeof m->nts_status, "Bootstrap with %s refused",
+                                 nts_client_server(c));
                 break;
         case SOURCE_EVENT_NTS_KEYS_DROPPED:
                 break;

@@ -29,6 +29,7 @@ struct Source {
 
         SourceState state;
         char last_error[256];
+        unsigned n_failures;
 
         /* The NTP server's addresses from the last resolution, polled one after the other. */
         SocketAddress *addresses;
@@ -46,6 +47,7 @@ struct Source {
         unsigned request_refused;       /* replies to it that were refused */
         int64_t request_realtime_nsec;  /* t1 */
         usec_t request_monotonic;
+        usec_t request_boottime;
 
         NTPFilter filter;
         unsigned poll_level;            /* poll interval: the minimum doubled this many times */
@@ -133,6 +135,7 @@ static void source_fail(Source *s, const char *reason) {
         usec_t retry = nts_client_retry_after(s->nts), t = now(CLOCK_BOOTTIME);
 
         snprintf(s->last_error, sizeof s->last_error, "%s", reason);
+        s->n_failures++;
         source_disconnect(s);
         source_enter(s, SOURCE_BACKING_OFF, retry > t ? retry - t : s->settings->retry_usec);
         source_emit(s, SOURCE_EVENT_FAILED);
@@ -270,6 +273,7 @@ static void source_send_request(Source *s) {
         assert_se(clock_backend_now(s->settings->clock, &ts) == 0);
         s->request_realtime_nsec = timespec_to_nsec(&ts);
         s->request_monotonic = now(CLOCK_MONOTONIC);
+        s->request_boottime = now(CLOCK_BOOTTIME);
 
         if (sendto(s->fd, packet, (size_t) l, MSG_DONTWAIT, (const struct sockaddr *) &a->sa, a->len) < 0)
                 log_debug_errno(errno, "Sending NTP request to %s failed: %m", source_address_string(s, buf));
@@ -571,6 +575,7 @@ static void source_handle_kiss(Source *s, const NTPHeader *h) {
         } else if (ntp_header_is_kiss(h, KISS_DENY) || ntp_header_is_kiss(h, KISS_RSTR)) {
                 log_warning("Server %s refuses service (kiss code %s), not using it any more.", s->name, code);
                 snprintf(s->last_error, sizeof s->last_error, "refuses service (kiss code %s)", code);
+                s->n_failures++;
                 /* Its other addresses too: it is the same operator. */
                 source_forget_addresses(s);
                 source_enter(s, SOURCE_FAILED, 0);
@@ -665,6 +670,8 @@ static bool source_make_sample(Source *s, const NTPHeader *h, const struct times
                 .jitter_nsec = s->filter.jitter_nsec,
                 .authenticated = s->nts,
                 .first = !s->talking,
+                .boottime = s->request_boottime,
+                .bootstrap = s->nts ? nts_client_bootstrap(s->nts) : NTS_CLIENT_BOOTSTRAP_NONE,
         };
         s->has_sample = true;
         s->talking = true;
@@ -833,6 +840,27 @@ int source_start(Source *s) {
         }
 }
 
+int source_keep_trying(Source *s) {
+        usec_t retry, t;
+        int r;
+
+        assert(s);
+
+        if (s->state == SOURCE_FAILED)
+                return -EPERM;
+        r = source_start(s);
+        if (r >= 0)
+                return 0;
+
+        retry = nts_client_retry_after(s->nts);
+        t = now(CLOCK_BOOTTIME);
+        snprintf(s->last_error, sizeof s->last_error, "%s",
+                 s->nts && r == -EAGAIN ? nts_client_last_error(s->nts) : "cannot start resolving");
+        source_forget_addresses(s);
+        source_enter(s, SOURCE_BACKING_OFF, retry > t ? retry - t : s->settings->retry_usec);
+        return r;
+}
+
 void source_stop(Source *s) {
         assert(s);
 
@@ -918,4 +946,8 @@ const Refusals *source_refusals(const Source *s) {
 
 const char *source_last_error(const Source *s) {
         return s->last_error;
+}
+
+unsigned source_failures(const Source *s) {
+        return s->n_failures;
 }

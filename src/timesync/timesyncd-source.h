@@ -25,6 +25,7 @@
 #include "socket-address.h"
 #include "time-util.h"
 #include "timesyncd-filter.h"
+#include "timesyncd-nts-client.h"
 #include "timesyncd-refusals.h"
 
 typedef struct ClockBackend ClockBackend;
@@ -79,6 +80,8 @@ typedef struct SourceSample {
         double jitter_nsec;
         bool authenticated;             /* verified with NTS */
         bool first;                     /* the first reply from this address */
+        usec_t boottime;                /* CLOCK_BOOTTIME at t1: how old the sample is */
+        NTSClientBootstrap bootstrap;   /* verified with keys from a bootstrap key exchange */
 } SourceSample;
 
 typedef enum SourceEvent {
@@ -115,6 +118,12 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Source *, source_free);
  * needed. -EAGAIN when the NTS client backs off (the state stays); another negative errno
  * when resolving cannot start (the state stays). Reports nothing from inside. */
 int source_start(Source *s);
+/* For an owner that keeps its sources running (several at once): starts from IDLE or
+ * BACKING_OFF, and when that cannot be done now (its NTS client backs off, resolving cannot
+ * start) backs off instead, so that its timer tries again: the source is never left without a
+ * way forward. Returns 0 when it started, the error of source_start() when it backs off (then
+ * source_last_error() says why; no report comes for it). -EPERM in FAILED. */
+int source_keep_trying(Source *s);
 /* Back to IDLE, from every state but FAILED: no request, no timer, no socket. A key exchange
  * of the NTS client runs on (its keys stay for the next start). */
 void source_stop(Source *s);
@@ -145,3 +154,5 @@ NTSClient *source_nts(const Source *s);
 /* Its replies that were refused, by cause, since the source was made. */
 const Refusals *source_refusals(const Source *s);
 const char *source_last_error(const Source *s);
+/* How often it gave up (backed off or refused service) since it was made. */
+unsigned source_failures(const Source *s);

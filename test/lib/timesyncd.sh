@@ -304,3 +304,51 @@ notify_statuses() { sed -n 's/.*STATUS=\([^|]*[^| ]\).*/\1/p' "$NOTIFY_OUT"; }
 
 # last_status: the STATUS= text `systemctl status` would show now.
 last_status() { notify_statuses | tail -n 1; }
+
+# ---- several NTS sources (test/daemon-nts/test-nts-several*.sh) ----
+
+# sources_json: the Sources property (one object per source, keys as on D-Bus, plain values) as
+# a JSON array. Needs start_system_bus.
+sources_json() {
+        in_systemd_run busctl --system --json=short get-property org.freedesktop.timesync1 \
+                /org/freedesktop/timesync1 org.freedesktop.timesync1.Manager Sources |
+                /usr/bin/python3 -c 'import json, sys
+print(json.dumps([{k: v["data"] for k, v in s.items()} for s in json.load(sys.stdin)["data"]]))'
+}
+
+# source_field NAME KEY: one value of the source NAME (as configured) in Sources; empty when
+# there is no such source or key.
+source_field() {
+        sources_json | /usr/bin/python3 -c 'import json, sys
+for s in json.load(sys.stdin):
+    if s.get("Name") == sys.argv[1]:
+        v = s.get(sys.argv[2], "")
+        print(str(v).lower() if isinstance(v, bool) else v)' "$1" "$2"
+}
+
+_source_field_is() { [ "$(source_field "$1" "$2")" = "$3" ]; }
+
+# wait_source_field NAME KEY VALUE [SECS]: fails the test unless Sources says so in time.
+wait_source_field() {
+        wait_for "${4:-20}" _source_field_is "$1" "$2" "$3" ||
+                fail "Sources: $2 of $1 is '$(source_field "$1" "$2")', not '$3' within ${4:-20} s"
+}
+
+# start_chrony_at NAME OFFSET: a chronyd NTS server (test certificates) whose clock is OFFSET
+# nanoseconds ahead of the system's (0: the system's; true-time.so otherwise), its run
+# directory $TEST_TMPDIR/chrony-NAME. Sets CHRONY_KE and CHRONY_NTP (its ports).
+# shellcheck disable=SC2034 # CHRONY_ENV is read by start_chrony_nts_server, which this calls
+start_chrony_at() {
+        local name=$1 offset=$2 base
+        local CHRONY_ENV=()
+        if [ "$offset" != 0 ]; then
+                if [ ! -f "$TSNTS_TRUE_TIME" ] || [ ! -x "$TSNTS_TRUE_TIME_BASE" ]; then
+                        fail "true-time.so not built"
+                fi
+                base=$("$TSNTS_TRUE_TIME_BASE")
+                CHRONY_ENV=("LD_PRELOAD=$TSNTS_TRUE_TIME" "TRUE_TIME_BASE=$((${base%:*} + offset)):${base#*:}")
+        fi
+        CHRONY_NTP=$(free_port)
+        CHRONY_KE=$(free_port)
+        start_chrony_nts_server "$TEST_TMPDIR/chrony-$name" "$CERTDIR" "$CHRONY_NTP" "$CHRONY_KE"
+}

@@ -1,0 +1,388 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "log.h"
+#include "timesyncd-bus.h"
+#include "timesyncd-manager.h"
+#include "timesyncd-nts.h"
+#include "timesyncd-several.h"
+
+/* A sample stops counting when it is this much older than twice its source's poll interval:
+ * by then the source has either answered again or failed (a reply times out after 10 s per
+ * address, a key exchange after KeyExchangeTimeoutSec=), so this only catches a source that
+ * somehow did neither. */
+#define SEVERAL_AGE_SLACK_USEC (2 * USEC_PER_MINUTE)
+
+/* The NTS list in use: the runtime one while it names servers (runtime servers come first, as
+ * in stock), else NTS=. */
+static ServerName *several_list(Manager *m) {
+        return m->servers[SERVER_NTS_RUNTIME] ?: m->servers[SERVER_NTS];
+}
+
+/* A server that refused service (kiss code DENY or RSTR) is out for good; one that backs off
+ * stays and tries again by itself. */
+static bool several_name_usable(const ServerName *n) {
+        return !n->source || source_state(n->source) != SOURCE_FAILED;
+}
+
+bool manager_several_wanted(Manager *m) {
+        size_t n = 0;
+
+        if (!manager_nts_enabled(m) || m->nts_unavailable || m->config.nts_max_sources < 2)
+                return false;
+        LIST_FOREACH(names, i, several_list(m))
+                n++;
+        return n >= 2;
+}
+
+const char *manager_several_verdict(Manager *m, const Source *s) {
+        SourceSetEntry *e = m->several ? source_set_find(&m->set, s) : NULL;
+
+        return e ? source_set_verdict_string(&m->set, (size_t) (e - m->set.entries)) : NULL;
+}
+
+static void several_set_nts_status(Manager *m, const char *text) {
+        if (streq(m->nts_status, text))
+                return;
+        snprintf(m->nts_status, sizeof m->nts_status, "%s", text);
+        (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+}
+
+/* ---- which source is selected ---- */
+
+/* The selected source changes: stock's ServerName, ServerAddress and NTPMessage describe it,
+ * and so do the NTS properties. */
+static void several_select(Manager *m, Source *s, const SourceSetDecision *d) {
+        if (m->selected == s)
+                return;
+
+        m->selected = s;
+        m->current = s ? manager_server_of(m, s) : NULL;
+        m->ntpmsg_authenticated = false;
+        if (s && source_sample(s)) {
+                manager_record_message(m, source_sample(s));
+                m->poll_interval_usec = source_poll_interval(s);
+                log_info("Selected server %s (%zu of %zu NTS sources agree).", source_name(s), d->select.n_agree,
+                         d->n_counted);
+        }
+        (void) manager_bus_emit_changed(m, "ServerName", "ServerAddress", "NTPMessage", "PollIntervalUSec",
+                                        "NTSAuthenticated", "NTSKeyExchangeServer", "NTSAEAD", "NTSCookies", NULL);
+}
+
+/* ---- what the sources say together ---- */
+
+/* Falsetickers are logged once per change, and so is their return. */
+static void several_log_verdicts(Manager *m, const NTPSelectVerdict *before, const SourceSetDecision *d) {
+        for (size_t i = 0; i < m->set.n_entries; i++) {
+                const SourceSetEntry *e = &m->set.entries[i];
+
+                if (e->verdict == before[i])
+                        continue;
+                if (e->verdict == NTP_SELECT_FALSETICKER)
+                        log_warning("NTS source %s is a falseticker: its offset %+.6f s (+/- %.6f s) lies outside "
+                                    "what %zu other sources agree on (%+.6f s to %+.6f s); it is not used, and "
+                                    "polled on.", source_name(e->source),
+                                    (double) e->candidate.ntp.offset_nsec / NTP_NSEC_PER_SEC,
+                                    (double) e->root_distance_nsec / NTP_NSEC_PER_SEC, d->select.n_agree,
+                                    (double) d->select.low_nsec / NTP_NSEC_PER_SEC,
+                                    (double) d->select.high_nsec / NTP_NSEC_PER_SEC);
+                else if (before[i] == NTP_SELECT_FALSETICKER && e->verdict == NTP_SELECT_TRUECHIMER)
+                        log_notice("NTS source %s agrees with the others again.", source_name(e->source));
+        }
+}
+
+/* STATUS=, NTSStatus and the log say what the sources say together, once per change. */
+static void several_report(Manager *m, const SourceSetDecision *d) {
+        char text[sizeof m->set_status], status[sizeof m->set_notified];
+        bool disagree = source_set_disagree(d);
+        int level;
+
+        source_set_describe(&m->set, d, text, sizeof text);
+        (void) snprintf(status, sizeof status, "%s%s%s.", text, m->selected ? "; selected " : "",
+                        m->selected ? source_name(m->selected) : "");
+
+        /* NTSStatus says why NTS gives no time: the sources disagree, or none answers (then
+         * the last failure, as with one server). */
+        if (disagree)
+                several_set_nts_status(m, text);
+        else if (d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0 && m->set_last_failure[0])
+                several_set_nts_status(m, m->set_last_failure);
+        else
+                several_set_nts_status(m, "");
+
+        if (!streq(status, m->set_notified)) {
+                snprintf(m->set_notified, sizeof m->set_notified, "%s", status);
+                manager_notify_status(m, "%s", status);
+        }
+        /* The selected source's changes have a line of their own. */
+        if (streq(text, m->set_status))
+                return;
+        snprintf(m->set_status, sizeof m->set_status, "%s", text);
+        level = disagree ? LOG_WARNING :
+                d->select.outcome == NTP_SELECT_AGREED ? LOG_INFO :
+                d->n_pending > 0 ? LOG_DEBUG : LOG_NOTICE;
+        log_full(level, "%s.", text);
+}
+
+/* The leap second that more than half of the agreeing sources announce, else none: one server
+ * alone cannot insert one. */
+static int several_leap(Manager *m, const SourceSetDecision *d) {
+        unsigned votes[4] = {};
+
+        for (size_t i = 0; i < m->set.n_entries; i++)
+                if (m->set.entries[i].verdict == NTP_SELECT_TRUECHIMER)
+                        votes[m->set.entries[i].candidate.header.leap & 3]++;
+        for (int l = NTP_LEAP_PLUSSEC; l <= NTP_LEAP_MINUSSEC; l++)
+                if (2 * votes[l] > d->select.n_agree)
+                        return l;
+        return NTP_LEAP_NONE;
+}
+
+/* The clock follows the combined offset of the agreeing sources. */
+static void several_steer(Manager *m, const SourceSetDecision *d) {
+        const SourceSetEntry *sel = &m->set.entries[d->select.selected];
+        Source *s = sel->source;
+        ClockAdjustment a = {
+                .offset_nsec = d->select.offset_nsec,
+                .step = llabs(d->select.offset_nsec) >= NTP_STEP_THRESHOLD_NSEC,
+                .leap = several_leap(m, d),
+                .poll_log2 = manager_poll_log2(source_poll_interval(s)),
+                .max_error_nsec = sel->root_distance_nsec,
+        };
+        char agreement[64];
+
+        snprintf(agreement, sizeof agreement, ", %zu of %zu NTS sources agree", d->select.n_agree, d->n_counted);
+        if (manager_clock_follow(m, &a, source_name(s), true, agreement) < 0)
+                return;
+
+        /* Bootstrap keys are good for this one step: each source with such keys repeats its key
+         * exchange with every check, against the corrected clock. */
+        if (d->bootstrap) {
+                log_notice("Bootstrap: the clock took the time that %zu NTS sources agree on.", d->select.n_agree);
+                for (size_t i = 0; i < m->set.n_entries; i++)
+                        if (m->set.entries[i].candidate.bootstrap != NTS_CLIENT_BOOTSTRAP_NONE)
+                                (void) source_sample_used(m->set.entries[i].source);
+        }
+        source_set_steered(&m->set);
+
+        /* Every stored offset was measured against the clock before the step. */
+        if (a.step) {
+                source_set_stepped(&m->set, a.offset_nsec);
+                for (size_t i = 0; i < m->set.n_entries; i++)
+                        source_clock_stepped(m->set.entries[i].source, /* poll_now= */ false);
+        } else if (clock_backend_type(m->clock) == CLOCK_BACKEND_KERNEL)
+                source_set_slewed(&m->set, a.offset_nsec);
+}
+
+static void several_judge(Manager *m) {
+        NTPSelectVerdict before[NTP_SELECT_MAX];
+        struct timespec ts = {};
+        SourceSetDecision d;
+        int r;
+
+        (void) clock_backend_now(m->clock, &ts);
+        SourceSetPolicy p = {
+                .min_agreeing = m->config.nts_min_agreeing,
+                .root_distance_max_nsec = (int64_t) MIN(m->config.root_distance_max_usec, (usec_t) INT64_MAX / 1000) * 1000,
+                .now_boottime = now(CLOCK_BOOTTIME),
+                .now_realtime_nsec = (int64_t) ts.tv_sec * NTP_NSEC_PER_SEC + ts.tv_nsec,
+                .backward_floor_nsec = m->backward_floor_nsec,
+        };
+
+        for (size_t i = 0; i < m->set.n_entries; i++)
+                before[i] = m->set.entries[i].verdict;
+
+        r = source_set_select(&m->set, &p, &d);
+        if (r < 0) {
+                log_error_errno(r, "Failed to select among the NTS sources: %m");
+                return;
+        }
+
+        several_log_verdicts(m, before, &d);
+        several_select(m, d.select.outcome == NTP_SELECT_AGREED ? m->set.entries[d.select.selected].source : NULL, &d);
+        several_report(m, &d);
+        if (d.steer)
+                several_steer(m, &d);
+        manager_bus_sources_changed(m);
+}
+
+/* ---- the set's life cycle ---- */
+
+static void several_failed(Manager *m, Source *s);
+
+/* Adds n's source to the set and starts it; one that cannot start now backs off by itself and
+ * counts as failing. */
+static int several_add(Manager *m, ServerName *n) {
+        int r;
+
+        r = manager_source_of(m, n);
+        if (r < 0)
+                return r;
+        r = source_set_add(&m->set, n->source, n->host);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add server %s to the NTS sources: %m", n->string);
+
+        if (source_keep_trying(n->source) < 0) {
+                snprintf(m->set_last_failure, sizeof m->set_last_failure, "%s: %s", n->string,
+                         source_last_error(n->source));
+                source_set_failed(&m->set, n->source);
+        }
+        return 0;
+}
+
+void manager_several_start(Manager *m) {
+        size_t n = 0;
+
+        manager_several_stop(m);
+        m->several = true;
+        m->set = (SourceSet) { .selected = SIZE_MAX, .preferred = SIZE_MAX };
+        m->set_status[0] = m->set_notified[0] = m->set_last_failure[0] = '\0';
+
+        LIST_FOREACH(names, i, several_list(m)) {
+                if (n >= m->config.nts_max_sources)
+                        break;
+                if (several_name_usable(i) && several_add(m, i) >= 0)
+                        n++;
+        }
+
+        if (n == 0) {
+                log_warning("Every NTS server refuses service (kiss code DENY or RSTR).");
+                manager_notify_status(m, "Every NTS server refuses service.");
+                manager_enter(m, MANAGER_IDLE, "every NTS server refuses service");
+                return;
+        }
+
+        log_info("Using %zu NTS servers together: the clock follows only what a majority of those that answer "
+                 "agree on%s.", n, m->config.nts_min_agreeing > 1 ? ", and at least NTSMinAgreeingSources= of them" : "");
+        manager_enter(m, MANAGER_POLLING, NULL);
+        several_judge(m);
+}
+
+void manager_several_stop(Manager *m) {
+        if (!m->several)
+                return;
+
+        for (size_t i = 0; i < m->set.n_entries; i++)
+                source_stop(m->set.entries[i].source);
+        source_set_done(&m->set);
+        m->several = false;
+        m->selected = NULL;
+        m->current = NULL;
+        m->ntpmsg_authenticated = false;
+        m->set_status[0] = m->set_notified[0] = '\0';
+        (void) manager_bus_emit_changed(m, "ServerName", "ServerAddress", "NTSAuthenticated", "NTSKeyExchangeServer",
+                                        "NTSAEAD", "NTSCookies", NULL);
+        manager_bus_sources_changed(m);
+}
+
+/* A server that refuses service gives its place to the next one of the list not in use. */
+static void several_replace(Manager *m, Source *s) {
+        source_set_remove(&m->set, s);
+        if (m->selected == s)
+                several_select(m, NULL, NULL);
+
+        LIST_FOREACH(names, n, several_list(m)) {
+                if (!several_name_usable(n) || (n->source && source_set_find(&m->set, n->source)))
+                        continue;
+                log_info("NTS server %s takes the place of %s.", n->string, source_name(s));
+                (void) several_add(m, n);
+                return;
+        }
+}
+
+static void several_failed(Manager *m, Source *s) {
+        SourceSetEntry *e = source_set_find(&m->set, s);
+
+        snprintf(m->set_last_failure, sizeof m->set_last_failure, "%s: %s", source_name(s), source_last_error(s));
+        /* Once per change: a source that keeps failing says so in its own lines. */
+        if (e->standing != SOURCE_SET_FAILING)
+                log_notice("NTS source %s fails (%s); %s.", source_name(s), source_last_error(s),
+                           source_state(s) == SOURCE_FAILED ? "it is not used any more" :
+                           "it is tried again, and the others carry on");
+        source_set_failed(&m->set, s);
+        if (source_state(s) == SOURCE_FAILED)
+                several_replace(m, s);
+}
+
+static void several_sample(Manager *m, Source *s) {
+        const SourceSample *p = source_sample(s);
+        char addr[SOCKET_ADDRESS_STRING_MAX];
+        SourceSetSample x = {
+                .header = p->header,
+                .ntp = p->ntp,
+                .boottime = p->boottime,
+                .max_age = 2 * source_poll_interval(s) + SEVERAL_AGE_SLACK_USEC,
+                .spike = p->spike,
+                .bootstrap = p->bootstrap,
+        };
+
+        if (p->first)
+                log_info("Contacted time server %s (%s)%s.", socket_address_to_string(source_address(s), addr),
+                         source_name(s), p->authenticated ? ", NTS authenticated" : "");
+
+        source_set_sample(&m->set, s, &x);
+        if (s == m->selected) {
+                manager_record_message(m, p);
+                m->poll_interval_usec = source_poll_interval(s);
+        }
+}
+
+void manager_several_on_event(Manager *m, Source *s, SourceEvent e) {
+        /* A source that is not in the set (it ran before, its key exchange ran on): only its NTS
+         * counters and state. */
+        if (!source_set_find(&m->set, s)) {
+                if (e >= SOURCE_EVENT_REFUSED)
+                        manager_nts_changed(m, s, e);
+                return;
+        }
+
+        switch (e) {
+        case SOURCE_EVENT_ADDRESS:
+                if (s == m->selected)
+                        (void) manager_bus_emit_changed(m, "ServerAddress", NULL);
+                manager_bus_sources_changed(m);
+                return;
+        case SOURCE_EVENT_SAMPLE:
+                several_sample(m, s);
+                several_judge(m);
+                /* One signal per sample of the selected source, as with one server. */
+                if (s == m->selected)
+                        (void) manager_bus_emit_changed(m, "NTPMessage", "PollIntervalUSec", "Frequency",
+                                                        "NTSAuthenticated", "NTSCookies", NULL);
+                return;
+        case SOURCE_EVENT_FAILED:
+                several_failed(m, s);
+                break;
+        default:
+                manager_nts_changed(m, s, e);
+                manager_bus_sources_changed(m);
+                return;
+        }
+        several_judge(m);
+}
+
+void manager_several_clock_changed(Manager *m) {
+        source_set_restart(&m->set);
+        for (size_t i = 0; i < m->set.n_entries; i++)
+                source_clock_stepped(m->set.entries[i].source, /* poll_now= */ true);
+        several_judge(m);
+}
+
+void manager_several_poll_limits_changed(Manager *m) {
+        for (size_t i = 0; i < m->set.n_entries; i++)
+                source_poll_limits_changed(m->set.entries[i].source);
+        if (m->selected)
+                m->poll_interval_usec = source_poll_interval(m->selected);
+}
+
+bool manager_several_stalled(Manager *m) {
+        for (size_t i = 0; i < m->set.n_entries; i++) {
+                Source *s = m->set.entries[i].source;
+
+                if (source_state(s) == SOURCE_IDLE || source_stalled(s))
+                        return true;
+        }
+        return m->set.n_entries == 0;
+}

@@ -1,0 +1,146 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# NTSBootstrap= with several NTS servers (docs/NTS.md, "Bootstrap from several sources"): time
+# from bootstrap keys moves the clock only when a majority of every source in use agrees on it,
+# with two different key-exchange names among them; with that agreement a clock far ahead (every
+# certificate looks expired) is set back too, which one server can never do. The daemon runs in
+# observe mode with the fake clock of --test-clock-offset=; chronyd servers tell a time of their
+# own through true-time.so; no clock is touched.
+set -euo pipefail
+. "$(dirname "$0")/../../lib/chrony.sh"
+. "$(dirname "$0")/../../lib/timesyncd.sh"
+daemon_test_init --certs
+chmod 0755 "$CERTDIR"
+chmod 0644 "$CERTDIR"/*.pem
+
+DAY=86400
+YEAR=$((365 * DAY))
+
+# make_cert NAME FROM UNTIL: CERTDIR/NAME-chain.pem valid from FROM to UNTIL seconds from now.
+make_cert() {
+        local name=$1 dates=() t
+        shift
+        for t; do
+                dates+=("$(date -u -d "@$(($(date +%s) + t))" +%Y%m%d%H%M%SZ)")
+        done
+        bash "$TSNTS_SRC_DIR/test/tools/make-certs.sh" "$CERTDIR" "$name" "${dates[@]}" >/dev/null
+        chmod 0644 "$CERTDIR"/*.pem
+}
+
+n_servers=0
+# start_server CHAIN AHEAD: one more chronyd with CERTDIR/CHAIN whose clock is AHEAD seconds
+# ahead of the system's. Sets ke.
+start_server() {
+        local dir
+        n_servers=$((n_servers + 1))
+        dir=$TEST_TMPDIR/srv-$n_servers
+        mkdir -p "$dir"
+        cp "$CERTDIR/$1" "$dir/server-chain.pem"
+        cp "$CERTDIR/server.key" "$dir/server.key"
+        CERTDIR=$dir start_chrony_at "$n_servers" $(($2 * 1000000000))
+        ke=$CHRONY_KE
+}
+
+# start_client OFFSET CLOCK_FILE_MTIME NTS-NAME...: the daemon with the fake clock OFFSET seconds
+# off, a fresh state directory whose clock file has that mtime ("none": no file), NTS= NAMES.
+start_client() {
+        local offset=$1 mtime=$2
+        shift 2
+        if [ -n "${TIMESYNCD_PID:-}" ]; then
+                stop_timesyncd
+                TIMESYNCD_PID=
+        fi
+        rm -rf "$TEST_TMPDIR/state"
+        mkdir -p "$TEST_TMPDIR/state"
+        [ "$mtime" = none ] || touch -d "@$mtime" "$TEST_TMPDIR/state/clock"
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "$*" "ConnectionRetrySec=1"
+        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-clock-offset="${offset}s" --test-poll-interval=1s
+}
+
+# assert_refused REASON: the sources agreed, the bootstrap was refused for REASON, once, and the
+# clock did not move.
+assert_refused() {
+        wait_log "NTS sources agree, but not enough for a bootstrap ($1); clock left alone" 30
+        sleep 2
+        log_has "Test clock: stepped" && fail "the clock was stepped"
+        log_has "Initial clock synchronization" && fail "the daemon synchronized"
+        [ "$(log_count "not enough for a bootstrap")" = 1 ] || fail "the refusal was logged more than once"
+}
+
+# assert_bootstrapped NAME... DIRECTION: the clock took the agreed time in one step that way,
+# and every source then ran a key exchange with every check and verifies replies with it.
+assert_bootstrapped() {
+        local direction=$1 name
+        shift
+        wait_log "Bootstrap: the clock took the time that 2 NTS sources agree on" 30
+        log_has "Test clock: stepped by $direction" || fail "the clock was not stepped $direction"
+        [ "$(log_count "Test clock: stepped")" = 1 ] || fail "the clock was stepped more than once"
+        for name; do
+                wait_log "Bootstrap: the clock took the time of $name; repeating the key exchange" 10
+                wait_log_count "NTS key exchange with $name .* done" 2 30
+        done
+        wait_log "Initial clock synchronization to .*NTS authenticated, 2 of 2 NTS sources agree" 10
+        grep -E "bootstrapping|Bootstrap|Test clock: stepped|agree" "$TIMESYNCD_LOG" | head -n 20
+        log_has "Refusing bootstrap time" && fail "bootstrap time refused"
+        true
+}
+
+# A clock years behind, advanced by the daemon to its floor; two servers a day ahead whose
+# certificates were issued after the floor, one named localhost, the other 127.0.0.1.
+test_bootstrap_from_the_floor_needs_two_key_exchange_names() {
+        local a b
+        make_cert fresh 3600 $((30 * DAY))
+        start_server fresh-chain.pem "$DAY"
+        a=$ke
+        start_server fresh-chain.pem "$DAY"
+        b=$ke
+        start_client $((-2 * YEAR)) $(($(date +%s) - 600)) "localhost:$a" "127.0.0.1:$b"
+        wait_log "System clock is behind the last recorded time, advancing it to"
+        wait_log "The certificate of localhost:$a is not yet valid by our clock, which is not synchronized and behind"
+        wait_log "The certificate of 127.0.0.1:$b is not yet valid by our clock, which is not synchronized and behind"
+        assert_bootstrapped + "localhost:$a" "127.0.0.1:$b"
+
+        # Two entries with one key-exchange name are one operator as far as anyone can tell.
+        start_client $((-2 * YEAR)) $(($(date +%s) - 600)) "localhost:$a" "localhost:$b"
+        assert_refused "it needs the agreement of two sources with different key-exchange names"
+}
+
+# The second server is down: the one that answers is a majority of those that answer, not of
+# the sources in use.
+test_bootstrap_needs_a_majority_of_the_sources_in_use() {
+        local a dead
+        make_cert alone 3600 $((30 * DAY))
+        start_server alone-chain.pem "$DAY"
+        a=$ke
+        dead=$(free_port)
+        start_client $((-2 * YEAR)) $(($(date +%s) - 600)) "localhost:$a" "127.0.0.1:$dead"
+        assert_refused "it needs the agreement of a majority of all sources in use"
+}
+
+# A clock a year ahead (an RTC set wrong, a clock file from the future): every certificate
+# looks expired. Two servers with true time set it back; one cannot.
+test_clock_far_ahead_is_set_back_by_two_agreeing_sources_only() {
+        local a b
+        make_cert now $((-DAY)) $((30 * DAY))
+        start_server now-chain.pem 0
+        a=$ke
+        start_server now-chain.pem 0
+        b=$ke
+        start_client "$YEAR" none "localhost:$a" "127.0.0.1:$b"
+        wait_log "The certificate of localhost:$a has expired by our clock, which is not synchronized and may be ahead (the agreement of several NTS sources decides"
+        assert_bootstrapped - "localhost:$a" "127.0.0.1:$b"
+
+        # One server: as before, no way out.
+        start_client "$YEAR" none "localhost:$a"
+        wait_log "NTS key exchange with localhost:$a failed: .*certificate has expired\. Trying again" 20
+        sleep 2
+        log_has "bootstrapping" && fail "one server bootstrapped an expired certificate"
+        log_has "Bootstrap with" && fail "the refusal was said for one server"
+        log_has "Initial clock synchronization" && fail "synchronized with an expired certificate"
+        true
+}
+
+run_case test_bootstrap_from_the_floor_needs_two_key_exchange_names
+run_case test_bootstrap_needs_a_majority_of_the_sources_in_use
+run_case test_clock_far_ahead_is_set_back_by_two_agreeing_sources_only

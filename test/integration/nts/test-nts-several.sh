@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Several NTS servers at once (issue 16): real chronyd NTS servers, some of them lying by an
+# offset through true-time.so (no clock touched), the daemon in observe mode. A liar is a
+# falseticker whatever its place in NTS=, the clock follows what the others agree on; two
+# servers that disagree leave the clock alone and say so; a server that dies leaves the others
+# to carry on and rejoins when it comes back.
+set -euo pipefail
+. "$(dirname "$0")/../../lib/chrony.sh"
+. "$(dirname "$0")/../../lib/timesyncd.sh"
+daemon_test_init --certs --bus
+start_notify_listener
+
+HOUR=$((3600 * 1000000000))
+MS=1000000
+
+declare -A KE NTP
+# servers NAME:OFFSET...: a chronyd for each (OFFSET in ns), NTS= listing them in that order.
+servers() {
+        local spec names=()
+        for spec; do
+                start_chrony_at "${spec%%:*}" "${spec#*:}"
+                KE[${spec%%:*}]=$CHRONY_KE
+                NTP[${spec%%:*}]=$CHRONY_NTP
+                names+=("localhost:$CHRONY_KE")
+        done
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "${names[*]}" "ConnectionRetrySec=1"
+}
+
+client() {
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
+}
+
+stop_all() {
+        local d
+        stop_timesyncd
+        for d in "$TEST_TMPDIR"/chrony-*; do
+                stop_chrony "$d"
+                rm -rf "$d"
+        done
+        KE=() NTP=()
+}
+
+# The offset of the first synchronization, in seconds.
+initial_offset() {
+        sed -n 's/.*Initial clock synchronization to .* (offset \([-+][0-9.]*\) s.*/\1/p' "$TIMESYNCD_LOG" | head -n 1
+}
+
+# assert_follows_the_truth LIAR: the daemon synchronized once with an offset within 10 ms of the
+# system clock (which the honest servers serve), never planned a step, and neither selected
+# the liar nor takes its time.
+assert_follows_the_truth() {
+        local liar=localhost:${KE[$1]} offset
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 3 of 4 NTS sources agree" 30
+        offset=$(initial_offset)
+        awk -v o="$offset" 'BEGIN { exit !(o < 0.01 && o > -0.01) }' || fail "initial offset $offset s is not the truth"
+        log_has "would step the clock" && fail "the daemon would have stepped the clock"
+        log_has "Selected server $liar " && fail "the liar was selected"
+        [ "$(timesync_property ServerName)" != "$liar" ] || fail "ServerName is the liar"
+        true
+}
+
+test_liar_an_hour_off_listed_first_is_a_falseticker() {
+        servers "liar:$HOUR" a:0 b:0 c:0
+        client
+        assert_follows_the_truth liar
+        wait_log "NTS source localhost:${KE[liar]} is a falseticker: its offset +3600\.[0-9]* s"
+        wait_source_field "localhost:${KE[liar]}" Verdict falseticker
+        # One of the others selected, the other two truechimers.
+        [ "$(sources_json | /usr/bin/python3 -c 'import json, sys
+print(sorted(s["Verdict"] for s in json.load(sys.stdin)))')" = "['falseticker', 'selected', 'truechimer', 'truechimer']" ] ||
+                fail "the verdicts are not one falseticker, one selected, two truechimers: $(sources_json)"
+        # It keeps being polled, at the normal rate: several more verified replies.
+        local n
+        n=$(log_count "NTS reply from localhost:${KE[liar]} verified")
+        wait_log_count "NTS reply from localhost:${KE[liar]} verified" $((n + 3)) 10
+        [ "$(log_count "is a falseticker")" = 1 ] || fail "the falseticker was logged more than once"
+        wait_for 5 grep -q "STATUS=3 of 4 NTS sources agree, 1 falseticker; selected localhost:[0-9]*\." "$NOTIFY_OUT" ||
+                fail "STATUS= does not say so: $(last_status)"
+        stop_all
+}
+
+test_liar_50ms_off_listed_first_is_a_falseticker() {
+        servers liar:$((50 * MS)) a:0 b:0 c:0
+        client
+        assert_follows_the_truth liar
+        wait_source_field "localhost:${KE[liar]}" Verdict falseticker
+        wait_log "NTS source localhost:${KE[liar]} is a falseticker: its offset +0\.0[45][0-9]* s"
+        stop_all
+}
+
+test_two_servers_an_hour_apart_leave_the_clock_alone() {
+        local text="2 NTS sources disagree by 3600 s; clock left alone"
+        servers a:0 "liar:$HOUR"
+        client
+        wait_log "$text" 20
+        sleep 3
+        log_has "Initial clock synchronization" && fail "the daemon synchronized"
+        log_has "would s[tl][ea][pw]" && fail "the daemon would have moved the clock"
+        [ ! -e "$TEST_TMPDIR/runtime/synchronized" ] || fail "synchronized flag written"
+        [ "$(log_count "$text")" = 1 ] || fail "the disagreement was logged $(log_count "$text") times"
+        [ "$(timesync_property NTSStatus)" = "$text" ] || fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        [ -z "$(timesync_property ServerName)" ] || fail "ServerName is '$(timesync_property ServerName)'"
+        [ "$(last_status)" = "$text." ] || fail "STATUS= is '$(last_status)'"
+        [ "$(source_field "localhost:${KE[a]}" Verdict)" = undecided ] || fail "a is not undecided"
+        stop_all
+}
+
+_selected_is() { [ "$(timesync_property ServerName)" = "$1" ]; }
+
+_selected_is_not() { local s; s=$(timesync_property ServerName); [ -n "$s" ] && [ "$s" != "$1" ]; }
+
+test_killed_server_leaves_the_others_to_carry_on_and_rejoins() {
+        local n before name selected victim
+        servers a:0 b:0 c:0
+        client
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, [23] of 3 NTS sources agree" 30
+        wait_for 10 _selected_is_not "" || fail "nothing is selected"
+        # The selected one dies.
+        selected=$(timesync_property ServerName)
+        for name in a b c; do
+                [ "localhost:${KE[$name]}" != "$selected" ] || victim=$name
+        done
+        [ -n "${victim:-}" ] || fail "ServerName $selected is none of the servers"
+
+        stop_chrony "$TEST_TMPDIR/chrony-$victim"
+        wait_log "NTS source $selected fails (no reply)" 30
+        wait_for 10 _selected_is_not "$selected" || fail "the selection did not move on from $selected"
+        wait_source_field "$selected" Verdict unusable
+        wait_log "2 of 2 NTS sources agree\." 10
+        n=$(log_count "NTP reply from")
+        wait_log_count "NTP reply from" $((n + 4)) 10
+
+        # Back on the same ports with the same keys: its cookies are good again.
+        before=$(log_count "Contacted time server 127.0.0.1:${NTP[$victim]}")
+        start_chrony_nts_server "$TEST_TMPDIR/chrony-$victim" "$CERTDIR" "${NTP[$victim]}" "${KE[$victim]}"
+        wait_source_field "$selected" Verdict truechimer 40
+        [ "$(log_count "Contacted time server 127.0.0.1:${NTP[$victim]}")" -gt "$before" ] || fail "$selected did not rejoin"
+        wait_log "3 of 3 NTS sources agree\." 10
+        stop_all
+}
+
+run_case test_liar_an_hour_off_listed_first_is_a_falseticker
+run_case test_liar_50ms_off_listed_first_is_a_falseticker
+run_case test_two_servers_an_hour_apart_leave_the_clock_alone
+run_case test_killed_server_leaves_the_others_to_carry_on_and_rejoins

@@ -77,6 +77,14 @@ print(sorted(s["Verdict"] for s in json.load(sys.stdin)))')" = "['falseticker', 
         n=$(log_count "NTS reply from localhost:${KE[liar]} verified")
         wait_log_count "NTS reply from localhost:${KE[liar]} verified" $((n + 3)) 10
         [ "$(log_count "is a falseticker")" = 1 ] || fail "the falseticker was logged more than once"
+        # Stock's view, unmodified timedatectl: the selected source, never the liar.
+        in_systemd_run timedatectl timesync-status >"$TEST_TMPDIR/timesync-status.txt"
+        cat "$TEST_TMPDIR/timesync-status.txt"
+        grep -Eq "^ +Server: 127\.0\.0\.1 \(localhost:[0-9]+\)$" "$TEST_TMPDIR/timesync-status.txt" ||
+                fail "timesync-status shows no server"
+        grep -q "(localhost:${KE[liar]})" "$TEST_TMPDIR/timesync-status.txt" && fail "timesync-status shows the liar"
+        grep -Eq "^ +Offset: [-+]?[0-9.]+(us|ms)?$" "$TEST_TMPDIR/timesync-status.txt" ||
+                fail "timesync-status does not show a small offset"
         wait_for 5 grep -q "STATUS=3 of 4 NTS sources agree, 1 falseticker; selected localhost:[0-9]*\." "$NOTIFY_OUT" ||
                 fail "STATUS= does not say so: $(last_status)"
         stop_all

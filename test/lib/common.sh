@@ -305,6 +305,19 @@ make_test_certs() {
         bash "$TSNTS_SRC_DIR/test/tools/make-certs.sh" "$CERTDIR"
 }
 
+# make_test_cert NAME FROM UNTIL [CA_FROM CA_UNTIL]: after make_test_certs, CERTDIR/NAME-chain.pem
+# with the names of the test certificates, valid from FROM to UNTIL seconds from now; with
+# CA_FROM and CA_UNTIL, issued by an intermediate CA valid then.
+make_test_cert() {
+        local name=$1 dates=() t
+        shift
+        for t; do
+                dates+=("$(date -u -d "@$(($(date +%s) + t))" +%Y%m%d%H%M%SZ)")
+        done
+        bash "$TSNTS_SRC_DIR/test/tools/make-certs.sh" "$CERTDIR" "$name" "${dates[@]}" >/dev/null
+        chmod 0644 "$CERTDIR"/*.pem
+}
+
 # Prints the path of a binary from the fetch-peers tree (usr/sbin/chronyd ...). A missing tree
 # skips a local run; a tree that fetch-peers completed but lacks the binary is a failure.
 peers_bin() {

@@ -8,13 +8,43 @@ _TSNTS_DBUS_SH=1
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-# start_system_bus: starts dbus-daemon with a system-bus configuration of our own: a unix socket
-# in TEST_TMPDIR/dbus, no activatable services, and a policy that allows anyone to own any name
-# and to send and receive anything. Exports DBUS_SYSTEM_BUS_ADDRESS; sets DBUS_PID.
+# start_system_bus [--policy FILE]: starts dbus-daemon with a system-bus configuration of our
+# own: a unix socket in TEST_TMPDIR/dbus, no activatable services, and a policy that allows
+# anyone to own any name and to send and receive anything; with --policy, the default policy of
+# Debian's system bus instead (no name owned, no method called, unless a policy allows it) and
+# FILE included, a daemon's bus policy to be tested as it is shipped. Exports
+# DBUS_SYSTEM_BUS_ADDRESS; sets DBUS_PID.
 start_system_bus() {
-        local dir="$TEST_TMPDIR/dbus"
+        local dir="$TEST_TMPDIR/dbus" policy
         command -v dbus-daemon >/dev/null || missing_prerequisite "dbus-daemon not installed (package dbus)"
         mkdir -p "$dir"
+        if [ "${1:-}" = --policy ]; then
+                policy="  <policy context=\"default\">
+    <allow user=\"*\"/>
+    <deny own=\"*\"/>
+    <deny send_type=\"method_call\"/>
+    <allow send_type=\"signal\"/>
+    <allow send_requested_reply=\"true\" send_type=\"method_return\"/>
+    <allow send_requested_reply=\"true\" send_type=\"error\"/>
+    <allow receive_type=\"method_call\"/>
+    <allow receive_type=\"method_return\"/>
+    <allow receive_type=\"error\"/>
+    <allow receive_type=\"signal\"/>
+    <allow send_destination=\"org.freedesktop.DBus\" send_interface=\"org.freedesktop.DBus\"/>
+    <allow send_destination=\"org.freedesktop.DBus\" send_interface=\"org.freedesktop.DBus.Introspectable\"/>
+    <allow send_destination=\"org.freedesktop.DBus\" send_interface=\"org.freedesktop.DBus.Properties\"/>
+  </policy>
+  <include>$2</include>"
+        else
+                policy='  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*"/>
+    <allow receive_sender="*"/>
+  </policy>'
+        fi
+        # Others (an unprivileged user of a test) reach the socket too.
+        chmod 0755 "$dir"
         cat >"$dir/system.conf" <<CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -22,12 +52,7 @@ start_system_bus() {
   <type>system</type>
   <listen>unix:path=$dir/system_bus_socket</listen>
   <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*"/>
-    <allow receive_sender="*"/>
-  </policy>
+$policy
 </busconfig>
 CONF
         # --fork returns once the bus listens; the daemon leaves our process tree, so track it.

@@ -16,17 +16,6 @@ chmod 0644 "$CERTDIR"/*.pem
 DAY=86400
 YEAR=$((365 * DAY))
 
-# make_cert NAME FROM UNTIL: CERTDIR/NAME-chain.pem valid from FROM to UNTIL seconds from now.
-make_cert() {
-        local name=$1 dates=() t
-        shift
-        for t; do
-                dates+=("$(date -u -d "@$(($(date +%s) + t))" +%Y%m%d%H%M%SZ)")
-        done
-        bash "$TSNTS_SRC_DIR/test/tools/make-certs.sh" "$CERTDIR" "$name" "${dates[@]}" >/dev/null
-        chmod 0644 "$CERTDIR"/*.pem
-}
-
 n_servers=0
 # start_server CHAIN AHEAD: one more chronyd with CERTDIR/CHAIN whose clock is AHEAD seconds
 # ahead of the system's. Sets ke.
@@ -90,7 +79,7 @@ assert_bootstrapped() {
 # certificates were issued after the floor, one named localhost, the other 127.0.0.1.
 test_bootstrap_from_the_floor_needs_two_key_exchange_names() {
         local a b
-        make_cert fresh 3600 $((30 * DAY))
+        make_test_cert fresh 3600 $((30 * DAY))
         start_server fresh-chain.pem "$DAY"
         a=$ke
         start_server fresh-chain.pem "$DAY"
@@ -110,7 +99,7 @@ test_bootstrap_from_the_floor_needs_two_key_exchange_names() {
 # the sources in use.
 test_bootstrap_needs_a_majority_of_the_sources_in_use() {
         local a dead
-        make_cert alone 3600 $((30 * DAY))
+        make_test_cert alone 3600 $((30 * DAY))
         start_server alone-chain.pem "$DAY"
         a=$ke
         dead=$(free_port)
@@ -122,7 +111,7 @@ test_bootstrap_needs_a_majority_of_the_sources_in_use() {
 # looks expired. Two servers with true time set it back; one cannot.
 test_clock_far_ahead_is_set_back_by_two_agreeing_sources_only() {
         local a b
-        make_cert now $((-DAY)) $((30 * DAY))
+        make_test_cert now $((-DAY)) $((30 * DAY))
         start_server now-chain.pem 0
         a=$ke
         start_server now-chain.pem 0

@@ -18,19 +18,6 @@ chmod 0644 "$CERTDIR"/*.pem
 DAY=86400
 YEAR=$((365 * DAY))
 
-# make_cert NAME FROM UNTIL [CA_FROM CA_UNTIL]: CERTDIR/NAME-chain.pem, the test CA's usual
-# names, valid from FROM to UNTIL seconds from now; with CA_FROM and CA_UNTIL, issued by an
-# intermediate CA valid then.
-make_cert() {
-        local name=$1 dates=() t
-        shift
-        for t; do
-                dates+=("$(date -u -d "@$(($(date +%s) + t))" +%Y%m%d%H%M%SZ)")
-        done
-        bash "$TSNTS_SRC_DIR/test/tools/make-certs.sh" "$CERTDIR" "$name" "${dates[@]}" >/dev/null
-        chmod 0644 "$CERTDIR"/*.pem
-}
-
 # CLOCK_BOOTTIME in whole seconds: /proc/uptime is read from it.
 uptime_sec() { cut -d. -f1 /proc/uptime; }
 
@@ -115,7 +102,7 @@ assert_bootstrapped() {
 # daemon took that time ("Initial clock synchronization ... offset +63158399 s, NTS
 # authenticated"). The clock file was written just now: a daemon restarted on a running machine.
 test_correct_clock_is_never_moved_by_a_not_yet_valid_certificate() {
-        make_cert ahead $((2 * YEAR - DAY)) $((3 * YEAR))
+        make_test_cert ahead $((2 * YEAR - DAY)) $((3 * YEAR))
         start_server ahead-chain.pem $((2 * YEAR))
         # At info level, with key exchanges 1, 2 and 4 s apart: the refusal is one warning.
         TIMESYNCD_LOG_LEVEL=info start_client 0 "$(date +%s)" "ConnectionRetrySec=1"
@@ -135,7 +122,7 @@ test_correct_clock_after_a_quick_reboot_is_never_bootstrapped() {
         up=$(uptime_sec)
         now=$(date +%s)
         offset=$((up + 5))
-        make_cert reboot $((offset + 2 * YEAR - DAY)) $((offset + 3 * YEAR))
+        make_test_cert reboot $((offset + 2 * YEAR - DAY)) $((offset + 3 * YEAR))
         start_server reboot-chain.pem $((offset + 2 * YEAR))
         start_client "$offset" "$now"
         assert_bootstrap_refused "nothing says that the clock is behind: the clock reads [4-6] s later than its floor (clock file, .*) plus the time since boot"
@@ -152,7 +139,7 @@ test_observe_mode_never_bootstraps_the_host_clock() {
 # A clock years behind (a dead RTC battery), which the daemon advances to the floor at start;
 # the server's certificate was issued after the floor and the server tells the time a day on.
 test_bootstrap_works_from_the_floor_the_daemon_set() {
-        make_cert fresh 3600 $((30 * DAY))
+        make_test_cert fresh 3600 $((30 * DAY))
         start_server fresh-chain.pem "$DAY"
         start_client $((-2 * YEAR)) $(($(date +%s) - 600))
         wait_log "System clock is behind the last recorded time, advancing it to"
@@ -168,7 +155,7 @@ test_bootstrap_works_from_the_floor_pid1_set_early_in_boot() {
         up=$(uptime_sec)
         now=$(date +%s)
         offset=$((up - 30))
-        make_cert early $((offset + 3600)) $((offset + 30 * DAY))
+        make_test_cert early $((offset + 3600)) $((offset + 30 * DAY))
         start_server early-chain.pem $((offset + DAY))
         start_client "$offset" "$now"
         assert_bootstrapped
@@ -207,7 +194,7 @@ test_bootstrap_time_outside_the_certificate_is_refused() {
 # server a day ahead is inside the leaf's period but before the intermediate's: refused, as
 # no certificate chain is valid at that time.
 test_bootstrap_time_must_lie_within_every_certificate_of_the_chain() {
-        make_cert staged $((-DAY)) "$YEAR" $((30 * DAY)) "$YEAR"
+        make_test_cert staged $((-DAY)) "$YEAR" $((30 * DAY)) "$YEAR"
         start_server staged-chain.pem "$DAY"
         start_client $((-2 * YEAR)) "$(date +%s)"
         wait_log "bootstrapping (its time is used only within" 20
@@ -217,7 +204,7 @@ test_bootstrap_time_must_lie_within_every_certificate_of_the_chain() {
 }
 
 test_bootstrap_can_be_turned_off() {
-        make_cert off 3600 $((30 * DAY))
+        make_test_cert off 3600 $((30 * DAY))
         start_server off-chain.pem "$DAY"
         start_client $((-2 * YEAR)) none "NTSBootstrap=no"
         assert_bootstrap_refused "NTSBootstrap=no"

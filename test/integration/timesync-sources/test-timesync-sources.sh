@@ -12,49 +12,12 @@ set -euo pipefail
 daemon_test_init --certs
 TIMESYNC_SOURCES=$TSNTS_BUILD_DIR/tools/timesync-sources
 [ -x "$TIMESYNC_SOURCES" ] || fail "$TIMESYNC_SOURCES not built"
-command -v dbus-daemon >/dev/null || missing_prerequisite "dbus-daemon not installed (package dbus)"
 id nobody >/dev/null 2>&1 || missing_prerequisite "no user nobody"
-
-# A system bus with the default policy of Debian's system.conf and our shipped policy.
-start_policy_bus() {
-        local dir=$TEST_TMPDIR/policy-bus
-        mkdir -p "$dir"
-        chmod 0755 "$dir"
-        cat >"$dir/system.conf" <<CONF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=$dir/system_bus_socket</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <deny own="*"/>
-    <deny send_type="method_call"/>
-    <allow send_type="signal"/>
-    <allow send_requested_reply="true" send_type="method_return"/>
-    <allow send_requested_reply="true" send_type="error"/>
-    <allow receive_type="method_call"/>
-    <allow receive_type="method_return"/>
-    <allow receive_type="error"/>
-    <allow receive_type="signal"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-  </policy>
-  <include>$TSNTS_SRC_DIR/units/org.freedesktop.timesync1.conf</include>
-</busconfig>
-CONF
-        run_nosystime dbus-daemon --config-file="$dir/system.conf" --fork --print-pid=3 --nopidfile --nosyslog \
-                3>"$dir/dbus.pid" >"$dir/dbus.log" 2>&1
-        track_pid "$(cat "$dir/dbus.pid")"
-        [ -S "$dir/system_bus_socket" ] || fail "dbus-daemon did not start: $(cat "$dir/dbus.log")"
-        export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/system_bus_socket"
-}
 
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 
-start_policy_bus
+# The system bus's default policy and the shipped one of the daemon.
+start_system_bus --policy "$TSNTS_SRC_DIR/units/org.freedesktop.timesync1.conf"
 declare -A KE
 names=()
 for spec in liar:3600000000000 a:0 b:0 c:0; do

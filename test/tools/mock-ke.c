@@ -122,6 +122,9 @@ static void ke_response_sabotage(NTSServerKEResponse *resp, Sabotage sabotage, c
         case SABOTAGE_ERROR_RECORD:
                 resp->error_code = NTS_KE_ERROR_INTERNAL_SERVER_ERROR;
                 break;
+        case SABOTAGE_BAD_REQUEST:
+                resp->error_code = NTS_KE_ERROR_BAD_REQUEST;
+                break;
         case SABOTAGE_WARNING_RECORD:
                 resp->warning_code = 0x1234;
                 break;

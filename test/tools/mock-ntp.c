@@ -131,6 +131,8 @@ static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const s
         (void) mock_server_note_cookie(s, &req.cookie);
 
         sabotage = ef_sabotage(s->sabotage);
+        if (s->sabotage == SABOTAGE_NAK_EVERY_SECOND && (s->n_ntp_requests + s->n_ntp_naks) % 2 == 1)
+                sabotage = NTS_SERVER_NAK;
         if (sabotage != NTS_SERVER_NAK &&
             ntp_prepare(s, &packet, &req, &s2c, cookie_buf, sizeof(cookie_buf), cookies, &n_cookies) < 0)
                 sabotage = NTS_SERVER_NAK;

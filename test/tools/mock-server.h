@@ -17,6 +17,7 @@ typedef enum Sabotage {
         SABOTAGE_NO_ALPN,               /* the server selects no ALPN protocol */
         SABOTAGE_NO_COOKIES,
         SABOTAGE_ERROR_RECORD,          /* Error record, internal server error */
+        SABOTAGE_BAD_REQUEST,           /* Error record, bad request: do not come back soon */
         SABOTAGE_WARNING_RECORD,
         SABOTAGE_UNKNOWN_CRITICAL,
         SABOTAGE_WRONG_AEAD,            /* an algorithm the client did not offer */
@@ -27,6 +28,9 @@ typedef enum Sabotage {
         SABOTAGE_BAD_AUTH,              /* authenticator does not verify */
         SABOTAGE_WRONG_UID,             /* Unique Identifier not the request's */
         SABOTAGE_NAK,                   /* kiss code NTSN for every request */
+        SABOTAGE_NAK_EVERY_SECOND,      /* NTSN for every second request: a server that changes
+                                         * its keys after each reply, so that every set of cookies
+                                         * works once and then needs a new key exchange */
         SABOTAGE_UNAUTHENTICATED,       /* plain NTP answer without NTS fields */
         SABOTAGE_OVERSIZED,             /* an honest answer padded with unauthenticated fields to
                                          * NTS_MAX_PACKET_SIZE, plus one more field beyond it */

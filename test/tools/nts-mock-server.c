@@ -26,6 +26,7 @@ static const char *const sabotage_table[_SABOTAGE_MAX] = {
         [SABOTAGE_NO_ALPN] = "no-alpn",
         [SABOTAGE_NO_COOKIES] = "no-cookies",
         [SABOTAGE_ERROR_RECORD] = "error-record",
+        [SABOTAGE_BAD_REQUEST] = "bad-request",
         [SABOTAGE_WARNING_RECORD] = "warning-record",
         [SABOTAGE_UNKNOWN_CRITICAL] = "unknown-critical",
         [SABOTAGE_WRONG_AEAD] = "wrong-aead",
@@ -35,6 +36,7 @@ static const char *const sabotage_table[_SABOTAGE_MAX] = {
         [SABOTAGE_BAD_AUTH] = "bad-auth",
         [SABOTAGE_WRONG_UID] = "wrong-uid",
         [SABOTAGE_NAK] = "nak",
+        [SABOTAGE_NAK_EVERY_SECOND] = "nak-every-second",
         [SABOTAGE_UNAUTHENTICATED] = "unauthenticated",
         [SABOTAGE_OVERSIZED] = "oversized",
 };

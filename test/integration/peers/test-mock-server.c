@@ -337,6 +337,7 @@ static void test_ke_sabotage_is_refused(void) {
         } cases[] = {
                 { "--sabotage=no-cookies", -EBADMSG, NTS_ERROR_KE_NO_COOKIES },
                 { "--sabotage=error-record", -EBADMSG, NTS_ERROR_SERVER_INTERNAL_ERROR },
+                { "--sabotage=bad-request", -EBADMSG, NTS_ERROR_SERVER_BAD_REQUEST },
                 { "--sabotage=warning-record", -EBADMSG, NTS_ERROR_SERVER_WARNING },
                 { "--sabotage=unknown-critical", -EBADMSG, NTS_ERROR_KE_UNKNOWN_CRITICAL_RECORD },
                 { "--sabotage=wrong-aead", -EBADMSG, NTS_ERROR_KE_AEAD_NOT_OFFERED },
@@ -425,6 +426,26 @@ static void test_ntp_sabotage_is_refused(void) {
                 ASSERT_EQ(ntp.receipt.error, cases[i].error);
                 server_stop(&s);
         }
+}
+
+/* nak-every-second: answers, then refuses the next request, and so on. */
+static void test_nak_every_second_alternates(void) {
+        KEResult ke;
+        NTPResult ntp;
+        Server s;
+
+        s = server_start("--sabotage=nak-every-second", NULL);
+        ke_expect_ok(&s, &ke);
+        for (size_t i = 0; i < 4; i++) {
+                ntp_run(&s, &ke, &ke.agreement.cookies[i], 0, &ntp);
+                if (i % 2 == 0)
+                        ASSERT_OK(ntp.r);
+                else
+                        ASSERT_EQ(ntp.receipt.error, NTS_ERROR_NTP_NAK);
+        }
+        ASSERT_EQ(count("ntp_naks"), 2);
+        ASSERT_EQ(count("ntp_requests"), 2);
+        server_stop(&s);
 }
 
 static void test_sigusr1_switches_sabotage_off(void) {
@@ -533,6 +554,7 @@ TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_alpn_sabotage_is_refused),
           TEST_CASE(test_slow_server_sends_one_byte_at_a_time),
           TEST_CASE(test_ntp_sabotage_is_refused),
+          TEST_CASE(test_nak_every_second_alternates),
           TEST_CASE(test_sigusr1_switches_sabotage_off),
           TEST_CASE(test_cookies_die_with_the_server_without_keys_file),
           TEST_CASE(test_keys_file_keeps_cookies_across_restart),

@@ -9,10 +9,12 @@
 #include "log.h"
 #include "nts-crypto.h"
 #include "nts-ke-client.h"
+#include "random-util.h"
 #include "resolve-util.h"
 #include "socket-address.h"
 #include "ssl-util.h"
 #include "string-util.h"
+#include "timesyncd-backoff.h"
 #include "timesyncd-clock.h"
 #include "timesyncd-nts-client.h"
 #include "timesyncd-nts-jar.h"
@@ -41,8 +43,13 @@ struct NTSClient {
 
         ResolveQuery *resolve;          /* of the NTS-KE server */
         NTS_KEClient *ke;
-        unsigned ke_failures;           /* in a row, without a verified reply in between */
+        /* When to talk to the NTS-KE server (timesyncd-backoff, docs/POOLS.md): the jittered
+         * ladder of failures in a row (without a verified reply in between), the cap on key
+         * exchanges with this server name, and when to renew the keys. */
+        BackoffLadder ke_ladder;
+        BackoffLimit ke_limit;
         usec_t ke_retry_after;          /* CLOCK_BOOTTIME; 0: no backoff */
+        usec_t renew_realtime;          /* renew the keys from then on (CLOCK_REALTIME) */
         char *ke_address;               /* "host:port" as used for the exchange */
         usec_t last_ke_realtime;
 
@@ -66,6 +73,21 @@ struct NTSClient {
 
         char last_error[256];
 };
+
+/* 64 random bits for the jitter of retries and renewals (backoff_random_t). */
+static uint64_t nts_client_random(void *userdata) {
+        uint64_t v = 0;
+
+        (void) random_bytes_pooled(&v, sizeof v);
+        return v;
+}
+
+/* The keys of the jar are renewed at a random time in the last day before their age limit, so
+ * that clients that got them together do not come back together (docs/POOLS.md). */
+static void nts_client_schedule_renewal(NTSClient *c) {
+        c->renew_realtime = backoff_renewal_time(c->jar.ke_realtime, now(CLOCK_REALTIME), NTS_JAR_MAX_AGE_USEC,
+                                                 BACKOFF_RENEW_WINDOW_USEC, nts_client_random, NULL);
+}
 
 int nts_client_load_libraries(void) {
         /* The loader's own message (which file, why) only at debug level: the caller says what
@@ -233,6 +255,7 @@ static void nts_client_load(NTSClient *c) {
                 return;
         }
 
+        nts_client_schedule_renewal(c);
         log_info("Resuming NTS with %s: %zu cookies from %s, no key exchange needed.",
                  c->server, c->jar.n_cookies, c->state_path);
 }
@@ -258,6 +281,7 @@ int nts_client_new(const NTSClientSettings *settings, const char *server, const 
         c->handler = handler;
         c->userdata = userdata;
         c->port = port;
+        backoff_limit_init(&c->ke_limit, BACKOFF_LIMIT_DEFAULT, BACKOFF_LIMIT_PERIOD_USEC);
         c->server = strdup(server);
         c->host = strdup(host);
         if (!c->server || !c->host)
@@ -294,18 +318,18 @@ NTSClient *nts_client_free(NTSClient *c) {
 
 /* ---- key exchange ---- */
 
-static void nts_client_ke_failed(NTSClient *c, const char *reason) {
-        usec_t backoff = c->settings->retry_usec;
+/* A key exchange failed (or its fresh cookies were refused): the next one after a random wait
+ * on the ladder, at its top at once for a server that refuses what we send (outcome). */
+static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const char *reason) {
+        usec_t t = now(CLOCK_BOOTTIME), wait;
 
-        c->ke_failures++;
-        for (unsigned i = 1; i < c->ke_failures && backoff < NTS_KE_BACKOFF_MAX_USEC; i++)
-                backoff *= 2;
-        backoff = MIN(backoff, NTS_KE_BACKOFF_MAX_USEC);
-        c->ke_retry_after = now(CLOCK_BOOTTIME) + backoff;
+        wait = backoff_ke_failed(&c->ke_ladder, outcome, t, c->settings->retry_usec, BACKOFF_KE_MAX_USEC,
+                                 nts_client_random, NULL);
+        c->ke_retry_after = t + wait;
 
         snprintf(c->last_error, sizeof c->last_error, "%s", reason);
         log_warning("NTS key exchange with %s failed: %s. Trying again in %s at the earliest.",
-                    c->server, reason, FORMAT_TIMESPAN(backoff, USEC_PER_SEC));
+                    c->server, reason, FORMAT_TIMESPAN(wait, USEC_PER_MSEC));
         nts_client_report(c, NTS_CLIENT_EVENT_KE_FAILED);
 }
 
@@ -407,14 +431,16 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
                         return;
                 }
                 c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
-                nts_client_ke_failed(c, reason);
+                /* Error records say how soon to come back (timesyncd-backoff.h). */
+                nts_client_ke_failed(c, res->stage == NTS_KE_STAGE_PROTOCOL ?
+                                     backoff_outcome_from_nts_error(res->nts_error) : BACKOFF_KE_FAILED, reason);
                 return;
         }
 
         if (nts_client_take_result(c, res) < 0) {
                 nts_client_forget_keys(c);
                 c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
-                nts_client_ke_failed(c, "out of memory or AEAD unusable after key exchange");
+                nts_client_ke_failed(c, BACKOFF_KE_FAILED, "out of memory or AEAD unusable after key exchange");
                 return;
         }
 
@@ -426,6 +452,7 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
         c->ke_retry_after = 0;
         c->last_error[0] = '\0';
         c->last_ke_realtime = c->jar.ke_realtime;
+        nts_client_schedule_renewal(c);
 
         log_info("NTS key exchange with %s (%s) done: %s, %zu cookies, NTP server %s port %u.", c->server,
                  socket_address_to_string(&res->address, addr), strna(NTS_aead_name(c->jar.aead)),
@@ -518,18 +545,40 @@ static void nts_client_on_ke_resolved(ResolveQuery *q, int error, const struct a
 
         if (error < 0) {
                 snprintf(reason, sizeof reason, "cannot resolve %s: %s", c->host, resolve_error_string(error));
-                nts_client_ke_failed(c, reason);
+                nts_client_ke_failed(c, BACKOFF_KE_FAILED, reason);
                 return;
         }
 
         n = nts_client_ke_addresses(ai, addresses, ELEMENTSOF(addresses));
         if (n == 0) {
-                nts_client_ke_failed(c, "no usable address");
+                nts_client_ke_failed(c, BACKOFF_KE_FAILED, "no usable address");
                 return;
         }
 
         if (nts_client_start_session(c, addresses, n, reason, sizeof reason) < 0)
-                nts_client_ke_failed(c, reason);
+                nts_client_ke_failed(c, BACKOFF_KE_FAILED, reason);
+}
+
+/* At most BACKOFF_LIMIT_DEFAULT key exchanges with one server name per hour, whatever asks for
+ * them (failures have their own ladder; this holds against everything else: servers that refuse
+ * cookies again and again, lost replies that drain the jar, a short ConnectionRetrySec=). A
+ * refused start is reported like one that cannot start: the source backs off until one may. */
+static int nts_client_take_limit(NTSClient *c) {
+        usec_t t = now(CLOCK_BOOTTIME), until;
+        bool first;
+
+        if (backoff_limit_take(&c->ke_limit, t, &until, &first))
+                return 0;
+
+        c->ke_retry_after = until;
+        snprintf(c->last_error, sizeof c->last_error, "postponed: %u key exchanges with this name within %s already",
+                 c->ke_limit.max, FORMAT_TIMESPAN(c->ke_limit.period, USEC_PER_SEC));
+        log_full(first ? LOG_NOTICE : LOG_DEBUG,
+                 "Postponing the NTS key exchange with %s: %u within %s already, the most one server name gets. "
+                 "Next one in %s at the earliest.", c->server, c->ke_limit.max,
+                 FORMAT_TIMESPAN(c->ke_limit.period, USEC_PER_SEC), FORMAT_TIMESPAN(until - t, USEC_PER_SEC));
+        nts_client_report(c, NTS_CLIENT_EVENT_KE_FAILED);
+        return -EBUSY;
 }
 
 /* Starts resolving the KE server; the exchange follows. A failure to start is a failed
@@ -542,10 +591,14 @@ static int nts_client_start_ke(NTSClient *c) {
                 return 0; /* already running */
 
         if (c->settings->trusted_certificates_invalid) {
-                nts_client_ke_failed(c, "NTSTrustedCertificates= has no valid value, and the system's certificate "
-                                     "authorities are not trusted instead");
+                nts_client_ke_failed(c, BACKOFF_KE_FAILED, "NTSTrustedCertificates= has no valid value, and the "
+                                     "system's certificate authorities are not trusted instead");
                 return -EINVAL;
         }
+
+        r = nts_client_take_limit(c);
+        if (r < 0)
+                return r;
 
         snprintf(service, sizeof service, "%u", c->port ?: NTS_KE_PORT);
         free(c->ke_address);
@@ -557,7 +610,7 @@ static int nts_client_start_ke(NTSClient *c) {
                               nts_client_on_ke_resolved, c, &c->resolve);
         if (r < 0) {
                 snprintf(reason, sizeof reason, "cannot start resolving %s: %s", c->host, strerror(-r));
-                nts_client_ke_failed(c, reason);
+                nts_client_ke_failed(c, BACKOFF_KE_FAILED, reason);
         }
         return r;
 }
@@ -610,15 +663,24 @@ static ssize_t nts_client_renew_keys(NTSClient *c) {
 }
 
 ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size) {
+        usec_t t = now(CLOCK_REALTIME);
         struct iovec cookie;
         ssize_t l;
 
         assert(c);
         assert(buf);
 
-        if (c->c2s && nts_jar_expired(&c->jar, now(CLOCK_REALTIME))) {
+        if (c->c2s && nts_jar_expired(&c->jar, t)) {
                 log_info("NTS keys of %s are more than %s old, running a new key exchange.",
                          c->server, FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
+                return nts_client_renew_keys(c);
+        }
+        if (c->c2s && t >= c->renew_realtime) {
+                log_info("Renewing the NTS keys of %s, %s old: a new key exchange at a random time in the last "
+                         "%s before their limit of %s.", c->server,
+                         FORMAT_TIMESPAN(t - MIN(c->jar.ke_realtime, t), USEC_PER_MINUTE),
+                         FORMAT_TIMESPAN(BACKOFF_RENEW_WINDOW_USEC, USEC_PER_SEC),
+                         FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
                 return nts_client_renew_keys(c);
         }
 
@@ -653,7 +715,7 @@ static int nts_client_on_nak(NTSClient *c) {
         log_notice("NTS server %s refused our cookie (NTSN), running a new key exchange.", c->server);
         nts_client_forget_keys(c);
         if (fresh)
-                nts_client_ke_failed(c, "the server refused the cookies it had just issued (NTSN)");
+                nts_client_ke_failed(c, BACKOFF_KE_FAILED, "the server refused the cookies it had just issued (NTSN)");
         else
                 (void) nts_client_start_ke(c);
         return -EKEYREJECTED;
@@ -701,13 +763,14 @@ int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause 
 
         c->query_pending = false;
         c->cookies_unproven = false;
-        c->ke_failures = 0;
+        backoff_ke_done(&c->ke_ladder);
         return 0;
 }
 
 int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t offset_nsec) {
         int64_t nb, na;
         bool forward;
+        usec_t t;
 
         assert(c);
 
@@ -725,8 +788,10 @@ int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t o
                     "lies outside the validity period of its certificate chain" :
                     forward ? "would move the clock backwards" : "would move the clock forward");
         nts_client_forget_keys(c);
-        c->ke_failures++;
-        c->ke_retry_after = now(CLOCK_BOOTTIME) + NTS_KE_BACKOFF_MAX_USEC;
+        /* The same exchange would give the same time: at the top of the ladder. */
+        t = now(CLOCK_BOOTTIME);
+        c->ke_retry_after = t + backoff_ke_failed(&c->ke_ladder, BACKOFF_KE_REFUSED, t, c->settings->retry_usec,
+                                                  BACKOFF_KE_MAX_USEC, nts_client_random, NULL);
         snprintf(c->last_error, sizeof c->last_error, "bootstrap time refused");
         nts_client_report(c, NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED);
         return -EPERM;
@@ -772,7 +837,7 @@ usec_t nts_client_last_ke_realtime(const NTSClient *c) {
 }
 
 unsigned nts_client_ke_failures(const NTSClient *c) {
-        return c->ke_failures;
+        return c->ke_ladder.failures;
 }
 
 const char *nts_client_last_error(const NTSClient *c) {

@@ -29,9 +29,6 @@
 typedef struct ClockBackend ClockBackend;
 typedef struct NTSClient NTSClient;
 
-/* Failed key exchanges back off exponentially from NTSClientSettings.retry_usec up to this. */
-#define NTS_KE_BACKOFF_MAX_USEC (1 * USEC_PER_HOUR)
-
 /* A bootstrap (see nts_client_may_bootstrap()): keys from a key exchange that skipped the
  * validity periods of the server's certificates, and which way their time may move our clock. */
 typedef enum NTSClientBootstrap {
@@ -52,7 +49,8 @@ typedef struct NTSClientSettings {
                                            * NULL: the system's store */
         bool trusted_certificates_invalid; /* a value was refused: no key exchange at all */
         usec_t ke_timeout_usec;         /* KeyExchangeTimeoutSec= */
-        usec_t retry_usec;              /* the first step of the backoff (ConnectionRetrySec=) */
+        usec_t retry_usec;              /* the floor of the retry ladder (ConnectionRetrySec=): no
+                                         * wait after a failed key exchange is shorter */
         /* The bootstrap policy: asked, for a certificate that is not yet valid (FORWARD) or
          * has expired (BACKWARD) by our clock, whether a key exchange may skip validity
          * periods now (see nts_client_may_bootstrap()). True with the evidence in why (a
@@ -149,5 +147,6 @@ const char *nts_client_ke_address(const NTSClient *c);  /* "host:port" of the la
 const char *nts_client_aead_name(const NTSClient *c);   /* NULL without keys */
 size_t nts_client_cookies(const NTSClient *c);
 usec_t nts_client_last_ke_realtime(const NTSClient *c); /* 0: none in this run */
-unsigned nts_client_ke_failures(const NTSClient *c);    /* in a row */
+unsigned nts_client_ke_failures(const NTSClient *c);    /* in a row (a refusal puts it at the
+                                                         * top of the retry ladder at once) */
 const char *nts_client_last_error(const NTSClient *c);  /* "" when there is none */

@@ -9,6 +9,7 @@
 #include "random-util.h"
 #include "resolve-util.h"
 #include "string-util.h"
+#include "timesyncd-backoff.h"
 #include "timesyncd-clock.h"
 #include "timesyncd-nts-client.h"
 #include "timesyncd-source.h"
@@ -51,6 +52,7 @@ struct Source {
 
         NTPFilter filter;
         unsigned poll_level;            /* poll interval: the minimum doubled this many times */
+        unsigned poll_level_min;        /* raised by RATE kiss codes, for the source's life */
         unsigned poll_level_max;
         bool poll_resync;               /* the next sample starts the poll interval over */
         usec_t poll_interval_usec;
@@ -156,7 +158,8 @@ static void source_apply_poll_limits(Source *s) {
         while (s->poll_level_max < 20 &&
                (c->poll_interval_min_usec << (s->poll_level_max + 1)) <= c->poll_interval_max_usec)
                 s->poll_level_max++;
-        s->poll_level = MIN(s->poll_level, s->poll_level_max);
+        s->poll_level_min = MIN(s->poll_level_min, s->poll_level_max);
+        s->poll_level = CLAMP(s->poll_level, s->poll_level_min, s->poll_level_max);
         source_update_poll_interval(s);
 }
 
@@ -290,7 +293,7 @@ static void source_begin(Source *s, size_t address) {
         s->talking = false;
         ntp_filter_reset(&s->filter);
         s->poll_resync = true;
-        s->poll_level = 0;
+        s->poll_level = s->poll_level_min;
         source_update_poll_interval(s);
 
         source_emit(s, SOURCE_EVENT_ADDRESS);
@@ -566,9 +569,11 @@ static void source_handle_kiss(Source *s, const NTPHeader *h) {
                         code[i] = '?';
 
         if (ntp_header_is_kiss(h, KISS_RATE)) {
-                /* Slow down: double the interval, up to our maximum. */
-                if (s->poll_level < s->poll_level_max)
-                        s->poll_level++;
+                /* Slow down: double the interval, up to our maximum, and never poll faster again
+                 * (samples that call for fast polls, a new address, a restart of the source
+                 * poll at this floor: docs/POOLS.md). */
+                s->poll_level_min = backoff_rate_kiss(s->poll_level, s->poll_level_min, s->poll_level_max);
+                s->poll_level = MAX(s->poll_level, s->poll_level_min);
                 source_update_poll_interval(s);
                 log_notice("Server %s asks us to slow down (kiss code RATE), polling every %s.",
                            s->name, FORMAT_TIMESPAN(s->poll_interval_usec, USEC_PER_SEC));
@@ -682,11 +687,11 @@ static void source_next_poll_level(Source *s) {
         const SourceSample *p = &s->sample;
 
         if (s->poll_resync) {
-                s->poll_level = 0;
+                s->poll_level = s->poll_level_min;
                 s->poll_resync = false;
         } else
-                s->poll_level = ntp_filter_poll_next(s->poll_level, p->ntp.offset_nsec, p->spike, p->jitter_nsec, 0,
-                                              s->poll_level_max);
+                s->poll_level = ntp_filter_poll_next(s->poll_level, p->ntp.offset_nsec, p->spike, p->jitter_nsec,
+                                                     s->poll_level_min, s->poll_level_max);
         source_update_poll_interval(s);
 }
 
@@ -696,13 +701,12 @@ static void source_use_reply(Source *s, const NTPHeader *h, const struct timespe
         if (!source_make_sample(s, h, kernel_ts))
                 return;
 
-        log_debug("NTP reply from %s: stratum %u, offset %+.6f s, delay %.6f s, jitter %.6f s%s.",
+        source_next_poll_level(s);
+        log_debug("NTP reply from %s: stratum %u, offset %+.6f s, delay %.6f s, jitter %.6f s%s, next poll in %s.",
                   source_address_string(s, buf), h->stratum,
                   (double) s->sample.ntp.offset_nsec / NTP_NSEC_PER_SEC,
                   (double) s->sample.ntp.delay_nsec / NTP_NSEC_PER_SEC, s->sample.jitter_nsec / NTP_NSEC_PER_SEC,
-                  s->sample.spike ? " (spike)" : "");
-
-        source_next_poll_level(s);
+                  s->sample.spike ? " (spike)" : "", FORMAT_TIMESPAN(s->poll_interval_usec, USEC_PER_MSEC));
         source_emit(s, SOURCE_EVENT_SAMPLE);
         /* Unless the handler changed course (a stop, the end of a bootstrap). */
         if (s->state == SOURCE_REPLY_WAIT)

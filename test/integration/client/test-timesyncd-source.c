@@ -8,6 +8,7 @@
 
 #include <fcntl.h>
 #include <glob.h>
+#include <signal.h>
 #include <stdio.h>
 
 #include "fileio.h"
@@ -16,6 +17,7 @@
 #include "string-util.h"
 #include "mock-harness.h"
 #include "tests.h"
+#include "timesyncd-backoff.h"
 #include "timesyncd-clock.h"
 #include "timesyncd-nts-client.h"
 #include "timesyncd-source.h"
@@ -230,16 +232,22 @@ static void on_nts_event(NTSClient *c, NTSClientEvent e, void *userdata) {
         r->nts_seen[e]++;
 }
 
-static NTSClient *client_with_keys(Run *r, const MockProcess *mock) {
+/* Runs the loop until the NTS client reported e n times in all, or fails after WAIT_USEC. */
+static void run_until_nts(Run *r, NTSClientEvent e, unsigned n) {
         usec_t deadline = now(CLOCK_MONOTONIC) + WAIT_USEC;
+
+        while (r->nts_seen[e] < n) {
+                ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadline);
+                ASSERT_OK(sd_event_run(r->event, 100 * USEC_PER_MSEC));
+        }
+}
+
+static NTSClient *client_with_keys(Run *r, const MockProcess *mock) {
         NTSClient *c = NULL;
 
         ASSERT_OK(nts_client_new(&r->nts, "localhost", "localhost", mock->ke_port, on_nts_event, r, &c));
         ASSERT_EQ(CALL(r, nts_client_prepare(c)), NTS_CLIENT_BUSY);
-        while (r->nts_seen[NTS_CLIENT_EVENT_KEYS] == 0) {
-                ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadline);
-                ASSERT_OK(sd_event_run(r->event, 100 * USEC_PER_MSEC));
-        }
+        run_until_nts(r, NTS_CLIENT_EVENT_KEYS, 1);
         ASSERT_EQ(CALL(r, nts_client_prepare(c)), NTS_CLIENT_READY);
         return c;
 }
@@ -396,10 +404,14 @@ static void test_forged_reply_is_ignored_while_waiting(void) {
         mock_server_stop(&mock);
 }
 
-static void test_failed_key_exchange_backs_off_and_doubles(void) {
+/* A failed key exchange backs off on the jittered ladder (timesyncd-backoff): no wait shorter
+ * than the floor (ConnectionRetrySec=), the first below twice the floor, the next below the
+ * floor doubled once per failure; the source starts over by itself. An Error record 2
+ * (internal server error) is such a failure: the server may be back soon. */
+static void test_failed_key_exchange_backs_off_on_the_jittered_ladder(void) {
         MockProcess mock;
         NTSClient *c;
-        usec_t first;
+        usec_t wait;
         Run r;
 
         run_init(&r);
@@ -412,14 +424,82 @@ static void test_failed_key_exchange_backs_off_and_doubles(void) {
         ASSERT_EQ(r.seen[SOURCE_EVENT_NTS_KE_FAILED], 1);
         ASSERT_EQ(source_state(r.source), SOURCE_BACKING_OFF);
         ASSERT_EQ(nts_client_ke_failures(c), 1);
-        first = nts_client_retry_after(c) - now(CLOCK_BOOTTIME);
-        ASSERT_TRUE(first > 0 && first <= r.nts.retry_usec);
+        wait = nts_client_retry_after(c) - now(CLOCK_BOOTTIME);
+        ASSERT_TRUE(wait + 500 * USEC_PER_MSEC >= r.nts.retry_usec && wait < 2 * r.nts.retry_usec);
 
         /* The source starts over by itself once the client may try again. */
         run_until(&r, SOURCE_EVENT_FAILED, 2);
         ASSERT_EQ(nts_client_ke_failures(c), 2);
-        ASSERT_TRUE(nts_client_retry_after(c) - now(CLOCK_BOOTTIME) > r.nts.retry_usec);
+        wait = nts_client_retry_after(c) - now(CLOCK_BOOTTIME);
+        ASSERT_TRUE(wait + 500 * USEC_PER_MSEC >= r.nts.retry_usec && wait < 4 * r.nts.retry_usec);
 
+        run_done(&r);
+        mock_server_stop(&mock);
+}
+
+/* An Error record 1 (bad request) is the same answer until someone reconfigures the server: the
+ * next try waits at the top of the ladder, [30 min, 1 h), at once. */
+static void test_refused_key_exchange_waits_at_the_top_of_the_ladder(void) {
+        MockProcess mock;
+        usec_t wait;
+        Run r;
+
+        run_init(&r);
+        ASSERT_OK(mock_server_start(certs, &(MockOptions) { .sabotage = "bad-request" }, &mock));
+        run_new_source(&r, "localhost", mock.ke_port, true);
+
+        ASSERT_OK(CALL(&r, source_start(r.source)));
+        run_until(&r, SOURCE_EVENT_FAILED, 1);
+        wait = nts_client_retry_after(source_nts(r.source)) - now(CLOCK_BOOTTIME);
+        ASSERT_TRUE(wait + USEC_PER_SEC >= BACKOFF_KE_MAX_USEC / 2 && wait <= BACKOFF_KE_MAX_USEC);
+        ASSERT_TRUE(strstr(nts_client_last_error(source_nts(r.source)), "refused our request as malformed"));
+
+        run_done(&r);
+        mock_server_stop(&mock);
+}
+
+/* Seals requests whose replies are all lost, until the cookies run out and the client asks for
+ * new keys (a seal returns 0). */
+static void seal_until_empty(Run *r, NTSClient *c) {
+        uint8_t packet[NTS_MAX_PACKET_SIZE];
+        ssize_t l;
+
+        while ((l = CALL(r, nts_client_seal(c, packet, sizeof packet))) > 0)
+                ;
+        ASSERT_EQ(l, 0);
+}
+
+/* At most BACKOFF_LIMIT_DEFAULT key exchanges with one server name per hour, whatever asks for
+ * them: here lost replies that drain the jar again and again, which the ladder does not see
+ * (every key exchange succeeds). The next start is refused and reported, the client backs off
+ * until an hour after the first one, and that is no failure of the server's. */
+static void test_key_exchanges_with_one_name_are_capped_per_hour(void) {
+        MockProcess mock;
+        NTSClient *c;
+        usec_t t0;
+        Run r;
+
+        run_init(&r);
+        ASSERT_OK(mock_server_start(certs, &(MockOptions) {}, &mock));
+        t0 = now(CLOCK_BOOTTIME);
+        c = client_with_keys(&r, &mock);
+        for (unsigned n = 1; n < BACKOFF_LIMIT_DEFAULT; n++) {
+                seal_until_empty(&r, c);
+                ASSERT_EQ(CALL(&r, nts_client_prepare(c)), NTS_CLIENT_BUSY);
+                run_until_nts(&r, NTS_CLIENT_EVENT_KEYS, n + 1);
+        }
+        ASSERT_EQ(r.nts_seen[NTS_CLIENT_EVENT_KE_FAILED], 0);
+
+        seal_until_empty(&r, c);
+        ASSERT_EQ(CALL(&r, nts_client_prepare(c)), NTS_CLIENT_BACKING_OFF);
+        run_until_nts(&r, NTS_CLIENT_EVENT_KE_FAILED, 1);
+        ASSERT_EQ(r.nts_seen[NTS_CLIENT_EVENT_KEYS], BACKOFF_LIMIT_DEFAULT);
+        ASSERT_TRUE(nts_client_retry_after(c) >= t0 + BACKOFF_LIMIT_PERIOD_USEC);
+        ASSERT_TRUE(nts_client_retry_after(c) <= now(CLOCK_BOOTTIME) + BACKOFF_LIMIT_PERIOD_USEC);
+        ASSERT_TRUE(strstr(nts_client_last_error(c), "postponed"));
+        ASSERT_EQ(nts_client_ke_failures(c), 0);
+
+        CALL_VOID(&r, nts_client_free(c));
         run_done(&r);
         mock_server_stop(&mock);
 }
@@ -511,6 +591,39 @@ static void test_rate_kiss_doubles_the_poll_interval(void) {
         mock_server_stop(&server);
 }
 
+/* A RATE kiss raises the source's lowest poll level for good (timesyncd-backoff): a sample far
+ * off, which polls at the shortest interval otherwise, polls at that floor, the first sample of
+ * the address (a resync) as well as the ones after it. */
+static void test_rate_kiss_floor_survives_a_large_offset_sample(void) {
+        MockProcess server;
+        Run r;
+
+        run_init(&r);
+        /* Our clock 10 s behind: every sample is far off. */
+        clock_backend_free(r.clock);
+        ASSERT_OK(clock_backend_new(CLOCK_BACKEND_FAKE, &r.clock));
+        clock_backend_fake_follow(r.clock, -10 * (int64_t) NTP_NSEC_PER_SEC);
+        r.settings.clock = r.nts.clock = r.clock;
+        ASSERT_OK(ntp_test_server_start("rate", &server));
+        run_new_source(&r, "127.0.0.1", server.ntp_port, false);
+        ASSERT_OK(CALL(&r, source_start(r.source)));
+        run_until(&r, SOURCE_EVENT_ADDRESS, 1);
+        run_for(&r, 100 * USEC_PER_MSEC);
+        ASSERT_EQ(source_poll_interval(r.source), 2 * r.settings.poll_interval_min_usec);
+
+        /* The server answers with time from now on: the first sample starts the address over,
+         * the second is far off; each polls at the floor. */
+        ASSERT_OK(kill(server.pid, SIGUSR1));
+        for (unsigned n = 1; n <= 2; n++) {
+                run_until(&r, SOURCE_EVENT_SAMPLE, n);
+                ASSERT_TRUE(source_sample(r.source)->ntp.offset_nsec > 9 * (int64_t) NTP_NSEC_PER_SEC);
+                ASSERT_EQ(source_poll_interval(r.source), 2 * r.settings.poll_interval_min_usec);
+        }
+
+        run_done(&r);
+        mock_server_stop(&server);
+}
+
 static void test_unsynchronized_server_backs_off_and_starts_over(void) {
         MockProcess server;
         Run r;
@@ -560,11 +673,14 @@ int main(void) {
                 TEST_CASE(test_client_resumes_from_its_state_file_without_key_exchange),
                 TEST_CASE(test_nak_of_fresh_cookies_makes_the_source_back_off),
                 TEST_CASE(test_forged_reply_is_ignored_while_waiting),
-                TEST_CASE(test_failed_key_exchange_backs_off_and_doubles),
+                TEST_CASE(test_failed_key_exchange_backs_off_on_the_jittered_ladder),
+                TEST_CASE(test_refused_key_exchange_waits_at_the_top_of_the_ladder),
+                TEST_CASE(test_key_exchanges_with_one_name_are_capped_per_hour),
                 TEST_CASE(test_stopped_source_sends_nothing),
                 TEST_CASE(test_plain_source_polls_unauthenticated),
                 TEST_CASE(test_deny_kiss_fails_the_source_for_good),
                 TEST_CASE(test_rate_kiss_doubles_the_poll_interval),
+                TEST_CASE(test_rate_kiss_floor_survives_a_large_offset_sample),
                 TEST_CASE(test_unsynchronized_server_backs_off_and_starts_over),
                 TEST_CASE(test_foreign_clock_step_polls_at_once),
         };

@@ -46,6 +46,22 @@ test_rate_kiss_slows_down_and_keeps_the_server() {
         true
 }
 
+# RATE raises the poll interval for good (timesyncd-backoff's RATE floor): the server, 10 s
+# ahead, answers with time after its RATE kiss, and that sample far off, which starts over at
+# the shortest interval otherwise, keeps the doubled one.
+test_rate_kiss_floor_survives_a_large_offset_sample() {
+        local p
+        p=$(free_port)
+        start_ntp_test_server ratefar "$p" --mode=rate --offset=10
+        restart_with "NTP=127.0.0.1:$p" "PollIntervalMinSec=16" "PollIntervalMaxSec=128"
+        wait_log "asks us to slow down (kiss code RATE), polling every 32s"
+        # shellcheck disable=SC2154 # set by start_ntp_test_server ratefar (printf -v)
+        kill -USR1 "$NTP_SERVER_PID_ratefar"
+        wait_log "NTP reply from 127.0.0.1:$p: stratum 1, offset +10\.[0-9]* s, .*, next poll in 32s\." 40
+        log_has "next poll in 16s" && fail "a sample far off undid the RATE kiss"
+        echo "result: $(grep -o 'NTP reply from .*' "$TIMESYNCD_LOG" | head -n 1)"
+}
+
 test_unsynchronized_server_is_skipped() {
         local p
         p=$(free_port)
@@ -111,6 +127,7 @@ test_retry_after_all_failed_then_recovery() {
 run_case test_deny_kiss_drops_the_server_and_moves_on
 run_case test_rstr_kiss_drops_the_server_and_moves_on
 run_case test_rate_kiss_slows_down_and_keeps_the_server
+run_case test_rate_kiss_floor_survives_a_large_offset_sample
 run_case test_unsynchronized_server_is_skipped
 run_case test_too_large_root_distance_is_skipped
 run_case test_silent_server_times_out_and_next_is_used

@@ -66,17 +66,73 @@ test_mock_sabotage_is_survived_and_recovered_from() {
 }
 
 # NAKs are not authenticated: whoever answers every request with NTSN must not get a key
-# exchange per NAK in return.
-test_nak_for_fresh_cookies_backs_off() {
+# exchange per NAK in return. The waits come from the jittered ladder (timesyncd-backoff,
+# docs/POOLS.md): none below ConnectionRetrySec= (1 s here), the n-th below 2^n s, and drawn at
+# random, not the 1 s, 2 s, 4 s of a deterministic schedule that a whole fleet would share.
+test_nak_for_fresh_cookies_backs_off_with_jittered_waits() {
+        local waits w n=0 fractional=0
         forget_everything
         start_mock nak
         write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$MOCK_KE" "ConnectionRetrySec=1" "PollIntervalMinSec=16"
         start_timesyncd "$TEST_TMPDIR/ts.conf"
-        # The second refusal in a row doubles the backoff.
-        wait_log "NTS key exchange with localhost:$MOCK_KE failed: the server refused the cookies it had just issued (NTSN)\. Trying again in 2s" 30
-        [ "$(mock_count nak ke_sessions)" -le 3 ] ||
-                fail "$(mock_count nak ke_sessions) key exchanges for two refusals"
+        wait_log_count "NTS key exchange with localhost:$MOCK_KE failed: the server refused the cookies it had just issued (NTSN)\. Trying again in" 3 30
+        waits=$(sed -n 's/.*had just issued (NTSN)\. Trying again in \([0-9.]*\)s at the earliest\.$/\1/p' "$TIMESYNCD_LOG" | head -n 3)
+        for w in $waits; do
+                n=$((n + 1))
+                awk -v w="$w" -v n="$n" 'BEGIN { exit !(w >= 1 && w < 2 ^ n) }' ||
+                        fail "wait $n: ${w}s, expected at least 1 s and less than $((2 ** n)) s"
+                [[ $w == *.* ]] && fractional=$((fractional + 1))
+        done
+        [ "$n" = 3 ] || fail "$n waits read from the log: $(grep 'Trying again' "$TIMESYNCD_LOG")"
+        [ "$fractional" -ge 1 ] || fail "the waits $(paste -sd' ' <<<"$waits") are whole seconds: not drawn at random"
+        [ "$(mock_count nak ke_sessions)" -le 4 ] ||
+                fail "$(mock_count nak ke_sessions) key exchanges for three refusals"
         assert_not_synchronized nak
+        echo "result: waits after three refused fresh cookies: $(echo "$waits" | paste -sd' ') s (each in [1, 2^n) s)"
+        stop_timesyncd
+        stop_daemon "$MOCK_PID"
+}
+
+# An Error record 1 (bad request) is the answer until someone reconfigures the server: the next
+# key exchange 30 to 60 minutes later, at once (the top of the ladder), not after the first rung.
+test_bad_request_error_record_waits_at_the_top_of_the_ladder() {
+        local minutes
+        forget_everything
+        start_mock bad-request
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$MOCK_KE" "ConnectionRetrySec=1"
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "NTS key exchange with localhost:$MOCK_KE failed: .*refused our request as malformed.* Trying again in [0-9]*min" 10
+        minutes=$(sed -n 's/.*refused our request as malformed.* Trying again in \([0-9]*\)min .*/\1/p' "$TIMESYNCD_LOG" | head -n 1)
+        [ -n "$minutes" ] || fail "no wait in minutes: $(grep 'Trying again' "$TIMESYNCD_LOG")"
+        if [ "$minutes" -lt 30 ] || [ "$minutes" -ge 60 ]; then
+                fail "retry after $minutes min, expected 30 to 59"
+        fi
+        sleep 3
+        [ "$(log_count "Starting NTS key exchange")" = 1 ] || fail "$(log_count "Starting NTS key exchange") key exchanges started"
+        assert_not_synchronized bad-request
+        echo "result: $(grep -o 'Trying again in .*' "$TIMESYNCD_LOG")"
+        stop_timesyncd
+        stop_daemon "$MOCK_PID"
+}
+
+# A server that changes its keys after every reply (the mock's nak-every-second): each set of
+# cookies works once, then a NAK asks for a new key exchange, and none of them fails, so the
+# ladder never sees it. The cap of 16 key exchanges per server name and hour does: one notice,
+# no 17th key exchange, the daemon runs on and says why in NTSStatus.
+test_key_exchanges_with_one_server_name_are_capped_with_one_notice() {
+        forget_everything
+        start_mock nak-every-second
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$MOCK_KE" "ConnectionRetrySec=1"
+        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=50ms
+        wait_log "Postponing the NTS key exchange with localhost:$MOCK_KE: 16 within 1h already, the most one server name gets\. Next one in" 30
+        sleep 3
+        [ "$(log_count "Postponing the NTS key exchange")" = 1 ] ||
+                fail "$(log_count "Postponing the NTS key exchange") notices, expected 1"
+        [ "$(mock_count nak-every-second ke_sessions)" = 16 ] ||
+                fail "$(mock_count nak-every-second ke_sessions) key exchanges at the server, expected 16"
+        log_has "NTS key exchange with .* failed" && fail "a postponed key exchange was logged as a failure"
+        pid_alive "$TIMESYNCD_PID" || fail "the daemon died"
+        echo "result: $(mock_count nak-every-second ke_sessions) key exchanges, then $(grep -o 'Postponing .*' "$TIMESYNCD_LOG")"
         stop_timesyncd
         stop_daemon "$MOCK_PID"
 }
@@ -84,5 +140,9 @@ test_nak_for_fresh_cookies_backs_off() {
 only=${1:-}
 run_case test_mock_sabotage_is_survived_and_recovered_from
 if [ -z "$only" ] || [ "$only" = ntp ] || [ "$only" = nak ]; then
-        run_case test_nak_for_fresh_cookies_backs_off
+        run_case test_nak_for_fresh_cookies_backs_off_with_jittered_waits
+        run_case test_key_exchanges_with_one_server_name_are_capped_with_one_notice
+fi
+if [ -z "$only" ] || [ "$only" = ke ] || [ "$only" = bad-request ]; then
+        run_case test_bad_request_error_record_waits_at_the_top_of_the_ladder
 fi

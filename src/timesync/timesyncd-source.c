@@ -44,6 +44,7 @@ struct Source {
 
         /* The request in flight. */
         bool pending;
+        bool request_stale;             /* the clock was stepped while it was out */
         NTPTimestamp request_nonce;     /* random transmit timestamp: the reply must echo it */
         unsigned request_refused;       /* replies to it that were refused */
         int64_t request_realtime_nsec;  /* t1 */
@@ -231,6 +232,7 @@ static ssize_t source_build_request(Source *s, uint8_t *buf, size_t size) {
                 return log_error_errno(r, "Failed to generate request nonce: %m");
         s->request_nonce = h.transmit;
         s->request_refused = 0;
+        s->request_stale = false;
         ntp_header_encode(&h, buf);
 
         if (!s->nts)
@@ -716,6 +718,7 @@ static void source_use_reply(Source *s, const NTPHeader *h, const struct timespe
 /* Receive, check, use: each a step of its own, and each may end the handling of a packet. */
 static int source_on_reply(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
         Source *s = userdata;
+        char addr[SOCKET_ADDRESS_STRING_MAX];
         uint8_t buf[NTS_MAX_PACKET_SIZE];
         Datagram d = {};
         NTPHeader h;
@@ -726,6 +729,15 @@ static int source_on_reply(sd_event_source *es, int fd, uint32_t revents, void *
                 return 0;
 
         s->pending = false;
+        /* Its t1 was read from the clock before a step, its t4 after: the offset would be
+         * measured against a clock that no longer is (with several sources, stored as if it
+         * were current). Authentic, so its cookies count; its time does not: ask again now. */
+        if (s->request_stale) {
+                log_debug("Reply from %s (%s) to a request sent before the clock was stepped, not used; asking again.",
+                          source_address_string(s, addr), s->name);
+                source_enter(s, SOURCE_POLL_WAIT, 0);
+                return 0;
+        }
         if (source_reply_usable(s, &h))
                 source_use_reply(s, &h, &d.kernel_ts);
         return 0;
@@ -897,6 +909,9 @@ void source_clock_stepped(Source *s, bool poll_now) {
         assert(s);
 
         ntp_filter_reset(&s->filter);
+        /* A request out now was sent against the clock before the step. */
+        if (s->pending)
+                s->request_stale = true;
         if (!poll_now)
                 return;
 

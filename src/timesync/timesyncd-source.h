@@ -134,8 +134,9 @@ bool source_usable(const Source *s);
  * bootstrap: returns true when the keys were dropped for a key exchange with every check
  * (KEY_EXCHANGE now). */
 bool source_sample_used(Source *s);
-/* The clock was stepped: earlier samples say nothing any more. By someone else (poll_now):
- * poll at once and start the poll interval over. */
+/* The clock was stepped: earlier samples say nothing any more, and neither does the reply to
+ * a request out now (it is not used; the source asks again at once). By someone else
+ * (poll_now): poll at once and start the poll interval over. */
 void source_clock_stepped(Source *s, bool poll_now);
 /* The poll interval limits of the settings changed: apply them to the interval and the timer. */
 void source_poll_limits_changed(Source *s);

@@ -665,6 +665,32 @@ static void test_foreign_clock_step_polls_at_once(void) {
         mock_server_stop(&server);
 }
 
+/* The clock stepped (by the daemon for another source, or by someone else) while a request is
+ * out: its reply was measured against the clock before the step, so it is not a sample; the
+ * source asks again at once, and the next reply is one. */
+static void test_reply_to_a_request_sent_before_a_step_is_not_used(void) {
+        MockProcess server;
+        struct timespec ts;
+        int64_t stepped;
+        Run r;
+
+        plain_run(&r, "normal", &server);
+        run_until(&r, SOURCE_EVENT_ADDRESS, 1);
+        /* The first request went out with the ADDRESS report; its reply is not read yet. */
+        ASSERT_EQ(source_state(r.source), SOURCE_REPLY_WAIT);
+        ASSERT_OK(clock_backend_now(r.clock, &ts));
+        stepped = (int64_t) ts.tv_sec * NTP_NSEC_PER_SEC + ts.tv_nsec;
+        CALL_VOID(&r, source_clock_stepped(r.source, false));
+
+        run_until(&r, SOURCE_EVENT_SAMPLE, 1);
+        ASSERT_TRUE(source_sample(r.source)->origin_nsec > stepped);
+        /* Well before the poll interval: it asked again at once. */
+        ASSERT_EQ(r.seen[SOURCE_EVENT_SAMPLE], 1);
+
+        run_done(&r);
+        mock_server_stop(&server);
+}
+
 int main(void) {
         static const TestCase tests[] = {
                 TEST_CASE(test_nts_source_polls_after_its_key_exchange),
@@ -683,6 +709,7 @@ int main(void) {
                 TEST_CASE(test_rate_kiss_floor_survives_a_large_offset_sample),
                 TEST_CASE(test_unsynchronized_server_backs_off_and_starts_over),
                 TEST_CASE(test_foreign_clock_step_polls_at_once),
+                TEST_CASE(test_reply_to_a_request_sent_before_a_step_is_not_used),
         };
 
         log_parse_environment();

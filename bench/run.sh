@@ -134,12 +134,26 @@ pr() { awk -v c="$1" -F'\t' '$1 == "ratio" && $2 == c { print $3 }' "$W/packet.t
 # ---- peers: one chronyd NTS server per measured client, so that its counters are that
 # client's polls ----
 declare -A NTP KE
-for s in ke first ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
+# Four sources each for the clients with several NTS servers (issue 16): ours-nts4-1 ... -4 and
+# chrony-nts4-1 ... -4.
+for s in ke first ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony \
+        ours-nts4-{1..4} chrony-nts4-{1..4}; do
         NTP[$s]=$(free_port)
         KE[$s]=$(free_port)
         start_chrony_nts_server "$W/srv-$s" "$CERTDIR" "${NTP[$s]}" "${KE[$s]}"
 done
-served() { chrony_serverstat "$W/srv-$1" "NTP packets received"; }
+# served CLIENT: the NTP packets CLIENT's server counted; a client of four servers, all four.
+served() {
+        local i n=0
+        if [ -d "$W/srv-$1" ]; then
+                chrony_serverstat "$W/srv-$1" "NTP packets received"
+                return
+        fi
+        for i in 1 2 3 4; do
+                n=$((n + $(chrony_serverstat "$W/srv-$1-$i" "NTP packets received")))
+        done
+        echo "$n"
+}
 
 # ---- 2. key exchange ----
 log "key exchange: ours, $KE_RUNS sessions in one process"
@@ -311,8 +325,14 @@ start_ours() {
         PID[$name]=$DAEMON_PID
 }
 start_chrony_client() {
-        local name=$1
-        chrony_client_conf "$W/$name" "$name" "minpoll $POLL_LOG2 maxpoll $POLL_LOG2"
+        local name=$1 i
+        if [ "$name" = chrony-nts4 ]; then
+                # The same four sources: chrony_client_conf's server line, and three more.
+                chrony_client_conf "$W/$name" "$name-1" "minpoll $POLL_LOG2 maxpoll $POLL_LOG2" \
+                        "$(for i in 2 3 4; do echo "server localhost port ${NTP[$name-$i]} nts ntsport ${KE[$name-$i]} minpoll $POLL_LOG2 maxpoll $POLL_LOG2"; done)"
+        else
+                chrony_client_conf "$W/$name" "$name" "minpoll $POLL_LOG2 maxpoll $POLL_LOG2"
+        fi
         start_daemon "$W/$name/daemon.log" "$CHRONYD" -x -d -u root -f "$W/$name/client.conf"
         PID[$name]=$DAEMON_PID
 }
@@ -323,13 +343,15 @@ TMPFS_STATE=$(mktemp -d /dev/shm/tsnts-bench.XXXXXX)
 at_cleanup rm -rf "$TMPFS_STATE"
 start_ours ours-tmpfs "NTS=localhost:${KE[ours-tmpfs]}" "$TMPFS_STATE"
 start_ours strace-ours "NTS=localhost:${KE[strace-ours]}"
+start_ours ours-nts4 "NTS=localhost:${KE[ours-nts4-1]} localhost:${KE[ours-nts4-2]} localhost:${KE[ours-nts4-3]} localhost:${KE[ours-nts4-4]}"
 start_chrony_client chrony-nts
 start_chrony_client strace-chrony
-for n in ours-nts ours-tmpfs ours-plain strace-ours; do
+start_chrony_client chrony-nts4
+for n in ours-nts ours-tmpfs ours-plain strace-ours ours-nts4; do
         wait_exec "${PID[$n]}" systemd-timesyncd
         assert_no_sys_time "${PID[$n]}" "$n"
 done
-for n in chrony-nts strace-chrony; do
+for n in chrony-nts strace-chrony chrony-nts4; do
         wait_exec "${PID[$n]}" chronyd
         assert_no_sys_time "${PID[$n]}" "$n"
 done
@@ -338,7 +360,9 @@ synced() {
                 grep -q "Initial clock synchronization" "$W/ours-tmpfs/daemon.log" &&
                 grep -q "Initial clock synchronization" "$W/ours-plain/daemon.log" &&
                 grep -q "Initial clock synchronization" "$W/strace-ours/daemon.log" &&
-                [ "$(served chrony-nts)" -ge 1 ] && [ "$(served strace-chrony)" -ge 1 ]
+                grep -q "Initial clock synchronization.*4 of 4 NTS sources agree" "$W/ours-nts4/daemon.log" &&
+                [ "$(served chrony-nts)" -ge 1 ] && [ "$(served strace-chrony)" -ge 1 ] &&
+                [ "$(chrony_serverstat "$W/srv-chrony-nts4-4" "NTP packets received")" -ge 1 ]
 }
 wait_for 30 synced || fail "not every client synchronized within 30 s"
 sleep 2
@@ -352,31 +376,32 @@ for n in strace-ours strace-chrony; do
         PID[$n-tracer]=$!
 done
 declare -A CPU0 POLL0
-for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
+for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony ours-nts4 chrony-nts4; do
         CPU0[$n]=$(cpu_ns "${PID[$n]}")
         POLL0[$n]=$(served "$n")
 done
 # The dbus-daemon of each of ours: the cost of the daemon's signals that lands elsewhere.
 declare -A BUSCPU0
-for n in ours-nts ours-plain; do
+for n in ours-nts ours-plain ours-nts4; do
         BUSCPU0[$n]=$(cpu_ns "${BUSPID[$n]}")
 done
 t_start=$EPOCHREALTIME
 sleep "$(awk -v p="$POLLS" -v s="$POLL_SEC" 'BEGIN { print p * s }')"
 t_end=$EPOCHREALTIME
 declare -A CPUPOLL NPOLL RSS HWM PSS ANON LIBS SSL BUSPOLL
-for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony; do
+for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony ours-nts4 chrony-nts4; do
         NPOLL[$n]=$(( $(served "$n") - POLL0[$n] ))
         CPUPOLL[$n]=$(awk -v a="${CPU0[$n]}" -v b="$(cpu_ns "${PID[$n]}")" -v p="${NPOLL[$n]}" \
                 'BEGIN { if (p > 0) printf "%.1f\n", (b - a) / p / 1000; else print "n/a" }')
 done
-for n in ours-nts ours-plain; do
+for n in ours-nts ours-plain ours-nts4; do
         BUSPOLL[$n]=$(awk -v a="${BUSCPU0[$n]}" -v b="$(cpu_ns "${BUSPID[$n]}")" -v p="${NPOLL[$n]}" \
                 'BEGIN { if (p > 0) printf "%.1f\n", (b - a) / p / 1000; else print "n/a" }')
 done
 BUSPOLL[ours-tmpfs]="not measured"
 BUSPOLL[chrony-nts]="none (no bus)"
-for n in ours-nts ours-plain chrony-nts; do
+BUSPOLL[chrony-nts4]="none (no bus)"
+for n in ours-nts ours-plain chrony-nts ours-nts4 chrony-nts4; do
         p=${PID[$n]}
         RSS[$n]=$(kb "$p" VmRSS)
         HWM[$n]=$(kb "$p" VmHWM)
@@ -574,6 +599,9 @@ clock discipline was unchanged.
 | PSS, NTS (KiB) | ${PSS[ours-nts]} | ${PSS[chrony-nts]} | $(ratio "${PSS[ours-nts]}" "${PSS[chrony-nts]}") |
 | anonymous memory (the process's own), NTS (KiB) | ${ANON[ours-nts]} | ${ANON[chrony-nts]} | $(ratio "${ANON[ours-nts]}" "${ANON[chrony-nts]}") |
 | CPU per poll, NTS (us) | ${CPUPOLL[ours-nts]} | ${CPUPOLL[chrony-nts]} | $(ratio "${CPUPOLL[ours-nts]}" "${CPUPOLL[chrony-nts]}") |
+| RSS steady, 4 NTS sources (KiB) | ${RSS[ours-nts4]} | ${RSS[chrony-nts4]} | $(ratio "${RSS[ours-nts4]}" "${RSS[chrony-nts4]}") |
+| PSS, 4 NTS sources (KiB) | ${PSS[ours-nts4]} | ${PSS[chrony-nts4]} | $(ratio "${PSS[ours-nts4]}" "${PSS[chrony-nts4]}") |
+| CPU per poll (one packet to one of the 4), 4 NTS sources (us) | ${CPUPOLL[ours-nts4]} | ${CPUPOLL[chrony-nts4]} | $(ratio "${CPUPOLL[ours-nts4]}" "${CPUPOLL[chrony-nts4]}") |
 | syscalls per poll, NTS | $sys_ours | $sys_chrony | $(ratio "$sys_ours" "$sys_chrony") |
 | binary, stripped (bytes) | $ours_stripped | $chrony_stripped | $(ratio "$ours_stripped" "$chrony_stripped") |
 
@@ -860,6 +888,17 @@ client's own server counted; window $window s.
 | ours, NTS | ${NPOLL[ours-nts]} | ${CPUPOLL[ours-nts]} | $day_ours | ${BUSPOLL[ours-nts]} |
 | ours, NTS, state directory on tmpfs (what-if) | ${NPOLL[ours-tmpfs]} | ${CPUPOLL[ours-tmpfs]} | $(awk -v c="${CPUPOLL[ours-tmpfs]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-tmpfs]} |
 | chronyd, NTS | ${NPOLL[chrony-nts]} | ${CPUPOLL[chrony-nts]} | $day_chrony | ${BUSPOLL[chrony-nts]} |
+| ours, 4 NTS sources | ${NPOLL[ours-nts4]} | ${CPUPOLL[ours-nts4]} | $(awk -v c="${CPUPOLL[ours-nts4]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-nts4]} |
+| chronyd, 4 NTS sources | ${NPOLL[chrony-nts4]} | ${CPUPOLL[chrony-nts4]} | $(awk -v c="${CPUPOLL[chrony-nts4]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[chrony-nts4]} |
+
+With four NTS sources (\`NTS=\` four servers, chronyd four \`server ... nts\` lines) a poll is one
+exchange with one of them, counted by the four servers together: each source polls on its own
+schedule, so a poll round (every source once) is four polls. Besides the exchange, each of
+ours' polls runs the selection over the four (\`source_set_select()\`: the candidates' grown
+root distances and \`ntp_select()\`), and the clock follows only the selected source's new
+samples; the \`Sources\` property is invalidated at most once per poll round. RSS and PSS are
+those of the process with four key exchanges' keys and cookie jars: $(ratio "${RSS[ours-nts4]}" "${RSS[ours-nts]}")x the RSS of ours with one
+source, chronyd $(ratio "${RSS[chrony-nts4]}" "${RSS[chrony-nts]}")x its own.
 
 The CPU per poll includes everything the process did in the window (timers, D-Bus property
 signals for ours, logging), divided by the polls. Each of ours has a system bus of its own, so

@@ -871,9 +871,9 @@ show_timesync_names() {
 }
 
 # Our members that stock lacks: those with NTS in the name, SecureTime (the upstream NTS patch
-# set's name for NTSAuthenticated; its NTSKeyExchangeServers has NTS in it), and RefusedReplies
-# (replies refused, per server and cause).
-OUR_ADDITIONS='NTS|SecureTime|RefusedReplies'
+# set's name for NTSAuthenticated; its NTSKeyExchangeServers has NTS in it), RefusedReplies
+# (replies refused, per server and cause) and Sources (every source in use, with its verdict).
+OUR_ADDITIONS='NTS|SecureTime|RefusedReplies|Sources'
 
 # surface_matches_stock KIND: ours without our additions equals stock
 surface_matches_stock() {

@@ -150,6 +150,10 @@ package_checks() {
         check package_ships_every_path_of_stock ships_every_path_of_stock
         check package_is_multi_arch_foreign_as_stock multi_arch_as_stock
         check dhclient_hook_is_a_conffile_of_the_package dhclient_hook_is_a_conffile
+        # The man page is in the .deb; the image's dpkg filters /usr/share/man.
+        check timesync_sources_tool_and_its_man_page_are_in_the_package bash -c \
+                "dpkg -S /usr/bin/timesync-sources | grep -q '^timesyncd-nts:' && \
+                 dpkg-deb -c $OUR_DEB | grep -q ' ./usr/share/man/man1/timesync-sources\.1\.gz\$'"
         # The record stock's purge would delete, links and all (docs/DEBIAN.md, "Stock's purge").
         check package_keeps_no_deb_systemd_helper_record test ! -e $DSH_RECORD
         info "stock's dpkg state after the swap: $(dpkg_status systemd-timesyncd)"
@@ -595,6 +599,92 @@ nts_step_suite() {
         systemctl stop nts-slew
 }
 
+# ---- qemu: several NTS servers at once, no single one decides (issue 16) ----
+
+# as_nobody CMD...: an unprivileged user runs CMD.
+as_nobody() {
+        setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"
+}
+
+# verdicts_are LIST: the Verdict of every source in timesync-sources --json (run by nobody),
+# sorted, space separated.
+verdicts_are() {
+        [ "$(as_nobody timesync-sources --json | sed -n 's/^ *"Verdict": "\([a-z]*\)",$/\1/p' | sort | tr '\n' ' ')" = "$1 " ]
+}
+
+# The table of timesync-sources, run by nobody, marks the source NAME with MARK.
+sources_table_marks() {
+        as_nobody timesync-sources | grep -q "^$1 $2 "
+}
+
+never_selected() {
+        ! daemon_log | grep -q "^Selected server $1 "
+}
+
+# key_exchanges_at_least N NAME: the journal of this run has N key exchanges with NAME done.
+key_exchanges_at_least() {
+        [ "$(log_count "NTS key exchange with $2 .* done")" -ge "$1" ]
+}
+
+# Four NTS servers on the guest's loopback, the liar first in NTS=: three serve the true time
+# through true-time.so, whatever the guest's clock does, the fourth the true time less 30 min.
+# The guest's clock is 30 min fast: the three agree on -30 min, the liar says -60 min. The
+# daemon steps the real clock right by what the three agree on and never follows the liar.
+several_sources_suite() {
+        local i
+        systemctl stop systemd-timesyncd
+        check liar_30_min_slow_starts start_chrony liar 11130 14470 "local stratum 1" \
+                "$CERTS/server-chain.pem" -1800000
+        for i in 1 2 3; do
+                check "true_time_server_${i}_starts" start_chrony "true$i" "1113$i" "1447$i" "local stratum 1" \
+                        "$CERTS/server-chain.pem" 0
+        done
+        date -s "@$(awk -v t="$(now)" 'BEGIN { printf "%.3f", t + 1800 }')" >/dev/null
+        check guest_clock_is_set_30_min_fast_again clock_is_wrong "$T0" "$U0"
+        use_config "NTS=localhost:14470 localhost:14471 localhost:14472 localhost:14473" \
+                "NTSTrustedCertificates=$CERTS/ca.pem"
+        check three_of_four_servers_step_the_clock_right wait_for 90 clock_is_right "$T0" "$U0"
+        check journal_says_three_of_four_agree_on_minus_30_min log_has \
+                'Initial clock synchronization to localhost:1447[123] (offset -1[78][0-9][0-9]\.[0-9]* s, NTS authenticated, 3 of 4 NTS sources agree'
+        check journal_says_the_liar_is_a_falseticker wait_for 30 log_has '^NTS source localhost:14470 is a falseticker'
+        check liar_is_never_selected never_selected localhost:14470
+        check server_name_is_one_of_the_three wait_for 10 bash -c \
+                "busctl get-property ${BUS[*]} ServerName | grep -q '^s \"localhost:1447[123]\"\$'"
+        check timesync_sources_as_nobody_marks_the_liar wait_for 10 sources_table_marks x localhost:14470
+        check timesync_sources_json_one_selected_two_agree_one_falseticker wait_for 10 verdicts_are \
+                'falseticker selected truechimer truechimer'
+        check nts_status_empty_while_three_agree output_is 's ""' prop NTSStatus
+        daemon_log | grep -E 'falseticker|NTS sources agree|Initial|Selected' | sed 's/^/INFO   /'
+        as_nobody timesync-sources | sed 's/^/INFO   /'
+        systemctl stop nts-liar nts-true1 nts-true2 nts-true3
+}
+
+# Years behind (the clock file removed, 2020), with two servers whose certificates were issued
+# after the floor, named localhost and 127.0.0.1: while one answers, its bootstrap time is not
+# enough (a majority of all the sources in use must agree); once both do, they set the real
+# clock right in one step, then run their key exchanges again with every check.
+bootstrap_several_suite() {
+        systemctl stop systemd-timesyncd
+        check first_of_two_fresh_servers_starts start_chrony several1 11134 14474 "local stratum 1" \
+                "$CERTS/fresh-chain.pem" 0
+        rm -f /var/lib/systemd/timesync/clock
+        date -s 2020-01-01 >/dev/null
+        use_config "NTS=localhost:14474 127.0.0.1:14475" "NTSTrustedCertificates=$CERTS/ca.pem" "ConnectionRetrySec=2"
+        check one_of_two_servers_is_not_enough_for_a_bootstrap wait_for 60 log_has \
+                'not enough for a bootstrap (it needs the agreement of a majority of all sources in use); clock left alone'
+        check clock_stays_wrong_with_one_server clock_is_wrong "$T0" "$U0"
+        check second_of_two_fresh_servers_starts start_chrony several2 11135 14475 "local stratum 1" \
+                "$CERTS/fresh-chain.pem" 0
+        check two_agreeing_servers_bootstrap_the_clock wait_for 120 clock_is_right "$T0" "$U0"
+        check journal_says_two_sources_agree_on_the_bootstrap log_has \
+                '^Bootstrap: the clock took the time that 2 NTS sources agree on'
+        check first_repeats_its_key_exchange_with_every_check wait_for 60 key_exchanges_at_least 2 localhost:14474
+        check second_repeats_its_key_exchange_with_every_check wait_for 60 key_exchanges_at_least 2 127.0.0.1:14475
+        check nts_authenticated_after_the_bootstrap_of_two wait_for 60 authenticated
+        daemon_log | grep -E 'advancing|not yet valid|Bootstrap|bootstrap|Initial|NTS sources agree' | sed 's/^/INFO   /'
+        systemctl stop nts-several1 nts-several2
+}
+
 # STA_UNSYNC (0x40) set: what the kernel says at every boot, and after every `date -s`.
 kernel_unsynchronized() {
         [ $(($(adjtimex_field status) & 0x40)) != 0 ]
@@ -983,6 +1073,8 @@ qemu_suite() {
         bootstrap_suite
         correct_clock_suite
         expired_certificate_suite
+        several_sources_suite
+        bootstrap_several_suite
         no_libssl_suite
         stock_memory_and_bus_suite
         purge_stock_then_reboot_suite

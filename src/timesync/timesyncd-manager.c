@@ -805,7 +805,9 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
                 m->test_clock_offset_nsec = o->test_clock_offset_nsec;
         }
 
-        r = sd_event_default(&m->event);
+        /* A loop of its own, not sd_event_default(): libsystemd checks that the default loop
+         * runs in its thread with a gettid() system call on every iteration, two per poll. */
+        r = sd_event_new(&m->event);
         if (r < 0)
                 return log_error_errno(r, "Failed to allocate event loop: %m");
 

@@ -15,6 +15,7 @@ conf=$TEST_TMPDIR/ts.conf
 write_nts_conf "$conf" "localhost:$ke" "PollIntervalMinSec=16"
 
 ke_accepted() { chrony_serverstat "$1" "NTS-KE connections accepted"; }
+served_at_least() { [ "$(chrony_serverstat "$srv" "NTP packets received")" -ge "$1" ]; }
 
 maps_have_libssl() { grep -Eq '/libssl\.so|/libcrypto\.so' "/proc/$1/maps"; }
 
@@ -290,6 +291,37 @@ test_properties_changed_once_per_poll_and_only_when_changed() {
         stop_timesyncd
 }
 
+# What a poll costs in system calls, counted by strace over 30 polls or more:
+# at most 12 (chronyd 4.3 as a client makes 12.3, docs/BENCHMARKS.md), and none of the
+# thread check libsystemd makes on every iteration of the default event loop (a gettid() per
+# wakeup, two per poll: the daemon runs a loop of its own). Log level info, as in a unit: at
+# debug every reply writes its log line.
+test_a_poll_costs_at_most_12_system_calls_and_no_gettid() {
+        local tracer before polls total gettid
+        command -v strace >/dev/null || missing_prerequisite "strace not installed (package strace)"
+        ! pid_alive "$TIMESYNCD_PID" || stop_timesyncd
+        : >"$TIMESYNCD_LOG"
+        TIMESYNCD_LOG_LEVEL=info start_timesyncd "$conf" --test-poll-interval=100ms
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        sleep 0.5 # past the first replies and their one-time work
+        strace -c -f -o "$TEST_TMPDIR/poll.strace" -p "$TIMESYNCD_PID" &
+        tracer=$!
+        sleep 0.5 # strace attached
+        before=$(chrony_serverstat "$srv" "NTP packets received")
+        wait_for 20 served_at_least $((before + 30)) || fail "fewer than 30 polls in 20 s"
+        kill -INT "$tracer"
+        wait "$tracer" 2>/dev/null || true
+        # A request is one sendto() (the bus and sd_notify use sendmsg()).
+        polls=$(awk '$NF == "sendto" { print $4 }' "$TEST_TMPDIR/poll.strace")
+        total=$(awk '$NF == "total" { print $4 }' "$TEST_TMPDIR/poll.strace")
+        gettid=$(awk '$NF == "gettid" { print $4 }' "$TEST_TMPDIR/poll.strace")
+        echo "result: $total system calls for $polls polls, gettid ${gettid:-0}"
+        cat "$TEST_TMPDIR/poll.strace"
+        [ -z "$gettid" ] || fail "$gettid gettid() calls over $polls polls: the default event loop's thread check"
+        [ "$total" -le $((polls * 12)) ] || fail "$total system calls over $polls polls, more than 12 per poll"
+        stop_timesyncd
+}
+
 # --nts-state-dir=: the jars there, the clock file in --state-dir=. The unit keeps them apart
 # (/var/lib/timesyncd-nts) because stock's package deletes /var/lib/systemd/timesync when purged,
 # also after this daemon replaced it. Directories of its own: the other cases' state stays.
@@ -325,3 +357,4 @@ run_case test_runtime_nts_servers_replace_ntp_and_load_libssl
 run_case test_runtime_servers_switched_during_a_key_exchange_take_over
 run_case test_state_file_is_not_written_per_request_but_whole_at_stop
 run_case test_properties_changed_once_per_poll_and_only_when_changed
+run_case test_a_poll_costs_at_most_12_system_calls_and_no_gettid

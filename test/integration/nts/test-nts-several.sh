@@ -15,16 +15,23 @@ HOUR=$((3600 * 1000000000))
 MS=1000000
 
 declare -A KE NTP
+NAMES=()
 # servers NAME:OFFSET...: a chronyd for each (OFFSET in ns), NTS= listing them in that order.
 servers() {
-        local spec names=()
+        local spec
+        NAMES=()
         for spec; do
                 start_chrony_at "${spec%%:*}" "${spec#*:}"
                 KE[${spec%%:*}]=$CHRONY_KE
                 NTP[${spec%%:*}]=$CHRONY_NTP
-                names+=("localhost:$CHRONY_KE")
+                NAMES+=("localhost:$CHRONY_KE")
         done
-        write_nts_conf "$TEST_TMPDIR/ts.conf" "${names[*]}" "ConnectionRetrySec=1"
+        settings
+}
+
+# settings KEY=VALUE...: the configuration of the servers, with these settings too.
+settings() {
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "${NAMES[*]}" "ConnectionRetrySec=1" "$@"
 }
 
 client() {
@@ -40,7 +47,7 @@ stop_all() {
                 stop_chrony "$d"
                 rm -rf "$d"
         done
-        KE=() NTP=()
+        KE=() NTP=() NAMES=()
 }
 
 # The offset of the first synchronization, in seconds.
@@ -150,7 +157,68 @@ test_killed_server_leaves_the_others_to_carry_on_and_rejoins() {
         stop_all
 }
 
+# NTSMaxSources= (default 4): the first servers of the list are used together, the others
+# not at all while those do not refuse service. The servers past the limit have a key-exchange
+# port where nothing listens, so that trying one would show as a failure too.
+test_only_the_first_nts_max_sources_servers_are_used() {
+        local spare1 spare2
+        servers a:0 b:0 c:0 d:0
+        spare1=$(free_port)
+        spare2=$(free_port)
+        NAMES+=("localhost:$spare1" "localhost:$spare2")
+        settings
+        client
+        wait_log "Using 4 NTS servers together" 10
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, [34] of 4 NTS sources agree" 30
+        wait_log "4 of 4 NTS sources agree\." 10
+        log_has "localhost:$spare1" && fail "the fifth server, past the default limit of 4, was used"
+        log_has "localhost:$spare2" && fail "the sixth server was used"
+        [ "$(sources_json | /usr/bin/python3 -c 'import json, sys; print(len(json.load(sys.stdin)))')" = 4 ] ||
+                fail "Sources does not list 4 sources: $(sources_json)"
+        stop_timesyncd
+
+        settings NTSMaxSources=2
+        client
+        wait_log "Using 2 NTS servers together" 10
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 2 of 2 NTS sources agree" 30
+        log_has "Starting NTS key exchange with localhost:${KE[c]}\." && fail "the third server was used with NTSMaxSources=2"
+        stop_timesyncd
+
+        # One at a time: the first server alone, as with one NTS= entry.
+        settings NTSMaxSources=1
+        client
+        wait_log "Initial clock synchronization to localhost:${KE[a]} (offset [-+0-9.]* s, NTS authenticated, observe mode" 30
+        log_has "NTS servers together" && fail "NTSMaxSources=1 used several servers"
+        log_has "NTS sources agree" && fail "NTSMaxSources=1 spoke of agreeing sources"
+        log_has "Starting NTS key exchange with localhost:${KE[b]}\." && fail "the second server was used with NTSMaxSources=1"
+        stop_all
+}
+
+# NTSMinAgreeingSources= above the majority: two of three agree, which is a majority, but three
+# are asked for; the clock is left alone and the status says why. Without the setting the two
+# are enough (test_liar_an_hour_off_listed_first_is_a_falseticker shows 3 of 4).
+test_nts_min_agreeing_sources_above_the_majority_leaves_the_clock_alone() {
+        local text="Only 2 of 3 NTS sources agree, 3 needed; clock left alone"
+        servers a:0 b:0 "liar:$HOUR"
+        settings NTSMinAgreeingSources=3
+        client
+        wait_log "$text" 20
+        sleep 3
+        log_has "Initial clock synchronization" && fail "the daemon synchronized"
+        log_has "would s[tl][ea][pw]" && fail "the daemon would have moved the clock"
+        [ "$(timesync_property NTSStatus)" = "$text" ] || fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        [ -z "$(timesync_property ServerName)" ] || fail "ServerName is '$(timesync_property ServerName)'"
+        stop_timesyncd
+
+        settings NTSMinAgreeingSources=2
+        client
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 2 of 3 NTS sources agree" 30
+        stop_all
+}
+
 run_case test_liar_an_hour_off_listed_first_is_a_falseticker
 run_case test_liar_50ms_off_listed_first_is_a_falseticker
 run_case test_two_servers_an_hour_apart_leave_the_clock_alone
 run_case test_killed_server_leaves_the_others_to_carry_on_and_rejoins
+run_case test_only_the_first_nts_max_sources_servers_are_used
+run_case test_nts_min_agreeing_sources_above_the_majority_leaves_the_clock_alone

@@ -13,7 +13,10 @@
 #   start_pool_members NAME N        N mock servers on 127.0.0.2, .3, ... that share a cookie key
 #                                    ($TEST_TMPDIR/mock-NAME.keys), to be members of a pool (of
 #                                    them only NTP is used). Sets POOL_MEMBERS (ADDRESS:NTPPORT
-#                                    each) and POOL_MEMBER_PIDS.
+#                                    each) and POOL_MEMBER_PIDS. The associative array
+#                                    POOL_MEMBER_ARGS (optional), indexed by the last byte of a
+#                                    member's address, gives that member more options (words),
+#                                    e.g. POOL_MEMBER_ARGS[3]=--time-offset=3600: a liar.
 #   start_mock_pool NAME N ARG...    such members and a pool naming them by their addresses
 #                                    (--pool-member=ADDRESS:NTPPORT), with ARGs. Sets MOCK_PID
 #                                    and MOCK_KE_PORT to the pool's.
@@ -51,7 +54,9 @@ start_pool_members() {
         POOL_MEMBER_PIDS=()
         # One after the other: the first creates the shared cookie key.
         for i in $(seq 2 $((n + 1))); do
-                start_mock_server "$name-member-$i" --address="127.0.0.$i" --keys-file="$TEST_TMPDIR/mock-$name.keys"
+                # shellcheck disable=SC2086 # the member's options are words
+                start_mock_server "$name-member-$i" --address="127.0.0.$i" --keys-file="$TEST_TMPDIR/mock-$name.keys" \
+                        ${POOL_MEMBER_ARGS[$i]:-}
                 POOL_MEMBERS+=("127.0.0.$i:$MOCK_NTP_PORT")
                 POOL_MEMBER_PIDS+=("$MOCK_PID")
         done

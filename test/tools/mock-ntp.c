@@ -104,6 +104,20 @@ static int ntp_prepare(MockServer *s, const struct iovec *packet, const NTSServe
         return 0;
 }
 
+/* The time it serves: the system clock, shifted by --time-offset=. */
+static void mock_ntp_now(const MockServer *s, struct timespec *ret) {
+        int64_t ns;
+
+        assert_se(clock_gettime(CLOCK_REALTIME, ret) == 0);
+        ns = (int64_t) ret->tv_sec * NTP_NSEC_PER_SEC + ret->tv_nsec + s->time_offset_nsec;
+        ret->tv_sec = (time_t) (ns / NTP_NSEC_PER_SEC);
+        ret->tv_nsec = (long) (ns % NTP_NSEC_PER_SEC);
+        if (ret->tv_nsec < 0) {
+                ret->tv_sec--;
+                ret->tv_nsec += NTP_NSEC_PER_SEC;
+        }
+}
+
 static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const struct timespec *rx,
                           uint8_t *out, size_t n_out) {
         _cleanup_(aead_freep) NTS_AEADContext *s2c = NULL;
@@ -137,7 +151,7 @@ static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const s
             ntp_prepare(s, &packet, &req, &s2c, cookie_buf, sizeof(cookie_buf), cookies, &n_cookies) < 0)
                 sabotage = NTS_SERVER_NAK;
 
-        assert_se(clock_gettime(CLOCK_REALTIME, &tx) == 0);
+        mock_ntp_now(s, &tx);
         h = (NTPHeader) {
                 .leap = NTP_LEAP_NONE,
                 .version = q.version,
@@ -194,7 +208,7 @@ static int ntp_io_handler(sd_event_source *source, int fd, uint32_t revents, voi
                         log_error_errno(errno, "NTP: recvfrom: %m");
                 return 0;
         }
-        assert_se(clock_gettime(CLOCK_REALTIME, &rx) == 0);
+        mock_ntp_now(s, &rx);
         if ((size_t) n > sizeof(in)) {
                 log_info("NTP: packet of %zi bytes is too large, dropped", n);
                 return 0;

@@ -59,6 +59,7 @@ typedef struct MockServer {
         const char *ntp_server;         /* Server Negotiation record; NULL: none */
         uint16_t ntp_port;              /* Port Negotiation record; 0: none */
         MockPool pool;                  /* with members: a key-exchange pool, see mock-pool.h */
+        int64_t time_offset_nsec;       /* added to the time it serves: an authentic liar */
 
         const char *count_file;
         unsigned n_ke_sessions;         /* complete KE responses sent */

@@ -164,6 +164,7 @@ static void help(void) {
                "                         be a key-exchange pool: name this member (repeat)\n"
                "  --pool-sequence=I,J,.. offer the members in this order, cycled\n"
                "  --pool-ignore-deny     ignore NTP Server Deny records\n"
+               "  --time-offset=SECONDS  serve the system clock shifted by this (a liar with valid NTS)\n"
                "  --sabotage=MODE        one of:",
                NTS_KE_PORT);
         for (Sabotage i = 0; i < _SABOTAGE_MAX; i++)
@@ -180,6 +181,19 @@ static int parse_port(const char *s, uint16_t *ret) {
         if (errno != 0 || end == s || *end || v > UINT16_MAX)
                 return -EINVAL;
         *ret = v;
+        return 0;
+}
+
+/* Seconds, signed, with a fraction; at most ten years either way. */
+static int parse_offset(const char *s, int64_t *ret) {
+        char *end;
+        double v;
+
+        errno = 0;
+        v = strtod(s, &end);
+        if (errno != 0 || end == s || *end || !(v >= -315576000.0 && v <= 315576000.0))
+                return -EINVAL;
+        *ret = (int64_t) (v * 1e9);
         return 0;
 }
 
@@ -236,6 +250,7 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 ARG_POOL_MEMBER,
                 ARG_POOL_SEQUENCE,
                 ARG_POOL_IGNORE_DENY,
+                ARG_TIME_OFFSET,
                 ARG_SABOTAGE,
         };
         static const struct option options[] = {
@@ -254,6 +269,7 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 { "pool-member", required_argument, NULL, ARG_POOL_MEMBER },
                 { "pool-sequence", required_argument, NULL, ARG_POOL_SEQUENCE },
                 { "pool-ignore-deny", no_argument, NULL, ARG_POOL_IGNORE_DENY },
+                { "time-offset", required_argument, NULL, ARG_TIME_OFFSET },
                 { "sabotage", required_argument, NULL, ARG_SABOTAGE },
                 {}
         };
@@ -315,6 +331,11 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                         break;
                 case ARG_POOL_IGNORE_DENY:
                         s->pool.ignore_deny = true;
+                        break;
+                case ARG_TIME_OFFSET:
+                        r = parse_offset(optarg, &s->time_offset_nsec);
+                        if (r < 0)
+                                return log_error_errno(r, "Invalid --time-offset: %s", optarg);
                         break;
                 case ARG_SABOTAGE:
                         s->sabotage = sabotage_from_string(optarg);

@@ -105,3 +105,49 @@ int server_name_parse(const char *s, char **ret_host, uint16_t *ret_port) {
                 *ret_port = port;
         return 0;
 }
+
+/* What follows "pool:" or "srv:" is a pool's name unless it is a port: "pool:123" has always
+ * been the host "pool" at port 123. */
+static const char *pool_prefix(const char *s, const char *prefix) {
+        const char *rest = startswith(s, prefix);
+
+        if (!rest || (!isempty(rest) && strspn(rest, "0123456789") == strlen(rest)))
+                return NULL;
+        return rest;
+}
+
+int server_name_parse_nts(const char *s, ServerNameKind *ret_kind, char **ret_host, uint16_t *ret_port) {
+        ServerNameKind kind = SERVER_NAME_ONE;
+        const char *rest;
+        uint16_t port = 0;
+        int r;
+
+        assert(s);
+
+        if ((rest = pool_prefix(s, "srv:"))) {
+                /* The records give the ports, and each target is a name of its own: no port,
+                 * no address literal. */
+                if (!hostname_is_valid(rest))
+                        return -EINVAL;
+                if (ret_host) {
+                        char *h = strdup(rest);
+                        if (!h)
+                                return -ENOMEM;
+                        *ret_host = h;
+                }
+                kind = SERVER_NAME_SRV;
+        } else {
+                rest = pool_prefix(s, "pool:");
+                if (rest)
+                        kind = SERVER_NAME_KE_POOL;
+                r = server_name_parse(rest ?: s, ret_host, &port);
+                if (r < 0)
+                        return r;
+        }
+
+        if (ret_kind)
+                *ret_kind = kind;
+        if (ret_port)
+                *ret_port = port;
+        return 0;
+}

@@ -9,7 +9,17 @@
  *   [v6][:port]   [2001:db8::1], [2001:db8::1]:4460
  *   v6            2001:db8::1        bare IPv6, which can carry no port
  *
- * Stock timesyncd 252 takes no ports; the forms without one mean the same thing as there. */
+ * Stock timesyncd 252 takes no ports; the forms without one mean the same thing as there.
+ *
+ * NTS lists (NTS=, SetRuntimeNTSServers()) also take two kinds of pool (docs/NTS.md, "Pools"):
+ *
+ *   pool:SERVER   pool:nts.pool.example      a key-exchange pool: SERVER (any form above) is
+ *                                            asked several times, for several members
+ *   srv:NAME      srv:example.org            an SRV pool: the NTS-KE servers named by the
+ *                                            DNSSEC-validated SRV records _ntske._tcp.NAME
+ *
+ * "pool:" and "srv:" followed by a port number keep their old meaning (a host named "pool" or
+ * "srv" at that port): a pool name is never all digits. */
 
 #include <stdint.h>
 
@@ -22,4 +32,19 @@ int server_name_parse(const char *s, char **ret_host, uint16_t *ret_port);
 
 static inline bool server_name_is_valid(const char *s) {
         return server_name_parse(s, NULL, NULL) >= 0;
+}
+
+typedef enum ServerNameKind {
+        SERVER_NAME_ONE,        /* one server */
+        SERVER_NAME_KE_POOL,    /* pool:SERVER */
+        SERVER_NAME_SRV,        /* srv:NAME (ret_port 0: the SRV records give the ports) */
+        _SERVER_NAME_KIND_MAX,
+} ServerNameKind;
+
+/* As server_name_parse(), for the spellings of NTS lists: also pool:SERVER and srv:NAME (a host
+ * name, a trailing dot allowed, no port). ret_kind may be NULL. */
+int server_name_parse_nts(const char *s, ServerNameKind *ret_kind, char **ret_host, uint16_t *ret_port);
+
+static inline bool server_name_is_valid_nts(const char *s) {
+        return server_name_parse_nts(s, NULL, NULL, NULL) >= 0;
 }

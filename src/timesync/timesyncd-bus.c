@@ -248,7 +248,7 @@ static int set_runtime_servers(sd_bus_message *message, Manager *m, ServerType t
                 return r;
 
         for (char **s = names; s && *s; s++)
-                if (!server_name_is_valid(*s))
+                if (type == SERVER_NTS_RUNTIME ? !server_name_is_valid_nts(*s) : !server_name_is_valid(*s))
                         return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS,
                                                  "Invalid %s server name or address, refusing: %s",
                                                  type == SERVER_NTS_RUNTIME ? "NTS" : "NTP", *s);
@@ -471,6 +471,9 @@ static int append_source(sd_bus_message *reply, Manager *m, const ServerName *n,
         r = append_entry(reply, "Name", "s", source_name(s));
         if (r >= 0)
                 r = append_entry(reply, "Origin", "s", server_type_to_string(n->type));
+        /* The pool entry (pool:NAME, srv:NAME) the source came from; "" for a server of its own. */
+        if (r >= 0)
+                r = append_entry(reply, "Pool", "s", n->pool ? n->string : "");
         if (r >= 0)
                 r = append_entry(reply, "NTS", "b", (int) !!source_nts(s));
         if (r >= 0)
@@ -507,12 +510,18 @@ static int property_get_sources(sd_bus *bus, const char *path, const char *inter
         if (r < 0)
                 return r;
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
-                LIST_FOREACH(names, n, m->servers[t])
+                LIST_FOREACH(names, n, m->servers[t]) {
                         if (n->source) {
                                 r = append_source(reply, m, n, n->source);
                                 if (r < 0)
                                         return r;
                         }
+                        for (size_t i = 0; n->pool && i < pool_n_sources(n->pool); i++) {
+                                r = append_source(reply, m, n, pool_source(n->pool, i));
+                                if (r < 0)
+                                        return r;
+                        }
+                }
         return sd_bus_message_close_container(reply);
 }
 

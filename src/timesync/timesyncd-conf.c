@@ -27,7 +27,7 @@ int timesync_config_servers_extend(char ***list, const char *s, const char *kind
                 return log_oom();
 
         STRV_FOREACH(w, words) {
-                if (!server_name_is_valid(*w)) {
+                if (streq(kind, "NTS") ? !server_name_is_valid_nts(*w) : !server_name_is_valid(*w)) {
                         if (filename)
                                 log_syntax(filename, line, LOG_WARNING, 0,
                                            "Invalid %s server name or address, ignoring: %s", kind, *w);

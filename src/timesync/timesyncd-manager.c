@@ -57,7 +57,7 @@ Source *manager_current_source(Manager *m) {
 ServerName *manager_server_of(Manager *m, const Source *s) {
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
                 LIST_FOREACH(names, n, m->servers[t])
-                        if (n->source == s)
+                        if (n->source == s || (n->pool && pool_has_source(n->pool, s)))
                                 return n;
         return NULL;
 }
@@ -143,6 +143,32 @@ int manager_source_of(Manager *m, ServerName *n) {
                        manager_on_source_event, m, &n->source);
         if (r < 0)
                 return log_error_errno(r, "Failed to set up server %s: %m", n->string);
+        return 0;
+}
+
+static void manager_on_pool_event(Pool *p, PoolEvent e, void *userdata) {
+        Manager *m = userdata;
+
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                LIST_FOREACH(names, n, m->servers[t])
+                        if (n->pool == p) {
+                                manager_several_on_pool_event(m, n, e);
+                                return;
+                        }
+}
+
+int manager_pool_of(Manager *m, ServerName *n) {
+        int r;
+
+        assert(n->kind != SERVER_NAME_ONE);
+
+        if (n->pool)
+                return 0;
+
+        r = pool_new(&m->pool_settings, n->kind, n->string, n->host, n->port, manager_on_source_event, m,
+                     manager_on_pool_event, m, &n->pool);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up pool %s: %m", n->string);
         return 0;
 }
 
@@ -655,6 +681,10 @@ static void manager_apply_config(Manager *m) {
                 .precise_timers = m->test_poll_interval_usec > 0,
                 .synchronized = m->synchronized,
                 .nts = &m->nts_settings,
+        };
+        m->pool_settings = (PoolSettings) {
+                .source = &m->source_settings,
+                .bus = &m->bus,
         };
         m->nts_settings = (NTSClientSettings) {
                 .event = m->event,

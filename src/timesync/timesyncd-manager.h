@@ -16,6 +16,7 @@
 #include "timesyncd-clockfile.h"
 #include "timesyncd-conf.h"
 #include "timesyncd-nts-client.h"
+#include "timesyncd-pool.h"
 #include "timesyncd-server.h"
 #include "timesyncd-source-set.h"
 #include "timesyncd-source.h"
@@ -67,6 +68,7 @@ struct Manager {
         TimesyncConfig config;
         SourceSettings source_settings; /* kept current from config, for every source */
         NTSClientSettings nts_settings;
+        PoolSettings pool_settings;     /* for the pools of NTS lists: the above and the bus */
 
         ServerName *servers[_SERVER_TYPE_MAX];
         ServerName *current;            /* the selected server */
@@ -162,6 +164,8 @@ void manager_save_clock(Manager *m);
 void manager_enter(Manager *m, ManagerState state, const char *idle_reason);
 /* The name's source, made when it is first used and kept with the name. */
 int manager_source_of(Manager *m, ServerName *n);
+/* The same for a pool entry (pool:, srv:) and its Pool. */
+int manager_pool_of(Manager *m, ServerName *n);
 /* Applies a, and what following the servers means: the clock-change watch armed anew after our
  * own step, the sync flag, the clock file, the first synchronization logged (to server,
  * agreement: a clause after the offset, or NULL). 0, or a negative errno (logged). */

@@ -111,3 +111,31 @@ unsigned nts_client_ke_failures(const NTSClient *c) {
 const char *nts_client_last_error(const NTSClient *c) {
         return "built without NTS support";
 }
+
+int nts_client_pool_new(NTSClientPool **ret) {
+        return -EOPNOTSUPP;
+}
+
+NTSClientPool *nts_client_pool_free(NTSClientPool *p) {
+        return NULL;
+}
+
+int nts_client_set_state_name(NTSClient *c, const char *name) {
+        return 0;
+}
+
+int nts_client_join_pool(NTSClient *c, NTSClientPool *pool) {
+        return 0;
+}
+
+const char *nts_client_pool_member(const NTSClient *c) {
+        return NULL;
+}
+
+int nts_client_pool_claim_address(NTSClient *c, const SocketAddress *a) {
+        return 0;
+}
+
+bool nts_client_pool_member_failed(NTSClient *c, bool refused) {
+        return false;
+}

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "nts-crypto.h"
 #include "nts-ke-client.h"
+#include "nts-pool.h"
 #include "random-util.h"
 #include "resolve-util.h"
 #include "socket-address.h"
@@ -22,13 +23,49 @@
 /* At most this many addresses of one KE server are tried in one exchange. */
 #define NTS_KE_MAX_ADDRESSES 16
 
+/* Key-exchange pools: a member that did not answer this many rounds in a row (each a request
+ * to every address, 10 s each) is replaced: one lost reply is no reason for a key exchange
+ * with the pool, two in a row are rare on a working path. */
+#define NTS_POOL_MEMBER_MAX_FAILURES 2
+/* Members turned down (failed, refused service, a second name for a server in use) are denied
+ * for this long, and at most this many at once (the oldest makes room): long enough not to get
+ * them back at once, short enough that a small pool's members come back after a bad hour. */
+#define NTS_POOL_TURNED_DOWN_USEC (1 * USEC_PER_HOUR)
+#define NTS_POOL_TURNED_DOWN_MAX 8
+
+typedef struct NTSClientPool NTSClientPool;
+
+struct NTSClientPool {
+        NTSClient *clients[NTS_CLIENT_POOL_MAX];        /* in the order they joined */
+        size_t n_clients;
+        NTSClient *ke_running;          /* the client whose key exchange with the pool runs */
+        struct {
+                char *name;             /* a Server record's body, as received */
+                usec_t until;           /* CLOCK_BOOTTIME */
+        } turned_down[NTS_POOL_TURNED_DOWN_MAX];
+        size_t n_turned_down;
+        /* The cap on key exchanges with one server name (nts_client_take_limit()) holds for
+         * the pool's name, so for all its clients together. */
+        BackoffLimit ke_limit;
+};
+
 struct NTSClient {
         const NTSClientSettings *settings;
         nts_client_handler_t handler;
         void *userdata;
-        char *server;                   /* as configured: names the state file and log lines */
+        char *server;                   /* as configured: names the log lines */
+        char *state_name;               /* names the state file and the server it records; NULL:
+                                         * server (nts_client_set_state_name()) */
         char *host;                     /* of the NTS-KE server */
         uint16_t port;                  /* 0: NTS_KE_PORT */
+
+        /* A client of a key-exchange pool (nts_client_join_pool()). Its member is the
+         * jar's NTP server while it has keys. */
+        NTSClientPool *pool;
+        bool pool_waiting;              /* its key exchange waits for another client's */
+        unsigned pool_fruitless;        /* answers in a row that named no new member */
+        unsigned member_failures;       /* rounds in a row the member did not answer */
+        SocketAddress member_address;   /* the member's NTP address being polled; none: family 0 */
 
         /* The rule of the state file: a cookie is sent only while no file lists it. The file is
          * written at a clean stop only, and removed for good when it is loaded, before any of
@@ -121,6 +158,7 @@ static void nts_client_report(NTSClient *c, NTSClientEvent e) {
 
 static void nts_client_forget_keys(NTSClient *c) {
         c->bootstrap = NTS_CLIENT_BOOTSTRAP_NONE;
+        c->member_address = (SocketAddress) {};
         c->c2s = NTS_aead_free(c->c2s);
         c->s2c = NTS_aead_free(c->s2c);
         nts_jar_done(&c->jar);
@@ -141,6 +179,10 @@ static int nts_client_make_contexts(NTSClient *c) {
         if (r < 0)
                 return r;
         return NTS_aead_new(c->jar.aead, &IOVEC_MAKE(c->jar.s2c, c->jar.key_size), &c->s2c);
+}
+
+static const char *nts_client_state_name(const NTSClient *c) {
+        return c->state_name ?: c->server;
 }
 
 /* A failure of the state file: a warning, unless the last warning was for the same error (a
@@ -170,7 +212,7 @@ static void nts_client_save(NTSClient *c) {
         if (!c->state_path || c->bootstrap || !nts_jar_usable(&c->jar))
                 return;
 
-        r = nts_jar_save(&c->jar, c->server, c->state_path, reason, sizeof reason);
+        r = nts_jar_save(&c->jar, nts_client_state_name(c), c->state_path, reason, sizeof reason);
         if (r < 0) {
                 nts_client_state_failed(c, r, "Failed to save NTS cookies to %s: %s. The next start needs a key "
                                         "exchange.", c->state_path, reason);
@@ -189,7 +231,7 @@ static void nts_client_find_path(NTSClient *c) {
         if (!dir)
                 return;
 
-        r = nts_jar_file_name(c->server, &name);
+        r = nts_jar_file_name(nts_client_state_name(c), &name);
         if (r == -ENAMETOOLONG) {
                 log_notice("NTS cookies of %s are not kept across restarts: a file name for it would be longer "
                            "than %u bytes.", c->server, (unsigned) NAME_MAX);
@@ -205,7 +247,7 @@ static void nts_client_find_path(NTSClient *c) {
          * is not read (a key exchange replaces it, once) but removed, so that its keys do not
          * stay on disk: under today's names it can be no other server's (see
          * nts_jar_legacy_file_name()). */
-        if (nts_jar_legacy_file_name(c->server, &legacy) >= 0 && !streq(legacy, name) &&
+        if (!c->state_name && nts_jar_legacy_file_name(c->server, &legacy) >= 0 && !streq(legacy, name) &&
             asprintf(&legacy_path, "%s/%s", dir, legacy) >= 0 && unlink(legacy_path) >= 0)
                 log_debug("Removed %s, the NTS state file of %s as earlier versions named it.", legacy_path,
                           c->server);
@@ -224,7 +266,7 @@ static void nts_client_load(NTSClient *c) {
         if (!c->state_path)
                 return;
 
-        r = nts_jar_load(c->state_path, c->server, now(CLOCK_REALTIME), &jar, reason, sizeof reason);
+        r = nts_jar_load(c->state_path, nts_client_state_name(c), now(CLOCK_REALTIME), &jar, reason, sizeof reason);
         if (r == -ENOENT)
                 return;
         if (r < 0) {
@@ -258,6 +300,262 @@ static void nts_client_load(NTSClient *c) {
         nts_client_schedule_renewal(c);
         log_info("Resuming NTS with %s: %zu cookies from %s, no key exchange needed.",
                  c->server, c->jar.n_cookies, c->state_path);
+}
+
+/* ---- key-exchange pools ---- */
+
+static int nts_client_start_ke(NTSClient *c);
+static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const char *reason);
+
+int nts_client_pool_new(NTSClientPool **ret) {
+        assert(ret);
+
+        *ret = new0(NTSClientPool, 1);
+        if (!*ret)
+                return -ENOMEM;
+        backoff_limit_init(&(*ret)->ke_limit, BACKOFF_LIMIT_DEFAULT, BACKOFF_LIMIT_PERIOD_USEC);
+        return 0;
+}
+
+NTSClientPool *nts_client_pool_free(NTSClientPool *p) {
+        if (!p)
+                return NULL;
+
+        assert(p->n_clients == 0);
+        for (size_t i = 0; i < p->n_turned_down; i++)
+                free(p->turned_down[i].name);
+        return mfree(p);
+}
+
+int nts_client_set_state_name(NTSClient *c, const char *name) {
+        assert(c);
+        assert(!c->jar_loaded);
+
+        return free_and_strdup(&c->state_name, name);
+}
+
+int nts_client_join_pool(NTSClient *c, NTSClientPool *pool) {
+        assert(c);
+        assert(pool);
+        assert(!c->pool);
+
+        if (pool->n_clients >= ELEMENTSOF(pool->clients))
+                return -E2BIG;
+        pool->clients[pool->n_clients++] = c;
+        c->pool = pool;
+        return 0;
+}
+
+const char *nts_client_pool_member(const NTSClient *c) {
+        return c && c->pool ? c->jar.ntp_server : NULL;
+}
+
+/* The pool's key exchanges run one at a time, so that each knows the members of the others
+ * (their deny records) instead of racing for the same member: the first client that waits,
+ * from index `from` on in the order they joined (so that none waits for ever), starts its. */
+static void nts_client_pool_next(NTSClientPool *p, size_t from) {
+        for (size_t k = 0; k < p->n_clients; k++) {
+                NTSClient *w = p->clients[(from + k) % p->n_clients];
+
+                if (w->pool_waiting) {
+                        w->pool_waiting = false;
+                        (void) nts_client_start_ke(w);
+                        return;
+                }
+        }
+}
+
+static size_t nts_client_pool_index(const NTSClient *c) {
+        for (size_t i = 0; i < c->pool->n_clients; i++)
+                if (c->pool->clients[i] == c)
+                        return i;
+        assert_not_reached();
+}
+
+/* c's key exchange with the pool ended (or could not start): the next one may run. */
+static void nts_client_pool_ke_ended(NTSClient *c) {
+        if (!c->pool)
+                return;
+        c->pool_waiting = false;
+        if (c->pool->ke_running != c)
+                return;
+        c->pool->ke_running = NULL;
+        nts_client_pool_next(c->pool, nts_client_pool_index(c) + 1);
+}
+
+static void nts_client_leave_pool(NTSClient *c) {
+        NTSClientPool *p = c->pool;
+        size_t i;
+
+        if (!p)
+                return;
+
+        i = nts_client_pool_index(c);
+        memmove(p->clients + i, p->clients + i + 1, (p->n_clients - i - 1) * sizeof p->clients[0]);
+        p->n_clients--;
+        c->pool = NULL;
+        if (p->ke_running == c) {
+                p->ke_running = NULL;
+                nts_client_pool_next(p, i);
+        }
+}
+
+static void nts_client_pool_expire(NTSClientPool *p, usec_t t) {
+        size_t k = 0;
+
+        for (size_t i = 0; i < p->n_turned_down; i++)
+                if (p->turned_down[i].until > t)
+                        p->turned_down[k++] = p->turned_down[i];
+                else
+                        free(p->turned_down[i].name);
+        p->n_turned_down = k;
+}
+
+/* Denies name to every client of the pool for NTS_POOL_TURNED_DOWN_USEC. */
+static void nts_client_pool_turn_down(NTSClientPool *p, const char *name) {
+        usec_t t = now(CLOCK_BOOTTIME);
+        char *copy;
+
+        nts_client_pool_expire(p, t);
+        for (size_t i = 0; i < p->n_turned_down; i++)
+                if (strcaseeq(p->turned_down[i].name, name)) {
+                        p->turned_down[i].until = t + NTS_POOL_TURNED_DOWN_USEC;
+                        return;
+                }
+
+        copy = strdup(name);
+        if (!copy) {
+                log_oom();
+                return;
+        }
+        if (p->n_turned_down == ELEMENTSOF(p->turned_down)) {
+                free(p->turned_down[0].name);
+                memmove(p->turned_down, p->turned_down + 1, (p->n_turned_down - 1) * sizeof p->turned_down[0]);
+                p->n_turned_down--;
+        }
+        p->turned_down[p->n_turned_down].name = copy;
+        p->turned_down[p->n_turned_down++].until = t + NTS_POOL_TURNED_DOWN_USEC;
+}
+
+/* The members the other clients of the pool have keys for, with the address each polls. */
+static size_t nts_client_pool_others(const NTSClient *c, NTS_PoolMember in_use[static NTS_CLIENT_POOL_MAX]) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < c->pool->n_clients; i++) {
+                const NTSClient *o = c->pool->clients[i];
+
+                if (o != c && o->jar.ntp_server)
+                        in_use[n++] = (NTS_PoolMember) { .name = o->jar.ntp_server, .address = o->member_address };
+        }
+        return n;
+}
+
+/* The NTP Server Deny records of c's next key exchange: the members of the others, then the
+ * members turned down; names the records cannot carry are left out. */
+static size_t nts_client_pool_deny(NTSClient *c, char *deny[static NTS_KE_MAX_DENIED_SERVERS]) {
+        NTS_PoolMember in_use[NTS_CLIENT_POOL_MAX];
+        size_t n = 0, m;
+
+        nts_client_pool_expire(c->pool, now(CLOCK_BOOTTIME));
+        m = nts_client_pool_others(c, in_use);
+        for (size_t i = 0; i < m && n < NTS_KE_MAX_DENIED_SERVERS; i++)
+                if (!isempty(in_use[i].name) && strlen(in_use[i].name) <= NTS_MAX_SERVER_NAME_SIZE)
+                        deny[n++] = (char *) in_use[i].name;
+        for (size_t i = 0; i < c->pool->n_turned_down && n < NTS_KE_MAX_DENIED_SERVERS; i++)
+                deny[n++] = c->pool->turned_down[i].name;
+        return n;
+}
+
+/* What NTS_pool_check() says of member (NULL: the answer had no Server record), at address
+ * (NULL: by name only), against the others' members and the names turned down. */
+static NTS_PoolVerdict nts_client_pool_judge(NTSClient *c, const char *member, const SocketAddress *address) {
+        NTS_PoolMember in_use[NTS_CLIENT_POOL_MAX];
+        char *denied[NTS_POOL_TURNED_DOWN_MAX];
+        size_t n;
+
+        nts_client_pool_expire(c->pool, now(CLOCK_BOOTTIME));
+        n = nts_client_pool_others(c, in_use);
+        for (size_t i = 0; i < c->pool->n_turned_down; i++)
+                denied[i] = c->pool->turned_down[i].name;
+        return NTS_pool_check(in_use, n, denied, c->pool->n_turned_down, member, address);
+}
+
+/* The pool named no member that c may take: it is asked again, up to NTS_POOL_MAX_FRUITLESS
+ * answers in a row, and then the key exchange counts as failed (the pool has no other member
+ * for c, or ignores the deny records), with its backoff. */
+static void nts_client_pool_fruitless(NTSClient *c, NTS_PoolVerdict v, const char *member) {
+        char reason[512];
+
+        if (v == NTS_POOL_NO_MEMBER) {
+                c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
+                nts_client_ke_failed(c, BACKOFF_KE_FAILED, "the server names no NTP server (no Server record) and serves another source "
+                                     "of this pool itself: it is one server, not a pool");
+                return;
+        }
+
+        if (++c->pool_fruitless < NTS_POOL_MAX_FRUITLESS) {
+                log_info("Pool %s named %s, %s: asking it again.", c->server, member,
+                         NTS_pool_verdict_to_string(v));
+                (void) nts_client_start_ke(c);
+                return;
+        }
+
+        c->pool_fruitless = 0;
+        c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
+        snprintf(reason, sizeof reason, "the pool named only members in use or turned down (the last one: %s, %s): "
+                 "it has no other for this source, or it ignores NTP Server Deny", member,
+                 NTS_pool_verdict_to_string(v));
+        nts_client_ke_failed(c, BACKOFF_KE_FAILED, reason);
+}
+
+int nts_client_pool_claim_address(NTSClient *c, const SocketAddress *a) {
+        char member[NTS_MAX_SERVER_NAME_SIZE + 1];
+        NTS_PoolVerdict v;
+
+        assert(c);
+        assert(a);
+
+        if (!c->pool || !c->jar.ntp_server)
+                return 0;
+
+        v = nts_client_pool_judge(c, c->jar.ntp_server, a);
+        if (v == NTS_POOL_NEW) {
+                c->member_address = *a;
+                c->pool_fruitless = 0;
+                return 0;
+        }
+
+        /* Two sources on one server would count its time twice: the name is turned down, and the
+         * pool asked for another member. */
+        snprintf(member, sizeof member, "%s", c->jar.ntp_server);
+        log_info("Pool member %s of %s is %s: turning it down.", member, c->server, NTS_pool_verdict_to_string(v));
+        nts_client_forget_keys(c);
+        nts_client_pool_turn_down(c->pool, member);
+        nts_client_pool_fruitless(c, NTS_POOL_SAME_ADDRESS, member);
+        return -EADDRINUSE;
+}
+
+bool nts_client_pool_member_failed(NTSClient *c, bool refused) {
+        char member[NTS_MAX_SERVER_NAME_SIZE + 1];
+
+        assert(c);
+
+        if (!c->pool || !c->jar.ntp_server)
+                return false;
+        if (!refused && ++c->member_failures < NTS_POOL_MEMBER_MAX_FAILURES)
+                return false;
+
+        snprintf(member, sizeof member, "%s", c->jar.ntp_server);
+        if (refused)
+                log_notice("Pool member %s of %s refuses service: turning it down; the next key exchange with the "
+                           "pool asks for another member.", member, c->server);
+        else
+                log_notice("Pool member %s of %s did not answer %u times in a row: turning it down; the next key "
+                           "exchange with the pool asks for another member.", member, c->server, c->member_failures);
+        c->member_failures = 0;
+        nts_client_forget_keys(c);
+        nts_client_pool_turn_down(c->pool, member);
+        return true;
 }
 
 /* ---- life cycle ---- */
@@ -307,10 +605,12 @@ NTSClient *nts_client_free(NTSClient *c) {
         c->event_report = sd_event_source_disable_unref(c->event_report);
         c->resolve = resolve_query_free(c->resolve);
         c->ke = NTS_ke_client_free(c->ke);
+        nts_client_leave_pool(c);
         nts_client_forget_keys(c);
         explicit_bzero_safe(&c->query, sizeof c->query);
         free(c->ke_address);
         free(c->state_path);
+        free(c->state_name);
         free(c->server);
         free(c->host);
         return mfree(c);
@@ -322,6 +622,8 @@ NTSClient *nts_client_free(NTSClient *c) {
  * on the ladder, at its top at once for a server that refuses what we send (outcome). */
 static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const char *reason) {
         usec_t t = now(CLOCK_BOOTTIME), wait;
+
+        nts_client_pool_ke_ended(c);
 
         wait = backoff_ke_failed(&c->ke_ladder, outcome, t, c->settings->retry_usec, BACKOFF_KE_MAX_USEC,
                                  nts_client_random, NULL);
@@ -391,8 +693,6 @@ static bool nts_client_may_bootstrap(NTSClient *c, const NTS_KEResult *result, c
         return false;
 }
 
-static int nts_client_start_ke(NTSClient *c);
-
 /* Takes the keys, cookies and NTP server of a successful exchange. */
 static int nts_client_take_result(NTSClient *c, const NTS_KEResult *result) {
         char addr[SOCKET_ADDRESS_STRING_MAX];
@@ -437,6 +737,18 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
                 return;
         }
 
+        /* A pool's answer must name a member that no other source of the pool uses, and none
+         * that was turned down: checked by name before anything of it is used (by address once
+         * the name is resolved, nts_client_pool_claim_address()). */
+        if (c->pool) {
+                NTS_PoolVerdict v = nts_client_pool_judge(c, res->ntp_server, NULL);
+
+                if (v != NTS_POOL_NEW) {
+                        nts_client_pool_fruitless(c, v, res->ntp_server);
+                        return;
+                }
+        }
+
         if (nts_client_take_result(c, res) < 0) {
                 nts_client_forget_keys(c);
                 c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
@@ -452,11 +764,13 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
         c->ke_retry_after = 0;
         c->last_error[0] = '\0';
         c->last_ke_realtime = c->jar.ke_realtime;
+        c->member_failures = 0;
         nts_client_schedule_renewal(c);
 
         log_info("NTS key exchange with %s (%s) done: %s, %zu cookies, NTP server %s port %u.", c->server,
                  socket_address_to_string(&res->address, addr), strna(NTS_aead_name(c->jar.aead)),
                  c->jar.n_cookies, c->jar.ntp_server, c->jar.ntp_port ?: NTP_PORT);
+        nts_client_pool_ke_ended(c);
 
         nts_client_report(c, NTS_CLIENT_EVENT_KEYS);
 }
@@ -495,7 +809,9 @@ static int nts_client_trust(NTSClient *c, NTS_TLSOptions *tls) {
 static int nts_client_start_session(NTSClient *c, const SocketAddress *addresses, size_t n, char *reason,
                                     size_t size) {
         NTS_AEADAlgorithm offer[8];
+        char *deny[NTS_KE_MAX_DENIED_SERVERS];
         struct timespec now_ts;
+        size_t n_deny = 0;
         int r, n_offer;
 
         n_offer = NTS_aead_offer(offer, ELEMENTSOF(offer));
@@ -510,6 +826,12 @@ static int nts_client_start_session(NTSClient *c, const SocketAddress *addresses
         if (clock_backend_now(c->settings->clock, &now_ts) < 0)
                 now_ts = (struct timespec) {};
 
+        if (c->pool) {
+                n_deny = nts_client_pool_deny(c, deny);
+                for (size_t i = 0; i < n_deny; i++)
+                        log_debug("NTS key exchange with %s denies pool member %s.", c->server, deny[i]);
+        }
+
         NTS_KEClientParams p = {
                 .addresses = addresses,
                 .n_addresses = n,
@@ -521,6 +843,8 @@ static int nts_client_start_session(NTSClient *c, const SocketAddress *addresses
                 .aead = offer,
                 .n_aead = (size_t) n_offer,
                 .timeout_usec = c->settings->ke_timeout_usec,
+                .deny = deny,
+                .n_deny = n_deny,
         };
 
         r = nts_client_trust(c, &p.tls);
@@ -564,19 +888,21 @@ static void nts_client_on_ke_resolved(ResolveQuery *q, int error, const struct a
  * cookies again and again, lost replies that drain the jar, a short ConnectionRetrySec=). A
  * refused start is reported like one that cannot start: the source backs off until one may. */
 static int nts_client_take_limit(NTSClient *c) {
+        BackoffLimit *l = c->pool ? &c->pool->ke_limit : &c->ke_limit;
         usec_t t = now(CLOCK_BOOTTIME), until;
         bool first;
 
-        if (backoff_limit_take(&c->ke_limit, t, &until, &first))
+        if (backoff_limit_take(l, t, &until, &first))
                 return 0;
 
         c->ke_retry_after = until;
         snprintf(c->last_error, sizeof c->last_error, "postponed: %u key exchanges with this name within %s already",
-                 c->ke_limit.max, FORMAT_TIMESPAN(c->ke_limit.period, USEC_PER_SEC));
+                 l->max, FORMAT_TIMESPAN(l->period, USEC_PER_SEC));
         log_full(first ? LOG_NOTICE : LOG_DEBUG,
                  "Postponing the NTS key exchange with %s: %u within %s already, the most one server name gets. "
-                 "Next one in %s at the earliest.", c->server, c->ke_limit.max,
-                 FORMAT_TIMESPAN(c->ke_limit.period, USEC_PER_SEC), FORMAT_TIMESPAN(until - t, USEC_PER_SEC));
+                 "Next one in %s at the earliest.", c->server, l->max,
+                 FORMAT_TIMESPAN(l->period, USEC_PER_SEC), FORMAT_TIMESPAN(until - t, USEC_PER_SEC));
+        nts_client_pool_ke_ended(c);
         nts_client_report(c, NTS_CLIENT_EVENT_KE_FAILED);
         return -EBUSY;
 }
@@ -587,8 +913,18 @@ static int nts_client_start_ke(NTSClient *c) {
         char service[8], reason[256];
         int r;
 
-        if (c->ke || c->resolve)
-                return 0; /* already running */
+        if (c->ke || c->resolve || c->pool_waiting)
+                return 0; /* already running, or waiting for its turn */
+
+        /* One key exchange with a pool at a time: nts_client_pool_next() starts this one when
+         * the other ends. */
+        if (c->pool && c->pool->ke_running && c->pool->ke_running != c) {
+                log_debug("NTS key exchange with %s waits for another source's with the same pool.", c->server);
+                c->pool_waiting = true;
+                return 0;
+        }
+        if (c->pool)
+                c->pool->ke_running = c;
 
         if (c->settings->trusted_certificates_invalid) {
                 nts_client_ke_failed(c, BACKOFF_KE_FAILED, "NTSTrustedCertificates= has no valid value, and the "
@@ -631,7 +967,7 @@ usec_t nts_client_retry_after(const NTSClient *c) {
 
 /* What a key exchange that was just asked for left us with. */
 static NTSClientState nts_client_state(const NTSClient *c) {
-        if (c->ke || c->resolve)
+        if (c->ke || c->resolve || c->pool_waiting)
                 return NTS_CLIENT_BUSY;
         if (nts_client_has_keys(c))
                 return NTS_CLIENT_READY;
@@ -764,6 +1100,7 @@ int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause 
         c->query_pending = false;
         c->cookies_unproven = false;
         backoff_ke_done(&c->ke_ladder);
+        c->member_failures = 0;
         return 0;
 }
 

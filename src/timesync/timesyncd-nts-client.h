@@ -23,6 +23,7 @@
 #include <systemd/sd-event.h>
 
 #include "nts.h"
+#include "socket-address.h"
 #include "time-util.h"
 #include "timesyncd-refusals.h"
 
@@ -140,6 +141,44 @@ int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t o
 bool nts_client_bootstrap_done(NTSClient *c);
 /* Whether the keys in use come from a bootstrap exchange, and which way. */
 NTSClientBootstrap nts_client_bootstrap(const NTSClient *c);
+
+/* ---- Key-exchange pools (docs/NTS.md, "Pools") ----
+ *
+ * The clients that take their members from one pool share an NTSClientPool. Their key
+ * exchanges with the pool run one at a time and send NTP Server Deny records naming the members
+ * the others use and the members turned down in the last hour; each answer is checked
+ * (NTS_pool_check()): a member in use or turned down, named again, is asked for once more and
+ * then counts as a failed key exchange (the pool has no other, or ignores the records); no
+ * Server record while another client of the pool uses the server means it is no pool. Cookies
+ * and keys belong to the pair (pool, member): a client's keys are for its member only, and a
+ * member turned down takes them with it. */
+#define NTS_CLIENT_POOL_MAX 16
+
+typedef struct NTSClientPool NTSClientPool;
+
+int nts_client_pool_new(NTSClientPool **ret);
+/* Every client must have been freed before. */
+NTSClientPool *nts_client_pool_free(NTSClientPool *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(NTSClientPool *, nts_client_pool_free);
+
+/* Before the first nts_client_prepare(): names the state file and the server it records (NULL:
+ * the server as configured). The sources of one pool entry need one each. */
+int nts_client_set_state_name(NTSClient *c, const char *name);
+/* Before the first nts_client_prepare(): the client takes the members of its key exchanges
+ * from pool. -E2BIG when NTS_CLIENT_POOL_MAX clients are in it. */
+int nts_client_join_pool(NTSClient *c, NTSClientPool *pool);
+/* The member its keys are for (the pool's Server record, as received); NULL outside a pool or
+ * without keys. */
+const char *nts_client_pool_member(const NTSClient *c);
+/* Before polling an address of its member: 0, or -EADDRINUSE when another client of the pool
+ * polls the same address and port: the member was turned down and its keys dropped, and the
+ * pool is asked for another (or the client backs off): nts_client_prepare() says which. */
+int nts_client_pool_claim_address(NTSClient *c, const SocketAddress *a);
+/* The member did not answer a round of requests (refused: it refused service, kiss code DENY
+ * or RSTR). True when it was turned down and the keys dropped (at once when it refused,
+ * else after NTS_POOL_MEMBER_MAX_FAILURES rounds in a row without a verified reply): the next
+ * start runs a key exchange for another member. False outside a pool. */
+bool nts_client_pool_member_failed(NTSClient *c, bool refused);
 
 /* What D-Bus and the logs show. */
 const char *nts_client_server(const NTSClient *c);      /* as configured */

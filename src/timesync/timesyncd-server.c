@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include "server-name.h"
+#include "timesyncd-pool.h"
 #include "timesyncd-server.h"
 #include "timesyncd-source.h"
 
@@ -21,6 +22,7 @@ const char *server_type_to_string(ServerType t) {
 
 int server_name_new(ServerName **list, ServerType type, const char *string, ServerName **ret) {
         _cleanup_free_ char *host = NULL;
+        ServerNameKind kind = SERVER_NAME_ONE;
         ServerName *n;
         uint16_t port;
         int r;
@@ -29,7 +31,8 @@ int server_name_new(ServerName **list, ServerType type, const char *string, Serv
         assert(string);
         assert(type >= 0 && type < _SERVER_TYPE_MAX);
 
-        r = server_name_parse(string, &host, &port);
+        r = server_type_is_nts(type) ? server_name_parse_nts(string, &kind, &host, &port)
+                                     : server_name_parse(string, &host, &port);
         if (r < 0)
                 return r;
 
@@ -38,6 +41,7 @@ int server_name_new(ServerName **list, ServerType type, const char *string, Serv
                 return -ENOMEM;
 
         n->type = type;
+        n->kind = kind;
         n->port = port;
         n->host = TAKE_PTR(host);
         n->string = strdup(string);
@@ -59,6 +63,7 @@ static ServerName *server_name_free(ServerName *n) {
                 return NULL;
 
         source_free(n->source);
+        pool_free(n->pool);
         free(n->string);
         free(n->host);
         return mfree(n);

@@ -11,7 +11,9 @@
 #include <stdint.h>
 
 #include "list.h"
+#include "server-name.h"
 
+typedef struct Pool Pool;
 typedef struct Source Source;
 typedef struct ServerName ServerName;
 
@@ -28,17 +30,19 @@ typedef enum ServerType {
 
 struct ServerName {
         ServerType type;
-        char *string;           /* as configured, e.g. "ntp.example.org:1234" */
-        char *host;             /* name or address literal, without brackets */
+        char *string;           /* as configured, e.g. "ntp.example.org:1234", "srv:example.org" */
+        ServerNameKind kind;    /* one server, or a pool (NTS lists only) */
+        char *host;             /* name or address literal, without brackets; of a pool: its name */
         uint16_t port;          /* 0: the protocol's default */
-        Source *source;         /* once the name was selected (owned) */
+        Source *source;         /* once the name was selected (owned); one server only */
+        Pool *pool;             /* a pool's sources, once it was used (owned) */
         LIST_FIELDS(ServerName, names);
 };
 
 /* Appends a new name to *list. string must be valid (checked by the config layer); returns
  * -EINVAL otherwise. */
 int server_name_new(ServerName **list, ServerType type, const char *string, ServerName **ret);
-/* Frees every name of *list, and their sources. */
+/* Frees every name of *list, and their sources and pools. */
 void server_list_flush(ServerName **list);
 /* Not refused by its server, and not backing off after failed NTS key exchanges. */
 bool server_name_usable(const ServerName *n);

@@ -28,13 +28,29 @@ static bool several_name_usable(const ServerName *n) {
 }
 
 bool manager_several_wanted(Manager *m) {
+        bool pools = false;
         size_t n = 0;
 
-        if (!manager_nts_enabled(m) || m->nts_unavailable || m->config.nts_max_sources < 2)
+        if (!manager_nts_enabled(m) || m->nts_unavailable)
                 return false;
-        LIST_FOREACH(names, i, several_list(m))
+        LIST_FOREACH(names, i, several_list(m)) {
                 n++;
-        return n >= 2;
+                pools = pools || i->kind != SERVER_NAME_ONE;
+        }
+        /* A pool brings its sources here, also one alone with NTSMaxSources=1. */
+        return pools || (n >= 2 && m->config.nts_max_sources >= 2);
+}
+
+/* The first pool entry of the list in use whose lookup failed, as "ENTRY: REASON", for
+ * NTSStatus and STATUS=; "" when there is none. */
+static const char *several_pool_failure(Manager *m, char *buf, size_t size) {
+        buf[0] = '\0';
+        LIST_FOREACH(names, n, several_list(m))
+                if (n->pool && !isempty(pool_last_error(n->pool))) {
+                        snprintf(buf, size, "%s: %s", n->string, pool_last_error(n->pool));
+                        break;
+                }
+        return buf;
 }
 
 const char *manager_several_verdict(Manager *m, const Source *s) {
@@ -95,18 +111,22 @@ static void several_log_verdicts(Manager *m, const NTPSelectVerdict *before, con
 
 /* STATUS=, NTSStatus and the log say what the sources say together, once per change. */
 static void several_report(Manager *m, const SourceSetDecision *d) {
-        char text[sizeof m->set_status], status[sizeof m->set_notified];
+        char text[sizeof m->set_status], status[sizeof m->set_notified], pool[sizeof m->nts_status];
         bool disagree = source_set_disagree(d);
         int level;
 
         source_set_describe(&m->set, d, text, sizeof text);
-        (void) snprintf(status, sizeof status, "%s%s%s.", text, m->selected ? "; selected " : "",
-                        m->selected ? source_name(m->selected) : "");
+        (void) several_pool_failure(m, pool, sizeof pool);
+        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", text, m->selected ? "; selected " : "",
+                        m->selected ? source_name(m->selected) : "", isempty(pool) ? "" : "; not used: ", pool);
 
         /* NTSStatus says why NTS gives no time: the sources disagree, or none answers (then
-         * the last failure, as with one server). */
+         * the last failure, as with one server); and why a pool gives nothing, which only a
+         * change of configuration mends. */
         if (disagree)
                 several_set_nts_status(m, text);
+        else if (!isempty(pool))
+                several_set_nts_status(m, pool);
         else if (d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0 && m->set_last_failure[0])
                 several_set_nts_status(m, m->set_last_failure);
         else
@@ -212,50 +232,121 @@ static void several_judge(Manager *m) {
 
 static void several_failed(Manager *m, Source *s);
 
-/* Adds n's source to the set and starts it; one that cannot start now backs off by itself and
- * counts as failing. */
+/* Adds s (of n) to the set and starts it; one that cannot start now backs off by itself and
+ * counts as failing. The key-exchange host is n's: a pool's members share its name, and count
+ * as one name for the bootstrap. */
+static int several_add_source(Manager *m, ServerName *n, Source *s) {
+        int r;
+
+        r = source_set_add(&m->set, s, n->host);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add a source of %s to the NTS sources: %m", n->string);
+
+        if (source_keep_trying(s) < 0) {
+                snprintf(m->set_last_failure, sizeof m->set_last_failure, "%s: %s", source_name(s),
+                         source_last_error(s));
+                source_set_failed(&m->set, s);
+        }
+        return 0;
+}
+
 static int several_add(Manager *m, ServerName *n) {
         int r;
 
         r = manager_source_of(m, n);
         if (r < 0)
                 return r;
-        r = source_set_add(&m->set, n->source, n->host);
-        if (r < 0)
-                return log_error_errno(r, "Failed to add server %s to the NTS sources: %m", n->string);
+        return several_add_source(m, n, n->source);
+}
 
-        if (source_keep_trying(n->source) < 0) {
-                snprintf(m->set_last_failure, sizeof m->set_last_failure, "%s: %s", n->string,
-                         source_last_error(n->source));
-                source_set_failed(&m->set, n->source);
+/* The set follows the sources of n's pool: those it retired leave, new ones join and start. */
+static void several_follow_pool(Manager *m, ServerName *n) {
+        for (size_t i = m->set.n_entries; i-- > 0;) {
+                Source *s = m->set.entries[i].source;
+
+                if (!pool_source_retired(n->pool, s))
+                        continue;
+                source_set_remove(&m->set, s);
+                if (m->selected == s)
+                        several_select(m, NULL, NULL);
         }
+        for (size_t i = 0; i < pool_n_sources(n->pool); i++) {
+                Source *s = pool_source(n->pool, i);
+
+                if (!source_set_find(&m->set, s))
+                        (void) several_add_source(m, n, s);
+        }
+        manager_bus_sources_changed(m);
+}
+
+static int several_add_pool(Manager *m, ServerName *n, size_t quota) {
+        int r;
+
+        r = manager_pool_of(m, n);
+        if (r < 0)
+                return r;
+        pool_start(n->pool, quota);
+        several_follow_pool(m, n);
         return 0;
 }
 
 void manager_several_start(Manager *m) {
-        size_t n = 0;
+        ServerName *used[NTP_SELECT_MAX];
+        size_t quota[NTP_SELECT_MAX], n_used = 0, left, n = 0, n_pools = 0, n_sources = 0;
+        bool more = true;
 
         manager_several_stop(m);
         m->several = true;
         m->set = (SourceSet) { .selected = SIZE_MAX, .preferred = SIZE_MAX };
         m->set_status[0] = m->set_notified[0] = m->set_last_failure[0] = '\0';
 
+        /* The first NTSMaxSources= usable entries get a source each, in order, so that a server
+         * listed beside a pool is always used; what is left goes to the pools among them, one
+         * more each in turn. */
         LIST_FOREACH(names, i, several_list(m)) {
-                if (n >= m->config.nts_max_sources)
+                if (n_used >= m->config.nts_max_sources)
                         break;
-                if (several_name_usable(i) && several_add(m, i) >= 0)
-                        n++;
+                if (several_name_usable(i)) {
+                        used[n_used] = i;
+                        quota[n_used++] = 1;
+                }
+        }
+        left = m->config.nts_max_sources - n_used;
+        while (more && left > 0) {
+                more = false;
+                for (size_t k = 0; k < n_used && left > 0; k++)
+                        if (used[k]->kind != SERVER_NAME_ONE && quota[k] < NTS_CLIENT_POOL_MAX) {
+                                quota[k]++;
+                                left--;
+                                more = true;
+                        }
         }
 
-        if (n == 0) {
+        for (size_t k = 0; k < n_used; k++)
+                if (used[k]->kind == SERVER_NAME_ONE) {
+                        if (several_add(m, used[k]) >= 0)
+                                n++;
+                } else if (several_add_pool(m, used[k], quota[k]) >= 0) {
+                        n_pools++;
+                        n_sources += quota[k];
+                }
+
+        if (n == 0 && n_pools == 0) {
                 log_warning("Every NTS server refuses service (kiss code DENY or RSTR).");
                 manager_notify_status(m, "Every NTS server refuses service.");
                 manager_enter(m, MANAGER_IDLE, "every NTS server refuses service");
                 return;
         }
 
-        log_info("Using %zu NTS servers together: the clock follows only what a majority of those that answer "
-                 "agree on%s.", n, m->config.nts_min_agreeing > 1 ? ", and at least NTSMinAgreeingSources= of them" : "");
+        if (n_pools == 0)
+                log_info("Using %zu NTS servers together: the clock follows only what a majority of those that "
+                         "answer agree on%s.", n,
+                         m->config.nts_min_agreeing > 1 ? ", and at least NTSMinAgreeingSources= of them" : "");
+        else
+                log_info("Using up to %zu NTS sources together, %zu of them from %zu %s: the clock follows only what "
+                         "a majority of those that answer agree on%s.", n + n_sources, n_sources, n_pools,
+                         n_pools == 1 ? "pool" : "pools",
+                         m->config.nts_min_agreeing > 1 ? ", and at least NTSMinAgreeingSources= of them" : "");
         manager_enter(m, MANAGER_POLLING, NULL);
         several_judge(m);
 }
@@ -266,6 +357,10 @@ void manager_several_stop(Manager *m) {
 
         for (size_t i = 0; i < m->set.n_entries; i++)
                 source_stop(m->set.entries[i].source);
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                LIST_FOREACH(names, n, m->servers[t])
+                        if (n->pool)
+                                pool_stop(n->pool);
         source_set_done(&m->set);
         m->several = false;
         m->selected = NULL;
@@ -284,7 +379,9 @@ static void several_replace(Manager *m, Source *s) {
                 several_select(m, NULL, NULL);
 
         LIST_FOREACH(names, n, several_list(m)) {
-                if (!several_name_usable(n) || (n->source && source_set_find(&m->set, n->source)))
+                /* A pool that is not in use has no quota to fill a place with. */
+                if (n->kind != SERVER_NAME_ONE || !several_name_usable(n) ||
+                    (n->source && source_set_find(&m->set, n->source)))
                         continue;
                 log_info("NTS server %s takes the place of %s.", n->string, source_name(s));
                 (void) several_add(m, n);
@@ -294,6 +391,7 @@ static void several_replace(Manager *m, Source *s) {
 
 static void several_failed(Manager *m, Source *s) {
         SourceSetEntry *e = source_set_find(&m->set, s);
+        ServerName *n;
 
         snprintf(m->set_last_failure, sizeof m->set_last_failure, "%s: %s", source_name(s), source_last_error(s));
         /* Once per change: a source that keeps failing says so in its own lines. */
@@ -302,7 +400,9 @@ static void several_failed(Manager *m, Source *s) {
                            source_state(s) == SOURCE_FAILED ? "it is not used any more" :
                            "it is tried again, and the others carry on");
         source_set_failed(&m->set, s);
-        if (source_state(s) == SOURCE_FAILED)
+        /* A pool's source is replaced by its pool (pool_source_event()). */
+        n = manager_server_of(m, s);
+        if (source_state(s) == SOURCE_FAILED && !(n && n->pool))
                 several_replace(m, s);
 }
 
@@ -329,6 +429,21 @@ static void several_sample(Manager *m, Source *s) {
         }
 }
 
+/* A source of a pool: the pool may replace it (an SRV target that keeps failing). */
+static void several_pool_event(Manager *m, Source *s, SourceEvent e) {
+        ServerName *n = manager_server_of(m, s);
+
+        if (n && n->pool && pool_source_event(n->pool, s, e))
+                several_follow_pool(m, n);
+}
+
+void manager_several_on_pool_event(Manager *m, ServerName *n, PoolEvent e) {
+        if (!m->several)
+                return;
+        several_follow_pool(m, n);
+        several_judge(m);
+}
+
 void manager_several_on_event(Manager *m, Source *s, SourceEvent e) {
         /* A source that is not in the set (it ran before, its key exchange ran on): only its NTS
          * counters and state. */
@@ -345,6 +460,7 @@ void manager_several_on_event(Manager *m, Source *s, SourceEvent e) {
                 manager_bus_sources_changed(m);
                 return;
         case SOURCE_EVENT_SAMPLE:
+                several_pool_event(m, s, e);
                 several_sample(m, s);
                 several_judge(m);
                 /* One signal per sample of the selected source, as with one server. */
@@ -354,6 +470,7 @@ void manager_several_on_event(Manager *m, Source *s, SourceEvent e) {
                 return;
         case SOURCE_EVENT_FAILED:
                 several_failed(m, s);
+                several_pool_event(m, s, e);
                 break;
         default:
                 manager_nts_changed(m, s, e);
@@ -378,11 +495,20 @@ void manager_several_poll_limits_changed(Manager *m) {
 }
 
 bool manager_several_stalled(Manager *m) {
+        bool pools = false;
+
         for (size_t i = 0; i < m->set.n_entries; i++) {
                 Source *s = m->set.entries[i].source;
 
                 if (source_state(s) == SOURCE_IDLE || source_stalled(s))
                         return true;
         }
-        return m->set.n_entries == 0;
+        /* An SRV pool without sources waits for its lookup or its timer. */
+        LIST_FOREACH(names, n, several_list(m))
+                if (n->pool) {
+                        if (pool_stalled(n->pool))
+                                return true;
+                        pools = true;
+                }
+        return m->set.n_entries == 0 && !pools;
 }

@@ -10,6 +10,8 @@
 
 #include <stdbool.h>
 
+#include "timesyncd-pool.h"
+#include "timesyncd-server.h"
 #include "timesyncd-source.h"
 
 typedef struct Manager Manager;
@@ -22,6 +24,8 @@ bool manager_several_wanted(Manager *m);
 void manager_several_start(Manager *m);
 /* Stops every source of the set; nothing is selected. No-op when no set runs. */
 void manager_several_stop(Manager *m);
+/* What a pool of the list in use reports (timesyncd-pool.h). */
+void manager_several_on_pool_event(Manager *m, ServerName *n, PoolEvent e);
 /* What a source of the set (or one that ran before) reports. */
 void manager_several_on_event(Manager *m, Source *s, SourceEvent e);
 /* Someone else set the clock: every sample is void, every source polls at once. */

@@ -129,13 +129,19 @@ static void source_enter(Source *s, SourceState state, usec_t delay) {
         if (r >= 0)
                 r = sd_event_source_set_enabled(s->event_timer, SD_EVENT_ONESHOT);
         if (r < 0)
-                log_error_errno(r, "Failed to arm the timer of %s (%s): %m", s->name, source_state_to_string(state));
+                log_error_errno(r, "Failed to arm the timer of %s (%s): %m", source_name(s), source_state_to_string(state));
 }
 
 /* Gave up on the server for now. The source backs off (the owner may rather stop it and move
  * on): until the NTS client may try again, or ConnectionRetrySec=. */
 static void source_fail(Source *s, const char *reason) {
-        usec_t retry = nts_client_retry_after(s->nts), t = now(CLOCK_BOOTTIME);
+        usec_t retry, t = now(CLOCK_BOOTTIME);
+
+        /* A pool's member that keeps failing is turned down: the next start asks the pool for
+         * another one. */
+        if (s->nts)
+                (void) nts_client_pool_member_failed(s->nts, /* refused= */ false);
+        retry = nts_client_retry_after(s->nts);
 
         snprintf(s->last_error, sizeof s->last_error, "%s", reason);
         s->n_failures++;
@@ -288,8 +294,19 @@ static void source_send_request(Source *s) {
         source_enter(s, SOURCE_REPLY_WAIT, SOURCE_REPLY_TIMEOUT_USEC);
 }
 
+static void source_continue_nts(Source *s);
+static void source_forget_addresses(Source *s);
+
 /* A new address: its samples start from scratch, and so does the poll interval. */
 static void source_begin(Source *s, size_t address) {
+        /* A pool's member must be a server that no other source of the pool polls: else the
+         * client turned it down and asks the pool again. */
+        if (s->nts && nts_client_pool_claim_address(s->nts, &s->addresses[address]) < 0) {
+                source_forget_addresses(s);
+                source_continue_nts(s);
+                return;
+        }
+
         source_disconnect(s);
         s->address = address;
         s->talking = false;
@@ -344,7 +361,7 @@ static void source_on_resolved(ResolveQuery *q, int error, const struct addrinfo
         s->resolve = resolve_query_free(s->resolve);
 
         if (error < 0) {
-                log_info("Failed to resolve %s: %s", s->name, resolve_error_string(error));
+                log_info("Failed to resolve %s: %s", source_name(s), resolve_error_string(error));
                 snprintf(reason, sizeof reason, "cannot resolve: %s", resolve_error_string(error));
                 source_fail(s, reason);
                 return;
@@ -358,7 +375,7 @@ static void source_on_resolved(ResolveQuery *q, int error, const struct addrinfo
                 }
 
         if (s->n_addresses == 0) {
-                log_info("Server %s resolved to no usable address.", s->name);
+                log_info("Server %s resolved to no usable address.", source_name(s));
                 source_fail(s, "no usable address");
                 return;
         }
@@ -443,9 +460,9 @@ static void source_refuse(Source *s, RefusalCause cause, const char *reason) {
         (void) source_address_string(s, addr);
         if (cause >= REFUSAL_NTS_TRUNCATED)
                 log_full(first ? LOG_WARNING : LOG_DEBUG, "Ignoring reply from %s (%s) that fails NTS verification: %s.",
-                         addr, s->name, reason);
+                         addr, source_name(s), reason);
         else
-                log_full(first ? LOG_NOTICE : LOG_DEBUG, "Ignoring reply from %s (%s): %s.", addr, s->name, reason);
+                log_full(first ? LOG_NOTICE : LOG_DEBUG, "Ignoring reply from %s (%s): %s.", addr, source_name(s), reason);
 }
 
 /* A datagram received on the socket: its length, whether it came cut (larger than the buffer),
@@ -578,9 +595,17 @@ static void source_handle_kiss(Source *s, const NTPHeader *h) {
                 s->poll_level = MAX(s->poll_level, s->poll_level_min);
                 source_update_poll_interval(s);
                 log_notice("Server %s asks us to slow down (kiss code RATE), polling every %s.",
-                           s->name, FORMAT_TIMESPAN(s->poll_interval_usec, USEC_PER_SEC));
+                           source_name(s), FORMAT_TIMESPAN(s->poll_interval_usec, USEC_PER_SEC));
+        } else if ((ntp_header_is_kiss(h, KISS_DENY) || ntp_header_is_kiss(h, KISS_RSTR)) && s->nts &&
+                   nts_client_pool_member_failed(s->nts, /* refused= */ true)) {
+                /* One member of many: the pool is asked for another (logged by the client). */
+                char reason[64];
+
+                snprintf(reason, sizeof reason, "a pool member refused service (kiss code %s)", code);
+                source_fail(s, reason);
+                return;
         } else if (ntp_header_is_kiss(h, KISS_DENY) || ntp_header_is_kiss(h, KISS_RSTR)) {
-                log_warning("Server %s refuses service (kiss code %s), not using it any more.", s->name, code);
+                log_warning("Server %s refuses service (kiss code %s), not using it any more.", source_name(s), code);
                 snprintf(s->last_error, sizeof s->last_error, "refuses service (kiss code %s)", code);
                 s->n_failures++;
                 /* Its other addresses too: it is the same operator. */
@@ -751,10 +776,10 @@ static void source_on_reply_timeout(Source *s) {
 
         (void) source_address_string(s, buf);
         if (s->request_refused == 0)
-                log_info("Timed out waiting for reply from %s (%s).", buf, s->name);
+                log_info("Timed out waiting for reply from %s (%s).", buf, source_name(s));
         else {
                 /* Not a silent server: say what came instead of a reply we could use. */
-                log_info("Timed out waiting for reply from %s (%s): %u %s refused, the last one: %s.", buf, s->name,
+                log_info("Timed out waiting for reply from %s (%s): %u %s refused, the last one: %s.", buf, source_name(s),
                          s->request_refused, s->request_refused == 1 ? "reply was" : "replies were", last->reason);
                 source_emit(s, SOURCE_EVENT_REFUSED);
         }
@@ -835,6 +860,18 @@ Source *source_free(Source *s) {
         free(s->name);
         free(s->host);
         return mfree(s);
+}
+
+int source_set_pool(Source *s, const char *state_name, NTSClientPool *ke_pool) {
+        int r;
+
+        assert(s);
+        assert(s->nts);
+
+        r = nts_client_set_state_name(s->nts, state_name);
+        if (r < 0 || !ke_pool)
+                return r;
+        return nts_client_join_pool(s->nts, ke_pool);
 }
 
 int source_start(Source *s) {
@@ -940,7 +977,8 @@ SourceState source_state(const Source *s) {
 }
 
 const char *source_name(const Source *s) {
-        return s->name;
+        /* A key-exchange pool's source is its member once it has one. */
+        return nts_client_pool_member(s->nts) ?: s->name;
 }
 
 const SocketAddress *source_address(const Source *s) {

@@ -31,6 +31,7 @@
 typedef struct ClockBackend ClockBackend;
 typedef struct NTSClient NTSClient;
 typedef struct NTSClientSettings NTSClientSettings;
+typedef struct NTSClientPool NTSClientPool;
 typedef struct Source Source;
 
 /* Seconds to wait for one reply before trying the next address (stock: 10 s). */
@@ -114,6 +115,10 @@ int source_new(const SourceSettings *settings, const char *name, const char *hos
 Source *source_free(Source *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Source *, source_free);
 
+/* For the sources of a pool entry, before the first start (NTS sources only): the name of the
+ * NTS client's state file (nts_client_set_state_name()) and, for a key-exchange pool, the pool
+ * its key exchanges share (nts_client_join_pool(); NULL: none). */
+int source_set_pool(Source *s, const char *state_name, NTSClientPool *ke_pool);
 /* From IDLE or BACKING_OFF: resolves the NTP server and polls it, after a key exchange if
  * needed. -EAGAIN when the NTS client backs off (the state stays); another negative errno
  * when resolving cannot start (the state stays). Reports nothing from inside. */
@@ -145,6 +150,7 @@ SourceState source_state(const Source *s);
 /* Its state waits for a timer or a query that is not there: a bug, or sd-event failing. The
  * owner's safety net (which should never find one) starts over then. */
 bool source_stalled(const Source *s);
+/* As configured; a key-exchange pool's source: its member once it has one. */
 const char *source_name(const Source *s);
 /* The address polled now, NULL when none. */
 const SocketAddress *source_address(const Source *s);

@@ -126,6 +126,57 @@ static void test_validation_needs_no_output(void) {
         ASSERT_OK(server_name_parse("[::1]:4460", NULL, NULL));
 }
 
+static void assert_nts(const char *s, ServerNameKind kind, const char *host, uint16_t port) {
+        _cleanup_free_ char *h = NULL;
+        ServerNameKind k = _SERVER_NAME_KIND_MAX;
+        uint16_t p = 4711;
+
+        if (server_name_parse_nts(s, &k, &h, &p) < 0) {
+                fprintf(stderr, "server_name_parse_nts(\"%s\") failed\n", s);
+                abort();
+        }
+        ASSERT_EQ(k, kind);
+        ASSERT_STREQ(h, host);
+        ASSERT_EQ(p, port);
+}
+
+static void test_nts_lists_take_pool_and_srv_prefixes(void) {
+        assert_nts("pool:nts.pool.example", SERVER_NAME_KE_POOL, "nts.pool.example", 0);
+        assert_nts("pool:nts.pool.example:4461", SERVER_NAME_KE_POOL, "nts.pool.example", 4461);
+        assert_nts("pool:[::1]:4460", SERVER_NAME_KE_POOL, "::1", 4460);
+        assert_nts("pool:127.0.0.1", SERVER_NAME_KE_POOL, "127.0.0.1", 0);
+        assert_nts("srv:example.org", SERVER_NAME_SRV, "example.org", 0);
+        assert_nts("srv:example.org.", SERVER_NAME_SRV, "example.org.", 0);
+        assert_nts("ntp.example.com:4460", SERVER_NAME_ONE, "ntp.example.com", 4460);
+        assert_nts("[::1]", SERVER_NAME_ONE, "::1", 0);
+}
+
+static void test_pool_and_srv_with_a_port_keep_their_old_meaning(void) {
+        /* A host named "pool" or "srv" at a port, as before the prefixes existed. */
+        assert_nts("pool:4460", SERVER_NAME_ONE, "pool", 4460);
+        assert_nts("srv:123", SERVER_NAME_ONE, "srv", 123);
+        assert_server("pool:4460", "pool", 4460);
+}
+
+static void test_malformed_pools_are_rejected(void) {
+        static const char *const bad[] = {
+                "pool:", "srv:", "srv:example.org:4460", "srv:127.0.0.1", "srv:[::1]", "srv:::1",
+                "pool:host:0", "pool:pool:x", "srv:srv:x", "pool:-bad", "srv:a..b", "pool:[::1",
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+                char *h = NULL;
+                if (server_name_parse_nts(bad[i], NULL, &h, NULL) != -EINVAL || h) {
+                        fprintf(stderr, "server_name_parse_nts(\"%s\") was accepted\n", bad[i]);
+                        abort();
+                }
+        }
+        /* Plain NTP lists know no pools. */
+        ASSERT_FALSE(server_name_is_valid("pool:nts.pool.example"));
+        ASSERT_FALSE(server_name_is_valid("srv:example.org"));
+        ASSERT_TRUE(server_name_is_valid_nts("srv:example.org"));
+}
+
 TEST_MAIN(TEST_CASE(test_host_names_without_port_get_port_zero),
           TEST_CASE(test_host_and_port_are_split),
           TEST_CASE(test_ipv4_literals_with_and_without_port),
@@ -133,4 +184,7 @@ TEST_MAIN(TEST_CASE(test_host_names_without_port_get_port_zero),
           TEST_CASE(test_ports_outside_1_to_65535_are_rejected),
           TEST_CASE(test_malformed_host_names_are_rejected),
           TEST_CASE(test_malformed_addresses_are_rejected),
-          TEST_CASE(test_validation_needs_no_output));
+          TEST_CASE(test_validation_needs_no_output),
+          TEST_CASE(test_nts_lists_take_pool_and_srv_prefixes),
+          TEST_CASE(test_pool_and_srv_with_a_port_keep_their_old_meaning),
+          TEST_CASE(test_malformed_pools_are_rejected));

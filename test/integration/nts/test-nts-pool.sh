@@ -1,0 +1,242 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Key-exchange pools in the daemon (NTS=pool:NAME, issue 17): the mock NTS server as a pool
+# (test/lib/mock.sh, mock-pool.h) whose members are mock servers on 127.0.0.2, .3, ... sharing its
+# cookie key. One pool name gives NTSMaxSources= distinct members: the key exchanges run one at a
+# time and deny the members in use; a pool that ignores the deny records still gives distinct
+# sources (repeats are turned down by name), two names for one server are turned down by
+# address; a member that stops answering is replaced by a new key exchange that denies it; a
+# member that lies about the time (--time-offset) is outvoted by the others; a restart resumes
+# every member from its own state file without a key exchange; a pool with fewer members than
+# wanted, and a server that is no pool, give what they have and say why the rest do not come.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR/../../lib source=mock.sh
+. "$(dirname "$0")/../../lib/mock.sh"
+# shellcheck source-path=SCRIPTDIR/../../lib source=timesyncd.sh
+. "$(dirname "$0")/../../lib/timesyncd.sh"
+daemon_test_init --certs --bus
+start_notify_listener
+
+declare -A POOL_MEMBER_ARGS=()
+CONF_EXTRA=()
+
+# pool N [ARG...]: the pool "p" of N members with ARGs, and NTS=pool:localhost:ITS_PORT.
+pool() {
+        local n=$1
+        shift
+        start_mock_pool p "$n" "$@"
+        POOL="pool:localhost:$MOCK_KE_PORT"
+        POOL_PID=$MOCK_PID
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "$POOL" "ConnectionRetrySec=1" ${CONF_EXTRA[@]+"${CONF_EXTRA[@]}"}
+}
+
+client() {
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
+}
+
+stop_all() {
+        local pid
+        stop_timesyncd
+        stop_daemon "$POOL_PID"
+        for pid in "${POOL_MEMBER_PIDS[@]}"; do
+                stop_daemon "$pid"
+        done
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar "$TEST_TMPDIR"/mock-p*.count
+        POOL_MEMBER_ARGS=()
+        CONF_EXTRA=()
+}
+
+# The members in use, as Sources names them (their addresses), sorted, one line.
+members() {
+        sources_json | /usr/bin/python3 -c 'import json, sys
+print(" ".join(sorted(s["Name"] for s in json.load(sys.stdin) if s["Pool"] == sys.argv[1])))' "$POOL"
+}
+
+_members_are() { [ "$(members)" = "$1" ]; }
+
+# wait_members "A B C" [SECS]: Sources lists exactly these members of the pool.
+wait_members() {
+        wait_for "${2:-30}" _members_are "$1" || fail "the pool's sources are '$(members)', not '$1'"
+}
+
+_addresses_distinct() {
+        sources_json | /usr/bin/python3 -c 'import json, sys
+a = [s["Address"].rsplit(":", 1)[0] for s in json.load(sys.stdin) if s["Pool"] == sys.argv[1]]
+sys.exit(not (len(a) == int(sys.argv[2]) and "" not in a and len(set(a)) == len(a)))' "$POOL" "$1"
+}
+
+test_one_pool_name_gives_four_distinct_members() {
+        pool 5
+        client
+        wait_log "Initial clock synchronization to 127\.0\.0\.[2-6] (offset .*, NTS authenticated, [34] of 4 NTS sources agree" 30
+        log_has "Using up to 4 NTS sources together, 4 of them from 1 pool" || fail "no line on the sources used"
+        wait_members "127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5"
+        _addresses_distinct 4 || fail "the pool's sources do not poll four distinct addresses: $(sources_json)"
+        wait_log "4 of 4 NTS sources agree\." 20
+        # The key exchanges ran one after the other, each denying the members before it: one per
+        # member, no repeat, nothing given against a deny record.
+        [ "$(mock_count p ke_sessions)" = 4 ] || fail "$(mock_count p ke_sessions) key exchanges with the pool, not 4"
+        [ "$(mock_count p pool_denied_given)" = 0 ] || fail "the pool handed out a denied member"
+        log_has "NTS key exchange with $POOL denies pool member 127\.0\.0\.2\." || fail "no deny record for 127.0.0.2"
+        [ "$(log_count "NTS key exchange with $POOL denies pool member")" = 6 ] ||
+                fail "$(log_count "NTS key exchange with $POOL denies pool member") deny records, not 0+1+2+3"
+        [ "$(source_field 127.0.0.3 KeyExchangeServer)" = "localhost:$MOCK_KE_PORT" ] ||
+                fail "the member's key exchange server is not the pool"
+        # Every member answers with the pool's cookies.
+        local i
+        for i in 2 3 4 5; do
+                [ "$(mock_count "p-member-$i" ntp_requests)" -gt 0 ] || fail "member 127.0.0.$i was never asked"
+        done
+        [ "$(mock_count p-member-6 ntp_requests)" = 0 ] || fail "the fifth member was used as well"
+        # Stock's view: a pool member with the pool's name.
+        [ "$(timesync_property ServerName)" = "$POOL" ] || fail "ServerName is '$(timesync_property ServerName)'"
+        stop_all
+}
+
+test_pool_ignoring_deny_still_gives_distinct_sources() {
+        # Member 0 three times in a row, then 1 twice: a pool that picks at random, or one that
+        # does not know the deny record.
+        pool 4 --pool-ignore-deny --pool-sequence=0,0,0,1,1,2,3
+        client
+        wait_members "127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5" 40
+        _addresses_distinct 4 || fail "the pool's sources do not poll four distinct addresses: $(sources_json)"
+        [ "$(mock_count p pool_denied_given)" -ge 3 ] ||
+                fail "the pool handed out $(mock_count p pool_denied_given) denied members, the deny records did not reach it"
+        wait_log "Pool $POOL named 127\.0\.0\.2, a member in use or denied, named again: asking it again\."
+        wait_log "4 of 4 NTS sources agree\." 20
+        stop_all
+}
+
+# Two names for one server: 127.0.0.2 and alias.test (127.0.0.2 in a private /etc/hosts).
+test_second_name_for_a_member_in_use_is_turned_down_by_address() {
+        local hosts=$TEST_TMPDIR/hosts
+        { cat /etc/hosts; echo "127.0.0.2 alias.test"; } >"$hosts"
+        start_pool_members p 2
+        start_mock_server p --keys-file="$TEST_TMPDIR/mock-p.keys" --pool-member="${POOL_MEMBERS[0]}" \
+                --pool-member="alias.test:${POOL_MEMBERS[0]#*:}" --pool-member="${POOL_MEMBERS[1]}"
+        POOL="pool:localhost:$MOCK_KE_PORT"
+        POOL_PID=$MOCK_PID
+        CONF_EXTRA=(NTSMaxSources=3)
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "$POOL" "ConnectionRetrySec=1" "${CONF_EXTRA[@]}"
+        # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+        TIMESYNCD_WRAPPER=(unshare --mount --propagation private
+                bash -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts")
+        client
+        unset TIMESYNCD_WRAPPER
+        wait_log "Pool member alias\.test of $POOL is a new name for an NTP address in use: turning it down\." 30
+        # The third source finds nothing new (the pool has no third server), and keeps the pool's
+        # name.
+        wait_members "127.0.0.2 127.0.0.3 $POOL" 30
+        wait_log "the pool named only members in use or turned down" 30
+        wait_log "2 of 2 NTS sources agree\." 20
+        stop_all
+}
+
+test_member_that_stops_answering_is_replaced_by_a_new_key_exchange() {
+        local before
+        pool 5
+        client
+        wait_members "127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5"
+        wait_log "4 of 4 NTS sources agree\." 20
+        before=$(mock_count p ke_sessions)
+        stop_daemon "${POOL_MEMBER_PIDS[1]}"
+        wait_log "Pool member 127\.0\.0\.3 of $POOL did not answer 2 times in a row: turning it down" 40
+        wait_members "127.0.0.2 127.0.0.4 127.0.0.5 127.0.0.6" 20
+        log_has "NTS key exchange with $POOL denies pool member 127\.0\.0\.3\." || fail "the dead member was not denied"
+        [ "$(mock_count p ke_sessions)" = $((before + 1)) ] ||
+                fail "$(( $(mock_count p ke_sessions) - before )) key exchanges to replace one member"
+        wait_log_count "4 of 4 NTS sources agree\." 2 20
+        stop_all
+}
+
+test_member_lying_about_the_time_is_outvoted() {
+        local offset
+        POOL_MEMBER_ARGS[2]=--time-offset=3600
+        pool 4
+        client
+        wait_log "Initial clock synchronization to 127\.0\.0\.[345] (offset .*, NTS authenticated, 3 of 4 NTS sources agree" 30
+        offset=$(sed -n 's/.*Initial clock synchronization to .* (offset \([-+][0-9.]*\) s.*/\1/p' "$TIMESYNCD_LOG")
+        # The truth, not the liar's hour (a loaded machine's first samples may be tens of ms off).
+        awk -v o="$offset" 'BEGIN { exit !(o < 0.5 && o > -0.5) }' || fail "initial offset $offset s is not the truth"
+        wait_log "NTS source 127\.0\.0\.2 is a falseticker: its offset +3\(599\|600\)\.[0-9]* s"
+        wait_source_field 127.0.0.2 Verdict falseticker
+        log_has "Selected server 127\.0\.0\.2 " && fail "the liar was selected"
+        log_has "would step the clock" && fail "the daemon would have stepped the clock"
+        [ "$(mock_count p-member-2 ntp_requests)" -gt 0 ] || fail "the liar was not asked"
+        stop_all
+}
+
+test_restart_resumes_every_member_without_a_key_exchange() {
+        local i
+        pool 5
+        client
+        wait_members "127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5"
+        stop_timesyncd
+        # One file per source of the pool, each with its pair (pool, member).
+        for i in 1 2 3 4; do
+                [ -f "$TEST_TMPDIR/state/nts-pool_localhost_${MOCK_KE_PORT}%23$i.jar" ] ||
+                        fail "no state file for source $i of the pool: $(ls "$TEST_TMPDIR/state")"
+        done
+        grep -q "^ntp-server=127\.0\.0\.2$" "$TEST_TMPDIR/state/nts-pool_localhost_${MOCK_KE_PORT}%231.jar" ||
+                fail "the first source's state file is not for member 127.0.0.2"
+        grep -q "^server=pool:localhost:$MOCK_KE_PORT#1$" "$TEST_TMPDIR/state/nts-pool_localhost_${MOCK_KE_PORT}%231.jar" ||
+                fail "the first source's state file does not name its pool and place"
+        client
+        wait_log_count "Resuming NTS with $POOL: [0-9]* cookies from .*nts-pool_localhost_${MOCK_KE_PORT}%23[1-4]\.jar" 4 20
+        wait_members "127.0.0.2 127.0.0.3 127.0.0.4 127.0.0.5"
+        wait_log "4 of 4 NTS sources agree\." 20
+        [ "$(mock_count p ke_sessions)" = 4 ] || fail "the restart ran $(( $(mock_count p ke_sessions) - 4 )) key exchanges"
+        log_has "Starting NTS key exchange" && fail "a key exchange after the restart"
+        stop_all
+}
+
+test_pool_with_fewer_members_than_wanted_gives_what_it_has() {
+        pool 2
+        client
+        wait_members "127.0.0.2 127.0.0.3 $POOL $POOL"
+        wait_log "NTS key exchange with $POOL failed: the pool named only members in use or turned down (the last one: 127\.0\.0\.[23], a member in use or denied, named again)" 30
+        wait_log "2 of 2 NTS sources agree\." 20
+        log_has "Initial clock synchronization to 127\.0\.0\.[23] " || fail "the two members did not synchronize"
+        stop_all
+}
+
+# The two sources without a member keep asking the pool (ConnectionRetrySec=1): the cap of 16 key
+# exchanges per name and hour is the pool name's, shared by all its sources, not 16 for each.
+test_key_exchange_cap_is_shared_by_the_sources_of_one_pool() {
+        pool 2
+        client
+        wait_log "Postponing the NTS key exchange with $POOL: 16 within 1h already" 60
+        sleep 5
+        [ "$(mock_count p ke_sessions)" -le 16 ] ||
+                fail "$(mock_count p ke_sessions) key exchanges with one pool name within the hour, not at most 16"
+        [ "$(log_count "Postponing the NTS key exchange with $POOL:")" -ge 1 ] || fail "no postponement logged"
+        stop_all
+}
+
+test_server_without_server_record_is_one_source() {
+        local ke ntp
+        ntp=$(free_port)
+        start_mock_server plain --ntp-listen-port="$ntp" --ntp-port="$ntp"
+        ke=$MOCK_KE_PORT
+        POOL="pool:localhost:$ke"
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "$POOL" "ConnectionRetrySec=1"
+        client
+        wait_log "it is one server, not a pool" 30
+        wait_log "Initial clock synchronization to 127\.0\.0\.1 (offset .*, NTS authenticated, 1 of 1 NTS sources agree" 30
+        # One source has the server; the others, with no member, carry the pool's name.
+        [ "$(members)" = "127.0.0.1 $POOL $POOL $POOL" ] || fail "the pool's sources are '$(members)'"
+        stop_timesyncd
+        stop_daemon "$MOCK_PID"
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar
+}
+
+run_case test_one_pool_name_gives_four_distinct_members
+run_case test_pool_ignoring_deny_still_gives_distinct_sources
+run_case test_second_name_for_a_member_in_use_is_turned_down_by_address
+run_case test_member_that_stops_answering_is_replaced_by_a_new_key_exchange
+run_case test_member_lying_about_the_time_is_outvoted
+run_case test_restart_resumes_every_member_without_a_key_exchange
+run_case test_pool_with_fewer_members_than_wanted_gives_what_it_has
+run_case test_key_exchange_cap_is_shared_by_the_sources_of_one_pool
+run_case test_server_without_server_record_is_one_source

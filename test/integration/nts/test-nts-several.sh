@@ -34,10 +34,11 @@ settings() {
         write_nts_conf "$TEST_TMPDIR/ts.conf" "${NAMES[*]}" "ConnectionRetrySec=1" "$@"
 }
 
+# client [POLL]: the daemon afresh (no cookie jars), polling every POLL (default 1s).
 client() {
         rm -f "$TEST_TMPDIR"/state/nts-*.jar
         : >"$TIMESYNCD_LOG"
-        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
+        start_timesyncd "$TEST_TMPDIR/ts.conf" "--test-poll-interval=${1:-1s}"
 }
 
 stop_all() {
@@ -216,9 +217,62 @@ test_nts_min_agreeing_sources_above_the_majority_leaves_the_clock_alone() {
         stop_all
 }
 
+# Each source has a cookie jar of its own: a clean stop saves every one, and the next start
+# resumes every source from its jar without a key exchange.
+test_every_source_keeps_its_own_cookie_jar() {
+        local name jar cookies
+        servers a:0 b:0 c:0
+        client
+        wait_log "3 of 3 NTS sources agree\." 30
+        stop_timesyncd
+        for name in a b c; do
+                jar=$(nts_jar_file "localhost:${KE[$name]}")
+                cookies=$(grep -c '^cookie=' "$jar" 2>/dev/null || true)
+                [ "${cookies:-0}" -ge 7 ] || fail "${cookies:-no} cookies of localhost:${KE[$name]} saved in $jar"
+        done
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
+        wait_log "3 of 3 NTS sources agree\." 30
+        for name in a b c; do
+                log_has "Resuming NTS with localhost:${KE[$name]}: " || fail "localhost:${KE[$name]} did not resume from its jar"
+        done
+        log_has "Starting NTS key exchange" && fail "a key exchange ran although every source had its cookies"
+        stop_all
+}
+
+# The Sources property changes with nearly every sample; its PropertiesChanged signal goes out
+# at most once per poll round (PollIntervalMinSec=, here the test's 250 ms): three sources that
+# answer every 250 ms give about one signal per three replies (asserted: at most one per two,
+# plus a few for the start), not one per reply. What a client reads after the last signal is
+# the state announced: the liar a falseticker.
+test_sources_is_announced_at_most_once_per_poll_round() {
+        local monitor replies signals
+        servers a:0 b:0 "liar:$HOUR"
+        busctl --system --match "type='signal',path='/org/freedesktop/timesync1',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'" \
+                monitor >"$TEST_TMPDIR/signals.txt" 2>&1 &
+        monitor=$!
+        track_pid "$monitor"
+        sleep 0.5 # subscribed
+        client 250ms
+        wait_log "NTS source localhost:${KE[liar]} is a falseticker" 20
+        wait_log_count "NTP reply from" 40 30
+        sleep 0.5 # the last signal has reached the monitor
+        kill "$monitor" 2>/dev/null || true
+        wait "$monitor" 2>/dev/null || true
+        replies=$(log_count "NTP reply from")
+        signals=$(grep -c 'STRING "Sources"' "$TEST_TMPDIR/signals.txt" || true)
+        echo "result: $replies replies of 3 sources, $signals PropertiesChanged signals for Sources"
+        [ "$signals" -ge 1 ] || fail "no PropertiesChanged for Sources"
+        [ "$signals" -le $((replies / 2 + 4)) ] || fail "$signals signals for Sources for $replies replies of 3 sources"
+        [ "$(source_field "localhost:${KE[liar]}" Verdict)" = falseticker ] || fail "the liar is not a falseticker on the bus"
+        stop_all
+}
+
 run_case test_liar_an_hour_off_listed_first_is_a_falseticker
 run_case test_liar_50ms_off_listed_first_is_a_falseticker
 run_case test_two_servers_an_hour_apart_leave_the_clock_alone
 run_case test_killed_server_leaves_the_others_to_carry_on_and_rejoins
 run_case test_only_the_first_nts_max_sources_servers_are_used
 run_case test_nts_min_agreeing_sources_above_the_majority_leaves_the_clock_alone
+run_case test_every_source_keeps_its_own_cookie_jar
+run_case test_sources_is_announced_at_most_once_per_poll_round

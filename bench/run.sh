@@ -136,11 +136,16 @@ pr() { awk -v c="$1" -F'\t' '$1 == "ratio" && $2 == c { print $3 }' "$W/packet.t
 declare -A NTP KE
 # Four sources each for the clients with several NTS servers (issue 16): ours-nts4-1 ... -4 and
 # chrony-nts4-1 ... -4.
-for s in ke first ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony \
+for s in ke first ours-nts ours-nobus ours-plain chrony-nts strace-ours strace-chrony \
         ours-nts4-{1..4} chrony-nts4-{1..4}; do
         NTP[$s]=$(free_port)
         KE[$s]=$(free_port)
-        start_chrony_nts_server "$W/srv-$s" "$CERTDIR" "${NTP[$s]}" "${KE[$s]}"
+        # chronyd takes no two sources on one address: its four servers listen on 127.0.0.1
+        # to .4, which it reaches by names the test certificate covers (*.nts.test).
+        case $s in
+        chrony-nts4-[234]) CHRONY_BIND4=127.0.0.${s##*-} start_chrony_nts_server "$W/srv-$s" "$CERTDIR" "${NTP[$s]}" "${KE[$s]}" ;;
+        *) start_chrony_nts_server "$W/srv-$s" "$CERTDIR" "${NTP[$s]}" "${KE[$s]}" ;;
+        esac
 done
 # served CLIENT: the NTP packets CLIENT's server counted; a client of four servers, all four.
 served() {
@@ -312,14 +317,20 @@ log "steady state: $POLLS polls of $POLL_SEC s, all clients at once"
 declare -A PID BUSPID
 # Each of our daemons gets a system bus of its own, as on a real machine: on a shared bus only
 # one of them could own org.freedesktop.timesync1.
+# ours-nobus: no system bus at all (an address where nothing listens).
 start_ours() {
-        local name=$1 line=$2 state=${3:-$W/$1/state}
+        local name=$1 line=$2 state=$W/$1/state bus
         mkdir -p "$state" "$W/$name/runtime"
         chmod 0777 "$W/$name" "$state" "$W/$name/runtime"
-        TEST_TMPDIR=$W/$name start_system_bus
-        BUSPID[$name]=$DBUS_PID
+        if [ "$name" = ours-nobus ]; then
+                bus=unix:path=$W/$name/no-bus
+        else
+                TEST_TMPDIR=$W/$name start_system_bus
+                BUSPID[$name]=$DBUS_PID
+                bus=$DBUS_SYSTEM_BUS_ADDRESS
+        fi
         write_conf "$W/$name/ts.conf" "$line" "NTSTrustedCertificates=$CA"
-        start_daemon "$W/$name/daemon.log" env SYSTEMD_LOG_LEVEL=info SYSTEMD_LOG_TARGET=console "$TIMESYNCD" \
+        start_daemon "$W/$name/daemon.log" env DBUS_SYSTEM_BUS_ADDRESS="$bus" SYSTEMD_LOG_LEVEL=info SYSTEMD_LOG_TARGET=console "$TIMESYNCD" \
                 --observe --config="$W/$name/ts.conf" --state-dir="$state" --runtime-dir="$W/$name/runtime" \
                 --test-poll-interval="${POLL_MS}ms"
         PID[$name]=$DAEMON_PID
@@ -327,27 +338,30 @@ start_ours() {
 start_chrony_client() {
         local name=$1 i
         if [ "$name" = chrony-nts4 ]; then
-                # The same four sources: chrony_client_conf's server line, and three more.
+                # The same four sources: chrony_client_conf's server line, and three more on
+                # 127.0.0.2 to .4, named in a private /etc/hosts (a mount namespace of its own).
                 chrony_client_conf "$W/$name" "$name-1" "minpoll $POLL_LOG2 maxpoll $POLL_LOG2" \
-                        "$(for i in 2 3 4; do echo "server localhost port ${NTP[$name-$i]} nts ntsport ${KE[$name-$i]} minpoll $POLL_LOG2 maxpoll $POLL_LOG2"; done)"
+                        "$(for i in 2 3 4; do echo "server n$i.nts.test port ${NTP[$name-$i]} nts ntsport ${KE[$name-$i]} minpoll $POLL_LOG2 maxpoll $POLL_LOG2"; done)"
+                { cat /etc/hosts; for i in 2 3 4; do echo "127.0.0.$i n$i.nts.test"; done; } >"$W/$name/hosts"
+                start_daemon "$W/$name/daemon.log" unshare -m bash -c 'mount --bind "$0" /etc/hosts && exec "$@"' \
+                        "$W/$name/hosts" "$CHRONYD" -x -d -u root -f "$W/$name/client.conf"
         else
                 chrony_client_conf "$W/$name" "$name" "minpoll $POLL_LOG2 maxpoll $POLL_LOG2"
+                start_daemon "$W/$name/daemon.log" "$CHRONYD" -x -d -u root -f "$W/$name/client.conf"
         fi
-        start_daemon "$W/$name/daemon.log" "$CHRONYD" -x -d -u root -f "$W/$name/client.conf"
         PID[$name]=$DAEMON_PID
 }
 start_ours ours-nts "NTS=localhost:${KE[ours-nts]}"
 start_ours ours-plain "NTP=127.0.0.1:${NTP[ours-plain]}"
-# What-if: the same daemon with its state directory on tmpfs, where fsync() costs nothing.
-TMPFS_STATE=$(mktemp -d /dev/shm/tsnts-bench.XXXXXX)
-at_cleanup rm -rf "$TMPFS_STATE"
-start_ours ours-tmpfs "NTS=localhost:${KE[ours-tmpfs]}" "$TMPFS_STATE"
+# What-if: the same daemon without a system bus, so without its PropertiesChanged signal per
+# poll (chronyd has no bus): what that signal costs.
+start_ours ours-nobus "NTS=localhost:${KE[ours-nobus]}"
 start_ours strace-ours "NTS=localhost:${KE[strace-ours]}"
 start_ours ours-nts4 "NTS=localhost:${KE[ours-nts4-1]} localhost:${KE[ours-nts4-2]} localhost:${KE[ours-nts4-3]} localhost:${KE[ours-nts4-4]}"
 start_chrony_client chrony-nts
 start_chrony_client strace-chrony
 start_chrony_client chrony-nts4
-for n in ours-nts ours-tmpfs ours-plain strace-ours ours-nts4; do
+for n in ours-nts ours-nobus ours-plain strace-ours ours-nts4; do
         wait_exec "${PID[$n]}" systemd-timesyncd
         assert_no_sys_time "${PID[$n]}" "$n"
 done
@@ -357,26 +371,32 @@ for n in chrony-nts strace-chrony chrony-nts4; do
 done
 synced() {
         grep -q "Initial clock synchronization" "$W/ours-nts/daemon.log" &&
-                grep -q "Initial clock synchronization" "$W/ours-tmpfs/daemon.log" &&
+                grep -q "Initial clock synchronization" "$W/ours-nobus/daemon.log" &&
                 grep -q "Initial clock synchronization" "$W/ours-plain/daemon.log" &&
                 grep -q "Initial clock synchronization" "$W/strace-ours/daemon.log" &&
-                grep -q "Initial clock synchronization.*4 of 4 NTS sources agree" "$W/ours-nts4/daemon.log" &&
+                grep -q "Initial clock synchronization" "$W/ours-nts4/daemon.log" &&
+                grep -q "4 of 4 NTS sources agree" "$W/ours-nts4/daemon.log" &&
                 [ "$(served chrony-nts)" -ge 1 ] && [ "$(served strace-chrony)" -ge 1 ] &&
                 [ "$(chrony_serverstat "$W/srv-chrony-nts4-4" "NTP packets received")" -ge 1 ]
 }
-wait_for 30 synced || fail "not every client synchronized within 30 s"
+wait_for 30 synced || fail "not every client synchronized within 30 s: $(for n in ours-nts ours-nobus ours-plain strace-ours ours-nts4; do
+        printf '%s %s sync lines; ' "$n" "$(grep -c "Initial clock synchronization\|4 of 4 NTS sources agree" "$W/$n/daemon.log")"; done
+        for n in chrony-nts strace-chrony chrony-nts4-1 chrony-nts4-2 chrony-nts4-3 chrony-nts4-4; do
+        printf '%s served %s; ' "$n" "$(chrony_serverstat "$W/srv-$n" "NTP packets received")"; done)"
 sleep 2
 
 # CPU time in ns of every thread of PID (schedstat: precise, unlike the 10 ms ticks of stat).
 cpu_ns() { cat /proc/"$1"/task/*/schedstat | awk '{ s += $1 } END { printf "%.0f\n", s }'; }
 kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/${3:-status}"; }
 
+# Every system call of the traced instances (-y: with the path of each descriptor, so that writes
+# to files show as such), and strace's count at the end (-C).
 for n in strace-ours strace-chrony; do
-        strace -c -f -p "${PID[$n]}" -o "$W/$n.strace" &
+        strace -C -f -y -p "${PID[$n]}" -o "$W/$n.trace" &
         PID[$n-tracer]=$!
 done
 declare -A CPU0 POLL0
-for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony ours-nts4 chrony-nts4; do
+for n in ours-nts ours-nobus ours-plain chrony-nts strace-ours strace-chrony ours-nts4 chrony-nts4; do
         CPU0[$n]=$(cpu_ns "${PID[$n]}")
         POLL0[$n]=$(served "$n")
 done
@@ -389,7 +409,7 @@ t_start=$EPOCHREALTIME
 sleep "$(awk -v p="$POLLS" -v s="$POLL_SEC" 'BEGIN { print p * s }')"
 t_end=$EPOCHREALTIME
 declare -A CPUPOLL NPOLL RSS HWM PSS ANON LIBS SSL BUSPOLL
-for n in ours-nts ours-tmpfs ours-plain chrony-nts strace-ours strace-chrony ours-nts4 chrony-nts4; do
+for n in ours-nts ours-nobus ours-plain chrony-nts strace-ours strace-chrony ours-nts4 chrony-nts4; do
         NPOLL[$n]=$(( $(served "$n") - POLL0[$n] ))
         CPUPOLL[$n]=$(awk -v a="${CPU0[$n]}" -v b="$(cpu_ns "${PID[$n]}")" -v p="${NPOLL[$n]}" \
                 'BEGIN { if (p > 0) printf "%.1f\n", (b - a) / p / 1000; else print "n/a" }')
@@ -398,7 +418,7 @@ for n in ours-nts ours-plain ours-nts4; do
         BUSPOLL[$n]=$(awk -v a="${BUSCPU0[$n]}" -v b="$(cpu_ns "${BUSPID[$n]}")" -v p="${NPOLL[$n]}" \
                 'BEGIN { if (p > 0) printf "%.1f\n", (b - a) / p / 1000; else print "n/a" }')
 done
-BUSPOLL[ours-tmpfs]="not measured"
+BUSPOLL[ours-nobus]="none (no bus)"
 BUSPOLL[chrony-nts]="none (no bus)"
 BUSPOLL[chrony-nts4]="none (no bus)"
 for n in ours-nts ours-plain chrony-nts ours-nts4 chrony-nts4; do
@@ -434,12 +454,68 @@ for n in strace-ours strace-chrony; do
         wait "${PID[$n-tracer]}" 2>/dev/null || true
 done
 window=$(awk -v a="$t_start" -v b="$t_end" 'BEGIN { printf "%.0f", b - a }')
+
+# The same trace of the clients with four sources, once their CPU window is over (strace
+# slows what it traces): about as many polls, a quarter of the time.
+log "system calls with four sources: $POLLS polls"
+for n in ours-nts4 chrony-nts4; do
+        POLL0[$n]=$(served "$n")
+        strace -C -f -y -p "${PID[$n]}" -o "$W/$n.trace" &
+        PID[$n-tracer]=$!
+done
+window4=$(awk -v p="$POLLS" -v s="$POLL_SEC" 'BEGIN { print p * s / 4 }')
+sleep "$window4"
+for n in ours-nts4 chrony-nts4; do
+        kill -INT "${PID[$n-tracer]}"
+        wait "${PID[$n-tracer]}" 2>/dev/null || true
+        NPOLL[$n-traced]=$(( $(served "$n") - POLL0[$n] ))
+done
+# strace's count (the lines from its header on) apart from the trace.
+for n in strace-ours strace-chrony ours-nts4 chrony-nts4; do
+        sed -n '/^% time/,$p' "$W/$n.trace" >"$W/$n.strace"
+done
+
+# Writes to the disk per poll: the system calls of the trace that write a file or change one on
+# the file system (-y names each descriptor's file; sockets and pipes are not files), and those
+# that name the daemon's state directory. The log goes to a pipe here, to the journal's socket
+# in a real unit: neither counts.
+# disk_writes TRACE [PATH [BUT]]: the count; with PATH only those naming PATH, and not BUT.
+disk_writes() {
+        awk -v path="${2:-}" -v but="${3:-}" '
+                /^% time/ { exit }
+                {
+                        call = $2; sub(/\(.*/, "", call)
+                        w = 0
+                        if (call ~ /^(p?writev?|pwrite64|pwritev2|ftruncate|fallocate|fsync|fdatasync|sync|syncfs|sync_file_range)$/)
+                                w = $0 ~ /\(-?[0-9]+<\// && $0 !~ /\(-?[0-9]+<\/dev\//
+                        else if (call ~ /^(rename|renameat2?|unlink|unlinkat|rmdir|mkdir|mkdirat|link|linkat|symlink|symlinkat|utimensat|futimesat|utimes|utime|fchmod|fchmodat|fchown|fchownat|chmod|chown|truncate|creat)$/)
+                                w = 1
+                        else if (call ~ /^(open|openat|openat2)$/)
+                                w = $0 ~ /O_(WRONLY|RDWR|CREAT|TRUNC)/
+                        if (w && (path == "" || index($0, path)) && (but == "" || !index($0, but)))
+                                n++
+                }
+                END { print n + 0 }' "$1"
+}
+# The clock file apart: its SaveIntervalSec= timer (60 s) touches it whatever the polls.
+declare -A WRITES STATEWRITES CLOCKWRITES
+for n in ours-nts ours-nts4; do
+        t=$W/$n.trace d=$W/$n/state
+        [ "$n" = ours-nts ] && t=$W/strace-ours.trace d=$W/strace-ours/state
+        WRITES[$n]=$(disk_writes "$t" / "$d/clock")
+        STATEWRITES[$n]=$(disk_writes "$t" "$d" "$d/clock")
+        CLOCKWRITES[$n]=$(disk_writes "$t" "$d/clock")
+done
+WRITES[chrony-nts]=$(disk_writes "$W/strace-chrony.trace")
+WRITES[chrony-nts4]=$(disk_writes "$W/chrony-nts4.trace")
 # strace -c columns: % time, seconds, usecs/call, calls, [errors,] syscall.
 sys_per_poll() {
         awk -v p="$2" '$NF == "total" { if (p > 0) printf "%.1f\n", $4 / p; else print "n/a" }' "$1"
 }
 sys_ours=$(sys_per_poll "$W/strace-ours.strace" "${NPOLL[strace-ours]}")
 sys_chrony=$(sys_per_poll "$W/strace-chrony.strace" "${NPOLL[strace-chrony]}")
+sys_ours4=$(sys_per_poll "$W/ours-nts4.strace" "${NPOLL[ours-nts4-traced]}")
+sys_chrony4=$(sys_per_poll "$W/chrony-nts4.strace" "${NPOLL[chrony-nts4-traced]}")
 top_syscalls() {
         awk '$NF != "total" && $1 ~ /^[0-9.]+$/ { print $4, $NF }' "$1" | sort -rn | head -8 |
                 awk -v p="$2" '{ printf "%s%s %.1f", (NR > 1 ? ", " : ""), $2, $1 / p } END { print "" }'
@@ -452,6 +528,10 @@ time_ours=$(top_time "$W/strace-ours.strace")
 time_chrony=$(top_time "$W/strace-chrony.strace")
 top_ours=$(top_syscalls "$W/strace-ours.strace" "${NPOLL[strace-ours]}")
 top_chrony=$(top_syscalls "$W/strace-chrony.strace" "${NPOLL[strace-chrony]}")
+time_ours4=$(top_time "$W/ours-nts4.strace")
+time_chrony4=$(top_time "$W/chrony-nts4.strace")
+top_ours4=$(top_syscalls "$W/ours-nts4.strace" "${NPOLL[ours-nts4-traced]}")
+top_chrony4=$(top_syscalls "$W/chrony-nts4.strace" "${NPOLL[chrony-nts4-traced]}")
 
 # ---- weight ----
 size_of() { stat -c %s "$1"; }
@@ -549,6 +629,9 @@ fi
 
 # ---- the document ----
 log "writing $DOC"
+per_poll() { awk -v w="$1" -v p="$2" 'BEGIN { if (p > 0) printf "%.3f\n", w / p; else print "n/a" }'; }
+bus_cost=$(awk -v a="${CPUPOLL[ours-nts]}" -v b="${CPUPOLL[ours-nobus]}" 'BEGIN { if (a == "n/a" || b == "n/a") print "n/a"; else printf "%.1f\n", a - b }')
+SAVE_INTERVAL_SEC=60
 day_ours=$(awk -v c="${CPUPOLL[ours-nts]}" 'BEGIN { printf "%.0f", c * 1000 / 1000 }')
 day_chrony=$(awk -v c="${CPUPOLL[chrony-nts]}" 'BEGIN { printf "%.0f", c * 1000 / 1000 }')
 pkt_pair=$(awk -v a="$(pk nts-request 2)" -v b="$(pk nts-verify 2)" 'BEGIN { printf "%.1f", a + b }')
@@ -599,10 +682,14 @@ clock discipline was unchanged.
 | PSS, NTS (KiB) | ${PSS[ours-nts]} | ${PSS[chrony-nts]} | $(ratio "${PSS[ours-nts]}" "${PSS[chrony-nts]}") |
 | anonymous memory (the process's own), NTS (KiB) | ${ANON[ours-nts]} | ${ANON[chrony-nts]} | $(ratio "${ANON[ours-nts]}" "${ANON[chrony-nts]}") |
 | CPU per poll, NTS (us) | ${CPUPOLL[ours-nts]} | ${CPUPOLL[chrony-nts]} | $(ratio "${CPUPOLL[ours-nts]}" "${CPUPOLL[chrony-nts]}") |
+| CPU per poll, NTS, ours without a system bus (what-if, section 5) (us) | ${CPUPOLL[ours-nobus]} | ${CPUPOLL[chrony-nts]} | $(ratio "${CPUPOLL[ours-nobus]}" "${CPUPOLL[chrony-nts]}") |
 | RSS steady, 4 NTS sources (KiB) | ${RSS[ours-nts4]} | ${RSS[chrony-nts4]} | $(ratio "${RSS[ours-nts4]}" "${RSS[chrony-nts4]}") |
 | PSS, 4 NTS sources (KiB) | ${PSS[ours-nts4]} | ${PSS[chrony-nts4]} | $(ratio "${PSS[ours-nts4]}" "${PSS[chrony-nts4]}") |
 | CPU per poll (one packet to one of the 4), 4 NTS sources (us) | ${CPUPOLL[ours-nts4]} | ${CPUPOLL[chrony-nts4]} | $(ratio "${CPUPOLL[ours-nts4]}" "${CPUPOLL[chrony-nts4]}") |
 | syscalls per poll, NTS | $sys_ours | $sys_chrony | $(ratio "$sys_ours" "$sys_chrony") |
+| syscalls per poll, 4 NTS sources | $sys_ours4 | $sys_chrony4 | $(ratio "$sys_ours4" "$sys_chrony4") |
+| writes to the disk per poll, NTS (section 7) | $(per_poll "${WRITES[ours-nts]}" "${NPOLL[strace-ours]}") | $(per_poll "${WRITES[chrony-nts]}" "${NPOLL[strace-chrony]}") | |
+| writes to the disk per poll, 4 NTS sources | $(per_poll "${WRITES[ours-nts4]}" "${NPOLL[ours-nts4-traced]}") | $(per_poll "${WRITES[chrony-nts4]}" "${NPOLL[chrony-nts4-traced]}") | |
 | binary, stripped (bytes) | $ours_stripped | $chrony_stripped | $(ratio "$ours_stripped" "$chrony_stripped") |
 
 Stock Debian systemd-timesyncd refuses to start without CAP_SYS_TIME, which this host never
@@ -622,12 +709,17 @@ Its binary is listed under Weight.
   them returns $(mem_delta "$W/mem-ca.tsv" "malloc_trim(0)" "after ten more" 3) KiB. Of the RSS difference of $gap_rss KiB, $gap_file KiB are file pages
   (library code and read-only data, shared with every process mapping the same library,
   reclaimable page cache) and $gap_anon KiB anonymous memory.
-- **CPU per poll with NTS**: $(ratio "${CPUPOLL[ours-nts]}" "${CPUPOLL[chrony-nts]}")x chronyd's. The cookie jar is no longer part of it:
-  it is written at a clean stop only and removed when a start loads it (docs/NTS.md, "Cookie
-  persistence"), so a poll writes nothing (compare the tmpfs row of section 5). What is left is per-poll work
-  chronyd does not have: the clock file touched (one utimensat()), one D-Bus signal (which also
-  costs the bus daemon $(if [ "${BUSPOLL[ours-nts]}" != n/a ]; then echo "${BUSPOLL[ours-nts]} us"; else echo "CPU"; fi) per poll, last column of section 5), and two
-  passes of sd-event's loop (each an epoll_wait(), a timerfd_settime() and a gettid()).
+- **CPU per poll with one NTS source**: $(ratio "${CPUPOLL[ours-nts]}" "${CPUPOLL[chrony-nts]}")x chronyd's; without a system bus
+  $(ratio "${CPUPOLL[ours-nobus]}" "${CPUPOLL[chrony-nts]}")x (section 5). The difference, $bus_cost us per poll, is the D-Bus signal that
+  every reply sends (PropertiesChanged of NTPMessage, as stock systemd-timesyncd sends it; \`timedatectl
+  timesync-status --monitor\` shows each reply from it) and the bus connection's share of each
+  pass of the event loop; routing it costs the bus daemon another $(if [ "${BUSPOLL[ours-nts]}" != n/a ]; then echo "${BUSPOLL[ours-nts]} us"; else echo "CPU"; fi) (last column of
+  section 5). chronyd has no bus, so this is work it skips and we must do to stay a drop-in
+  replacement. The system calls per poll are fewer than chronyd's with one source and with four
+  (section 6), and nothing is written to the disk per poll (section 7): the cookie jar is
+  written at a clean stop only and removed durably when a start loads it (docs/NTS.md, "Cookie
+  persistence"). With four sources ours is below chronyd per poll, signal included: the signal
+  goes with the selected source's samples only.
 - **Where the memory goes** (section 4, step by step): libcrypto and one AES-SIV context
   are $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS, libssl and the key exchanges $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2) KiB more: a key exchange
   in a separate process could save at most the latter, not enough to get below chronyd.
@@ -873,7 +965,7 @@ OpenSSL's method stores, name maps and error strings.
 
 ## 5. CPU over a simulated day
 
-1000 polls, measured: each client polled every $POLL_SEC s (ours \`--observe
+$POLLS polls, measured: each client polled every $POLL_SEC s (ours \`--observe
 --test-poll-interval=${POLL_MS}ms\`, which replaces the 16 s floor of PollIntervalMinSec= in
 observe mode only; chronyd \`minpoll $POLL_LOG2 maxpoll $POLL_LOG2\`), all at the same time, for
 $POLLS polls after their first synchronization (the key exchange is outside the window). A
@@ -886,7 +978,7 @@ client's own server counted; window $window s.
 |---|---|---|---|---|
 | ours, no NTS | ${NPOLL[ours-plain]} | ${CPUPOLL[ours-plain]} | $(awk -v c="${CPUPOLL[ours-plain]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-plain]} |
 | ours, NTS | ${NPOLL[ours-nts]} | ${CPUPOLL[ours-nts]} | $day_ours | ${BUSPOLL[ours-nts]} |
-| ours, NTS, state directory on tmpfs (what-if) | ${NPOLL[ours-tmpfs]} | ${CPUPOLL[ours-tmpfs]} | $(awk -v c="${CPUPOLL[ours-tmpfs]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-tmpfs]} |
+| ours, NTS, without a system bus (what-if) | ${NPOLL[ours-nobus]} | ${CPUPOLL[ours-nobus]} | $(awk -v c="${CPUPOLL[ours-nobus]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-nobus]} |
 | chronyd, NTS | ${NPOLL[chrony-nts]} | ${CPUPOLL[chrony-nts]} | $day_chrony | ${BUSPOLL[chrony-nts]} |
 | ours, 4 NTS sources | ${NPOLL[ours-nts4]} | ${CPUPOLL[ours-nts4]} | $(awk -v c="${CPUPOLL[ours-nts4]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-nts4]} |
 | chronyd, 4 NTS sources | ${NPOLL[chrony-nts4]} | ${CPUPOLL[chrony-nts4]} | $(awk -v c="${CPUPOLL[chrony-nts4]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[chrony-nts4]} |
@@ -906,12 +998,16 @@ the last column is what routing its signals cost that dbus-daemon: one Propertie
 poll, sent with the reply (the daemon sent two, each with every steady property, until
 5f8ac2b). The per-packet path alone (section 1,
 request + verify = $pkt_pair ns) makes $pkt_day ms for 1000 polls: the crypto is a small part
-of the per-poll cost. The tmpfs row is the same daemon with its state directory on tmpfs,
-where fsync() costs nothing: the cookie jar is written at a clean stop only, so the two rows
-differ by noise. Until then it was written (a temporary file, fsync(), rename() and an
-fsync() of the directory) before every third request, so that no crash could make the daemon
-send a cookie twice: 412 us per poll against 279 us on tmpfs in the run of cf1a3e9; the first
-version wrote it twice per poll and paid 8x chronyd's CPU per poll for it. A key exchange every
+of the per-poll cost. The row without a system bus is the same daemon with
+\`DBUS_SYSTEM_BUS_ADDRESS\` naming a socket where nothing listens: no connection, no signal,
+no bus descriptor in its event loop. The difference to "ours, NTS", $bus_cost us per poll, is
+what the PropertiesChanged signal of each reply costs the daemon itself (building and sending
+it, the bus connection's work in each pass of the event loop); chronyd has no bus. The cookie
+jar is no longer in these figures: it is written at a clean stop only (section 7). Until
+85688a4 it was written (a temporary file, fsync(), rename() and an fsync() of the directory)
+before every third request: 412 us per poll against 279 us with the state directory on tmpfs
+in the run of cf1a3e9; the first version wrote it twice per poll and paid 8x chronyd's CPU per
+poll for it. A key exchange every
 time the cookies run out is not in these figures (with 8 cookies refilled on every reply it
 happens only after lost replies); one costs $(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2) ms CPU (section 2).
 
@@ -928,13 +1024,63 @@ stripped packages, so compare the stripped column. The stock binary links libsys
 (several MiB, shared with the rest of systemd), ours only libsystemd; ours loads libssl and
 libcrypto with dlopen() only when NTS= servers are configured (section 4).
 
-System calls per poll, \`strace -c -f\` attached for the window to a second instance of each
-client (the CPU figures above come from untraced instances):
+System calls per poll, \`strace -C -f -y\` attached for the window to a second instance of each
+client with one source (the CPU figures above come from untraced instances), and to the
+clients with four sources for a quarter of the window after theirs ended:
 
 | client | polls | syscalls per poll | most frequent, per poll | most system time (strace's share) |
 |---|---|---|---|---|
 | ours, NTS | ${NPOLL[strace-ours]} | $sys_ours | $top_ours | $time_ours |
 | chronyd, NTS | ${NPOLL[strace-chrony]} | $sys_chrony | $top_chrony | $time_chrony |
+| ours, 4 NTS sources | ${NPOLL[ours-nts4-traced]} | $sys_ours4 | $top_ours4 | $time_ours4 |
+| chronyd, 4 NTS sources | ${NPOLL[chrony-nts4-traced]} | $sys_chrony4 | $top_chrony4 | $time_chrony4 |
+
+Ours per poll: the request's sendto() and the reply's recvmsg(); sd-event's two passes (an
+epoll_wait() each, a timerfd_settime() for the reply timeout and one for the next poll, a
+read() of the timer that fired); the D-Bus signal's sendmsg(); one adjtimex() that reads the
+kernel's frequency for the Frequency property (observe mode; a daemon that steers the clock
+could take it from the adjtimex() that steers). With four sources the signal goes with the
+selected source's samples only, the \`Sources\` invalidation once per round, and one timer
+wakeup can serve more than one source. chronyd opens, connects, sets up and closes a socket
+per request (socket(), connect(), three setsockopt(), close()) and waits in pselect().
+
+## 7. Writes to the disk
+
+The traces of the previous section, $POLL_SEC s polls: every system call that writes a file or
+changes one on the file system (write() to a file, open() for writing or creating, rename(),
+unlink(), utimensat(), fsync() and the like; -y names each descriptor's file, so sockets and
+pipes do not count). The daemon's log goes to a pipe here and to the journal's socket in a
+unit; neither counts. The clock file is counted apart: its \`SaveIntervalSec=\` timer touches
+it whatever the polls.
+
+| client | polls traced | window (s) | writes per poll (clock file apart) | of them in the state directory | clock file touched in the window |
+|---|---|---|---|---|---|
+| ours, NTS | ${NPOLL[strace-ours]} | $window | $(per_poll "${WRITES[ours-nts]}" "${NPOLL[strace-ours]}") | ${STATEWRITES[ours-nts]} | ${CLOCKWRITES[ours-nts]} |
+| ours, 4 NTS sources | ${NPOLL[ours-nts4-traced]} | $window4 | $(per_poll "${WRITES[ours-nts4]}" "${NPOLL[ours-nts4-traced]}") | ${STATEWRITES[ours-nts4]} | ${CLOCKWRITES[ours-nts4]} |
+| chronyd, NTS | ${NPOLL[strace-chrony]} | $window | $(per_poll "${WRITES[chrony-nts]}" "${NPOLL[strace-chrony]}") | | |
+| chronyd, 4 NTS sources | ${NPOLL[chrony-nts4-traced]} | $window4 | $(per_poll "${WRITES[chrony-nts4]}" "${NPOLL[chrony-nts4-traced]}") | | |
+
+Per day in steady state, from the writes per poll measured above and the daemon's timers (a
+key exchange writes nothing either; the cookie jar is written at a clean stop only, one file
+per source, and removed durably when the next start loads it):
+
+| sources | poll interval | polls per day | writes per day from polls | clock file (\`SaveIntervalSec=\`, 60 s) per day | state files |
+|---|---|---|---|---|---|
+$(for src in 1 4; do for iv in 2048 32; do
+        n=ours-nts; [ "$src" = 4 ] && n=ours-nts4
+        t=strace-ours; [ "$src" = 4 ] && t=ours-nts4-traced
+        awk -v s="$src" -v i="$iv" -v w="${WRITES[$n]}" -v p="${NPOLL[$t]}" -v save="$SAVE_INTERVAL_SEC" 'BEGIN {
+                polls = s * 86400 / i
+                printf "| %d | %d s (%s) | %.0f | %.0f | %.0f (one utimensat() each, no data) | %d written at a clean stop, removed at the next start |\n",
+                        s, i, (i == 2048 ? "the default maximum, PollIntervalMaxSec=" : "the minimum, PollIntervalMinSec="), polls,
+                        (p > 0 ? w / p * polls : 0), 86400 / save, s }'
+done; done)
+
+Stock systemd-timesyncd touches the same clock file at the same interval, and at every sync
+as well (up to 2700 times a day at 32 s); ours touches it at the first synchronization and
+then by the timer only. chronyd writes nothing while polling here (with \`driftfile\`, not
+configured here, it rewrites that file from time to time; its client cookies at exit with
+\`ntsdumpdir\`).
 EOF
 } >"$DOC"
 log "done: $DOC, $PNG"

@@ -13,21 +13,23 @@ CHRONYC=$(peers_bin usr/bin/chronyc)
 export CHRONYD CHRONYC
 
 _chrony_listening() {
-        local rundir=$1 ntpport=$2 keport=$3
+        local rundir=$1 ntpport=$2 keport=$3 bind4=${4//./\\.}
         pid_alive "$(cat "$rundir/daemon.pid")" || fail "chronyd exited during startup: $(tail -n 5 "$rundir/chronyd.log")"
         [ -S "$rundir/chronyd.sock" ] &&
-                ss -Hltn "sport = :$keport" | grep -q '127\.0\.0\.1' &&
+                ss -Hltn "sport = :$keport" | grep -q "$bind4" &&
                 ss -Hltn "sport = :$keport" | grep -q '\[::1\]' &&
-                ss -Hlun "sport = :$ntpport" | grep -q '127\.0\.0\.1' &&
+                ss -Hlun "sport = :$ntpport" | grep -q "$bind4" &&
                 ss -Hlun "sport = :$ntpport" | grep -q '\[::1\]'
 }
 
 # start_chrony_nts_server RUNDIR CERTDIR NTPPORT KEPORT [CONFIG-LINE...]
 # Serves stratum 1 with NTS on 127.0.0.1 and ::1, without CAP_SYS_TIME and with -x. Returns once
 # both ports and the command socket are up. Sets CHRONYD_PID. Log: RUNDIR/chronyd.log.
-# Optional: the array CHRONY_ENV, VAR=VALUE words for chronyd's environment (true-time.so).
+# Optional: the array CHRONY_ENV, VAR=VALUE words for chronyd's environment (true-time.so), and
+# CHRONY_BIND4, another loopback address instead of 127.0.0.1 (chronyd as a client takes no two
+# sources on one address, so the bench's four servers of one chronyd sit on 127.0.0.1 to .4).
 start_chrony_nts_server() {
-        local rundir=$1 certdir=$2 ntpport=$3 keport=$4 line
+        local rundir=$1 certdir=$2 ntpport=$3 keport=$4 bind4=${CHRONY_BIND4:-127.0.0.1} line
         shift 4
         mkdir -p "$rundir"
         # chronyd refuses a command socket directory that others can read.
@@ -37,7 +39,7 @@ start_chrony_nts_server() {
                 echo "local stratum 1"
                 echo "allow 127.0.0.0/8"
                 echo "allow ::1"
-                echo "bindaddress 127.0.0.1"
+                echo "bindaddress $bind4"
                 echo "bindaddress ::1"
                 echo "port $ntpport"
                 echo "ntsport $keport"
@@ -54,7 +56,7 @@ start_chrony_nts_server() {
                 "$CHRONYD" -x -d -u root -f "$rundir/chrony.conf"
         CHRONYD_PID=$DAEMON_PID
         echo "$CHRONYD_PID" >"$rundir/daemon.pid"
-        wait_for 10 _chrony_listening "$rundir" "$ntpport" "$keport" ||
+        wait_for 10 _chrony_listening "$rundir" "$ntpport" "$keport" "$bind4" ||
                 fail "chronyd did not listen on $ntpport/udp and $keport/tcp within 10 s"
         assert_no_sys_time "$CHRONYD_PID" chronyd
 }

@@ -343,6 +343,7 @@ start_chrony_client() {
                 chrony_client_conf "$W/$name" "$name-1" "minpoll $POLL_LOG2 maxpoll $POLL_LOG2" \
                         "$(for i in 2 3 4; do echo "server n$i.nts.test port ${NTP[$name-$i]} nts ntsport ${KE[$name-$i]} minpoll $POLL_LOG2 maxpoll $POLL_LOG2"; done)"
                 { cat /etc/hosts; for i in 2 3 4; do echo "127.0.0.$i n$i.nts.test"; done; } >"$W/$name/hosts"
+                # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
                 start_daemon "$W/$name/daemon.log" unshare -m bash -c 'mount --bind "$0" /etc/hosts && exec "$@"' \
                         "$W/$name/hosts" "$CHRONYD" -x -d -u root -f "$W/$name/client.conf"
         else

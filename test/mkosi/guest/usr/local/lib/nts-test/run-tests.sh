@@ -617,8 +617,10 @@ sources_table_marks() {
         as_nobody timesync-sources | grep -q "^$1 $2 "
 }
 
+# never_selected NAME: the journal of this run neither selects NAME nor synchronizes to it (one
+# server alone is never "Selected", so the second pattern is what catches it).
 never_selected() {
-        ! daemon_log | grep -q "^Selected server $1 "
+        ! daemon_log | grep -Eq "^(Selected server|Initial clock synchronization to) $1 "
 }
 
 # key_exchanges_at_least N NAME: the journal of this run has N key exchanges with NAME done.

@@ -4,7 +4,8 @@
  * port, in one single-threaded sd-event loop, with sabotage modes that break one rule each,
  * and a key-exchange pool mode (--pool-member=, mock-pool.h).
  * Prints "READY ke-port=N ntp-port=N" on stdout once both sockets listen; SIGUSR1 switches
- * the sabotage off (to check that a client recovers); SIGTERM or SIGINT end it. */
+ * the sabotage and the time offset off (to check that a client recovers, or that a liar is
+ * taken back); SIGTERM or SIGINT end it. */
 
 #include <getopt.h>
 #include <netinet/in.h>
@@ -412,8 +413,10 @@ static int on_terminate(sd_event_source *source, const struct signalfd_siginfo *
 static int on_usr1(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
         MockServer *s = userdata;
 
-        log_info("SIGUSR1: sabotage %s off", sabotage_to_string(s->sabotage));
+        log_info("SIGUSR1: sabotage %s off, time offset %+.3f s off", sabotage_to_string(s->sabotage),
+                 (double) s->time_offset_nsec / 1e9);
         s->sabotage = SABOTAGE_NONE;
+        s->time_offset_nsec = 0;
         s->alpn = sabotage_alpn(s->sabotage);
         return 0;
 }

@@ -217,6 +217,38 @@ test_nts_min_agreeing_sources_above_the_majority_leaves_the_clock_alone() {
         stop_all
 }
 
+_verdict_agrees() {
+        case "$(source_field "$1" Verdict)" in
+        selected | truechimer) return 0 ;;
+        *) return 1 ;;
+        esac
+}
+
+# A falseticker is polled on, so that it can come back: the mock an hour ahead, listed first,
+# among two chronyd, then its clock right again (SIGUSR1 ends its time offset). It agrees again,
+# said once, and counts: "3 of 3 NTS sources agree".
+test_falseticker_that_comes_right_again_is_taken_back() {
+        local liar
+        servers a:0 b:0
+        start_nts_mock liar --time-offset=3600
+        liar=localhost:$MOCK_KE
+        NAMES=("$liar" "${NAMES[@]}")
+        settings
+        client
+        wait_log "NTS source $liar is a falseticker: its offset +3[56][0-9][0-9]\.[0-9]* s" 20
+        wait_log "2 of 3 NTS sources agree, 1 falseticker\." 10
+        kill -USR1 "$MOCK_PID"
+        wait_log "NTS source $liar agrees with the others again\." 30
+        wait_for 10 _verdict_agrees "$liar" || fail "Sources: $liar is '$(source_field "$liar" Verdict)' after it came back"
+        wait_log "3 of 3 NTS sources agree\." 10
+        [ "$(log_count "is a falseticker")" = 1 ] || fail "the falseticker was logged $(log_count "is a falseticker") times"
+        [ "$(log_count "agrees with the others again")" = 1 ] ||
+                fail "its return was logged $(log_count "agrees with the others again") times"
+        log_has "would step the clock" && fail "the daemon would have stepped the clock"
+        stop_all
+        stop_daemon "$MOCK_PID"
+}
+
 # Each source has a cookie jar of its own: a clean stop saves every one, and the next start
 # resumes every source from its jar without a key exchange.
 test_every_source_keeps_its_own_cookie_jar() {
@@ -274,5 +306,6 @@ run_case test_two_servers_an_hour_apart_leave_the_clock_alone
 run_case test_killed_server_leaves_the_others_to_carry_on_and_rejoins
 run_case test_only_the_first_nts_max_sources_servers_are_used
 run_case test_nts_min_agreeing_sources_above_the_majority_leaves_the_clock_alone
+run_case test_falseticker_that_comes_right_again_is_taken_back
 run_case test_every_source_keeps_its_own_cookie_jar
 run_case test_sources_is_announced_at_most_once_per_poll_round

@@ -1006,17 +1006,20 @@ ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size) {
         assert(c);
         assert(buf);
 
-        if (c->c2s && nts_jar_expired(&c->jar, t)) {
-                log_info("NTS keys of %s are more than %s old, running a new key exchange.",
-                         c->server, FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
-                return nts_client_renew_keys(c);
-        }
+        /* The renewal time lies at or before the limit, so this comes first: when the first
+         * request after the renewal time finds the limit passed too (a poll interval longer than
+         * what was left), the keys were still due for renewal, not used up to their limit. */
         if (c->c2s && t >= c->renew_realtime) {
                 log_info("Renewing the NTS keys of %s, %s old: a new key exchange at a random time in the last "
                          "%s before their limit of %s.", c->server,
                          FORMAT_TIMESPAN(t - MIN(c->jar.ke_realtime, t), USEC_PER_MINUTE),
                          FORMAT_TIMESPAN(BACKOFF_RENEW_WINDOW_USEC, USEC_PER_SEC),
                          FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
+                return nts_client_renew_keys(c);
+        }
+        if (c->c2s && nts_jar_expired(&c->jar, t)) {
+                log_info("NTS keys of %s are more than %s old, running a new key exchange.",
+                         c->server, FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
                 return nts_client_renew_keys(c);
         }
 

@@ -29,6 +29,8 @@
 _TSNTS_DNSSEC_SH=1
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/dbus.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/dns-zone.sh"
 
 # The tree of test/tools/fetch-dns.sh (default: beside the peers tree).
 export TSNTS_DNS_DIR=${TSNTS_DNS_DIR:-$TSNTS_PEERS_DIR/dns}
@@ -52,21 +54,6 @@ for _t in ldns-keygen ldns-signzone ldns-key2ds busctl; do
         command -v "$_t" >/dev/null || missing_prerequisite "$_t not installed (tools/install-deps.sh)"
 done
 unset _t
-
-# _dns_sign DIR ORIGIN: makes a KSK and a ZSK in DIR, writes DIR/ORIGIN.signed from
-# DIR/ORIGIN.zone and DIR/ORIGIN.ds (the KSK's DS, SHA-256, as resolved's anchor files take it).
-_dns_sign() {
-        local dir=$1 origin=$2 ksk zsk
-        (
-                cd "$dir"
-                ksk=$(ldns-keygen -a ECDSAP256SHA256 -k "$origin.")
-                zsk=$(ldns-keygen -a ECDSAP256SHA256 "$origin.")
-                ldns-signzone -o "$origin." -f "$origin.signed" "$origin.zone" "$zsk" "$ksk"
-                # "nts.test. 3600 IN DS 1234 13 2 HEX" -> without the TTL.
-                ldns-key2ds -n -2 "$ksk.key" | awk '{ print $1, $3, $4, $5, $6, $7, $8 }' >"$origin.ds"
-        )
-        [ -s "$dir/$origin.ds" ] || fail "ldns-key2ds made no DS for $origin"
-}
 
 # _dns_break_signature FILE OWNER TYPE: corrupts the signature of the RRSIG covering TYPE at
 # OWNER (fully qualified) in a signed zone file. The base64 keeps its length, so the record still
@@ -109,7 +96,7 @@ _dns_write_zones() {
                 echo "plain NS ns"
                 echo "${DNS_FIXTURE_RECORDS:-}"
         } >"$dir/$DNS_ZONE.zone"
-        _dns_sign "$dir" "$DNS_ZONE"
+        dns_sign "$dir" "$DNS_ZONE" || fail "ldns-key2ds made no DS for $DNS_ZONE"
         _dns_break_signature "$dir/$DNS_ZONE.signed" "_ntske._tcp.broken.$DNS_ZONE." SRV
         _dns_break_signature "$dir/$DNS_ZONE.signed" "badsig.$DNS_ZONE." A
         {
@@ -129,29 +116,7 @@ _nsd_answers() {
 # _start_nsd DIR: serves the zones of DIR on DNS_SERVER port 53 inside DNS_NETNS. Sets NSD_PID.
 _start_nsd() {
         local dir=$1
-        cat >"$dir/nsd.conf" <<CONF
-server:
-  ip-address: $DNS_SERVER
-  port: 53
-  username: ""
-  chroot: ""
-  database: ""
-  zonelistfile: "$dir/zone.list"
-  xfrdfile: "$dir/xfrd.state"
-  xfrdir: "$dir"
-  pidfile: "$dir/nsd.pid"
-  zonesdir: "$dir"
-  server-count: 1
-  verbosity: 2
-remote-control:
-  control-enable: no
-zone:
-  name: $DNS_ZONE
-  zonefile: $DNS_ZONE.signed
-zone:
-  name: plain.$DNS_ZONE
-  zonefile: plain.$DNS_ZONE.zone
-CONF
+        dns_nsd_conf "$dir" "$DNS_SERVER" "$dir" "$DNS_ZONE=$DNS_ZONE.signed" "plain.$DNS_ZONE=plain.$DNS_ZONE.zone"
         # -d: foreground, so that the PID is NSD's main process.
         start_daemon "$dir/nsd.log" ip netns exec "$DNS_NETNS" "$NSD" -d -c "$dir/nsd.conf"
         NSD_PID=$DAEMON_PID

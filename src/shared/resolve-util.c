@@ -286,11 +286,22 @@ fail:
         return r;
 }
 
-bool resolved_bus_error_means_absent(const sd_bus_error *e) {
+/* resolved's own errors (no such name, DNSSEC failed, its DNS server refused) come from its
+ * unique name; the bus driver's come from org.freedesktop.DBus. In the qemu guest, with
+ * systemd-resolved masked, the call bus-activates the unit behind dbus-org.freedesktop.resolve1
+ * and the driver passes systemd's failure on ("Unit dbus-org.freedesktop.resolve1.service failed
+ * to load properly ...: File exists"): no name of the three, and resolved is as absent as when
+ * it is not installed. */
+bool resolved_reply_means_absent(sd_bus_message *reply) {
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+
+        if (!e)
+                return false;
         return sd_bus_error_has_names(e,
                                       SD_BUS_ERROR_SERVICE_UNKNOWN,
                                       SD_BUS_ERROR_NAME_HAS_NO_OWNER,
-                                      SD_BUS_ERROR_DISCONNECTED);
+                                      SD_BUS_ERROR_DISCONNECTED) ||
+                streq_ptr(sd_bus_message_get_sender(reply), "org.freedesktop.DBus");
 }
 
 /* resolved's answer is the answer: a name it does not know is not asked again elsewhere, and
@@ -318,7 +329,7 @@ static int on_resolve_hostname(sd_bus_message *reply, void *userdata, sd_bus_err
         int r;
 
         e = sd_bus_message_get_error(reply);
-        if (e && resolved_bus_error_means_absent(e)) {
+        if (resolved_reply_means_absent(reply)) {
                 log_debug("Failed to connect to systemd-resolved, using getaddrinfo: %s", e->message ?: e->name);
                 /* One connection less while the thread runs: it may be the last descriptor. */
                 query_close_bus(q);

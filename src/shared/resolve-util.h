@@ -27,9 +27,11 @@
 #define RESOLVED_FLAG_AUTHENTICATED (UINT64_C(1) << 9)   /* reply: every record DNSSEC-validated */
 #define RESOLVED_FLAG_NO_VALIDATE (UINT64_C(1) << 10)    /* call: answer without validation */
 
-/* The error of a call to org.freedesktop.resolve1 says that resolved is not on the bus (or the
- * bus went away), not that it answered. */
-bool resolved_bus_error_means_absent(const sd_bus_error *e);
+/* The reply to a call to org.freedesktop.resolve1 is an error that says that resolved is not
+ * there to ask, not an answer of resolved's: not on the bus, the bus went away, or the bus could
+ * not start it (any error the bus driver sends: a masked or broken unit behind resolved's bus
+ * activation file, dbus-daemon's own activation). */
+bool resolved_reply_means_absent(sd_bus_message *reply);
 
 typedef struct ResolveQuery ResolveQuery;
 

@@ -405,10 +405,11 @@ static int on_resolve_record(sd_bus_message *reply, void *userdata, sd_bus_error
 
         e = sd_bus_message_get_error(reply);
         if (e) {
-                if (resolved_bus_error_means_absent(e))
+                if (resolved_reply_means_absent(reply))
                         return lookup_fail(l, -ENOTCONN,
                                            "systemd-resolved is not running (org.freedesktop.resolve1 is not on the "
-                                           "system bus); SRV pools need systemd-resolved with DNSSEC=yes");
+                                           "system bus, or cannot be started: %s); SRV pools need systemd-resolved "
+                                           "with DNSSEC=yes", e->message ?: e->name);
                 if (sd_bus_error_has_name(e, "org.freedesktop.resolve1.DnssecFailed"))
                         return lookup_fail(l, -EBADMSG,
                                            "DNSSEC validation of %s failed (%s): the zone's signatures do not "

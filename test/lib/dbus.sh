@@ -43,8 +43,10 @@ start_system_bus() {
     <allow receive_sender="*"/>
   </policy>'
         fi
-        # Others (an unprivileged user of a test) reach the socket too.
+        # Others (an unprivileged user of a test) reach the socket too. services/: bus
+        # activation files a test may put there (dbus-daemon starts their Exec= itself).
         chmod 0755 "$dir"
+        mkdir -p "$dir/services"
         cat >"$dir/system.conf" <<CONF
 <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
  "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
@@ -52,6 +54,7 @@ start_system_bus() {
   <type>system</type>
   <listen>unix:path=$dir/system_bus_socket</listen>
   <auth>EXTERNAL</auth>
+  <servicedir>$dir/services</servicedir>
 $policy
 </busconfig>
 CONF

@@ -80,6 +80,32 @@ test_without_resolved_getaddrinfo_resolves_from_etc_hosts() {
         stop_timesyncd
 }
 
+# resolved masked on a real system: its package's bus activation file stays, the bus tries to
+# start it and answers with the failure (measured in the qemu guest: "Unit
+# dbus-org.freedesktop.resolve1.service failed to load properly ..."). Here an activation file
+# whose program exits at once gets dbus-daemon's own failure (Spawn.ChildExited). Either comes
+# from the bus, not from resolved: resolved is absent, and getaddrinfo() resolves the name.
+test_resolved_that_the_bus_cannot_start_counts_as_absent() {
+        local conf=$TEST_TMPDIR/spawn.conf hosts=$TEST_TMPDIR/hosts services=$TEST_TMPDIR/dbus/services
+        ! resolved_on_bus || fail "resolved still on the bus"
+        : >"$TIMESYNCD_LOG"
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar
+        printf '[D-BUS Service]\nName=org.freedesktop.resolve1\nExec=/bin/false\n' >"$services/org.freedesktop.resolve1.service"
+        busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig >/dev/null
+        write_nts_conf "$conf" "ntp.test:$ke"
+        # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+        TIMESYNCD_WRAPPER=(unshare --mount --propagation private
+                bash -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts")
+        start_timesyncd "$conf"
+        unset TIMESYNCD_WRAPPER
+        wait_log "Initial clock synchronization to ntp.test:$ke (offset .*, NTS authenticated"
+        log_has "Failed to connect to systemd-resolved, using getaddrinfo: .*exit" ||
+                fail "no 'Failed to connect to systemd-resolved, using getaddrinfo' line naming the failed start"
+        stop_timesyncd
+        rm -f "$services/org.freedesktop.resolve1.service"
+        busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig >/dev/null
+}
+
 # Started before any bus exists (early boot): the query's own connection fails at once.
 test_without_a_system_bus_getaddrinfo_is_used() {
         local conf=$TEST_TMPDIR/nobus.conf hosts=$TEST_TMPDIR/hosts
@@ -102,4 +128,5 @@ run_case test_nts_name_from_the_signed_zone_is_resolved_through_resolved
 run_case test_failed_validation_of_a_host_name_is_not_worked_around
 run_case test_nss_resolve_validate_0_turns_validation_off_as_the_unit_sets_it
 run_case test_without_resolved_getaddrinfo_resolves_from_etc_hosts
+run_case test_resolved_that_the_bus_cannot_start_counts_as_absent
 run_case test_without_a_system_bus_getaddrinfo_is_used

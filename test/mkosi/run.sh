@@ -71,6 +71,8 @@ if [ "$build" = 1 ]; then
 
         step "peers and test tools"
         "$src/test/tools/fetch-peers.sh" "$work/peers" >/dev/null
+        # NSD for the SRV pool check (srv_pool_suite; the image has systemd-resolved).
+        "$src/test/tools/fetch-dns.sh" "$work/peers" >/dev/null
         [ -d "$work/meson" ] || meson setup "$work/meson" "$src" -Dtests=true >/dev/null
         ninja -C "$work/meson" test/tools/ntp-test-server test/tools/adjtimex-read >/dev/null
         # Idempotent; before any certificate of this run is signed with its server.key (a
@@ -88,6 +90,18 @@ if [ "$build" = 1 ]; then
         "$src/test/tools/make-certs.sh" "$work/certs" ahead \
                 "$(date -u -d '+730 days -1 day' +%Y%m%d%H%M%SZ)" "$(date -u -d '+1095 days' +%Y%m%d%H%M%SZ)" >/dev/null
 
+        # The guest's DNSSEC-signed zone: _ntske._tcp.pool.nts.test names two NTS servers
+        # (chronyd in the guest, at the ports of their records); signed now, valid four weeks.
+        rm -rf "$work/dns"
+        mkdir -p "$work/dns"
+        # shellcheck disable=SC2016 # zone file directives, not shell variables
+        printf '%s\n' '$ORIGIN nts.test.' '$TTL 300' '@ SOA ns hostmaster 1 3600 600 86400 300' '@ NS ns' \
+                'ns A 127.0.0.2' '_ntske._tcp.pool SRV 10 50 14481 ke1' '_ntske._tcp.pool SRV 10 50 14482 ke2' \
+                'ke1 A 127.0.0.1' 'ke2 A 127.0.0.1' >"$work/dns/nts.test.zone"
+        # shellcheck source-path=SCRIPTDIR/../lib source=../lib/dns-zone.sh
+        . "$src/test/lib/dns-zone.sh"
+        dns_sign "$work/dns" nts.test >/dev/null || { echo "run.sh: signing the guest's zone failed" >&2; exit 1; }
+
         step "image"
         # The mkosi tree is staged afresh (mkosi.extra gets this run's package and tools); the
         # outputs and mkosi's caches stay: Incremental=yes keeps the tree with the packages
@@ -103,7 +117,16 @@ if [ "$build" = 1 ]; then
         cp -a "$work/peers/root" "$extra/opt/nts-test/peers"
         cp "$work/meson/test/tools/ntp-test-server" "$extra/opt/nts-test/bin/"
         cp "$work/meson/test/tools/adjtimex-read" "$extra/usr/local/lib/nts-test/"
+        cp "$src/test/lib/dns-zone.sh" "$extra/usr/local/lib/nts-test/"
         true_time_tools "$extra/usr/local/lib/nts-test"
+        # NSD unpacked, with the three libraries the image lacks (the host's, Debian 12 as the
+        # guest).
+        mkdir -p "$extra/opt/nts-test/dns/lib" "$extra/etc/nts-test/dns"
+        cp "$work/peers/dns/root/usr/sbin/nsd" "$extra/opt/nts-test/dns/"
+        for lib in libevent-2.1.so.7 libfstrm.so.0 libprotobuf-c.so.1; do
+                cp -L "/lib/x86_64-linux-gnu/$lib" "$extra/opt/nts-test/dns/lib/"
+        done
+        cp "$work/dns/nts.test.signed" "$work/dns/nts.test.ds" "$extra/etc/nts-test/dns/"
         cp "$work/certs/ca.pem" "$work/certs/server.key" "$work/certs/server-chain.pem" \
                 "$work/certs/expired-chain.pem" "$work/fresh-chain.pem" "$work/certs/ahead-chain.pem" \
                 "$extra/etc/nts-test/"
@@ -119,6 +142,7 @@ if [ "$build" = 1 ]; then
 else
         [ -d "$image" ] || { echo "--reuse-image: no image in $image" >&2; exit 2; }
         cp -a "$src/test/mkosi/guest/usr/local/lib/nts-test/." "$image/usr/local/lib/nts-test/"
+        cp "$src/test/lib/dns-zone.sh" "$image/usr/local/lib/nts-test/"
         true_time_tools "$image/usr/local/lib/nts-test"
 fi
 

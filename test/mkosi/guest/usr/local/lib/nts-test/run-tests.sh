@@ -1013,6 +1013,81 @@ stock_memory_and_bus_suite() {
                 $RUN/mem-ours-ntp $RUN/mem-ours-nts $RUN/mem-chrony-client $RUN/mem-stock-ntp
 }
 
+# ---- qemu: an SRV pool through the real systemd-resolved (issue 17) ----
+
+resolved_on_bus() {
+        busctl call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus NameHasOwner s \
+                org.freedesktop.resolve1 2>/dev/null | grep -qx 'b true'
+}
+
+# Not authenticated, and no key exchange with anything in the daemon's current run.
+srv_pool_unused() {
+        ! authenticated && ! log_has 'Starting NTS key exchange'
+}
+
+# NSD serves the zone nts.test that run.sh signed on 127.0.0.2; the image's systemd-resolved
+# (Debian's package, enabled: mkosi installs it) is restarted by the real systemd with a drop-in
+# for DNSSEC=yes and the zone's DS as trust anchor; NTS=srv:pool.nts.test names two chronyd at
+# the ports of their SRV records (14481, 14482), with certificates for *.nts.test. resolved
+# needs a link besides lo that is up with an address, or it answers every lookup with
+# NetworkDown (/work/shared/DNSSEC.md): a veth pair. Then resolved is masked and stopped: one
+# clear error, nothing used. At the end resolved runs again as it came, the link is gone.
+srv_pool_suite() {
+        local dir=$RUN/nsd
+        check srv_pool_guest_clock_is_right_for_the_signatures clock_is_right "$T0" "$U0"
+        systemctl stop systemd-timesyncd
+        check srv_pool_veth_link_is_up bash -c 'ip link add nts0 type veth peer name nts1 &&
+                ip address add 192.0.2.1/24 dev nts0 && ip link set nts0 up && ip link set nts1 up'
+        mkdir -p "$dir"
+        # shellcheck source=../../../../../../lib/dns-zone.sh
+        . $T/dns-zone.sh
+        dns_nsd_conf "$dir" 127.0.0.2 "$CERTS/dns" nts.test=nts.test.signed
+        systemd-run -q --unit=nts-nsd -p CapabilityBoundingSet=~CAP_SYS_TIME \
+                -p "Environment=LD_LIBRARY_PATH=/opt/nts-test/dns/lib" /opt/nts-test/dns/nsd -d -c "$dir/nsd.conf"
+        check nsd_serves_the_signed_zone wait_for 10 bash -c "ss -Hlun | grep -q '127.0.0.2:53 '"
+        mkdir -p /etc/systemd/resolved.conf.d /etc/dnssec-trust-anchors.d
+        printf '[Resolve]\nDNS=127.0.0.2\nDomains=~nts.test\nDNSSEC=yes\nLLMNR=no\nMulticastDNS=no\nFallbackDNS=\n' \
+                >/etc/systemd/resolved.conf.d/50-nts-test.conf
+        cp "$CERTS/dns/nts.test.ds" /etc/dnssec-trust-anchors.d/nts.test.positive
+        info "systemd-resolved: $(dpkg-query -W -f='${Version} ${Status}' systemd-resolved 2>&1), $(systemctl is-enabled systemd-resolved 2>&1)"
+        check systemd_resolved_restarts_with_dnssec_yes systemctl restart systemd-resolved
+        check systemd_resolved_runs_on_the_bus wait_for 30 resolved_on_bus
+        check srv_target_ke1_starts start_chrony srv1 11141 14481 "local stratum 1"
+        check srv_target_ke2_starts start_chrony srv2 11142 14482 "local stratum 1"
+        use_config "NTS=srv:pool.nts.test" "NTSTrustedCertificates=$CERTS/ca.pem"
+        check srv_pool_records_are_dnssec_authenticated wait_for 30 log_has \
+                '^SRV pool srv:pool\.nts\.test: 2 targets, DNSSEC-authenticated, TTL 300 s: '
+        check srv_pool_targets_synchronize_at_their_ports wait_for 60 log_has \
+                '^Initial clock synchronization to ke[12]\.nts\.test:1448[12] (offset .*, NTS authenticated, 2 of 2 NTS sources agree'
+        check timesync_sources_lists_both_srv_targets wait_for 10 bash -c \
+                "timesync-sources | grep -q ' ke1\.nts\.test:14481 ' && timesync-sources | grep -q ' ke2\.nts\.test:14482 '"
+        daemon_log | grep -E 'SRV pool|NTS sources agree|Initial' | sed 's/^/INFO   /'
+        # Masked, not only stopped: the package's bus activation file would start it again at
+        # the daemon's first call.
+        systemctl mask --runtime --now systemd-resolved >/dev/null 2>&1
+        check resolved_is_gone_from_the_bus wait_for 10 bash -c '! busctl call org.freedesktop.DBus /org/freedesktop/DBus \
+                org.freedesktop.DBus NameHasOwner s org.freedesktop.resolve1 | grep -q true'
+        use_config "NTS=srv:pool.nts.test" "NTSTrustedCertificates=$CERTS/ca.pem"
+        check srv_pool_without_resolved_is_one_clear_error wait_for 30 log_has \
+                '^SRV pool srv:pool\.nts\.test is not used: systemd-resolved is not running'
+        sleep 3
+        check srv_pool_without_resolved_uses_nothing srv_pool_unused
+        daemon_log | grep -E 'SRV pool|Starting NTS' | sed 's/^/INFO   /'
+        # The same for host names: with resolved masked they are resolved with getaddrinfo()
+        # (before the fix the bus's activation error counted as resolved's answer, and no NTS
+        # server name resolved at all).
+        # ntp.test (the guest's /etc/hosts) at chronyd's port: a name no earlier run has cookies
+        # for, so a key exchange needs it resolved.
+        use_config "NTS=ntp.test:14460" "NTSTrustedCertificates=$CERTS/ca.pem"
+        check nts_server_name_resolves_while_resolved_is_masked wait_for 60 authenticated
+        systemctl stop nts-srv1 nts-srv2 nts-nsd
+        rm -f /etc/systemd/resolved.conf.d/50-nts-test.conf /etc/dnssec-trust-anchors.d/nts.test.positive
+        systemctl unmask --runtime systemd-resolved >/dev/null 2>&1
+        systemctl start systemd-resolved
+        ip link del nts0 2>/dev/null || true
+        nts_config
+}
+
 qemu_suite() {
         check daemon_active_after_boot wait_for 30 daemon_active
         check daemon_runs_as_systemd_timesync runs_as_systemd_timesync
@@ -1077,6 +1152,7 @@ qemu_suite() {
         expired_certificate_suite
         several_sources_suite
         bootstrap_several_suite
+        srv_pool_suite
         no_libssl_suite
         stock_memory_and_bus_suite
         purge_stock_then_reboot_suite

@@ -62,20 +62,29 @@ test_nss_resolve_validate_0_turns_validation_off_as_the_unit_sets_it() {
         stop_timesyncd
 }
 
-test_without_resolved_getaddrinfo_resolves_from_etc_hosts() {
-        local conf=$TEST_TMPDIR/gai.conf hosts=$TEST_TMPDIR/hosts
-        stop_resolved
+# sync_to_ntp_test_from_etc_hosts [ENV...]: the daemon (with the environment ENV..., through
+# env) on NTS=ntp.test, a name only the test's /etc/hosts knows (bound over the real one in a
+# mount namespace of the daemon's), synchronizes; the log must say that getaddrinfo was used.
+sync_to_ntp_test_from_etc_hosts() {
+        local conf=$TEST_TMPDIR/gai.conf
         : >"$TIMESYNCD_LOG"
-        { cat /etc/hosts; echo "127.0.0.1 ntp.test"; } >"$hosts"
+        # Saved cookies would skip the key exchange, and with it the lookup.
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar
         write_nts_conf "$conf" "ntp.test:$ke"
         # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
-        TIMESYNCD_WRAPPER=(unshare --mount --propagation private
-                bash -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts")
+        TIMESYNCD_WRAPPER=(env "$@" unshare --mount --propagation private
+                bash -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$TEST_TMPDIR/hosts")
         start_timesyncd "$conf"
         unset TIMESYNCD_WRAPPER
         wait_log "Initial clock synchronization to ntp.test:$ke (offset .*, NTS authenticated"
         log_has "Failed to connect to systemd-resolved, using getaddrinfo" ||
                 fail "no 'Failed to connect to systemd-resolved, using getaddrinfo' line"
+}
+
+test_without_resolved_getaddrinfo_resolves_from_etc_hosts() {
+        stop_resolved
+        { cat /etc/hosts; echo "127.0.0.1 ntp.test"; } >"$TEST_TMPDIR/hosts"
+        sync_to_ntp_test_from_etc_hosts
         ! log_has "Resolved address" || fail "a 'Resolved address' line without resolved"
         stop_timesyncd
 }
@@ -86,21 +95,13 @@ test_without_resolved_getaddrinfo_resolves_from_etc_hosts() {
 # whose program exits at once gets dbus-daemon's own failure (Spawn.ChildExited). Either comes
 # from the bus, not from resolved: resolved is absent, and getaddrinfo() resolves the name.
 test_resolved_that_the_bus_cannot_start_counts_as_absent() {
-        local conf=$TEST_TMPDIR/spawn.conf hosts=$TEST_TMPDIR/hosts services=$TEST_TMPDIR/dbus/services
+        local services=$TEST_TMPDIR/dbus/services
         ! resolved_on_bus || fail "resolved still on the bus"
-        : >"$TIMESYNCD_LOG"
-        rm -f "$TEST_TMPDIR"/state/nts-*.jar
         printf '[D-BUS Service]\nName=org.freedesktop.resolve1\nExec=/bin/false\n' >"$services/org.freedesktop.resolve1.service"
         busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig >/dev/null
-        write_nts_conf "$conf" "ntp.test:$ke"
-        # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
-        TIMESYNCD_WRAPPER=(unshare --mount --propagation private
-                bash -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts")
-        start_timesyncd "$conf"
-        unset TIMESYNCD_WRAPPER
-        wait_log "Initial clock synchronization to ntp.test:$ke (offset .*, NTS authenticated"
+        sync_to_ntp_test_from_etc_hosts
         log_has "Failed to connect to systemd-resolved, using getaddrinfo: .*exit" ||
-                fail "no 'Failed to connect to systemd-resolved, using getaddrinfo' line naming the failed start"
+                fail "the getaddrinfo line does not name the failed start"
         stop_timesyncd
         rm -f "$services/org.freedesktop.resolve1.service"
         busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus ReloadConfig >/dev/null
@@ -108,19 +109,7 @@ test_resolved_that_the_bus_cannot_start_counts_as_absent() {
 
 # Started before any bus exists (early boot): the query's own connection fails at once.
 test_without_a_system_bus_getaddrinfo_is_used() {
-        local conf=$TEST_TMPDIR/nobus.conf hosts=$TEST_TMPDIR/hosts
-        : >"$TIMESYNCD_LOG"
-        # Saved cookies would skip the key exchange, and with it the lookup.
-        rm -f "$TEST_TMPDIR"/state/nts-*.jar
-        write_nts_conf "$conf" "ntp.test:$ke"
-        # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
-        TIMESYNCD_WRAPPER=(env DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TEST_TMPDIR/no-such-bus"
-                unshare --mount --propagation private bash -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts")
-        start_timesyncd "$conf"
-        unset TIMESYNCD_WRAPPER
-        wait_log "Initial clock synchronization to ntp.test:$ke (offset .*, NTS authenticated"
-        log_has "Failed to connect to systemd-resolved, using getaddrinfo" ||
-                fail "no 'Failed to connect to systemd-resolved, using getaddrinfo' line"
+        sync_to_ntp_test_from_etc_hosts DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TEST_TMPDIR/no-such-bus"
         stop_timesyncd
 }
 

@@ -74,6 +74,7 @@ start_fault_proxy() {
         local name=$1 listen=$2 upstream=$3 out
         shift 3
         out=$TEST_TMPDIR/proxy-$name.log
+        : >"$out"       # no READY of an earlier proxy of that name (start_nts_mock)
         [ -x /usr/bin/python3 ] || missing_prerequisite "/usr/bin/python3 not installed"
         "${NOSYSTIME[@]}" /usr/bin/python3 "$FAULT_PROXY" --listen="$listen" --upstream="$upstream" \
                 --stats="$TEST_TMPDIR/proxy-$name.stats" --max-seconds=600 "$@" >"$out" 2>&1 &

@@ -99,6 +99,7 @@ start_ntp_test_server() {
         local name=$1 port=$2 out
         shift 2
         out=$TEST_TMPDIR/ntp-$name.log
+        : >"$out"       # no READY of an earlier server of that name (start_nts_mock)
         "${NOSYSTIME[@]}" "$NTP_TEST_SERVER" --listen="127.0.0.1:$port" \
                 --count-file="$TEST_TMPDIR/ntp-$name.count" "$@" >"$out" 2>&1 &
         track_pid $!
@@ -209,6 +210,9 @@ start_nts_mock() {
         [ -x "$NTS_MOCK_SERVER" ] || fail "$NTS_MOCK_SERVER not built"
         MOCK_KE=$(free_port)
         MOCK_NTP=$(free_port)
+        # Emptied first: a READY left by an earlier server of that name would pass for this one's
+        # while the child is still the shell, before its exec (and before setpriv's capabilities).
+        : >"$out"
         "${NOSYSTIME[@]}" "$NTS_MOCK_SERVER" --cert="$CERTDIR/server-chain.pem" --key="$CERTDIR/server.key" \
                 --ke-port="$MOCK_KE" --ntp-listen-port="$MOCK_NTP" --ntp-port="$MOCK_NTP" \
                 --count-file="$TEST_TMPDIR/mock-$name.count" "$@" >"$out" 2>&1 &
@@ -256,6 +260,7 @@ assert_nts_on_bus() {
 # (a key exchange) and never answers; $TEST_TMPDIR/stall.log says READY, ACCEPTED, CLOSED, the
 # last two followed by " t=SECONDS" (CLOCK_MONOTONIC; see stalled_seconds).
 start_stalling_listener() {
+        : >"$TEST_TMPDIR/stall.log"     # no READY of an earlier listener (start_nts_mock)
         /usr/bin/python3 -c '
 import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -279,6 +284,7 @@ start_notify_listener() {
         local sock=$TEST_TMPDIR/notify.sock
         NOTIFY_OUT=$TEST_TMPDIR/notify.txt
         rm -f "$sock"
+        : >"$TEST_TMPDIR/notify.log"    # no READY of an earlier listener (start_nts_mock)
         /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/notify-listen.py" "$sock" "$NOTIFY_OUT" \
                 >"$TEST_TMPDIR/notify.log" 2>&1 &
         track_pid $!

@@ -18,23 +18,19 @@ restart_with() {
         start_timesyncd "$TEST_TMPDIR/ts.conf"
 }
 
-test_deny_kiss_drops_the_server_and_moves_on() {
+# refusing_kiss_moves_on MODE CODE: a server that answers with the kiss CODE is dropped and the
+# next one, $good, synchronizes.
+refusing_kiss_moves_on() {
         local p
         p=$(free_port)
-        start_ntp_test_server deny "$p" --mode=deny
+        start_ntp_test_server "$1" "$p" --mode="$1"
         restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good"
-        wait_log "refuses service (kiss code DENY)"
+        wait_log "refuses service (kiss code $2)"
         wait_log "Initial clock synchronization to 127.0.0.1:$good"
 }
 
-test_rstr_kiss_drops_the_server_and_moves_on() {
-        local p
-        p=$(free_port)
-        start_ntp_test_server rstr "$p" --mode=rstr
-        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good"
-        wait_log "refuses service (kiss code RSTR)"
-        wait_log "Initial clock synchronization to 127.0.0.1:$good"
-}
+test_deny_kiss_drops_the_server_and_moves_on() { refusing_kiss_moves_on deny DENY; }
+test_rstr_kiss_drops_the_server_and_moves_on() { refusing_kiss_moves_on rstr RSTR; }
 
 test_rate_kiss_slows_down_and_keeps_the_server() {
         local p

@@ -222,6 +222,45 @@ start_nts_mock() {
         assert_no_sys_time "$MOCK_PID" nts-mock-server
 }
 
+# start_fresh_timesyncd OFFSET CLOCK_FILE_MTIME NTS-LIST [CONF-LINE...] [-- OPTION...]: stops
+# the daemon of an earlier call and starts one with NTS=NTS-LIST and CONF-LINEs, a fresh state
+# directory whose clock file has that mtime (epoch seconds; "none": no file), unless OFFSET is
+# "real" the fake clock OFFSET seconds off the system's, and the daemon OPTIONs (the bootstrap
+# tests).
+start_fresh_timesyncd() {
+        local offset=$1 mtime=$2 nts=$3 conf_lines=() options=()
+        shift 3
+        while [ $# -gt 0 ] && [ "$1" != -- ]; do
+                conf_lines+=("$1")
+                shift
+        done
+        [ $# -eq 0 ] || { shift; options=("$@"); }
+        if [ -n "${TIMESYNCD_PID:-}" ]; then
+                stop_timesyncd
+                TIMESYNCD_PID=
+        fi
+        rm -rf "$TEST_TMPDIR/state"
+        mkdir -p "$TEST_TMPDIR/state"
+        [ "$mtime" = none ] || touch -d "@$mtime" "$TEST_TMPDIR/state/clock"
+        [ "$offset" = real ] || options+=(--test-clock-offset="${offset}s")
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "$nts" ${conf_lines[@]+"${conf_lines[@]}"}
+        start_timesyncd "$TEST_TMPDIR/ts.conf" ${options[@]+"${options[@]}"}
+}
+
+# for_each_mode ONLY CHECK LABEL: CHECK MODE PATTERN for each line "SIDE MODE PATTERN" of $MODES
+# whose SIDE or MODE is ONLY (every line when ONLY is empty); fails when no line is.
+for_each_mode() {
+        local only=$1 check=$2 label=$3 side mode pattern n=0
+        while read -r side mode pattern; do
+                [ -z "$only" ] || [ "$side" = "$only" ] || [ "$mode" = "$only" ] || continue
+                log "$label: $mode"
+                "$check" "$mode" "$pattern"
+                n=$((n + 1))
+        done <<<"$MODES"
+        [ "$n" -gt 0 ] || fail "no $label mode for '$only'"
+}
+
 # start_mock MODE: start_nts_mock MODE --sabotage=MODE (see the mock's --help; SIGUSR1 to
 # MOCK_PID makes it behave).
 start_mock() { start_nts_mock "$1" --sabotage="$1"; }

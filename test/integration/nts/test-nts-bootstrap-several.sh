@@ -35,16 +35,7 @@ start_server() {
 start_client() {
         local offset=$1 mtime=$2
         shift 2
-        if [ -n "${TIMESYNCD_PID:-}" ]; then
-                stop_timesyncd
-                TIMESYNCD_PID=
-        fi
-        rm -rf "$TEST_TMPDIR/state"
-        mkdir -p "$TEST_TMPDIR/state"
-        [ "$mtime" = none ] || touch -d "@$mtime" "$TEST_TMPDIR/state/clock"
-        : >"$TIMESYNCD_LOG"
-        write_nts_conf "$TEST_TMPDIR/ts.conf" "$*" "ConnectionRetrySec=1"
-        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-clock-offset="${offset}s" --test-poll-interval=1s
+        start_fresh_timesyncd "$offset" "$mtime" "$*" "ConnectionRetrySec=1" -- --test-poll-interval=1s
 }
 
 # assert_refused REASON: the sources agreed, the bootstrap was refused for REASON, once, and the

@@ -44,21 +44,7 @@ start_server() {
 # start_client OFFSET CLOCK_FILE_MTIME [CONF-LINE...]: a daemon for the server of start_server,
 # with a fresh state directory whose clock file has that mtime (epoch seconds; "none": no file)
 # and, unless OFFSET is "real", the fake clock OFFSET seconds off the system's.
-start_client() {
-        local offset=$1 mtime=$2 args=()
-        shift 2
-        if [ -n "${TIMESYNCD_PID:-}" ]; then
-                stop_timesyncd
-                TIMESYNCD_PID=
-        fi
-        rm -rf "$TEST_TMPDIR/state"
-        mkdir -p "$TEST_TMPDIR/state"
-        [ "$mtime" = none ] || touch -d "@$mtime" "$TEST_TMPDIR/state/clock"
-        [ "$offset" = real ] || args=(--test-clock-offset="${offset}s")
-        : >"$TIMESYNCD_LOG"
-        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke" "$@"
-        start_timesyncd "$TEST_TMPDIR/ts.conf" "${args[@]}"
-}
+start_client() { start_fresh_timesyncd "$1" "$2" "localhost:$ke" "${@:3}"; }
 
 _refused_or_synchronized() {
         log_has "Bootstrap with localhost:$ke refused: " || log_has "Initial clock synchronization"

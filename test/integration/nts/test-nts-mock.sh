@@ -55,14 +55,7 @@ check_sabotage() {
 }
 
 test_mock_sabotage_is_survived_and_recovered_from() {
-        local side mode pattern n=0
-        while read -r side mode pattern; do
-                [ -z "$only" ] || [ "$side" = "$only" ] || [ "$mode" = "$only" ] || continue
-                log "sabotage $mode"
-                check_sabotage "$mode" "$pattern"
-                n=$((n + 1))
-        done <<<"$MODES"
-        [ "$n" -gt 0 ] || fail "no sabotage mode for '$only'"
+        for_each_mode "$only" check_sabotage sabotage
 }
 
 # NAKs are not authenticated: whoever answers every request with NTSN must not get a key

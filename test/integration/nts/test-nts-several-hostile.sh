@@ -97,14 +97,7 @@ check_hostile() {
 }
 
 test_one_hostile_source_among_good_ones_changes_nothing() {
-        local side mode pattern n=0
-        while read -r side mode pattern; do
-                [ -z "$only" ] || [ "$side" = "$only" ] || [ "$mode" = "$only" ] || continue
-                log "hostile source: $mode"
-                check_hostile "$mode" "$pattern"
-                n=$((n + 1))
-        done <<<"$MODES"
-        [ "$n" -gt 0 ] || fail "no mode for '$only'"
+        for_each_mode "$only" check_hostile "hostile source"
 }
 
 only=${1:-}

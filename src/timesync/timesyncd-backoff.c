@@ -3,7 +3,15 @@
 #include <limits.h>
 
 #include "macro.h"
+#include "random-util.h"
 #include "timesyncd-backoff.h"
+
+uint64_t backoff_random(void *userdata) {
+        uint64_t v = 0;
+
+        (void) random_bytes_pooled(&v, sizeof v);
+        return v;
+}
 
 /* floor(a * b / 2^64), from 32-bit halves: 32-bit targets have no 128-bit integer type. */
 static uint64_t mul_high(uint64_t a, uint64_t b) {

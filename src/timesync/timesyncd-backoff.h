@@ -23,6 +23,9 @@
 
 /* 64 uniformly random bits. */
 typedef uint64_t (*backoff_random_t)(void *userdata);
+/* The daemon's source of them: the kernel's CSPRNG (random_bytes_pooled()); tests and the
+ * simulation pass their own. */
+uint64_t backoff_random(void *userdata);
 
 /* Top of the retry ladder: no wait between two key exchanges with one server is longer. */
 #define BACKOFF_KE_MAX_USEC (1 * USEC_PER_HOUR)

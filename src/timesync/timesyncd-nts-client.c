@@ -10,7 +10,6 @@
 #include "nts-crypto.h"
 #include "nts-ke-client.h"
 #include "nts-pool.h"
-#include "random-util.h"
 #include "resolve-util.h"
 #include "socket-address.h"
 #include "ssl-util.h"
@@ -111,19 +110,11 @@ struct NTSClient {
         char last_error[256];
 };
 
-/* 64 random bits for the jitter of retries and renewals (backoff_random_t). */
-static uint64_t nts_client_random(void *userdata) {
-        uint64_t v = 0;
-
-        (void) random_bytes_pooled(&v, sizeof v);
-        return v;
-}
-
 /* The keys of the jar are renewed at a random time in the last day before their age limit, so
  * that clients that got them together do not come back together (docs/POOLS.md). */
 static void nts_client_schedule_renewal(NTSClient *c) {
         c->renew_realtime = backoff_renewal_time(c->jar.ke_realtime, now(CLOCK_REALTIME), NTS_JAR_MAX_AGE_USEC,
-                                                 BACKOFF_RENEW_WINDOW_USEC, nts_client_random, NULL);
+                                                 BACKOFF_RENEW_WINDOW_USEC, backoff_random, NULL);
 }
 
 int nts_client_load_libraries(void) {
@@ -626,7 +617,7 @@ static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const cha
         nts_client_pool_ke_ended(c);
 
         wait = backoff_ke_failed(&c->ke_ladder, outcome, t, c->settings->retry_usec, BACKOFF_KE_MAX_USEC,
-                                 nts_client_random, NULL);
+                                 backoff_random, NULL);
         c->ke_retry_after = t + wait;
 
         snprintf(c->last_error, sizeof c->last_error, "%s", reason);
@@ -1131,7 +1122,7 @@ int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t o
         /* The same exchange would give the same time: at the top of the ladder. */
         t = now(CLOCK_BOOTTIME);
         c->ke_retry_after = t + backoff_ke_failed(&c->ke_ladder, BACKOFF_KE_REFUSED, t, c->settings->retry_usec,
-                                                  BACKOFF_KE_MAX_USEC, nts_client_random, NULL);
+                                                  BACKOFF_KE_MAX_USEC, backoff_random, NULL);
         snprintf(c->last_error, sizeof c->last_error, "bootstrap time refused");
         nts_client_report(c, NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED);
         return -EPERM;

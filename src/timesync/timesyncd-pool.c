@@ -5,7 +5,6 @@
 
 #include "log.h"
 #include "nts-definitions.h"
-#include "random-util.h"
 #include "string-util.h"
 #include "timesyncd-backoff.h"
 #include "timesyncd-nts-client.h"
@@ -74,13 +73,6 @@ struct Pool {
         char logged_error[512];         /* the last error logged as an error: each once */
         char *logged_targets;           /* the targets last logged at info level */
 };
-
-static uint64_t pool_random(void *userdata) {
-        uint64_t v = 0;
-
-        (void) random_bytes_pooled(&v, sizeof v);
-        return v;
-}
 
 /* ---- sources ---- */
 
@@ -326,7 +318,7 @@ static void pool_lookup_failed(Pool *p, const char *message) {
 
         snprintf(p->last_error, sizeof p->last_error, "%s", message);
         wait = backoff_ke_failed(&p->ladder, BACKOFF_KE_FAILED, t, p->settings->source->retry_usec,
-                                 BACKOFF_KE_MAX_USEC, pool_random, NULL);
+                                 BACKOFF_KE_MAX_USEC, backoff_random, NULL);
         if (streq(p->logged_error, p->last_error))
                 log_debug("SRV pool %s is still not used, for the same reason. Looking it up again in %s.",
                           p->entry, FORMAT_TIMESPAN(wait, USEC_PER_SEC));

@@ -18,19 +18,21 @@ restart_with() {
         start_timesyncd "$TEST_TMPDIR/ts.conf"
 }
 
-# refusing_kiss_moves_on MODE CODE: a server that answers with the kiss CODE is dropped and the
-# next one, $good, synchronizes.
-refusing_kiss_moves_on() {
-        local p
+# next_server_after MODE PATTERN [CONF-LINE...]: the first server of NTP= answers in MODE
+# (ntp-test-server --mode), the daemon logs PATTERN for it, and the next one, $good,
+# synchronizes.
+next_server_after() {
+        local mode=$1 pattern=$2 p
+        shift 2
         p=$(free_port)
-        start_ntp_test_server "$1" "$p" --mode="$1"
-        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good"
-        wait_log "refuses service (kiss code $2)"
+        start_ntp_test_server "$mode" "$p" --mode="$mode"
+        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good" "$@"
+        wait_log "$pattern"
         wait_log "Initial clock synchronization to 127.0.0.1:$good"
 }
 
-test_deny_kiss_drops_the_server_and_moves_on() { refusing_kiss_moves_on deny DENY; }
-test_rstr_kiss_drops_the_server_and_moves_on() { refusing_kiss_moves_on rstr RSTR; }
+test_deny_kiss_drops_the_server_and_moves_on() { next_server_after deny "refuses service (kiss code DENY)"; }
+test_rstr_kiss_drops_the_server_and_moves_on() { next_server_after rstr "refuses service (kiss code RSTR)"; }
 
 test_rate_kiss_slows_down_and_keeps_the_server() {
         local p
@@ -58,22 +60,9 @@ test_rate_kiss_floor_survives_a_large_offset_sample() {
         echo "result: $(grep -o 'NTP reply from .*' "$TIMESYNCD_LOG" | head -n 1)"
 }
 
-test_unsynchronized_server_is_skipped() {
-        local p
-        p=$(free_port)
-        start_ntp_test_server unsync "$p" --mode=unsync
-        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good"
-        wait_log "is not synchronized, trying the next one"
-        wait_log "Initial clock synchronization to 127.0.0.1:$good"
-}
-
+test_unsynchronized_server_is_skipped() { next_server_after unsync "is not synchronized, trying the next one"; }
 test_too_large_root_distance_is_skipped() {
-        local p
-        p=$(free_port)
-        start_ntp_test_server far "$p" --mode=far
-        restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good" "RootDistanceMaxSec=5"
-        wait_log "has too large root distance"
-        wait_log "Initial clock synchronization to 127.0.0.1:$good"
+        next_server_after far "has too large root distance" "RootDistanceMaxSec=5"
 }
 
 test_silent_server_times_out_and_next_is_used() {

@@ -15,6 +15,7 @@ typeof(EVP_CIPHER_CTX_new) *sym_EVP_CIPHER_CTX_new;
 typeof(EVP_CIPHER_CTX_free) *sym_EVP_CIPHER_CTX_free;
 typeof(EVP_CIPHER_CTX_copy) *sym_EVP_CIPHER_CTX_copy;
 typeof(EVP_CIPHER_CTX_ctrl) *sym_EVP_CIPHER_CTX_ctrl;
+typeof(EVP_CIPHER_CTX_set_padding) *sym_EVP_CIPHER_CTX_set_padding;
 typeof(EVP_EncryptInit_ex) *sym_EVP_EncryptInit_ex;
 typeof(EVP_EncryptUpdate) *sym_EVP_EncryptUpdate;
 typeof(EVP_EncryptFinal_ex) *sym_EVP_EncryptFinal_ex;
@@ -50,6 +51,7 @@ int dlopen_libcrypto(int log_level) {
                         DLSYM_ARG(EVP_CIPHER_CTX_free),
                         DLSYM_ARG(EVP_CIPHER_CTX_copy),
                         DLSYM_ARG(EVP_CIPHER_CTX_ctrl),
+                        DLSYM_ARG(EVP_CIPHER_CTX_set_padding),
                         DLSYM_ARG(EVP_EncryptInit_ex),
                         DLSYM_ARG(EVP_EncryptUpdate),
                         DLSYM_ARG(EVP_EncryptFinal_ex),

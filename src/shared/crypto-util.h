@@ -18,6 +18,7 @@ extern typeof(EVP_CIPHER_CTX_new) *sym_EVP_CIPHER_CTX_new;
 extern typeof(EVP_CIPHER_CTX_free) *sym_EVP_CIPHER_CTX_free;
 extern typeof(EVP_CIPHER_CTX_copy) *sym_EVP_CIPHER_CTX_copy;
 extern typeof(EVP_CIPHER_CTX_ctrl) *sym_EVP_CIPHER_CTX_ctrl;
+extern typeof(EVP_CIPHER_CTX_set_padding) *sym_EVP_CIPHER_CTX_set_padding;
 extern typeof(EVP_EncryptInit_ex) *sym_EVP_EncryptInit_ex;
 extern typeof(EVP_EncryptUpdate) *sym_EVP_EncryptUpdate;
 extern typeof(EVP_EncryptFinal_ex) *sym_EVP_EncryptFinal_ex;

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* AEAD for NTS: AES-SIV-CMAC-256/384/512 (RFC 5297) through libcrypto's EVP interface (loaded
- * with dlopen() on first use). AES-GCM-SIV (RFC 8452) is not implemented: see docs/NTS.md,
+/* AEAD for NTS: AES-SIV-CMAC-256/384/512 (RFC 5297, src/shared/aes-siv.c) on libcrypto's AES
+ * (loaded with dlopen() on first use). AES-GCM-SIV (RFC 8452) is not implemented: see docs/NTS.md,
  * "AEAD algorithms", for why and for what bringing it back needs.
  *
  * An NTS_AEADContext holds one key, set up once and reused for every packet of a session:
- * per-packet work is a copy of the keyed cipher state, not a new key schedule. */
+ * per packet there is no key schedule and no allocation. */
 
 #include "nts.h"
 
 typedef struct NTS_AEADParam {
         NTS_AEADAlgorithm id;
         const char *name;               /* "AEAD_AES_SIV_CMAC_256" */
-        const char *cipher;             /* libcrypto cipher name, "AES-128-SIV" */
+        const char *cbc;                /* libcrypto's name of the AES that CMAC runs on, "AES-128-CBC" */
+        const char *ctr;                /* and of the AES that encrypts, "AES-128-CTR" */
         size_t key_size;                /* bytes of key material exported from TLS */
         size_t tag_size;                /* NTS_AEAD_TAG_SIZE */
         size_t nonce_size;              /* nonce length we generate */
@@ -22,8 +23,8 @@ typedef struct NTS_AEADParam {
 /* NULL for identifiers we cannot use (unknown, or GCM-SIV: names of those are NTS_aead_name()). */
 const NTS_AEADParam *NTS_aead_param(NTS_AEADAlgorithm id);
 
-/* Whether the loaded libcrypto implements id (probed: a FIPS-only configuration may lack
- * AES-SIV). Loads libcrypto; false if that fails. */
+/* Whether the loaded libcrypto has what id needs (probed: AES-CBC and AES-CTR of its key
+ * size). Loads libcrypto; false if that fails. */
 bool NTS_aead_supported(NTS_AEADAlgorithm id);
 
 /* Fills ret[] with the algorithms we offer in a KE request, in order of preference, and
@@ -38,8 +39,8 @@ NTS_AEADAlgorithm NTS_aead_algorithm(const NTS_AEADContext *c);
 
 /* Seals plaintext. ad[0..n_ad) are the associated data components (RFC 5297 S2V takes each as
  * its own vector); nonce may be NULL for deterministic SIV (RFC 5297 A.1). out->iov_len is
- * the capacity on entry and the ciphertext length (plaintext + tag) on return. An empty plaintext works on every libcrypto version (OpenSSL 3.0's
- * AES-SIV refuses one; we compute that case ourselves).
+ * the capacity on entry and the ciphertext length (plaintext + tag) on return. An empty
+ * plaintext (every NTS request's) works.
  * Returns 0, -ENOBUFS, -EINVAL, or -EIO when libcrypto fails. */
 int NTS_aead_encrypt(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, const struct iovec *nonce,
                      const struct iovec *plaintext, struct iovec *out);

@@ -2,9 +2,10 @@
 
 #include "crypto-util.h"
 #include "nts-test-util.h"
-#include "siv-s2v.h"
+#include "aes-siv.h"
+#include "alloc-count.h"
 
-DEFINE_TRIVIAL_CLEANUP_FUNC_VOID(EVP_MAC_CTX *, sym_EVP_MAC_CTX_free);
+DEFINE_TRIVIAL_CLEANUP_FUNC_VOID(EVP_CIPHER_CTX *, sym_EVP_CIPHER_CTX_free);
 
 static const NTS_AEADAlgorithm siv_algorithms[] = {
         NTS_AEAD_AES_SIV_CMAC_256,
@@ -50,28 +51,28 @@ static size_t unhex(const char *s, uint8_t *buf, size_t size) {
 #define A2_OUTPUT "7bdb6e3b432667eb06f4d14bff2fbd0f cb900f2fddbe404326601965c889bf17dba77ceb094fa663b7a3f748ba8af829ea64ad544a272e9c485b62a3fd5c0d"
 
 static void test_s2v_reproduces_rfc5297_a1_iv(void) {
-        _cleanup_(sym_EVP_MAC_CTX_freep) EVP_MAC_CTX *cmac = NULL;
+        _cleanup_(siv_key_freep) SivKey *k = NULL;
         HEX(key, A1_KEY);
         HEX(expected, A1_OUTPUT);
         uint8_t v[SIV_BLOCK_SIZE];
 
         ASSERT_OK(dlopen_libcrypto(LOG_ERR));
-        ASSERT_OK(siv_cmac_new(key.iov_base, key.iov_len / 2, &cmac));
+        ASSERT_OK(siv_key_new(key.iov_base, key.iov_len, &k));
 
         HEX(ad, A1_AD);
         HEX(plaintext, A1_PLAINTEXT);
         const struct iovec s[] = { ad, plaintext };
-        ASSERT_OK(siv_s2v(cmac, s, ELEMENTSOF(s), v));
+        ASSERT_OK(siv_s2v(k, s, ELEMENTSOF(s), v));
         ASSERT_MEMEQ(v, expected.iov_base, SIV_BLOCK_SIZE);
 
-        /* The context can be reused. */
+        /* The key can be reused. */
         memset(v, 0, sizeof(v));
-        ASSERT_OK(siv_s2v(cmac, s, ELEMENTSOF(s), v));
+        ASSERT_OK(siv_s2v(k, s, ELEMENTSOF(s), v));
         ASSERT_MEMEQ(v, expected.iov_base, SIV_BLOCK_SIZE);
 }
 
 static void test_s2v_reproduces_rfc5297_a2_iv(void) {
-        _cleanup_(sym_EVP_MAC_CTX_freep) EVP_MAC_CTX *cmac = NULL;
+        _cleanup_(siv_key_freep) SivKey *k = NULL;
         HEX(key, A2_KEY);
         HEX(expected, A2_OUTPUT);
         HEX(ad1, A2_AD1);
@@ -81,21 +82,46 @@ static void test_s2v_reproduces_rfc5297_a2_iv(void) {
         uint8_t v[SIV_BLOCK_SIZE];
 
         ASSERT_OK(dlopen_libcrypto(LOG_ERR));
-        ASSERT_OK(siv_cmac_new(key.iov_base, key.iov_len / 2, &cmac));
+        ASSERT_OK(siv_key_new(key.iov_base, key.iov_len, &k));
 
         const struct iovec s[] = { ad1, ad2, nonce, plaintext };
-        ASSERT_OK(siv_s2v(cmac, s, ELEMENTSOF(s), v));
+        ASSERT_OK(siv_s2v(k, s, ELEMENTSOF(s), v));
         ASSERT_MEMEQ(v, expected.iov_base, SIV_BLOCK_SIZE);
 }
 
-/* The empty-plaintext path computes the tag with siv_s2v(); for non-empty plaintexts
- * libcrypto computes it. Equal tags for every key size and for short and long last
- * components show the two agree. */
-static void test_s2v_agrees_with_libcrypto_for_every_key_size(void) {
-        uint8_t key[NTS_MAX_AEAD_KEY_SIZE], ad[61], nonce[NTS_SIV_NONCE_SIZE], pt[40], out[sizeof(pt) + 16];
+/* libcrypto's own AES-SIV cipher seals ad[0..n_ad) and a non-empty plaintext into out (tag,
+ * then ciphertext): the reference that aes-siv.c is held to. */
+static void libcrypto_siv_seal(const NTS_AEADParam *p, const uint8_t *key, const struct iovec *ad, size_t n_ad,
+                               const struct iovec *pt, uint8_t *out) {
+        static const char *const names[] = { "AES-128-SIV", "AES-192-SIV", "AES-256-SIV" };
+        _cleanup_(sym_EVP_CIPHER_CTX_freep) EVP_CIPHER_CTX *ctx = sym_EVP_CIPHER_CTX_new();
+        EVP_CIPHER *cipher = sym_EVP_CIPHER_fetch(NULL, names[p->key_size / 16 - 2], NULL);
+        int l, lf;
 
-        test_fill(ad, sizeof(ad), 3);
-        test_fill(nonce, sizeof(nonce), 5);
+        ASSERT_TRUE(ctx);
+        ASSERT_TRUE(cipher);
+        ASSERT_TRUE(sym_EVP_EncryptInit_ex(ctx, cipher, NULL, key, NULL));
+        sym_EVP_CIPHER_free(cipher);
+        for (size_t i = 0; i < n_ad; i++)
+                ASSERT_TRUE(sym_EVP_EncryptUpdate(ctx, NULL, &l, ad[i].iov_base, (int) ad[i].iov_len));
+        ASSERT_TRUE(sym_EVP_EncryptUpdate(ctx, out + 16, &l, pt->iov_base, (int) pt->iov_len));
+        ASSERT_TRUE(sym_EVP_EncryptFinal_ex(ctx, out + 16 + l, &lf));
+        ASSERT_EQ((size_t) (l + lf), pt->iov_len);
+        ASSERT_TRUE(sym_EVP_CIPHER_CTX_ctrl(ctx, EVP_CTRL_AEAD_GET_TAG, 16, out));
+}
+
+/* Ours against libcrypto's AES-SIV for every key size, with zero to three associated data
+ * components (empty ones among them), lengths around every block boundary up to several
+ * 512-byte chunks, and the same key reused for everything: the CMAC chaining value carried
+ * over from call to call must never show. OpenSSL 3.0 cannot seal an empty plaintext, so
+ * that case has its own known answer below. */
+static void test_siv_agrees_with_libcrypto_for_every_key_size_and_length(void) {
+        static const size_t lengths[] = { 0, 1, 15, 16, 17, 31, 32, 33, 100, 511, 512, 513, 1100 };
+        uint8_t key[NTS_MAX_AEAD_KEY_SIZE], a[3][1100], pt[1100], ours[1100 + 16], theirs[1100 + 16], back[1100];
+
+        ASSERT_OK(dlopen_libcrypto(LOG_ERR));
+        for (size_t i = 0; i < ELEMENTSOF(a); i++)
+                test_fill(a[i], sizeof(a[i]), (uint8_t) (3 + i));
         test_fill(pt, sizeof(pt), 9);
 
         for (size_t i = 0; i < ELEMENTSOF(siv_algorithms); i++) {
@@ -105,21 +131,25 @@ static void test_s2v_agrees_with_libcrypto_for_every_key_size(void) {
                 test_fill(key, p->key_size, (uint8_t) (11 + i));
                 ASSERT_OK(NTS_aead_new(p->id, &IOVEC_MAKE(key, p->key_size), &c));
 
-                for (size_t len = 1; len <= sizeof(pt); len += 13) {
-                        _cleanup_(sym_EVP_MAC_CTX_freep) EVP_MAC_CTX *cmac = NULL;
-                        struct iovec o = IOVEC_MAKE(out, sizeof(out));
-                        uint8_t v[SIV_BLOCK_SIZE];
+                for (size_t n_ad = 0; n_ad <= ELEMENTSOF(a); n_ad++)
+                        for (size_t j = 0; j < ELEMENTSOF(lengths); j++)
+                                for (size_t m = 1; m < ELEMENTSOF(lengths); m++) {
+                                        struct iovec ad[ELEMENTSOF(a)], plain = IOVEC_MAKE(pt, lengths[m]);
+                                        struct iovec o = IOVEC_MAKE(ours, sizeof(ours)), b = IOVEC_MAKE(back, sizeof(back));
 
-                        ASSERT_OK(NTS_aead_encrypt(c, &IOVEC_MAKE(ad, sizeof(ad)), 1, &IOVEC_MAKE(nonce, sizeof(nonce)),
-                                                   &IOVEC_MAKE(pt, len), &o));
-                        ASSERT_EQ(o.iov_len, len + 16);
+                                        /* Component k is lengths[j + k] long (wrapping): mixed. */
+                                        for (size_t k = 0; k < n_ad; k++)
+                                                ad[k] = IOVEC_MAKE(a[k], lengths[(j + k) % ELEMENTSOF(lengths)]);
 
-                        ASSERT_OK(siv_cmac_new(key, p->key_size / 2, &cmac));
-                        const struct iovec s[] = { IOVEC_MAKE(ad, sizeof(ad)), IOVEC_MAKE(nonce, sizeof(nonce)),
-                                                   IOVEC_MAKE(pt, len) };
-                        ASSERT_OK(siv_s2v(cmac, s, ELEMENTSOF(s), v));
-                        ASSERT_MEMEQ(v, out, SIV_BLOCK_SIZE);
-                }
+                                        ASSERT_OK(NTS_aead_encrypt(c, ad, n_ad, NULL, &plain, &o));
+                                        libcrypto_siv_seal(p, key, ad, n_ad, &plain, theirs);
+                                        ASSERT_EQ(o.iov_len, plain.iov_len + 16);
+                                        ASSERT_MEMEQ(ours, theirs, o.iov_len);
+
+                                        ASSERT_OK(NTS_aead_decrypt(c, ad, n_ad, NULL, &o, &b));
+                                        ASSERT_EQ(b.iov_len, plain.iov_len);
+                                        ASSERT_MEMEQ(back, pt, b.iov_len);
+                                }
         }
 }
 
@@ -224,6 +254,34 @@ static void test_round_trip_every_siv_algorithm(void) {
         }
 }
 
+/* Per packet nothing is allocated: the keys are set up once per key exchange (libcrypto's own
+ * AES-SIV cipher copied a keyed context per packet, 23 allocations per open). */
+static void test_seal_and_open_allocate_nothing(void) {
+        Sample s;
+
+        if (!alloc_count_available()) {
+                log_info("AddressSanitizer's allocator is in place, not counting allocations.");
+                return;
+        }
+
+        sample_init(&s);
+        for (size_t i = 0; i < ELEMENTSOF(siv_algorithms); i++) {
+                _cleanup_(NTS_aead_freep) NTS_AEADContext *c = test_aead_new(siv_algorithms[i], 40);
+                struct iovec o;
+                unsigned long before;
+
+                /* A reply's worth of plaintext, and a request's empty one. */
+                before = alloc_count();
+                o = sample_seal(&s, c, 832);
+                ASSERT_OK(sample_open(&s, c, &o));
+                o = sample_seal(&s, c, 0);
+                ASSERT_OK(sample_open(&s, c, &o));
+                s.out[0] ^= 1;
+                ASSERT_ERROR(sample_open(&s, c, &o), EBADMSG);
+                ASSERT_EQ(alloc_count() - before, 0UL);
+        }
+}
+
 static void test_wrong_key_is_rejected(void) {
         Sample s;
 
@@ -263,8 +321,8 @@ static void test_flipped_byte_is_rejected(void) {
         }
 }
 
-/* libcrypto computes wrong SIV tags on a context re-initialised after a failure; ours must
- * give the same output after a failed operation as a fresh context does. */
+/* A failed open (the CMAC chaining value carried over from it included) must leave the key
+ * giving the same output as a fresh one. */
 static void test_context_is_correct_after_failed_decrypt(void) {
         _cleanup_(NTS_aead_freep) NTS_AEADContext *c = test_aead_new(NTS_AEAD_AES_SIV_CMAC_256, 7);
         _cleanup_(NTS_aead_freep) NTS_AEADContext *fresh = test_aead_new(NTS_AEAD_AES_SIV_CMAC_256, 7);
@@ -286,7 +344,7 @@ static void test_context_is_correct_after_failed_decrypt(void) {
 }
 
 /* An empty associated data component is a component (RFC 5297 section 2.4): it changes the
- * tag, in the empty-plaintext path and in libcrypto's alike. */
+ * tag, with an empty plaintext and with a non-empty one. */
 static void test_empty_associated_data_component_counts(void) {
         _cleanup_(NTS_aead_freep) NTS_AEADContext *c = test_aead_new(NTS_AEAD_AES_SIV_CMAC_256, 7);
         uint8_t key[32], ad[20], pt[20], with[64], without[64], v[SIV_BLOCK_SIZE];
@@ -297,7 +355,7 @@ static void test_empty_associated_data_component_counts(void) {
         test_fill(pt, sizeof(pt), 2);
 
         for (size_t len = 0; len <= sizeof(pt); len += sizeof(pt)) {
-                _cleanup_(sym_EVP_MAC_CTX_freep) EVP_MAC_CTX *cmac = NULL;
+                _cleanup_(siv_key_freep) SivKey *k = NULL;
                 struct iovec w = IOVEC_MAKE(with, sizeof(with)), wo = IOVEC_MAKE(without, sizeof(without));
                 struct iovec b = IOVEC_MAKE(pt, sizeof(pt));
 
@@ -305,9 +363,9 @@ static void test_empty_associated_data_component_counts(void) {
                 ASSERT_OK(NTS_aead_encrypt(c, a, 1, NULL, &IOVEC_MAKE(pt, len), &wo));
                 ASSERT_TRUE(memcmp(with, without, SIV_BLOCK_SIZE) != 0);
 
-                ASSERT_OK(siv_cmac_new(key, 16, &cmac));
+                ASSERT_OK(siv_key_new(key, sizeof(key), &k));
                 const struct iovec s[] = { a[0], a[1], IOVEC_MAKE(pt, len) };
-                ASSERT_OK(siv_s2v(cmac, s, ELEMENTSOF(s), v));
+                ASSERT_OK(siv_s2v(k, s, ELEMENTSOF(s), v));
                 ASSERT_MEMEQ(v, with, SIV_BLOCK_SIZE);
 
                 ASSERT_OK(NTS_aead_decrypt(c, a, 2, NULL, &w, &b));
@@ -424,11 +482,12 @@ static void test_gcm_siv_is_never_offered_whatever_libcrypto_supports(void) {
 
 TEST_MAIN(TEST_CASE(test_s2v_reproduces_rfc5297_a1_iv),
           TEST_CASE(test_s2v_reproduces_rfc5297_a2_iv),
-          TEST_CASE(test_s2v_agrees_with_libcrypto_for_every_key_size),
+          TEST_CASE(test_siv_agrees_with_libcrypto_for_every_key_size_and_length),
           TEST_CASE(test_siv_matches_rfc5297_a1_deterministic),
           TEST_CASE(test_siv_matches_rfc5297_a2_nonce_based),
           TEST_CASE(test_siv_empty_plaintext_matches_known_answer),
           TEST_CASE(test_round_trip_every_siv_algorithm),
+          TEST_CASE(test_seal_and_open_allocate_nothing),
           TEST_CASE(test_wrong_key_is_rejected),
           TEST_CASE(test_flipped_byte_is_rejected),
           TEST_CASE(test_context_is_correct_after_failed_decrypt),

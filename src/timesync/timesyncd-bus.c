@@ -129,7 +129,22 @@ static int property_get_ntp_message(sd_bus *bus, const char *path, const char *i
 static int property_get_frequency(sd_bus *bus, const char *path, const char *interface, const char *property,
                                   sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
-        return sd_bus_message_append(reply, "x", m->frequency);
+        int64_t frequency = m->frequency;
+        ClockState st;
+        int r;
+
+        /* Unknown in observe mode (the daemon never adjusted) and before the first adjustment:
+         * one adjtimex() now, for the one who asks, rather than one per poll. The fake clock
+         * answers from memory. */
+        if (!m->frequency_known) {
+                r = clock_backend_get_state(m->clock, &st);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to read the kernel's clock state for Frequency, showing %" PRIi64 ": %m",
+                                        frequency);
+                else
+                        frequency = st.frequency;
+        }
+        return sd_bus_message_append(reply, "x", frequency);
 }
 
 /* ---- SetRuntimeNTPServers, with polkit where it runs ---- */
@@ -709,6 +724,10 @@ static int64_t announced_value(Manager *m, size_t i) {
         case 0:
                 return (int64_t) m->poll_interval_usec;
         case 1:
+                /* Not what the getter reads while the frequency is unknown (observe mode): 0
+                 * then, so it is announced once, with the first sample. The daemon does not
+                 * change it there, and reading the kernel per poll to compare is what
+                 * frequency_known saves. */
                 return m->frequency;
         case 2:
                 return m->ntpmsg_authenticated && m->ntpmsg.packet_count > 0;

@@ -83,13 +83,23 @@ long clock_backend_pll_time_constant(int poll_log2) {
         return CLAMP((long) poll_log2, 0L, 10L);
 }
 
-static int kernel_adjust(const ClockAdjustment *a) {
+/* The state as adjtimex() reports it in tmx and its return value r (the clock state). */
+static ClockState clock_state_from_timex(const struct timex *tmx, int r) {
+        return (ClockState) {
+                .synchronized = !(tmx->status & STA_UNSYNC) && r != TIME_ERROR,
+                .frequency = tmx->freq,
+                .offset_nsec = (tmx->status & STA_NANO) ? tmx->offset : (int64_t) tmx->offset * INT64_C(1000),
+        };
+}
+
+static int kernel_adjust(const ClockAdjustment *a, ClockState *ret_state) {
         struct timex tmx = {
                 .modes = ADJ_STATUS | ADJ_NANO | ADJ_MAXERROR | ADJ_ESTERROR,
                 .status = STA_PLL,
                 .maxerror = (long) CLAMP(a->max_error_nsec / INT64_C(1000), INT64_C(0), INT64_C(16000000)),
                 .esterror = (long) CLAMP(a->max_error_nsec / INT64_C(1000), INT64_C(0), INT64_C(16000000)),
         };
+        int r;
 
         if (a->step) {
                 /* ADJ_SETOFFSET steps atomically relative to the current time, so no time
@@ -125,9 +135,14 @@ static int kernel_adjust(const ClockAdjustment *a) {
         else if (a->leap == NTP_LEAP_MINUSSEC)
                 tmx.status |= STA_DEL;
 
-        if (adjtimex(&tmx) < 0)
+        r = adjtimex(&tmx);
+        if (r < 0)
                 return -errno;
 
+        /* Whatever the modes, adjtimex() hands back the state after the change: what the
+         * caller would otherwise read with a second call. */
+        if (ret_state)
+                *ret_state = clock_state_from_timex(&tmx, r);
         return 0;
 }
 
@@ -139,24 +154,25 @@ static int kernel_get_state(ClockState *ret) {
         if (r < 0)
                 return -errno;
 
-        *ret = (ClockState) {
-                .synchronized = !(tmx.status & STA_UNSYNC) && r != TIME_ERROR,
-                .frequency = tmx.freq,
-                .offset_nsec = (tmx.status & STA_NANO) ? tmx.offset : (int64_t) tmx.offset * INT64_C(1000),
-        };
+        *ret = clock_state_from_timex(&tmx, r);
         return 0;
 }
 
-int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a) {
+int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *ret_state) {
+        int r;
+
         assert(b);
         assert(a);
 
         switch (b->type) {
 
         case CLOCK_BACKEND_KERNEL:
-                return kernel_adjust(a);
+                r = kernel_adjust(a, ret_state);
+                return r < 0 ? r : 1;
 
         case CLOCK_BACKEND_OBSERVE:
+                /* Nothing changed, so nothing to report; learning the state would take an
+                 * adjtimex() of its own. */
                 log_debug("Observe mode: would %s the clock by %+.6f s, leaving it alone.",
                           a->step ? "step" : "slew", (double) a->offset_nsec / NTP_NSEC_PER_SEC);
                 return 0;
@@ -179,7 +195,9 @@ int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a) {
                                 log_info("Test clock: slewing by %+.6f s.", (double) a->offset_nsec / NTP_NSEC_PER_SEC);
                 }
                 b->fake_state.synchronized = true;
-                return 0;
+                if (ret_state)
+                        *ret_state = b->fake_state;
+                return 1;
 
         default:
                 assert_not_reached();

@@ -44,8 +44,11 @@ const char *clock_backend_type_to_string(ClockBackendType t);
 /* The kernel PLL time constant for a poll interval of 2^poll_log2 seconds (nanosecond mode). */
 long clock_backend_pll_time_constant(int poll_log2);
 
-/* Applies an adjustment. Returns 0, or a negative errno (-EPERM without CAP_SYS_TIME). */
-int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a);
+/* Applies an adjustment. Returns 1 when it changed the (kernel or fake) clock, with
+ * ret_state (may be NULL) the state after the change, as the adjusting call reported it; 0 in
+ * observe mode, where nothing changed and ret_state is left alone; or a negative errno
+ * (-EPERM without CAP_SYS_TIME). */
+int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *ret_state);
 /* Reads the kernel discipline state; never changes it. */
 int clock_backend_get_state(ClockBackend *b, ClockState *ret);
 /* CLOCK_REALTIME of this backend (the fake one has its own). */

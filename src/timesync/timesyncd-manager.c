@@ -414,16 +414,18 @@ int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *serve
         ClockState st;
         int r;
 
-        r = clock_backend_adjust(m->clock, a);
+        r = clock_backend_adjust(m->clock, a, &st);
         if (r < 0)
                 return log_error_errno(r, "Failed to adjust the system clock: %m");
+        if (r > 0) {
+                m->frequency = st.frequency;
+                m->frequency_known = true;
+        }
 
         /* Our own step fires the clock-change watch; set it up anew so it does not read as a
          * foreign jump. */
         if (a->step)
                 (void) manager_clock_watch_setup(m);
-        if (clock_backend_get_state(m->clock, &st) >= 0)
-                m->frequency = st.frequency;
 
         if (!m->synchronized) {
                 m->synchronized = true;

@@ -88,7 +88,11 @@ struct Manager {
         NTPMessage ntpmsg;
         bool ntpmsg_authenticated;      /* the last sample came over NTS and verified */
         usec_t poll_interval_usec;      /* of the selected source, as D-Bus shows it */
-        int64_t frequency;              /* kernel frequency offset, for the Frequency property */
+        /* The kernel frequency offset as the daemon's last adjustment left it (the adjusting
+         * adjtimex() reports it). Observe mode changes nothing, so it stays unknown there and
+         * the Frequency property reads the kernel when somebody asks: no adjtimex() per poll. */
+        int64_t frequency;
+        bool frequency_known;
         ClockFloor clock_floor;         /* read at start: where the clock stood at boot, at the latest */
 
         /* NTS, see timesyncd-nts.h */

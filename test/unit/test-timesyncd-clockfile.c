@@ -70,12 +70,15 @@ static void test_file_older_than_build_time_uses_build_time(void) {
 static void test_observe_backend_never_sets_the_clock(void) {
         ClockBackend *b;
         struct timespec before, after;
+        ClockState st = { .frequency = 4242 };
 
         ASSERT_OK(clock_backend_new(CLOCK_BACKEND_OBSERVE, &b));
         ASSERT_OK(clock_gettime(CLOCK_REALTIME, &before));
         /* Even a request to jump years ahead is only logged. */
         ASSERT_OK(clock_backend_set(b, &(struct timespec) { .tv_sec = before.tv_sec + 10 * 365 * 86400 }));
-        ASSERT_OK(clock_backend_adjust(b, &(ClockAdjustment) { .offset_nsec = INT64_C(3600000000000), .step = true }));
+        /* 0: nothing changed, and no state to report (that would take an adjtimex()). */
+        ASSERT_EQ(clock_backend_adjust(b, &(ClockAdjustment) { .offset_nsec = INT64_C(3600000000000), .step = true }, &st), 0);
+        ASSERT_EQ(st.frequency, 4242);
         ASSERT_OK(clock_gettime(CLOCK_REALTIME, &after));
         ASSERT_TRUE(after.tv_sec - before.tv_sec < 60);
         clock_backend_free(b);
@@ -84,12 +87,17 @@ static void test_observe_backend_never_sets_the_clock(void) {
 static void test_fake_backend_counts_steps_and_slews(void) {
         ClockBackend *b = fake_at(1000);
         struct timespec got;
+        ClockState st = {};
 
-        ASSERT_OK(clock_backend_adjust(b, &(ClockAdjustment) { .offset_nsec = INT64_C(-1500000000), .step = true }));
+        ASSERT_OK(clock_backend_adjust(b, &(ClockAdjustment) { .offset_nsec = INT64_C(-1500000000), .step = true }, NULL));
         ASSERT_OK(clock_backend_now(b, &got));
         ASSERT_EQ(got.tv_sec, 998);
         ASSERT_EQ(got.tv_nsec, 500000000);
-        ASSERT_OK(clock_backend_adjust(b, &(ClockAdjustment) { .offset_nsec = 1000 }));
+        /* 1: the fake clock changed, and its state (synchronized, the slew pending) comes back. */
+        ASSERT_EQ(clock_backend_adjust(b, &(ClockAdjustment) { .offset_nsec = 1000 }, &st), 1);
+        ASSERT_TRUE(st.synchronized);
+        ASSERT_EQ(st.offset_nsec, 1000);
+        ASSERT_EQ(st.frequency, 0);
         ASSERT_EQ(clock_backend_fake_steps(b), 1);
         ASSERT_EQ(clock_backend_fake_slews(b), 1);
         clock_backend_free(b);

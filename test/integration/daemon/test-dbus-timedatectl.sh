@@ -58,14 +58,16 @@ in_bus() {
                 fail "NTSKeyExchangeServers is not empty"
         echo "PASS test_upstream_patch_set_properties_are_served"
 
-        # test_timesync_status_shows_server_poll_and_offset
+        # test_timesync_status_shows_server_poll_offset_and_frequency
         timedatectl timesync-status >"$TEST_TMPDIR/status.txt"
         cat "$TEST_TMPDIR/status.txt"
         grep -q "Server: 127.0.0.1 (127.0.0.1:$srv1)" "$TEST_TMPDIR/status.txt" || fail "server not shown"
         grep -Eq "Poll interval: 16s \(min: 16s; max 1min 4s\)" "$TEST_TMPDIR/status.txt" || fail "poll interval not shown"
         grep -Eq "Offset: [-+][0-9.]+(us|ms)" "$TEST_TMPDIR/status.txt" || fail "offset not shown"
         grep -q "Stratum: 1" "$TEST_TMPDIR/status.txt" || fail "stratum not shown"
-        echo "PASS test_timesync_status_shows_server_poll_and_offset"
+        # Read from the kernel when asked (observe mode reads it per request, not per poll).
+        grep -Eq "Frequency: [-+][0-9]+\.[0-9]{3}ppm" "$TEST_TMPDIR/status.txt" || fail "frequency not shown"
+        echo "PASS test_timesync_status_shows_server_poll_offset_and_frequency"
 
         # test_show_timesync_all_lists_every_property
         timedatectl show-timesync --all >"$TEST_TMPDIR/show.txt"
@@ -76,6 +78,7 @@ in_bus() {
         done
         grep -qx "SystemNTPServers=127.0.0.1:$srv1" "$TEST_TMPDIR/show.txt" || fail "SystemNTPServers wrong"
         grep -qx "ServerAddress=127.0.0.1" "$TEST_TMPDIR/show.txt" || fail "ServerAddress wrong"
+        grep -Eqx "Frequency=-?[0-9]+" "$TEST_TMPDIR/show.txt" || fail "Frequency is not a number"
         grep -qx "SecureTime=no" "$TEST_TMPDIR/show.txt" || fail "show-timesync --all lacks SecureTime=no"
         grep -qx "NTSKeyExchangeServers=" "$TEST_TMPDIR/show.txt" || fail "show-timesync --all lacks NTSKeyExchangeServers="
         echo "PASS test_show_timesync_all_lists_every_property"

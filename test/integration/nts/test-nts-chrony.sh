@@ -247,10 +247,11 @@ test_state_file_is_not_written_per_request_but_whole_at_stop() {
 
 # One PropertiesChanged signal per poll, sent with the reply: NTPMessage every time, the
 # properties that did not change (poll interval, frequency, NTSAuthenticated, the cookie count
-# back at 8 after each reply) only when they change. busctl monitor sees every signal the
-# daemon sends from its start; the count it announced last equals the property's value.
+# back at 8 after each reply) only when they change; the frequency, which observe mode neither
+# changes nor reads per poll, once. busctl monitor sees every signal the daemon sends from its
+# start; the count it announced last equals the property's value.
 test_properties_changed_once_per_poll_and_only_when_changed() {
-        local monitor replies signals ntpmsg cookies poll auth read i
+        local monitor replies signals ntpmsg cookies poll auth freq read i
         ! pid_alive "$TIMESYNCD_PID" || stop_timesyncd
         : >"$TIMESYNCD_LOG"
         busctl --system --match "type='signal',path='/org/freedesktop/timesync1',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'" \
@@ -270,13 +271,16 @@ test_properties_changed_once_per_poll_and_only_when_changed() {
         cookies=$(grep -c 'STRING "NTSCookies"' "$TEST_TMPDIR/signals.txt" || true)
         poll=$(grep -c 'STRING "PollIntervalUSec"' "$TEST_TMPDIR/signals.txt" || true)
         auth=$(grep -c 'STRING "NTSAuthenticated"' "$TEST_TMPDIR/signals.txt" || true)
-        echo "result: $replies replies, $signals signals: NTPMessage $ntpmsg, NTSCookies $cookies, PollIntervalUSec $poll, NTSAuthenticated $auth"
+        freq=$(grep -c 'STRING "Frequency"' "$TEST_TMPDIR/signals.txt" || true)
+        echo "result: $replies replies, $signals signals: NTPMessage $ntpmsg, NTSCookies $cookies, PollIntervalUSec $poll, NTSAuthenticated $auth, Frequency $freq"
         [ "$ntpmsg" -ge $((replies - 1)) ] || fail "$ntpmsg NTPMessage signals for $replies replies"
         # The start announces the server, the key exchange and the first sample: a few more.
         [ "$signals" -le $((replies + 8)) ] || fail "$signals signals for $replies replies, expected about one per poll"
         [ "$poll" -le 2 ] || fail "PollIntervalUSec announced $poll times at a fixed poll interval"
         [ "$auth" -le 3 ] || fail "NTSAuthenticated announced $auth times while it stayed yes"
         [ "$cookies" -le 4 ] || fail "NTSCookies announced $cookies times while every reply refilled the jar"
+        # Observe mode: the daemon does not change the frequency; announced with the first sample.
+        [ "$freq" -le 1 ] || fail "Frequency announced $freq times in observe mode, which never changes it"
         # What the last NTSCookies signal said is the value a client reads now.
         awk '/STRING "NTSCookies"/ { c = 1; next } c && /UINT32/ { v = $2; sub(/;$/, "", v); c = 0 } END { print v }' \
                 "$TEST_TMPDIR/signals.txt" >"$TEST_TMPDIR/last-cookies"
@@ -324,6 +328,17 @@ test_a_poll_costs_at_most_12_system_calls_and_no_gettid() {
         stop_timesyncd
 }
 
+# The same trace: in observe mode a poll reads no kernel clock state. The daemon changes
+# nothing there, so the frequency of the Frequency property is read when a client asks for it
+# (nobody on this test's bus does while the trace runs), not by an adjtimex() per sample.
+test_an_observing_poll_makes_no_adjtimex_call() {
+        local polls adj
+        polls=$(awk '$NF == "sendto" { print $4 }' "$TEST_TMPDIR/poll.strace")
+        adj=$(awk '$NF == "clock_adjtime" || $NF == "adjtimex" { n += $4 } END { print n + 0 }' "$TEST_TMPDIR/poll.strace")
+        echo "result: $adj clock_adjtime()/adjtimex() calls over $polls polls"
+        [ "$adj" = 0 ] || fail "$adj clock_adjtime()/adjtimex() calls over $polls polls in observe mode"
+}
+
 # --nts-state-dir=: the jars there, the clock file in --state-dir=. The unit keeps them apart
 # (/var/lib/timesyncd-nts) because stock's package deletes /var/lib/systemd/timesync when purged,
 # also after this daemon replaced it. Directories of its own: the other cases' state stays.
@@ -360,3 +375,4 @@ run_case test_runtime_servers_switched_during_a_key_exchange_take_over
 run_case test_state_file_is_not_written_per_request_but_whole_at_stop
 run_case test_properties_changed_once_per_poll_and_only_when_changed
 run_case test_a_poll_costs_at_most_12_system_calls_and_no_gettid
+run_case test_an_observing_poll_makes_no_adjtimex_call

@@ -551,6 +551,16 @@ kernel_frequency_below() {
         [ $((f < 0 ? -f : f)) -lt $(($1 * 65536)) ]
 }
 
+# The Frequency property of a daemon that steers is what its last adjusting adjtimex() reported
+# (no second call per sample to read it): the kernel's frequency, which in PLL mode moves only
+# with an offset the daemon passes. A poll between the two reads changes both: wait_for reads again.
+frequency_property_is_the_kernels() {
+        local p k
+        p=$(prop Frequency | awk '{ print $2 }')
+        k=$(adjtimex_field freq)
+        [ -n "$p" ] && [ "$p" = "$k" ]
+}
+
 # packets_above N: the guest's main chronyd got more than N NTP packets
 packets_above() {
         [ "$(ntp_packets_received)" -gt "$1" ]
@@ -596,6 +606,8 @@ nts_step_suite() {
         check kernel_pll_still_slews_the_offset kernel_is_slewing_back
         check adjtimex_says_synchronized kernel_synchronized
         check kernel_frequency_stays_below_50_ppm kernel_frequency_below 50
+        check frequency_property_is_the_kernels wait_for 5 frequency_property_is_the_kernels
+        info "Frequency property: $(prop Frequency), kernel frequency: $(adjtimex_field freq)"
         systemctl stop nts-slew
 }
 

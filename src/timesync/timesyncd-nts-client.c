@@ -1087,7 +1087,10 @@ int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause 
         }
 
         nts_client_take_cookies(c, &receipt);
-        explicit_bzero_safe(scratch_buf, sizeof scratch_buf);
+        /* The plaintext (the new cookies) is never longer than the packet it came in: zeroing
+         * just that much spares the rest of the 8.5 KiB buffer, which was a seventh of a poll's
+         * instructions (callgrind) and all of it cold stack. */
+        explicit_bzero_safe(scratch_buf, MIN(size, sizeof scratch_buf));
 
         log_debug("NTS reply from %s verified: %zu cookies in the jar.", c->server, c->jar.n_cookies);
 

@@ -185,14 +185,11 @@ void source_poll_limits_changed(Source *s) {
 
 static int source_on_reply(sd_event_source *es, int fd, uint32_t revents, void *userdata);
 
-static int source_open_socket(Source *s) {
+static int source_socket_new(Source *s) {
         const SocketAddress *a = source_address(s);
         const int on = 1, tos = IPTOS_LOWDELAY;
         SocketAddress any = {};
         int family, r;
-
-        if (s->fd >= 0)
-                return 0;
 
         family = a->sa.ss_family;
         s->fd = socket(family, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -204,6 +201,13 @@ static int source_open_socket(Source *s) {
         if (bind(s->fd, (const struct sockaddr *) &any.sa, any.len) < 0)
                 return log_error_errno(errno, "Failed to bind UDP socket: %m");
 
+        /* One socket per address (source_begin() closes it): connected, the kernel keeps the
+         * route instead of looking it up for every request, and drops datagrams from anyone
+         * else before they wake us. An unreachable network fails here, like a lost packet. */
+        if (connect(s->fd, (const struct sockaddr *) &a->sa, a->len) < 0)
+                return log_debug_errno(errno, "Failed to connect UDP socket to %s: %m",
+                                       source_address_string(s, (char[SOCKET_ADDRESS_STRING_MAX]) {}));
+
         /* Kernel receive timestamps make t4 independent of how busy the loop is. */
         if (setsockopt(s->fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof on) < 0)
                 log_debug_errno(errno, "Failed to enable receive timestamps, ignoring: %m");
@@ -214,6 +218,20 @@ static int source_open_socket(Source *s) {
         if (r < 0)
                 return log_error_errno(r, "Failed to watch UDP socket: %m");
         return 0;
+}
+
+/* The socket of the address polled. On failure nothing is left open: the next request tries
+ * again from scratch. */
+static int source_open_socket(Source *s) {
+        int r;
+
+        if (s->fd >= 0)
+                return 0;
+
+        r = source_socket_new(s);
+        if (r < 0)
+                source_disconnect(s);
+        return r;
 }
 
 static void source_wait_for_nts(Source *s);
@@ -266,7 +284,8 @@ static void source_send_request(Source *s) {
         assert(a);
 
         if (source_open_socket(s) < 0) {
-                /* Out of descriptors: like a lost packet, the timeout moves on. */
+                /* No socket (out of descriptors, no route to the address): like a lost packet, the
+                 * timeout moves on. */
                 source_enter(s, SOURCE_REPLY_WAIT, SOURCE_REPLY_TIMEOUT_USEC);
                 return;
         }
@@ -286,7 +305,7 @@ static void source_send_request(Source *s) {
         s->request_monotonic = now(CLOCK_MONOTONIC);
         s->request_boottime = now(CLOCK_BOOTTIME);
 
-        if (sendto(s->fd, packet, (size_t) l, MSG_DONTWAIT, (const struct sockaddr *) &a->sa, a->len) < 0)
+        if (send(s->fd, packet, (size_t) l, MSG_DONTWAIT) < 0)
                 log_debug_errno(errno, "Sending NTP request to %s failed: %m", source_address_string(s, buf));
         else
                 s->pending = true;

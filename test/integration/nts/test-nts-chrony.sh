@@ -339,6 +339,33 @@ test_an_observing_poll_makes_no_adjtimex_call() {
         [ "$adj" = 0 ] || fail "$adj clock_adjtime()/adjtimex() calls over $polls polls in observe mode"
 }
 
+# The NTP socket is connected to the server it polls: the kernel delivers nothing from any
+# other address (an off-path forger must guess the server's address and port besides the
+# origin timestamp, and its datagrams cost the daemon no wakeup), and keeps the route instead
+# of looking it up for every request.
+test_ntp_socket_takes_datagrams_from_the_polled_server_only() {
+        local port peer
+        ! pid_alive "$TIMESYNCD_PID" || stop_timesyncd
+        : >"$TIMESYNCD_LOG"
+        TIMESYNCD_LOG_LEVEL=debug start_timesyncd "$conf" --test-poll-interval=200ms
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        read -r port peer < <(ss -Huanp | awk -v p="pid=$TIMESYNCD_PID," 'index($0, p) { n = split($4, a, ":"); print a[n], $5; exit }')
+        echo "result: the daemon's NTP socket, port $port, peer $peer"
+        [ "$peer" = "127.0.0.1:$ntp" ] || fail "the NTP socket's peer is '$peer', not the server 127.0.0.1:$ntp"
+        # Twenty datagrams of a header's size from 127.0.0.2 over a second of polls.
+        /usr/bin/python3 -c '
+import socket, sys, time
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("127.0.0.2", 0))
+for _ in range(20):
+    s.sendto(bytes(48), ("127.0.0.1", int(sys.argv[1])))
+    time.sleep(0.05)' "$port"
+        sleep 0.5
+        ! log_has "Reply from unknown source" || fail "datagrams from 127.0.0.2 reached the daemon: $(log_count "Reply from unknown source")"
+        log_has "NTP reply from" || fail "no NTP reply logged at debug level"
+        stop_timesyncd
+}
+
 # --nts-state-dir=: the jars there, the clock file in --state-dir=. The unit keeps them apart
 # (/var/lib/timesyncd-nts) because stock's package deletes /var/lib/systemd/timesync when purged,
 # also after this daemon replaced it. Directories of its own: the other cases' state stays.
@@ -376,3 +403,4 @@ run_case test_state_file_is_not_written_per_request_but_whole_at_stop
 run_case test_properties_changed_once_per_poll_and_only_when_changed
 run_case test_a_poll_costs_at_most_12_system_calls_and_no_gettid
 run_case test_an_observing_poll_makes_no_adjtimex_call
+run_case test_ntp_socket_takes_datagrams_from_the_polled_server_only

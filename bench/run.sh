@@ -478,7 +478,7 @@ window=$(awk -v a="$t_start" -v b="$t_end" 'BEGIN { printf "%.0f", b - a }')
 log "system calls: $POLLS polls' worth"
 for n in strace-ours strace-chrony ours-nts4 chrony-nts4; do
         POLL0[$n]=$(served "$n")
-        strace -C -f -y -p "${PID[$n]}" -o "$W/$n.trace" &
+        strace -C -f -y -s 200 -p "${PID[$n]}" -o "$W/$n.trace" &
         PID[$n-tracer]=$!
 done
 window4=$(awk -v p="$POLLS" -v s="$POLL_SEC" 'BEGIN { print p * s / 4 }')
@@ -556,7 +556,8 @@ log_lines() { awk '/^% time/ { exit } $2 ~ /^write\(/ && index($0, "/daemon.log>
 # log_messages TRACE: what those lines said, each distinct message once, separated by "; ".
 log_messages() {
         awk '/^% time/ { exit } $2 ~ /^write\(/ && index($0, "/daemon.log>") {
-                m = $0; sub(/^[^"]*"/, "", m); sub(/\\n".*$/, "", m); if (!(m in seen)) { seen[m] = 1; printf "%s%s", (n++ ? "; " : ""), m } }
+                m = $0; sub(/^[^"]*"/, "", m); sub(/(\\n)?"(\.\.\.)?, [0-9]+\) += .*$/, "", m)
+                if (!(m in seen)) { seen[m] = 1; printf "%s\"%s\"", (n++ ? "; " : ""), m } }
                 END { if (!n) printf "none" }' "$1"
 }
 # The clock file apart: its SaveIntervalSec= timer (60 s) touches it whatever the polls.

@@ -8,6 +8,9 @@
 /* Bytes handed to libcrypto per call: a CMAC copies its input here (see cbc_feed()). */
 #define CBC_CHUNK 512
 
+/* The zero IV of both contexts, and the zero block of the CMAC subkeys and of S2V's start. */
+static const uint8_t zero[SIV_BLOCK_SIZE] = {};
+
 struct SivKey {
         /* AES-CBC keyed with K1, no padding, for CMAC. Its chaining value carries over from one
          * CMAC to the next: `chain` mirrors it, and a new CMAC XORs it into its first block,
@@ -47,8 +50,6 @@ static void xor_block(uint8_t *dst, const uint8_t *src, size_t n) {
 /* Puts the CBC context back to a zero chaining value after libcrypto failed in the middle of
  * a CMAC, when `chain` may no longer say where the context stands. */
 static int cbc_resync(SivKey *k) {
-        static const uint8_t zero[SIV_BLOCK_SIZE] = {};
-
         memset(k->chain, 0, sizeof(k->chain));
         return sym_EVP_EncryptInit_ex(k->cbc, NULL, NULL, NULL, zero) ? 0 : -EIO;
 }
@@ -168,8 +169,25 @@ static const char *aes_name(size_t half, bool ctr) {
         }
 }
 
+static bool aes_available(const char *name) {
+        EVP_CIPHER *cipher;
+
+        cipher = sym_EVP_CIPHER_fetch(NULL, name, NULL);
+        if (!cipher) {
+                sym_ERR_clear_error();
+                return false;
+        }
+        sym_EVP_CIPHER_free(cipher);
+        return true;
+}
+
+bool siv_key_size_supported(size_t size) {
+        if (size % 2 != 0 || !aes_name(size / 2, false))
+                return false;
+        return aes_available(aes_name(size / 2, false)) && aes_available(aes_name(size / 2, true));
+}
+
 static int aes_ctx_new(size_t half, bool ctr, const uint8_t *key, EVP_CIPHER_CTX **ret) {
-        static const uint8_t zero[SIV_BLOCK_SIZE] = {};
         EVP_CIPHER *cipher;
         EVP_CIPHER_CTX *ctx;
         int ok;
@@ -205,7 +223,6 @@ SivKey *siv_key_free(SivKey *k) {
 /* RFC 4493 section 2.3: L = AES(K1, 0), K1' = dbl(L), K2' = dbl(K1'). The CBC context starts
  * with a zero IV, so its first output is L and `chain` then mirrors it. */
 static int cmac_subkeys(SivKey *k) {
-        static const uint8_t zero[SIV_BLOCK_SIZE] = {};
         int r;
 
         k->fresh = false;

@@ -28,6 +28,10 @@
 typedef struct SivKey SivKey;
 
 #if HAVE_NTS
+/* Whether the loaded libcrypto has the AES-CBC and AES-CTR that a key of size bytes (both
+ * halves) needs. libcrypto must be loaded. */
+bool siv_key_size_supported(size_t size);
+
 /* key: both halves, 32, 48 or 64 bytes (AES-SIV-CMAC-256/384/512). Returns 0, -EINVAL for
  * another size, -EOPNOTSUPP when libcrypto lacks the AES variant, -ENOMEM, -EIO. libcrypto must
  * be loaded. */

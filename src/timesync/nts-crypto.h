@@ -13,8 +13,6 @@
 typedef struct NTS_AEADParam {
         NTS_AEADAlgorithm id;
         const char *name;               /* "AEAD_AES_SIV_CMAC_256" */
-        const char *cbc;                /* libcrypto's name of the AES that CMAC runs on, "AES-128-CBC" */
-        const char *ctr;                /* and of the AES that encrypts, "AES-128-CTR" */
         size_t key_size;                /* bytes of key material exported from TLS */
         size_t tag_size;                /* NTS_AEAD_TAG_SIZE */
         size_t nonce_size;              /* nonce length we generate */

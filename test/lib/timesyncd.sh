@@ -148,12 +148,15 @@ assert_plain_servers_unused() {
 
 # ---- NTS (test/integration/nts) ----
 
-# stop_timesyncd: SIGTERM the daemon of start_timesyncd and reap it; fails unless it exits 0.
+# stop_timesyncd: SIGTERM the daemon of start_timesyncd and reap it; fails unless it exits 0,
+# and when its stall check found it with nothing in progress (that check's "(a bug)" line: a
+# state the daemon should never reach, which it only leaves by starting over).
 stop_timesyncd() {
         local rc=0
         kill -TERM "$TIMESYNCD_PID" 2>/dev/null || true
         wait "$TIMESYNCD_PID" 2>/dev/null || rc=$?
         [ "$rc" = 0 ] || fail "systemd-timesyncd exited with $rc on SIGTERM"
+        ! grep -q "(a bug)" "$TIMESYNCD_LOG" 2>/dev/null || fail "the daemon stalled: $(grep -m1 "(a bug)" "$TIMESYNCD_LOG")"
 }
 
 # write_nts_conf FILE KEHOST:KEPORT [LINE...]: NTS= that one server, trusting only the test CA
@@ -201,9 +204,9 @@ nts_jar_file() {
 export NTS_MOCK_SERVER=${TSNTS_NTS_MOCK_SERVER:-$TSNTS_BUILD_DIR/test/tools/nts-mock-server}
 
 # start_nts_mock NAME [ARG...]: the mock on free ports with the test certificates, honest unless
-# an ARG says --sabotage=MODE; its counts (KE sessions, NTP requests, NAKs, distinct and reused
-# cookies) in $TEST_TMPDIR/mock-NAME.count, its log in mock-NAME.log. Sets MOCK_PID, MOCK_KE,
-# MOCK_NTP.
+# an ARG says --sabotage=MODE (or --kiss=CODE); its counts (KE sessions, NTP requests, NAKs,
+# kiss codes, distinct and reused cookies) in $TEST_TMPDIR/mock-NAME.count, its log in
+# mock-NAME.log. Sets MOCK_PID, MOCK_KE, MOCK_NTP.
 start_nts_mock() {
         local name=$1 out=$TEST_TMPDIR/mock-$1.log
         shift

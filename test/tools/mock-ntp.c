@@ -104,6 +104,12 @@ static int ntp_prepare(MockServer *s, const struct iovec *packet, const NTSServe
         return 0;
 }
 
+/* --kiss=: an authenticated answer carries the kiss code instead of time, once --kiss-after=
+ * requests got time. A NAK stays a NAK. */
+static bool mock_ntp_kisses(const MockServer *s, NTSServerSabotage sabotage) {
+        return s->kiss[0] != '\0' && sabotage != NTS_SERVER_NAK && s->n_ntp_requests >= s->kiss_after;
+}
+
 /* The time it serves: the system clock, shifted by --time-offset=. */
 static void mock_ntp_now(const MockServer *s, struct timespec *ret) {
         int64_t ns;
@@ -130,6 +136,7 @@ static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const s
         struct timespec tx;
         NTPHeader h, q;
         size_t n_cookies = 0;
+        bool kiss;
         ssize_t n;
         int r;
 
@@ -153,7 +160,7 @@ static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const s
 
         mock_ntp_now(s, &tx);
         h = (NTPHeader) {
-                .leap = NTP_LEAP_NONE,
+                .leap = s->leap,
                 .version = q.version,
                 .mode = NTP_MODE_SERVER,
                 .stratum = 1,
@@ -166,6 +173,14 @@ static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const s
                 .receive = ntp_ts_from_timespec(rx),
                 .transmit = ntp_ts_from_timespec(&tx),
         };
+        kiss = mock_ntp_kisses(s, sabotage);
+        if (kiss) {
+                /* RFC 5905 section 7.4: stratum 0, the code in the reference ID, no time. */
+                h.leap = NTP_LEAP_NOTINSYNC;
+                h.stratum = NTP_STRATUM_KISS;
+                memcpy(h.refid, s->kiss, sizeof(h.refid));
+                h.reference = h.receive = h.transmit = (NTPTimestamp) {};
+        }
         ntp_header_encode(&h, header);
 
         n = nts_server_build_response(&(NTSServerResponse) {
@@ -185,6 +200,8 @@ static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const s
 
         if (sabotage == NTS_SERVER_NAK)
                 s->n_ntp_naks++;
+        else if (kiss)
+                s->n_ntp_kisses++;
         else
                 s->n_ntp_requests++;
         mock_server_write_counts(s);

@@ -60,11 +60,16 @@ typedef struct MockServer {
         uint16_t ntp_port;              /* Port Negotiation record; 0: none */
         MockPool pool;                  /* with members: a key-exchange pool, see mock-pool.h */
         int64_t time_offset_nsec;       /* added to the time it serves: an authentic liar */
+        unsigned leap;                  /* leap indicator of its answers with time (--leap=) */
+        char kiss[4];                   /* --kiss=: an authenticated kiss-o'-death with this
+                                         * code instead of time; all zero: none */
+        unsigned kiss_after;            /* ... once this many requests got time */
 
         const char *count_file;
         unsigned n_ke_sessions;         /* complete KE responses sent */
         unsigned n_ntp_requests;        /* NTP requests answered with time */
         unsigned n_ntp_naks;
+        unsigned n_ntp_kisses;          /* authenticated kiss-o'-death answers (--kiss=) */
         unsigned n_pool_denied_given;   /* pool members handed out although denied */
 
         /* Every cookie a well-formed NTP request carried (a tsearch() tree), so that a client

@@ -129,9 +129,9 @@ void mock_server_write_counts(MockServer *s) {
                 log_error_errno(errno, "Failed to write %s: %m", tmp);
                 return;
         }
-        fprintf(f, "ke_sessions=%u\nntp_requests=%u\nntp_naks=%u\npool_denied_given=%u\ncookies_seen=%u\n"
-                "cookies_reused=%u\n", s->n_ke_sessions, s->n_ntp_requests, s->n_ntp_naks, s->n_pool_denied_given,
-                s->n_cookies_seen, s->n_cookies_reused);
+        fprintf(f, "ke_sessions=%u\nntp_requests=%u\nntp_naks=%u\nntp_kisses=%u\npool_denied_given=%u\n"
+                "cookies_seen=%u\ncookies_reused=%u\n", s->n_ke_sessions, s->n_ntp_requests, s->n_ntp_naks,
+                s->n_ntp_kisses, s->n_pool_denied_given, s->n_cookies_seen, s->n_cookies_reused);
         if (fclose(f) != 0 || rename(tmp, s->count_file) < 0)
                 log_error_errno(errno, "Failed to write %s: %m", s->count_file);
 }
@@ -158,6 +158,9 @@ static void help(void) {
                "  --ntp-server=NAME      send a Server Negotiation record\n"
                "  --ntp-port=PORT        send a Port Negotiation record\n"
                "  --aead=ID[,ID...]      AEAD identifiers accepted (default: 15, 16, 17)\n"
+               "  --leap=N               leap indicator of answers with time (0, 1: insert, 2: delete)\n"
+               "  --kiss=CODE            an authenticated kiss-o'-death (DENY, RSTR, RATE...) instead of time\n"
+               "  --kiss-after=N         ... once N requests got time (default 0)\n"
                "  --keys-file=FILE       keep the cookie key here (created if missing)\n"
                "  --count-file=FILE      write counts of KE sessions, NTP requests, distinct and\n"
                "                         reused cookies\n"
@@ -173,15 +176,25 @@ static void help(void) {
         printf("\n");
 }
 
-static int parse_port(const char *s, uint16_t *ret) {
+/* A decimal number from 0 to max. */
+static int parse_unsigned(const char *s, unsigned max, unsigned *ret) {
         char *end;
         unsigned long v;
 
         errno = 0;
         v = strtoul(s, &end, 10);
-        if (errno != 0 || end == s || *end || v > UINT16_MAX)
+        if (errno != 0 || end == s || *end || *s == '-' || v > max)
                 return -EINVAL;
-        *ret = v;
+        *ret = (unsigned) v;
+        return 0;
+}
+
+static int parse_port(const char *s, uint16_t *ret) {
+        unsigned v;
+
+        if (parse_unsigned(s, UINT16_MAX, &v) < 0)
+                return -EINVAL;
+        *ret = (uint16_t) v;
         return 0;
 }
 
@@ -253,6 +266,9 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 ARG_POOL_IGNORE_DENY,
                 ARG_TIME_OFFSET,
                 ARG_SABOTAGE,
+                ARG_LEAP,
+                ARG_KISS,
+                ARG_KISS_AFTER,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -272,6 +288,9 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                 { "pool-ignore-deny", no_argument, NULL, ARG_POOL_IGNORE_DENY },
                 { "time-offset", required_argument, NULL, ARG_TIME_OFFSET },
                 { "sabotage", required_argument, NULL, ARG_SABOTAGE },
+                { "leap", required_argument, NULL, ARG_LEAP },
+                { "kiss", required_argument, NULL, ARG_KISS },
+                { "kiss-after", required_argument, NULL, ARG_KISS_AFTER },
                 {}
         };
         int c, r;
@@ -343,6 +362,20 @@ static int parse_argv(int argc, char *argv[], MockServer *s, Options *o) {
                         if (s->sabotage < 0)
                                 return log_error_errno(EINVAL, "Unknown --sabotage mode: %s", optarg);
                         break;
+                case ARG_LEAP:
+                        /* 3 (not synchronized) is what --sabotage would be for. */
+                        if (parse_unsigned(optarg, NTP_LEAP_MINUSSEC, &s->leap) < 0)
+                                return log_error_errno(EINVAL, "Invalid --leap (0, 1 or 2): %s", optarg);
+                        break;
+                case ARG_KISS:
+                        if (strlen(optarg) != sizeof(s->kiss))
+                                return log_error_errno(EINVAL, "--kiss= takes a code of 4 characters: %s", optarg);
+                        memcpy(s->kiss, optarg, sizeof(s->kiss));
+                        break;
+                case ARG_KISS_AFTER:
+                        if (parse_unsigned(optarg, UINT_MAX, &s->kiss_after) < 0)
+                                return log_error_errno(EINVAL, "Invalid --kiss-after: %s", optarg);
+                        break;
                 default:
                         return -EINVAL;
                 }
@@ -413,10 +446,12 @@ static int on_terminate(sd_event_source *source, const struct signalfd_siginfo *
 static int on_usr1(sd_event_source *source, const struct signalfd_siginfo *si, void *userdata) {
         MockServer *s = userdata;
 
-        log_info("SIGUSR1: sabotage %s off, time offset %+.3f s off", sabotage_to_string(s->sabotage),
-                 (double) s->time_offset_nsec / 1e9);
+        log_info("SIGUSR1: sabotage %s off, time offset %+.3f s off, leap and kiss codes off",
+                 sabotage_to_string(s->sabotage), (double) s->time_offset_nsec / 1e9);
         s->sabotage = SABOTAGE_NONE;
         s->time_offset_nsec = 0;
+        s->leap = NTP_LEAP_NONE;
+        memset(s->kiss, 0, sizeof(s->kiss));
         s->alpn = sabotage_alpn(s->sabotage);
         return 0;
 }

@@ -198,8 +198,8 @@ static int manager_try_server(Manager *m, ServerName *n) {
         return 0;
 }
 
-/* No server usable: NTS only and none configured, every NTS server backs off, or nothing at
- * all is configured. */
+/* No server usable: NTS only and none configured, every NTS server refuses service or backs
+ * off, or nothing at all is configured. */
 static void manager_no_server(Manager *m) {
         bool nts = manager_nts_enabled(m);
 
@@ -207,6 +207,10 @@ static void manager_no_server(Manager *m) {
         if (nts && !m->servers[SERVER_NTS] && !m->servers[SERVER_NTS_RUNTIME]) {
                 manager_nts_missing(m);
                 manager_enter(m, MANAGER_IDLE, "NTS servers only, and none is configured");
+                return;
+        }
+        if (nts && !m->nts_unavailable && manager_nts_all_refuse(m)) {
+                manager_nts_enter_refused(m);
                 return;
         }
         if (nts && !m->nts_unavailable) {

@@ -68,6 +68,34 @@ void manager_nts_missing(Manager *m) {
         manager_notify_status(m, "NTSRequired=yes but no NTS server is configured.");
 }
 
+bool manager_nts_all_refuse(Manager *m) {
+        bool any = false;
+
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++) {
+                if (!server_type_is_nts(t))
+                        continue;
+                LIST_FOREACH(names, n, m->servers[t]) {
+                        if (!n->source || source_state(n->source) != SOURCE_FAILED)
+                                return false;
+                        any = true;
+                }
+        }
+        return any;
+}
+
+void manager_nts_enter_refused(Manager *m) {
+        static const char text[] = "Every NTS server refuses service (kiss code DENY or RSTR)";
+
+        log_warning("%s: none is asked again until the NTS servers change (reload, runtime servers, restart); "
+                    "there is no fallback to unauthenticated NTP.", text);
+        if (!streq(m->nts_status, text)) {
+                snprintf(m->nts_status, sizeof m->nts_status, "%s", text);
+                (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+        }
+        manager_notify_status(m, "%s.", text);
+        manager_enter(m, MANAGER_IDLE, "every NTS server refuses service");
+}
+
 void manager_nts_servers_changed(Manager *m) {
         if (!manager_nts_enabled(m)) {
                 /* No NTS server left: the missing libssl no longer matters. */

@@ -25,6 +25,11 @@ bool manager_nts_enabled(Manager *m);
 int manager_nts_prepare(Manager *m);
 /* Time may come from NTS only, and there is no NTS server: says why (log, NTSStatus, STATUS=). */
 void manager_nts_missing(Manager *m);
+/* Every NTS server of the lists refused service (kiss code DENY or RSTR, timesyncd-source.c):
+ * none is asked again, so nothing is left to do until the lists change. */
+bool manager_nts_all_refuse(Manager *m);
+/* Says so (log, NTSStatus, STATUS=) and idles: no plain NTP instead, no retries. */
+void manager_nts_enter_refused(Manager *m);
 /* The server lists changed: forgets reasons that no longer hold. */
 void manager_nts_servers_changed(Manager *m);
 

@@ -564,6 +564,10 @@ const char *pool_last_error(const Pool *p) {
         return p->last_error;
 }
 
+bool pool_started(const Pool *p) {
+        return p->started;
+}
+
 bool pool_stalled(const Pool *p) {
         return p->started && p->n_members == 0 && !p->lookup &&
                 (!p->event_lookup || sd_event_source_get_enabled(p->event_lookup, NULL) <= 0);

@@ -67,6 +67,8 @@ void pool_stop(Pool *p);
  * were retired or made (an SRV target that failed twice in a row, replaced by the next one). */
 bool pool_source_event(Pool *p, Source *s, SourceEvent e);
 
+/* Between pool_start() and pool_stop(). */
+bool pool_started(const Pool *p);
 size_t pool_n_sources(const Pool *p);
 Source *pool_source(const Pool *p, size_t i);
 /* One of its sources, in use or retired. */

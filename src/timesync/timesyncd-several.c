@@ -230,7 +230,7 @@ static void several_judge(Manager *m) {
 
 /* ---- the set's life cycle ---- */
 
-static void several_failed(Manager *m, Source *s);
+static bool several_failed(Manager *m, Source *s);
 
 /* Adds s (of n) to the set and starts it; one that cannot start now backs off by itself and
  * counts as failing. The key-exchange host is n's: a pool's members share its name, and count
@@ -332,9 +332,7 @@ void manager_several_start(Manager *m) {
                 }
 
         if (n == 0 && n_pools == 0) {
-                log_warning("Every NTS server refuses service (kiss code DENY or RSTR).");
-                manager_notify_status(m, "Every NTS server refuses service.");
-                manager_enter(m, MANAGER_IDLE, "every NTS server refuses service");
+                manager_nts_enter_refused(m);
                 return;
         }
 
@@ -372,8 +370,16 @@ void manager_several_stop(Manager *m) {
         manager_bus_sources_changed(m);
 }
 
-/* A server that refuses service gives its place to the next one of the list not in use. */
-static void several_replace(Manager *m, Source *s) {
+static bool several_pool_started(Manager *m) {
+        LIST_FOREACH(names, n, several_list(m))
+                if (n->pool && pool_started(n->pool))
+                        return true;
+        return false;
+}
+
+/* A server that refuses service gives its place to the next one of the list not in use.
+ * Returns true when the set started over instead. */
+static bool several_replace(Manager *m, Source *s) {
         source_set_remove(&m->set, s);
         if (m->selected == s)
                 several_select(m, NULL, NULL);
@@ -385,11 +391,20 @@ static void several_replace(Manager *m, Source *s) {
                         continue;
                 log_info("NTS server %s takes the place of %s.", n->string, source_name(s));
                 (void) several_add(m, n);
-                return;
+                return false;
         }
+
+        /* Nobody left in the set and no pool in use to bring someone: choose again from the
+         * whole list, where a pool not used so far takes over, or else every server refuses.
+         * Without this the manager would stay "polling" with nothing in progress. */
+        if (m->set.n_entries > 0 || several_pool_started(m))
+                return false;
+        manager_several_start(m);
+        return true;
 }
 
-static void several_failed(Manager *m, Source *s) {
+/* Returns true when the set started over (nothing of the old one is left to judge). */
+static bool several_failed(Manager *m, Source *s) {
         SourceSetEntry *e = source_set_find(&m->set, s);
         ServerName *n;
 
@@ -402,8 +417,7 @@ static void several_failed(Manager *m, Source *s) {
         source_set_failed(&m->set, s);
         /* A pool's source is replaced by its pool (pool_source_event()). */
         n = manager_server_of(m, s);
-        if (source_state(s) == SOURCE_FAILED && !(n && n->pool))
-                several_replace(m, s);
+        return source_state(s) == SOURCE_FAILED && !(n && n->pool) && several_replace(m, s);
 }
 
 static void several_sample(Manager *m, Source *s) {
@@ -469,7 +483,8 @@ void manager_several_on_event(Manager *m, Source *s, SourceEvent e) {
                                                         "NTSAuthenticated", "NTSCookies", NULL);
                 return;
         case SOURCE_EVENT_FAILED:
-                several_failed(m, s);
+                if (several_failed(m, s))
+                        return;
                 several_pool_event(m, s, e);
                 break;
         default:

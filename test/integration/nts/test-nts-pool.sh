@@ -231,6 +231,31 @@ test_server_without_server_record_is_one_source() {
         rm -f "$TEST_TMPDIR"/state/nts-*.jar
 }
 
+_one_member_in_use() { [[ "$(members)" =~ ^127\.0\.0\.[23]$ ]]; }
+
+# A pool listed after a server, NTSMaxSources=1: the server alone is used until it refuses
+# service; then the pool takes its place at once (not by the stall check, which runs every
+# second here and would say "a bug").
+test_pool_takes_the_place_of_a_server_that_refuses_service() {
+        local ntp deny deny_pid
+        ntp=$(free_port)
+        start_mock_server deny --ntp-listen-port="$ntp" --ntp-port="$ntp" --kiss=DENY --kiss-after=2
+        deny=localhost:$MOCK_KE_PORT
+        deny_pid=$MOCK_PID
+        pool 2
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "$deny $POOL" "ConnectionRetrySec=1" "NTSMaxSources=1"
+        client
+        wait_log "Initial clock synchronization to $deny (offset .*, NTS authenticated, 1 of 1 NTS sources agree" 30
+        [ "$(members)" = "" ] || fail "the pool was used beside the server: '$(members)'"
+        wait_log "Server $deny refuses service (kiss code DENY), not using it any more\." 30
+        wait_for 20 _one_member_in_use || fail "the pool's sources are '$(members)', not one member"
+        wait_log "Selected server 127\.0\.0\.[23] (1 of 1 NTS sources agree)\." 20
+        log_has "(a bug)" && fail "the daemon stalled: $(grep -m1 "(a bug)" "$TIMESYNCD_LOG")"
+        [ "$(mock_count deny ntp_kisses)" = 1 ] || fail "the server that refused was asked again"
+        stop_all
+        stop_daemon "$deny_pid"
+}
+
 run_case test_one_pool_name_gives_four_distinct_members
 run_case test_pool_ignoring_deny_still_gives_distinct_sources
 run_case test_second_name_for_a_member_in_use_is_turned_down_by_address
@@ -240,3 +265,4 @@ run_case test_restart_resumes_every_member_without_a_key_exchange
 run_case test_pool_with_fewer_members_than_wanted_gives_what_it_has
 run_case test_key_exchange_cap_is_shared_by_the_sources_of_one_pool
 run_case test_server_without_server_record_is_one_source
+run_case test_pool_takes_the_place_of_a_server_that_refuses_service

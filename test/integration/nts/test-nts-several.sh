@@ -300,6 +300,94 @@ test_sources_is_announced_at_most_once_per_poll_round() {
         stop_all
 }
 
+# check_refusal CODE: a server that refuses service with an authenticated kiss code CODE (the
+# mock, listed first, after three answers with time) among three chronyd, NTSMaxSources=3:
+# said once, it is never asked again, and the fourth server takes its place; three agree again.
+check_refusal() {
+        local code=$1 m spare
+        start_nts_mock "kiss-$code" --kiss="$code" --kiss-after=3
+        m=localhost:$MOCK_KE
+        servers a:0 b:0 c:0
+        spare=localhost:${KE[c]}
+        NAMES=("$m" "${NAMES[@]}")
+        settings NTSMaxSources=3
+        client
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, [23] of 3 NTS sources agree" 30
+        log_has "Starting NTS key exchange with $spare\." && fail "$code: the fourth server was used before a refusal"
+        wait_log "Server $m refuses service (kiss code $code), not using it any more\." 30
+        wait_log "NTS server $spare takes the place of $m\." 10
+        wait_log "Starting NTS key exchange with $spare\." 10
+        wait_for 20 _sources_agree_after_line "NTS server $spare takes the place" 3 ||
+                fail "$code: not 3 of 3 sources agreeing after the replacement"
+        # Never asked again: its kiss was the last answer it gave.
+        sleep 3
+        [ "$(mock_count "kiss-$code" ntp_kisses)" = 1 ] || fail "$code: $(mock_count "kiss-$code" ntp_kisses) kiss codes sent"
+        [ "$(mock_count "kiss-$code" ntp_requests)" = 3 ] || fail "$code: it was asked again for time"
+        [ "$(log_count "refuses service (kiss code $code), not using it")" = 1 ] || fail "$code: the refusal was logged more than once"
+        # Still listed, for the administrator to see why it is not used.
+        [ "$(source_field "$m" Verdict)" = unusable ] || fail "$code: Sources lists $m as '$(source_field "$m" Verdict)'"
+        case "$(source_field "$m" LastError)" in
+        *"kiss code $code"*) ;;
+        *) fail "$code: LastError of $m is '$(source_field "$m" LastError)'" ;;
+        esac
+        _verdict_agrees "$spare" || fail "$code: Sources: $spare is '$(source_field "$spare" Verdict)'"
+        log_has "would step the clock" && fail "$code: the daemon would have stepped the clock"
+        stop_all
+        stop_daemon "$MOCK_PID"
+}
+
+# _sources_agree_after_line TEXT N: a line "N of N NTS sources agree." after the last TEXT.
+_sources_agree_after_line() {
+        sed -n "/$1/,\$p" "$TIMESYNCD_LOG" | grep -q "$2 of $2 NTS sources agree\."
+}
+
+test_server_refusing_service_gives_its_place_to_the_next() {
+        check_refusal DENY
+        check_refusal RSTR
+}
+
+# check_all_refuse MAX: every server refuses service, with NTSMaxSources=MAX (1: one at a time,
+# as stock; the first gives time once before it refuses): no time from any, said once at once
+# (not found by the stall check, which runs every second here), NTSStatus says why, and no
+# plain NTP either.
+check_all_refuse() {
+        local max=$1 plain x y
+        plain=$(free_port)
+        start_ntp_test_server "plain$max" "$plain"
+        start_nts_mock "denyx$max" --kiss=DENY --kiss-after=$((2 - max))
+        x=$MOCK_PID
+        NAMES=("localhost:$MOCK_KE")
+        start_nts_mock "denyy$max" --kiss=RSTR
+        y=$MOCK_PID
+        NAMES+=("localhost:$MOCK_KE")
+        settings "NTP=127.0.0.1:$plain" "FallbackNTP=127.0.0.1:$plain" "NTSMaxSources=$max"
+        client
+        wait_log "refuses service (kiss code DENY), not using it any more" 30
+        wait_log "refuses service (kiss code RSTR), not using it any more" 30
+        wait_log "Every NTS server refuses service (kiss code DENY or RSTR): none is asked again" 10
+        sleep 3
+        if [ "$max" = 2 ]; then
+                assert_plain_servers_unused "plain$max"
+        else
+                assert_ntp_servers_unused "plain$max"
+        fi
+        log_has "(a bug)" && fail "max $max: the daemon stalled: $(grep -m1 "(a bug)" "$TIMESYNCD_LOG")"
+        [ "$(log_count "Every NTS server refuses service")" = 1 ] || fail "max $max: the refusal of all was said more than once"
+        [ "$(mock_count "denyx$max" ntp_kisses)" = 1 ] || fail "max $max: the first server was asked again"
+        [ "$(mock_count "denyy$max" ntp_kisses)" = 1 ] || fail "max $max: the second server was asked again"
+        [ "$(timesync_property NTSStatus)" = "Every NTS server refuses service (kiss code DENY or RSTR)" ] ||
+                fail "max $max: NTSStatus is '$(timesync_property NTSStatus)'"
+        [ -z "$(timesync_property ServerName)" ] || fail "max $max: ServerName is '$(timesync_property ServerName)'"
+        stop_timesyncd
+        stop_daemon "$x"
+        stop_daemon "$y"
+}
+
+test_every_server_refusing_service_leaves_no_time_and_no_plain_ntp() {
+        check_all_refuse 2
+        check_all_refuse 1
+}
+
 run_case test_liar_an_hour_off_listed_first_is_a_falseticker
 run_case test_liar_50ms_off_listed_first_is_a_falseticker
 run_case test_two_servers_an_hour_apart_leave_the_clock_alone
@@ -309,3 +397,5 @@ run_case test_nts_min_agreeing_sources_above_the_majority_leaves_the_clock_alone
 run_case test_falseticker_that_comes_right_again_is_taken_back
 run_case test_every_source_keeps_its_own_cookie_jar
 run_case test_sources_is_announced_at_most_once_per_poll_round
+run_case test_server_refusing_service_gives_its_place_to_the_next
+run_case test_every_server_refusing_service_leaves_no_time_and_no_plain_ntp

@@ -173,8 +173,10 @@ int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *
         case CLOCK_BACKEND_OBSERVE:
                 /* Nothing changed, so nothing to report; learning the state would take an
                  * adjtimex() of its own. */
-                log_debug("Observe mode: would %s the clock by %+.6f s, leaving it alone.",
-                          a->step ? "step" : "slew", (double) a->offset_nsec / NTP_NSEC_PER_SEC);
+                log_debug("Observe mode: would %s the clock by %+.6f s%s, leaving it alone.",
+                          a->step ? "step" : "slew", (double) a->offset_nsec / NTP_NSEC_PER_SEC,
+                          a->leap == NTP_LEAP_PLUSSEC ? " and arm a leap second insertion" :
+                          a->leap == NTP_LEAP_MINUSSEC ? " and arm a leap second deletion" : "");
                 return 0;
 
         case CLOCK_BACKEND_FAKE:

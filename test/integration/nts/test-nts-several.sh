@@ -388,6 +388,43 @@ test_every_server_refusing_service_leaves_no_time_and_no_plain_ntp() {
         check_all_refuse 1
 }
 
+# The leap second: armed only when more than half of the agreeing sources announce it (one
+# server alone cannot insert a second into the clock), and by the one source when there is
+# only one, as in stock. In observe mode the daemon says what it would arm. The mocks announce
+# an insertion, chronyd none.
+test_leap_second_needs_a_majority_of_the_agreeing_sources() {
+        local one two a armed="Observe mode: would slew the clock by [-+0-9.]* s and arm a leap second insertion, leaving it alone\."
+        servers a:0 b:0
+        a=${NAMES[0]}
+        start_nts_mock leap-1 --leap=1
+        one=$MOCK_PID
+        NAMES=("localhost:$MOCK_KE" "${NAMES[@]}")
+        settings
+        client
+        wait_log "3 of 3 NTS sources agree" 30
+        wait_log_count "Observe mode: would slew the clock" 5 30
+        log_has "leap second" && fail "one of three sources armed a leap second: $(grep -m1 "leap second" "$TIMESYNCD_LOG")"
+        stop_timesyncd
+
+        # Two of three: the two mocks and chronyd a.
+        start_nts_mock leap-2 --leap=1
+        two=$MOCK_PID
+        NAMES=("${NAMES[0]}" "localhost:$MOCK_KE" "$a")
+        settings
+        client
+        wait_log "3 of 3 NTS sources agree" 30
+        wait_log "$armed" 10
+        stop_timesyncd
+
+        # One source: its word.
+        settings NTSMaxSources=1
+        client
+        wait_log "$armed" 30
+        stop_all
+        stop_daemon "$one"
+        stop_daemon "$two"
+}
+
 run_case test_liar_an_hour_off_listed_first_is_a_falseticker
 run_case test_liar_50ms_off_listed_first_is_a_falseticker
 run_case test_two_servers_an_hour_apart_leave_the_clock_alone
@@ -399,3 +436,4 @@ run_case test_every_source_keeps_its_own_cookie_jar
 run_case test_sources_is_announced_at_most_once_per_poll_round
 run_case test_server_refusing_service_gives_its_place_to_the_next
 run_case test_every_server_refusing_service_leaves_no_time_and_no_plain_ntp
+run_case test_leap_second_needs_a_majority_of_the_agreeing_sources

@@ -130,11 +130,32 @@ test_key_exchanges_with_one_server_name_are_capped_with_one_notice() {
         stop_daemon "$MOCK_PID"
 }
 
+# A kiss code DENY without the NTS authenticator, as anyone on the path can forge one (RFC 8915
+# section 5.7: kiss codes count only when authenticated): ignored like every unauthenticated
+# reply. The server is not dropped, and gives time as soon as it answers properly again.
+test_forged_deny_kiss_does_not_drop_the_server() {
+        forget_everything
+        start_nts_mock forged-deny --sabotage=unauthenticated --kiss=DENY
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$MOCK_KE" "ConnectionRetrySec=1" "PollIntervalMinSec=16"
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "Ignoring reply from 127\.0\.0\.1:[0-9]* (localhost:$MOCK_KE) that fails NTS verification: .*lacks the NTS authenticator" 30
+        [ "$(mock_count forged-deny ntp_kisses)" -ge 1 ] || fail "the mock sent no kiss code"
+        log_has "refuses service" && fail "a forged DENY dropped the server: $(grep -m1 "refuses service" "$TIMESYNCD_LOG")"
+        assert_not_synchronized forged-deny
+        kill -USR1 "$MOCK_PID"
+        wait_log "Initial clock synchronization to localhost:$MOCK_KE (offset .*, NTS authenticated" 60
+        stop_timesyncd
+        stop_daemon "$MOCK_PID"
+}
+
 only=${1:-}
 run_case test_mock_sabotage_is_survived_and_recovered_from
 if [ -z "$only" ] || [ "$only" = ntp ] || [ "$only" = nak ]; then
         run_case test_nak_for_fresh_cookies_backs_off_with_jittered_waits
         run_case test_key_exchanges_with_one_server_name_are_capped_with_one_notice
+fi
+if [ -z "$only" ] || [ "$only" = ntp ] || [ "$only" = unauthenticated ]; then
+        run_case test_forged_deny_kiss_does_not_drop_the_server
 fi
 if [ -z "$only" ] || [ "$only" = ke ] || [ "$only" = bad-request ]; then
         run_case test_bad_request_error_record_waits_at_the_top_of_the_ladder

@@ -388,6 +388,28 @@ test_every_server_refusing_service_leaves_no_time_and_no_plain_ntp() {
         check_all_refuse 1
 }
 
+# An authenticated kiss code RATE from one of three sources slows that one down, not the
+# others: it polls every 32 s from then on, they every 16 s (PollIntervalMinSec=16, the floor;
+# --test-poll-interval= would fix every interval, RATE included, so it is not used here).
+test_rate_kiss_slows_down_only_the_source_that_sent_it() {
+        local m
+        servers a:0 b:0
+        start_nts_mock rate --kiss=RATE
+        m=localhost:$MOCK_KE
+        NAMES=("$m" "${NAMES[@]}")
+        settings PollIntervalMinSec=16
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "Server $m asks us to slow down (kiss code RATE), polling every 32s\." 20
+        wait_log "NTP reply from 127\.0\.0\.1:${NTP[a]}: .*next poll in 16s\." 20
+        wait_log "NTP reply from 127\.0\.0\.1:${NTP[b]}: .*next poll in 16s\." 20
+        [ "$(log_count "asks us to slow down")" = 1 ] || fail "$(log_count "asks us to slow down") slow-downs logged, expected 1"
+        log_has "refuses service" && fail "RATE was taken for a refusal"
+        stop_all
+        stop_daemon "$MOCK_PID"
+}
+
 # The leap second: armed only when more than half of the agreeing sources announce it (one
 # server alone cannot insert a second into the clock), and by the one source when there is
 # only one, as in stock. In observe mode the daemon says what it would arm. The mocks announce
@@ -437,3 +459,4 @@ run_case test_sources_is_announced_at_most_once_per_poll_round
 run_case test_server_refusing_service_gives_its_place_to_the_next
 run_case test_every_server_refusing_service_leaves_no_time_and_no_plain_ntp
 run_case test_leap_second_needs_a_majority_of_the_agreeing_sources
+run_case test_rate_kiss_slows_down_only_the_source_that_sent_it

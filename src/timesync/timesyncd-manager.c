@@ -413,6 +413,14 @@ void manager_save_clock(Manager *m) {
                 log_debug_errno(r, "Failed to save clock file %s: %m", p);
 }
 
+/* After a step of the clock, ours or another program's. */
+static void manager_pools_clock_changed(Manager *m) {
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                LIST_FOREACH(names, n, m->servers[t])
+                        if (n->pool)
+                                pool_clock_changed(n->pool);
+}
+
 int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
                          const char *agreement) {
         ClockState st;
@@ -430,6 +438,9 @@ int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *serve
          * foreign jump. */
         if (a->step)
                 (void) manager_clock_watch_setup(m);
+        /* A clock that really moved (not in observe mode): SRV pools that failed may work now. */
+        if (a->step && r > 0)
+                manager_pools_clock_changed(m);
 
         if (!m->synchronized) {
                 m->synchronized = true;
@@ -575,6 +586,7 @@ static int manager_clock_changed(Manager *m) {
                 manager_several_clock_changed(m);
         else if (s)
                 source_clock_stepped(s, /* poll_now= */ true);
+        manager_pools_clock_changed(m);
         return 0;
 }
 

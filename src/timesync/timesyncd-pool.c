@@ -60,6 +60,7 @@ struct Pool {
         SrvAnswer answer;               /* the targets of the last lookup, in order; none after a
                                          * failed one */
         usec_t looked_up;               /* CLOCK_BOOTTIME of the last answer */
+        usec_t asked;                   /* ... and of the last lookup sent, answered or not */
         usec_t answer_until;            /* ... and when to look again */
         sd_event_source *event_lookup;  /* the next lookup */
         BackoffLadder ladder;           /* failed lookups in a row */
@@ -380,6 +381,7 @@ static int pool_on_lookup_timer(sd_event_source *es, uint64_t usec, void *userda
         }
 
         log_debug("Looking up the SRV records of %s.", p->entry);
+        p->asked = now(CLOCK_BOOTTIME);
         r = srv_lookup_new(bus, p->host, srv_random_uniform, NULL, pool_on_srv, p, &p->lookup);
         if (r < 0) {
                 snprintf(message, sizeof message, "cannot ask systemd-resolved for its SRV records: %s", strerror(-r));
@@ -532,6 +534,23 @@ bool pool_source_event(Pool *p, Source *s, SourceEvent e) {
                 pool_arm_lookup(p, p->answer_until);
         }
         return pool_srv_sync(p);
+}
+
+void pool_clock_changed(Pool *p) {
+        usec_t at;
+
+        assert(p);
+
+        /* Only a failed lookup may have failed because of the clock: DNSSEC signatures that
+         * looked expired or not yet valid to resolved against a clock far off. */
+        if (!p->started || p->kind != SERVER_NAME_SRV || p->lookup || isempty(p->last_error))
+                return;
+
+        at = MAX(now(CLOCK_BOOTTIME), p->asked + POOL_SRV_TTL_MIN_USEC);
+        log_info("SRV pool %s: the system clock changed; looking its records up again%s (DNSSEC signatures "
+                 "that did not verify against the clock before may verify now).", p->entry,
+                 at > now(CLOCK_BOOTTIME) ? " in a few seconds" : " now");
+        pool_arm_lookup(p, at);
 }
 
 /* ---- views ---- */

@@ -67,6 +67,10 @@ void pool_stop(Pool *p);
  * were retired or made (an SRV target that failed twice in a row, replaced by the next one). */
 bool pool_source_event(Pool *p, Source *s, SourceEvent e);
 
+/* The system clock was stepped (by us or by another program): an SRV pool whose last lookup
+ * failed looks again at once (not sooner than 10 s after the last lookup), rather than at the
+ * end of its backoff, which may be an hour away. */
+void pool_clock_changed(Pool *p);
 /* Between pool_start() and pool_stop(). */
 bool pool_started(const Pool *p);
 size_t pool_n_sources(const Pool *p);

@@ -11,7 +11,8 @@
 # signature and a stopped resolved are each one clear error, and nothing of the entry is used (no
 # key exchange, no fallback to the name's A/AAAA records); a target whose certificate does not
 # match its name is refused and the next target takes its place; the records are looked up again
-# when their TTL ends and when a source fails. The weighted order itself (RFC 2782) is
+# when their TTL ends and when a source fails, and a lookup that failed is repeated when the
+# clock is stepped. The weighted order itself (RFC 2782) is
 # checked statistically on the lookup module the daemon uses (test-srv-lookup,
 # test_weights_are_respected_over_many_orderings).
 set -euo pipefail
@@ -192,6 +193,45 @@ test_resolved_stopped_is_a_clear_error_and_nothing_used() {
         stop_timesyncd
 }
 
+# A lookup that failed is repeated when the clock is stepped, not at the end of its backoff
+# (ConnectionRetrySec=60 here: the next one 60 to 120 s later): DNSSEC signatures that looked
+# expired or not yet valid may verify against the corrected clock (docs/NTS.md, "A wrong clock
+# at boot"). Resolved is stopped (by the case before), so the lookups fail. First another
+# program's jump (SIGUSR1 moves the test clock); then our own step, from a static NTS server
+# beside the pool while the test clock is an hour ahead (the test certificates are not valid
+# before their making), after which resolved comes back and
+# the pool's repeated lookup succeeds.
+test_failed_lookup_is_repeated_when_the_clock_is_stepped() {
+        local pool="srv:pool.$DNS_ZONE" trigger="SRV pool srv:pool\.$DNS_ZONE: the system clock changed; looking its records up again"
+        [ -z "${RESOLVED_PID:-}" ] || stop_resolved
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "$pool" "ConnectionRetrySec=60"
+        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-clock-offset=3600s
+        wait_log "SRV pool srv:pool\.$DNS_ZONE is not used: .*systemd-resolved is not running.* Looking it up again in [0-9]*min\|SRV pool srv:pool\.$DNS_ZONE is not used: .*systemd-resolved is not running.* Looking it up again in [6-9][0-9]s\|SRV pool srv:pool\.$DNS_ZONE is not used: .*systemd-resolved is not running.* Looking it up again in 1[01][0-9]s" 20
+        kill -USR1 "$TIMESYNCD_PID"
+        wait_log "Test clock: jumped by +3600" 5
+        wait_log "$trigger" 5
+        # Not sooner than 10 s after the lookup before.
+        wait_log_count "Looking up the SRV records of $pool\." 2 15
+        stop_timesyncd
+
+        start_target static
+        : >"$TIMESYNCD_LOG"
+        # No clock file: its floor would advance the test clock before the step.
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar "$TEST_TMPDIR/state/clock"
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "$pool localhost:${KE[static]}" "ConnectionRetrySec=60"
+        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s --test-clock-offset=3600s
+        wait_log "SRV pool srv:pool\.$DNS_ZONE is not used: .*systemd-resolved is not running" 20
+        wait_log "Test clock: stepped by -3[56][0-9][0-9]\." 30
+        wait_log "$trigger" 5
+        start_resolved yes
+        wait_log "SRV pool srv:pool\.$DNS_ZONE can be used again\." 20
+        wait_log "SRV pool srv:pool\.$DNS_ZONE: 3 targets, DNSSEC-authenticated" 5
+        wait_log "[234] of [234] NTS sources agree" 30
+        stop_timesyncd
+        stop_daemon "${PID[static]}"
+}
+
 run_case test_signed_srv_set_gives_sources_from_its_targets_at_their_ports
 run_case test_unsigned_zone_is_refused_and_nothing_used
 run_case test_broken_signature_is_refused_and_nothing_used
@@ -199,3 +239,4 @@ run_case test_target_whose_certificate_does_not_match_its_name_is_refused
 run_case test_source_that_fails_brings_the_next_target_and_a_new_lookup
 run_case test_records_are_looked_up_again_when_their_ttl_ends
 run_case test_resolved_stopped_is_a_clear_error_and_nothing_used
+run_case test_failed_lookup_is_repeated_when_the_clock_is_stepped

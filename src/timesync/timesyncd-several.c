@@ -365,6 +365,9 @@ void manager_several_stop(Manager *m) {
         m->current = NULL;
         m->ntpmsg_authenticated = false;
         m->set_status[0] = m->set_notified[0] = '\0';
+        /* NTSStatus said what the set said together (several_report()): left standing, one server
+         * after a reload would carry it in NTSStatus and in every STATUS= until its first reply. */
+        several_set_nts_status(m, "");
         (void) manager_bus_emit_changed(m, "ServerName", "ServerAddress", "NTSAuthenticated", "NTSKeyExchangeServer",
                                         "NTSAEAD", "NTSCookies", NULL);
         manager_bus_sources_changed(m);

@@ -2,14 +2,17 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Several NTS servers while the daemon runs: a reload (SIGHUP) that changes NTSMaxSources= grows
 # and shrinks the set of sources in use, down to one server as with one NTS= entry and back,
-# without a new key exchange with a server that stays and never with plain NTP. Real chronyd
-# NTS servers, the daemon in observe mode.
+# without a new key exchange with a server that stays and never with plain NTP; runtime NTS
+# servers (SetRuntimeNTSServers) are used together instead of NTS=, a liar among them is a
+# falseticker, and clearing them brings NTS= back. Real chronyd NTS servers, a liar an hour
+# ahead through true-time.so, the daemon in observe mode.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 daemon_test_init --certs --timedatectl --bus
 start_notify_listener
 
+HOUR=$((3600 * 1000000000))
 plain=$(free_port)
 start_ntp_test_server plain "$plain"
 
@@ -208,4 +211,96 @@ test_reload_changing_nts_max_sources_resizes_the_set_in_use() {
         stop_all
 }
 
+set_runtime_nts_servers() {
+        in_systemd_run busctl --system call org.freedesktop.timesync1 /org/freedesktop/timesync1 \
+                org.freedesktop.timesync1.Manager SetRuntimeNTSServers as "$#" "$@"
+}
+
+_verdicts_are() {
+        [ "$(sources_json | /usr/bin/python3 -c 'import json, sys
+print(sorted(s["Verdict"] for s in json.load(sys.stdin) if s["Origin"] == sys.argv[1]))' "$1")" = "$2" ]
+}
+
+# NTS= names two servers; three runtime NTS servers, an hour-ahead liar first, take over: the
+# three are used together, the liar a falseticker ("2 of 3 NTS sources agree"), NTS='s servers
+# not polled, also across reloads that change NTSMaxSources=. Clearing the runtime list brings
+# NTS='s two back, with the keys they had.
+test_several_runtime_nts_servers_are_used_together_instead_of_nts() {
+        local liar r1 r2 selected name
+        servers a:0 b:0
+        settings
+        client
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 2 of 2 NTS sources agree" 30
+        chrony "liar:$HOUR" r1:0 r2:0
+        liar=localhost:${KE[liar]} r1=localhost:${KE[r1]} r2=localhost:${KE[r2]}
+
+        mark_log
+        set_runtime_nts_servers "$liar" "$r1" "$r2"
+        [ "$(timesync_property RuntimeNTSServers)" = "$liar $r1 $r2" ] ||
+                fail "RuntimeNTSServers is '$(timesync_property RuntimeNTSServers)'"
+        wait_new_log "Using 3 NTS servers together" 5
+        wait_new_log "NTS source $liar is a falseticker: its offset +3600\.[0-9]* s" 20
+        wait_new_log "2 of 3 NTS sources agree, 1 falseticker\." 10
+        wait_source_field "$liar" Verdict falseticker 5
+        wait_for 5 _verdicts_are nts-runtime "['falseticker', 'selected', 'truechimer']" ||
+                fail "the runtime sources are not one falseticker, one selected, one truechimer: $(sources_json)"
+        [ "$(sources_in_use nts-runtime)" = "$(sorted "$liar" "$r1" "$r2")" ] ||
+                fail "not all three runtime servers are in use: $(sources_json)"
+        [ -z "$(sources_in_use nts)" ] || fail "NTS='s servers are still in use: $(sources_in_use nts)"
+        selected=$(timesync_property ServerName)
+        [ "$selected" = "$r1" ] || [ "$selected" = "$r2" ] || fail "ServerName is '$selected', not r1 or r2"
+        wait_for 5 grep -q "STATUS=2 of 3 NTS sources agree, 1 falseticker; selected localhost:[0-9]*\." "$NOTIFY_OUT" ||
+                fail "STATUS= does not say so: $(last_status)"
+        assert_not_polled a b
+        assert_polled liar r1 r2
+        new_log_has "NTS reply from localhost:${KE[a]} verified\|NTS reply from localhost:${KE[b]} verified" &&
+                fail "NTS='s servers answered requests while the runtime servers were set"
+        assert_nts_only
+
+        # A reload applies NTSMaxSources= to the runtime list, which stays first: with 2, the liar
+        # and r1 disagree and the clock is left alone; neither NTS= nor r2 fills in. Back to the
+        # default, r2 rejoins with the keys it kept, the liar a falseticker again.
+        settings NTSMaxSources=2
+        reload "Configuration reloaded, servers changed"
+        wait_new_log "Using 2 NTS servers together" 5
+        wait_new_log "2 NTS sources disagree by 3600 s; clock left alone\." 10
+        [ "$(timesync_property RuntimeNTSServers)" = "$liar $r1 $r2" ] || fail "the runtime servers were lost"
+        [ "$(sources_in_use nts-runtime)" = "$(sorted "$liar" "$r1")" ] ||
+                fail "not the first two runtime servers in use: $(sources_json)"
+        [ -z "$(timesync_property ServerName)" ] || fail "ServerName is '$(timesync_property ServerName)'"
+        nts_status_is "2 NTS sources disagree by 3600 s; clock left alone" ||
+                fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        assert_not_polled a b r2
+
+        settings
+        reload "Configuration reloaded, servers changed"
+        wait_new_log "Using 3 NTS servers together" 5
+        wait_new_log "2 of 3 NTS sources agree, 1 falseticker\." 10
+        wait_for 5 nts_status_is "" || fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        assert_polled r2
+        assert_not_polled a b
+        for name in liar r1 r2; do assert_ke_count "$name" 1 "after the reloads"; done
+        assert_nts_only
+
+        mark_log
+        set_runtime_nts_servers
+        [ -z "$(timesync_property RuntimeNTSServers)" ] || fail "RuntimeNTSServers is not empty"
+        wait_new_log "Using 2 NTS servers together" 5
+        wait_new_log "2 of 2 NTS sources agree\." 20
+        [ "$(sources_in_use nts)" = "$(sorted "${NAMES[@]}")" ] ||
+                fail "NTS='s servers are not both in use: $(sources_json)"
+        selected=$(timesync_property ServerName)
+        [ "$selected" = "localhost:${KE[a]}" ] || [ "$selected" = "localhost:${KE[b]}" ] ||
+                fail "ServerName is '$selected', not one of NTS='s servers"
+        assert_not_polled liar r1 r2
+        assert_polled a b
+        assert_ke_count a 1 "after the runtime servers went"
+        assert_ke_count b 1 "after the runtime servers went"
+        new_log_has "Starting NTS key exchange with localhost:${KE[a]}\.\|Starting NTS key exchange with localhost:${KE[b]}\." &&
+                fail "NTS='s servers were key-exchanged again"
+        assert_nts_only
+        stop_all
+}
+
 run_case test_reload_changing_nts_max_sources_resizes_the_set_in_use
+run_case test_several_runtime_nts_servers_are_used_together_instead_of_nts

@@ -382,6 +382,16 @@ wait_source_field() {
                 fail "Sources: $2 of $1 is '$(source_field "$1" "$2")', not '$3' within ${4:-20} s"
 }
 
+# stop_chronys: stops every chronyd of start_chrony_at and removes its run directory.
+stop_chronys() {
+        local d
+        for d in "$TEST_TMPDIR"/chrony-*; do
+                [ -d "$d" ] || continue
+                stop_chrony "$d"
+                rm -rf "$d"
+        done
+}
+
 # start_chrony_at NAME OFFSET: a chronyd NTS server (test certificates) whose clock is OFFSET
 # nanoseconds ahead of the system's (0: the system's; true-time.so otherwise), its run
 # directory $TEST_TMPDIR/chrony-NAME. Sets CHRONY_KE and CHRONY_NTP (its ports).

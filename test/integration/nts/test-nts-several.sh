@@ -42,12 +42,8 @@ client() {
 }
 
 stop_all() {
-        local d
         stop_timesyncd
-        for d in "$TEST_TMPDIR"/chrony-*; do
-                stop_chrony "$d"
-                rm -rf "$d"
-        done
+        stop_chronys
         KE=() NTP=() NAMES=()
 }
 

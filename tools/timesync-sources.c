@@ -204,12 +204,13 @@ static void print_json(const SourceInfo *sources, size_t n) {
 }
 
 /* The mark before each source, as chronyc's: * selected, + agrees and is combined, x a
- * falseticker, ? no majority to judge by, - not usable now. */
+ * falseticker, ? no majority to judge by, - not usable now, blank not in use. */
 static char verdict_mark(const char *verdict) {
         return streq(verdict, "selected") ? '*' :
                streq(verdict, "truechimer") ? '+' :
                streq(verdict, "falseticker") ? 'x' :
-               streq(verdict, "undecided") ? '?' : '-';
+               streq(verdict, "undecided") ? '?' :
+               streq(verdict, "unused") ? ' ' : '-';
 }
 
 /* A span of seconds, compactly: "12s", "5m", "3h", "2d". */

@@ -255,6 +255,8 @@ test_several_runtime_nts_servers_are_used_together_instead_of_nts() {
         [ "$(sources_in_use nts-runtime)" = "$(sorted "$liar" "$r1" "$r2")" ] ||
                 fail "not all three runtime servers are in use: $(sources_json)"
         [ -z "$(sources_in_use nts)" ] || fail "NTS='s servers are still in use: $(sources_in_use nts)"
+        # Not in use is not broken: "unused", not "unusable".
+        _verdicts_are nts "['unused', 'unused']" || fail "NTS='s servers are not 'unused' in Sources: $(sources_json)"
         selected=$(timesync_property ServerName)
         [ "$selected" = "$r1" ] || [ "$selected" = "$r2" ] || fail "ServerName is '$selected', not r1 or r2"
         wait_for 5 grep -q "STATUS=2 of 3 NTS sources agree, 1 falseticker; selected localhost:[0-9]*\." "$NOTIFY_OUT" ||
@@ -278,6 +280,7 @@ test_several_runtime_nts_servers_are_used_together_instead_of_nts() {
         [ -z "$(timesync_property ServerName)" ] || fail "ServerName is '$(timesync_property ServerName)'"
         nts_status_is "2 NTS sources disagree by 3600 s; clock left alone" ||
                 fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        [ "$(source_field "$r2" Verdict)" = unused ] || fail "r2, left out by the reload, is '$(source_field "$r2" Verdict)'"
         assert_not_polled a b r2
 
         settings

@@ -182,9 +182,9 @@ static bool aes_available(const char *name) {
 }
 
 bool siv_key_size_supported(size_t size) {
-        if (size % 2 != 0 || !aes_name(size / 2, false))
-                return false;
-        return aes_available(aes_name(size / 2, false)) && aes_available(aes_name(size / 2, true));
+        const char *cbc = size % 2 == 0 ? aes_name(size / 2, false) : NULL;
+
+        return cbc && aes_available(cbc) && aes_available(aes_name(size / 2, true));
 }
 
 static int aes_ctx_new(size_t half, bool ctr, const uint8_t *key, EVP_CIPHER_CTX **ret) {

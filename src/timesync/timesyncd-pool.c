@@ -537,7 +537,7 @@ bool pool_source_event(Pool *p, Source *s, SourceEvent e) {
 }
 
 void pool_clock_changed(Pool *p) {
-        usec_t at;
+        usec_t t = now(CLOCK_BOOTTIME), at;
 
         assert(p);
 
@@ -546,10 +546,10 @@ void pool_clock_changed(Pool *p) {
         if (!p->started || p->kind != SERVER_NAME_SRV || p->lookup || isempty(p->last_error))
                 return;
 
-        at = MAX(now(CLOCK_BOOTTIME), p->asked + POOL_SRV_TTL_MIN_USEC);
+        at = MAX(t, p->asked + POOL_SRV_TTL_MIN_USEC);
         log_info("SRV pool %s: the system clock changed; looking its records up again%s (DNSSEC signatures "
                  "that did not verify against the clock before may verify now).", p->entry,
-                 at > now(CLOCK_BOOTTIME) ? " in a few seconds" : " now");
+                 at > t ? " in a few seconds" : " now");
         pool_arm_lookup(p, at);
 }
 

@@ -336,7 +336,12 @@ void manager_several_start(Manager *m) {
                 return;
         }
 
-        if (n_pools == 0)
+        if (n_pools == 0 && n == 1)
+                /* Several listed, all but one refused service (several_name_usable()). */
+                log_info("Using 1 NTS server, the only one listed that does not refuse service%s.",
+                         m->config.nts_min_agreeing > 1 ?
+                         ": NTSMinAgreeingSources= asks for more sources that agree, so the clock is left alone" : "");
+        else if (n_pools == 0)
                 log_info("Using %zu NTS servers together: the clock follows only what a majority of those that "
                          "answer agree on%s.", n,
                          m->config.nts_min_agreeing > 1 ? ", and at least NTSMinAgreeingSources= of them" : "");

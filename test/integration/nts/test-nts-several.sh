@@ -384,6 +384,47 @@ test_every_server_refusing_service_leaves_no_time_and_no_plain_ntp() {
         check_all_refuse 1
 }
 
+# netif_state ONLINE|OFFLINE: systemd-networkd's state as the daemon of use_config_root sees it.
+netif_state() {
+        local d=$TEST_TMPDIR/root/run/systemd/netif
+        mkdir -p "$d"
+        if [ "$1" = ONLINE ]; then
+                printf 'OPER_STATE=routable\nCARRIER_STATE=carrier\nADDRESS_STATE=routable\n' >"$d/state.tmp"
+        else
+                printf 'OPER_STATE=no-carrier\nCARRIER_STATE=no-carrier\nADDRESS_STATE=off\n' >"$d/state.tmp"
+        fi
+        chmod 0644 "$d/state.tmp"
+        mv "$d/state.tmp" "$d/state"
+}
+
+# Two servers, the first refuses service: the other carries on alone. When the set starts over
+# (here: the network goes away and comes back) the refusing server stays out, the other is
+# used alone, and the log says so in words that fit one server.
+test_set_starting_over_with_one_server_left_says_so() {
+        local m asked
+        start_nts_mock deny1 --kiss=DENY --kiss-after=2
+        m=localhost:$MOCK_KE
+        servers a:0
+        NAMES=("$m" "${NAMES[@]}")
+        settings
+        use_config_root "$TEST_TMPDIR/root"
+        netif_state ONLINE
+        client
+        wait_log "Using 2 NTS servers together" 10
+        wait_log "Server $m refuses service (kiss code DENY), not using it any more\." 30
+        asked=$(mock_count deny1 ntp_requests)
+        netif_state OFFLINE
+        wait_log "Network is offline" 10
+        netif_state ONLINE
+        wait_log "Using 1 NTS server, the only one listed that does not refuse service\." 10
+        log_has "Using 1 NTS servers" && fail "the log speaks of '1 NTS servers'"
+        wait_for 10 _sources_agree_after_line "Using 1 NTS server," 1 || fail "the one server left does not give time"
+        [ "$(mock_count deny1 ntp_requests)" = "$asked" ] || fail "the refusing server was asked again"
+        unset TIMESYNCD_WRAPPER
+        stop_all
+        stop_daemon "$MOCK_PID"
+}
+
 # An authenticated kiss code RATE from one of three sources slows that one down, not the
 # others: it polls every 32 s from then on, they every 16 s (PollIntervalMinSec=16, the floor;
 # --test-poll-interval= would fix every interval, RATE included, so it is not used here).
@@ -454,5 +495,6 @@ run_case test_every_source_keeps_its_own_cookie_jar
 run_case test_sources_is_announced_at_most_once_per_poll_round
 run_case test_server_refusing_service_gives_its_place_to_the_next
 run_case test_every_server_refusing_service_leaves_no_time_and_no_plain_ntp
+run_case test_set_starting_over_with_one_server_left_says_so
 run_case test_leap_second_needs_a_majority_of_the_agreeing_sources
 run_case test_rate_kiss_slows_down_only_the_source_that_sent_it

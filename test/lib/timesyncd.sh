@@ -6,6 +6,8 @@
 _TSNTS_TIMESYNCD_SH=1
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/dbus.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/mock.sh"
 
 export TIMESYNCD=${TSNTS_TIMESYNCD:-$TSNTS_BUILD_DIR/src/timesync/systemd-timesyncd}
 export NTP_TEST_SERVER=${TSNTS_NTP_TEST_SERVER:-$TSNTS_BUILD_DIR/test/tools/ntp-test-server}
@@ -99,7 +101,7 @@ start_ntp_test_server() {
         local name=$1 port=$2 out
         shift 2
         out=$TEST_TMPDIR/ntp-$name.log
-        : >"$out"       # no READY of an earlier server of that name (start_nts_mock)
+        : >"$out"       # no READY of an earlier server of that name (start_mock_server)
         "${NOSYSTIME[@]}" "$NTP_TEST_SERVER" --listen="127.0.0.1:$port" \
                 --count-file="$TEST_TMPDIR/ntp-$name.count" "$@" >"$out" 2>&1 &
         track_pid $!
@@ -200,29 +202,19 @@ nts_jar_file() {
         echo "$TEST_TMPDIR/state/nts-$out.jar"
 }
 
-# ---- the mock NTS server (test/tools/nts-mock-server) ----
-export NTS_MOCK_SERVER=${TSNTS_NTS_MOCK_SERVER:-$TSNTS_BUILD_DIR/test/tools/nts-mock-server}
+# ---- the mock NTS server (test/tools/nts-mock-server, started by mock.sh) ----
 
-# start_nts_mock NAME [ARG...]: the mock on free ports with the test certificates, honest unless
-# an ARG says --sabotage=MODE (or --kiss=CODE); its counts (KE sessions, NTP requests, NAKs,
-# kiss codes, distinct and reused cookies) in $TEST_TMPDIR/mock-NAME.count, its log in
-# mock-NAME.log. Sets MOCK_PID, MOCK_KE, MOCK_NTP.
+# start_nts_mock NAME [ARG...]: start_mock_server on free ports that it announces as its NTP
+# server (start_mock_server's mock announces none of its own): with the test certificates,
+# honest unless an ARG says --sabotage=MODE (or --kiss=CODE); its counts (KE sessions, NTP
+# requests, NAKs, kiss codes, distinct and reused cookies) in $TEST_TMPDIR/mock-NAME.count
+# (mock_count), its log in mock-NAME.log. Sets MOCK_PID, MOCK_KE, MOCK_NTP.
 start_nts_mock() {
-        local name=$1 out=$TEST_TMPDIR/mock-$1.log
+        local name=$1
         shift
-        [ -x "$NTS_MOCK_SERVER" ] || fail "$NTS_MOCK_SERVER not built"
         MOCK_KE=$(free_port)
         MOCK_NTP=$(free_port)
-        # Emptied first: a READY left by an earlier server of that name would pass for this one's
-        # while the child is still the shell, before its exec (and before setpriv's capabilities).
-        : >"$out"
-        "${NOSYSTIME[@]}" "$NTS_MOCK_SERVER" --cert="$CERTDIR/server-chain.pem" --key="$CERTDIR/server.key" \
-                --ke-port="$MOCK_KE" --ntp-listen-port="$MOCK_NTP" --ntp-port="$MOCK_NTP" \
-                --count-file="$TEST_TMPDIR/mock-$name.count" "$@" >"$out" 2>&1 &
-        MOCK_PID=$!
-        track_pid "$MOCK_PID"
-        wait_for 10 grep -q '^READY ' "$out" || fail "nts-mock-server $name did not start"
-        assert_no_sys_time "$MOCK_PID" nts-mock-server
+        start_mock_server "$name" --ke-port="$MOCK_KE" --ntp-listen-port="$MOCK_NTP" --ntp-port="$MOCK_NTP" "$@"
 }
 
 # start_fresh_timesyncd OFFSET CLOCK_FILE_MTIME NTS-LIST [CONF-LINE...] [-- OPTION...]: stops
@@ -268,8 +260,6 @@ for_each_mode() {
 # MOCK_PID makes it behave).
 start_mock() { start_nts_mock "$1" --sabotage="$1"; }
 
-# mock_count NAME KEY: one count of the mock started as NAME (0 before it wrote any).
-mock_count() { sed -n "s/^$2=//p" "$TEST_TMPDIR/mock-$1.count" 2>/dev/null | grep . || echo 0; }
 
 nts_authenticated_on_bus() { [ "$(timesync_property NTSAuthenticated 2>/dev/null)" = yes ]; }
 
@@ -302,7 +292,7 @@ assert_nts_on_bus() {
 # (a key exchange) and never answers; $TEST_TMPDIR/stall.log says READY, ACCEPTED, CLOSED, the
 # last two followed by " t=SECONDS" (CLOCK_MONOTONIC; see stalled_seconds).
 start_stalling_listener() {
-        : >"$TEST_TMPDIR/stall.log"     # no READY of an earlier listener (start_nts_mock)
+        : >"$TEST_TMPDIR/stall.log"     # no READY of an earlier listener (start_mock_server)
         /usr/bin/python3 -c '
 import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -326,7 +316,7 @@ start_notify_listener() {
         local sock=$TEST_TMPDIR/notify.sock
         NOTIFY_OUT=$TEST_TMPDIR/notify.txt
         rm -f "$sock"
-        : >"$TEST_TMPDIR/notify.log"    # no READY of an earlier listener (start_nts_mock)
+        : >"$TEST_TMPDIR/notify.log"    # no READY of an earlier listener (start_mock_server)
         /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/notify-listen.py" "$sock" "$NOTIFY_OUT" \
                 >"$TEST_TMPDIR/notify.log" 2>&1 &
         track_pid $!

@@ -545,13 +545,21 @@ static int property_get_sources(sd_bus *bus, const char *path, const char *inter
         return sd_bus_message_close_container(reply);
 }
 
+/* Connected, and the state announced once (on_bus_connected()): before that (waiting for the
+ * bus to appear, authenticating) a signal would only pile up in the connection's queue, one per
+ * poll, for as long as there is no bus, and one sent between Hello and that announcement would
+ * show a listener part of a state. */
+static bool manager_bus_ready(Manager *m) {
+        return m->bus && m->bus_connected;
+}
+
 static int on_sources_changed(sd_event_source *es, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
         m->sources_dirty = false;
         m->sources_announced = now(CLOCK_BOOTTIME);
-        if (!m->bus)
+        if (!manager_bus_ready(m))
                 return 0;
         r = sd_bus_emit_properties_changed(m->bus, TIMESYNC_PATH, TIMESYNC_INTERFACE, "Sources", NULL);
         if (r < 0)
@@ -755,7 +763,7 @@ int manager_bus_emit_changed(Manager *m, const char *property, ...) {
 
         assert(m);
 
-        if (!m->bus)
+        if (!manager_bus_ready(m))
                 return 0;
 
         va_start(ap, property);
@@ -793,6 +801,9 @@ static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_e
         Manager *m = userdata;
 
         log_notice("Lost the connection to the system bus, reconnecting.");
+        m->bus_waiting = true;
+        m->bus_connected = false;
+        m->event_bus_wait = sd_event_source_disable_unref(m->event_bus_wait);
         m->bus = sd_bus_flush_close_unref(m->bus);
         return manager_schedule_bus_reconnect(m);
 }
@@ -877,11 +888,91 @@ static int on_name_acquired(sd_bus_message *message, void *userdata, sd_bus_erro
         return 0;
 }
 
+static int on_bus_wait_check(sd_event_source *es, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+
+        m->event_bus_wait = sd_event_source_disable_unref(m->event_bus_wait);
+        if (m->bus_connected || m->bus_waiting)
+                return 0;
+        log_notice("System bus not available yet, waiting for it to appear.");
+        m->bus_waiting = true;
+        return 0;
+}
+
+/* A bus that is there is ready within milliseconds; one that is not yet there is said once,
+ * after a moment, and its appearance too (on_bus_connected()). */
+static int manager_schedule_bus_wait_check(Manager *m) {
+        int r;
+
+        m->event_bus_wait = sd_event_source_disable_unref(m->event_bus_wait);
+        r = sd_event_add_time_relative(m->event, &m->event_bus_wait, CLOCK_BOOTTIME, BUS_RECONNECT_USEC,
+                                       USEC_PER_SEC, on_bus_wait_check, m);
+        if (r < 0)
+                log_debug_errno(r, "Failed to arm the check of the bus connection, ignoring: %m");
+        return 0;
+}
+
+static int on_bus_connected(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {
+        Manager *m = userdata;
+
+        m->event_bus_wait = sd_event_source_disable_unref(m->event_bus_wait);
+        if (m->bus_waiting)
+                log_info("Connected to the system bus.");
+        else
+                log_debug("Connected to the system bus.");
+        m->bus_waiting = false;
+        m->bus_connected = true;
+
+        /* Nothing was sent before this point (manager_bus_ready()): one signal says all that may
+         * have changed meanwhile, for listeners that were there before us. */
+        memset(m->announced, 0, sizeof(m->announced));
+        (void) manager_bus_emit_changed(m, "ServerName", "ServerAddress", "NTPMessage", "PollIntervalUSec", "Frequency",
+                                        "NTSAuthenticated", "NTSKeyExchangeServer", "NTSAEAD", "NTSCookies", "NTSStatus",
+                                        "NTSKeyExchangeFailures", "NTSLastKeyExchangeTimestamp", "LinkNTPServers",
+                                        "RuntimeNTPServers", "RuntimeNTSServers", "NTS", "NTSKeyExchangeServers", NULL);
+        manager_bus_sources_changed(m);
+        return 0;
+}
+
+/* The system bus as sd_bus_open_system() would connect to it, except that a socket that is not
+ * there yet (early boot, a bus restarting, a container without one) is waited for by inotify
+ * (watch_bind) rather than by trying again and again: no wakeup while there is no bus. */
+static int bus_open_system_watched(sd_bus **ret) {
+        _cleanup_(sd_bus_unrefp) sd_bus *bus = NULL;
+        const char *address;
+        int r;
+
+        r = sd_bus_new(&bus);
+        if (r < 0)
+                return r;
+        address = secure_getenv("DBUS_SYSTEM_BUS_ADDRESS") ?: "unix:path=/run/dbus/system_bus_socket";
+        r = sd_bus_set_address(bus, address);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_bus_client(bus, true);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_trusted(bus, false);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_watch_bind(bus, true);
+        if (r < 0)
+                return r;
+        r = sd_bus_set_connected_signal(bus, true);
+        if (r < 0)
+                return r;
+        r = sd_bus_start(bus);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(bus);
+        return 0;
+}
+
 static int manager_try_connect_bus(Manager *m) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         int r;
 
-        r = sd_bus_open_system(&bus);
+        r = bus_open_system_watched(&bus);
         if (r < 0)
                 return r;
 
@@ -902,8 +993,14 @@ static int manager_try_connect_bus(Manager *m) {
         if (r < 0)
                 return r;
 
-        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                "NameAcquired", on_name_acquired, m);
+        r = sd_bus_match_signal(bus, NULL, "org.freedesktop.DBus.Local", "/org/freedesktop/DBus/Local",
+                                "org.freedesktop.DBus.Local", "Connected", on_bus_connected, m);
+        if (r < 0)
+                return r;
+
+        /* Asynchronous: a synchronous AddMatch would block until the bus is there. */
+        r = sd_bus_match_signal_async(bus, NULL, "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                      "org.freedesktop.DBus", "NameAcquired", on_name_acquired, NULL, m);
         if (r < 0)
                 return r;
 
@@ -917,10 +1014,8 @@ static int manager_try_connect_bus(Manager *m) {
 
         m->bus = TAKE_PTR(bus);
         m->bus_name_queued = false;
-        /* Listeners of a new connection have heard nothing yet. */
-        memset(m->announced, 0, sizeof(m->announced));
-        log_debug("Connected to the system bus.");
-        return 0;
+        m->bus_connected = false;
+        return manager_schedule_bus_wait_check(m);
 }
 
 static int on_bus_reconnect(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -934,7 +1029,6 @@ static int on_bus_reconnect(sd_event_source *s, uint64_t usec, void *userdata) {
                 log_debug_errno(r, "System bus still not available: %m");
                 return manager_schedule_bus_reconnect(m);
         }
-        log_info("Connected to the system bus.");
         return 0;
 }
 
@@ -957,9 +1051,7 @@ void manager_bus_check(Manager *m) {
         /* No bus and no reconnection armed: arming it failed (ENOMEM). Try once now. */
         if (m->bus || m->event_bus_reconnect || !m->bus_wanted)
                 return;
-        if (manager_try_connect_bus(m) >= 0)
-                log_info("Connected to the system bus.");
-        else
+        if (manager_try_connect_bus(m) < 0)
                 (void) manager_schedule_bus_reconnect(m);
 }
 

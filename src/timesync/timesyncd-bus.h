@@ -6,7 +6,8 @@
 
 typedef struct Manager Manager;
 
-/* Connects now if the system bus is there, otherwise keeps retrying in the background. */
+/* Connects to the system bus, or waits for its socket to appear (inotify, no polling); a lost
+ * connection is made again 2 s later. Signals go out only once connected. */
 int manager_bus_connect(Manager *m);
 /* From the manager's stall check: reconnects a bus whose reconnection could not be armed. */
 void manager_bus_check(Manager *m);

@@ -890,6 +890,7 @@ Manager *manager_free(Manager *m) {
         m->event_stall_check = sd_event_source_disable_unref(m->event_stall_check);
         m->event_network = sd_event_source_disable_unref(m->event_network);
         m->event_bus_reconnect = sd_event_source_disable_unref(m->event_bus_reconnect);
+        m->event_bus_wait = sd_event_source_disable_unref(m->event_bus_wait);
         safe_close(m->clock_watch_fd);
 
         sd_bus_flush_close_unref(m->bus);

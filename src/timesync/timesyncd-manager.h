@@ -62,6 +62,8 @@ struct Manager {
         bool observe;
         bool bus_wanted;                /* manager_bus_connect() was called */
         bool bus_name_queued;           /* another process owns our bus name: we wait for it */
+        bool bus_waiting;               /* said that the bus is not there yet */
+        bool bus_connected;             /* m->bus is past Hello and has announced the state */
         usec_t test_poll_interval_usec;
         int64_t test_clock_offset_nsec; /* with a fake clock: how far SIGUSR1 moves it */
         char *config_file, *state_dir, *nts_state_dir, *runtime_dir;
@@ -77,7 +79,8 @@ struct Manager {
         bool exhausted_servers;         /* the walk went round once since the last wait */
 
         sd_event_source *event_retry;   /* MANAGER_WAITING; allocated once, only re-armed */
-        sd_event_source *event_clock_watch, *event_save_clock, *event_network, *event_bus_reconnect;
+        sd_event_source *event_clock_watch, *event_save_clock, *event_network, *event_bus_reconnect,
+                       *event_bus_wait;
         sd_event_source *event_stall_check;
         int clock_watch_fd;
 

@@ -49,16 +49,23 @@ test_runs_as_systemd_timesync_where_it_exists() {
 }
 
 in_run() {
-        # The bus is not there yet when the daemon starts (early boot): it keeps trying.
-        local dir=$TEST_TMPDIR/dbus
+        # The bus is not there yet when the daemon starts (early boot): it waits for it. Its
+        # socket's directory is BUSDIR (below).
+        local busdir=$BUSDIR dir=$BUSDIR/dbus
         export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/system_bus_socket"
         write_conf "$TEST_TMPDIR/ts.conf" "NTP=127.0.0.1:$srv"
         : >"$TIMESYNCD_LOG"
         start_timesyncd "$TEST_TMPDIR/ts.conf"
         wait_log "System bus not available"
-        start_system_bus
+        # It waits for the socket to appear (inotify), without trying to connect again and
+        # again: it tried every 2 s before, 43200 wakeups a day on a machine without a bus.
+        timeout 5 strace -f -e trace=connect -o "$TEST_TMPDIR/connect.trace" -p "$TIMESYNCD_PID" 2>/dev/null || true
+        grep -q "system_bus_socket" "$TEST_TMPDIR/connect.trace" &&
+                fail "the daemon tried to connect to a bus that is not there: $(grep -c system_bus_socket "$TEST_TMPDIR/connect.trace") times in 5 s"
+        TEST_TMPDIR=$busdir start_system_bus
         wait_for 10 bash -c 'timedatectl show-timesync -p ServerName --value 2>/dev/null | grep -q .' ||
                 fail "the daemon did not connect to a bus that appeared later"
+        wait_log "^Connected to the system bus\." 5
         echo "PASS test_bus_that_appears_later_is_joined"
 
         # The bus restarts: the daemon reconnects.
@@ -66,7 +73,7 @@ in_run() {
         wait_for 5 bash -c "! kill -0 $DBUS_PID 2>/dev/null" || fail "dbus-daemon did not stop"
         wait_log "Lost the connection to the system bus"
         rm -f "$dir/system_bus_socket"
-        start_system_bus
+        TEST_TMPDIR=$busdir start_system_bus
         wait_for 10 bash -c 'timedatectl show-timesync -p ServerName --value 2>/dev/null | grep -q .' ||
                 fail "the daemon did not reconnect after a bus restart"
         echo "PASS test_bus_restart_is_survived"
@@ -127,4 +134,11 @@ in_run() {
 
 run_case test_notify_ready_status_and_watchdog
 run_case test_runs_as_systemd_timesync_where_it_exists
+# sd-bus watches every directory on the way to the socket, and one under /tmp would see the
+# files other tests create there: a directory of its own under /run, made out here so that the
+# cleanup (which in_systemd_run's process does not run) removes it.
+BUSDIR=$(mktemp -d /run/tsnts-bus.XXXXXX)
+at_cleanup rm -rf "$BUSDIR"
+chmod 0755 "$BUSDIR"
+export BUSDIR
 run_case in_systemd_run in_run

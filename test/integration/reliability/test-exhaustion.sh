@@ -125,8 +125,16 @@ fd_limit() {
         done
         TIMESYNCD_LOG=$TEST_TMPDIR/nofile-16.log
         log_has "$(synced_line "localhost:$ke")" || fail "no synchronization with 16 descriptors"
-        # An unreadable network state used to end the daemon at 8 (it said "ignoring").
-        [ -n "${alive[8]:-}" ] || fail "--nofile=8: the daemon did not survive"
+        # An unreadable network state used to end the daemon (it said "ignoring"), at 8 until
+        # the bus's inotify watch took one descriptor more at start: wherever it happens, the
+        # daemon lives on.
+        local unreadable=0
+        for n in 6 7 8 9 10 11 12 13 14 15 16; do
+                grep -q "Failed to read network state" "$TEST_TMPDIR/nofile-$n.log" || continue
+                unreadable=$((unreadable + 1))
+                [ -n "${alive[n]:-}" ] || fail "--nofile=$n: the daemon did not survive an unreadable network state"
+        done
+        [ "$unreadable" -gt 0 ] || fail "no limit made the network state unreadable: the case tests nothing"
         echo "result: file descriptor limits:$summary"
 }
 

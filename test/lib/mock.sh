@@ -31,6 +31,8 @@ start_mock_server() {
         local name=$1 log="$TEST_TMPDIR/mock-$1.log" ready
         shift
         [ -x "$TSNTS_MOCK_SERVER" ] || missing_prerequisite "the mock NTS server is not built ($TSNTS_MOCK_SERVER)"
+        # Emptied first: a READY left by an earlier server of that name would pass for this one's
+        # while the child is still the shell, before its exec (and before setpriv's capabilities).
         : >"$log"
         start_daemon "$log" "$TSNTS_MOCK_SERVER" --cert="$CERTDIR/server-chain.pem" --key="$CERTDIR/server.key" \
                 --address=127.0.0.1 --ke-port=0 --ntp-listen-port=0 --count-file="$TEST_TMPDIR/mock-$name.count" "$@"

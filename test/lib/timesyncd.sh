@@ -260,7 +260,6 @@ for_each_mode() {
 # MOCK_PID makes it behave).
 start_mock() { start_nts_mock "$1" --sabotage="$1"; }
 
-
 nts_authenticated_on_bus() { [ "$(timesync_property NTSAuthenticated 2>/dev/null)" = yes ]; }
 
 # assert_nts_on_bus KESERVER AEAD TITLE: `timedatectl show-timesync --all` says that the time

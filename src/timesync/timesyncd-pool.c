@@ -537,7 +537,7 @@ bool pool_source_event(Pool *p, Source *s, SourceEvent e) {
 }
 
 void pool_clock_changed(Pool *p) {
-        usec_t t = now(CLOCK_BOOTTIME), at;
+        usec_t t, at;
 
         assert(p);
 
@@ -546,6 +546,7 @@ void pool_clock_changed(Pool *p) {
         if (!p->started || p->kind != SERVER_NAME_SRV || p->lookup || isempty(p->last_error))
                 return;
 
+        t = now(CLOCK_BOOTTIME);
         at = MAX(t, p->asked + POOL_SRV_TTL_MIN_USEC);
         log_info("SRV pool %s: the system clock changed; looking its records up again%s (DNSSEC signatures "
                  "that did not verify against the clock before may verify now).", p->entry,

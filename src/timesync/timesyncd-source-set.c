@@ -123,8 +123,9 @@ void source_set_failed(SourceSet *set, const void *source) {
 
         if (!e)
                 return;
+        /* The candidate stays: a source whose replies are lost still says where the truth
+         * was, and its interval grows with its age. */
         e->standing = SOURCE_SET_FAILING;
-        e->has_candidate = false;
 }
 
 void source_set_stepped(SourceSet *set, int64_t offset_nsec) {
@@ -162,9 +163,13 @@ static int64_t entry_root_distance(const SourceSet *set, const SourceSetEntry *e
 }
 
 static bool entry_usable(const SourceSetEntry *e, int64_t root_distance, const SourceSetPolicy *p) {
+        return e->has_candidate && root_distance <= p->root_distance_max_nsec;
+}
+
+/* Answering now: a candidate that is not older than its source's age limit. */
+static bool entry_current(const SourceSetEntry *e, const SourceSetPolicy *p) {
         return e->standing == SOURCE_SET_ANSWERING && e->has_candidate &&
-               p->now_boottime - MIN(p->now_boottime, e->candidate.boottime) <= e->candidate.max_age &&
-               root_distance <= p->root_distance_max_nsec;
+               p->now_boottime - MIN(p->now_boottime, e->candidate.boottime) <= e->candidate.max_age;
 }
 
 static bool hosts_differ(const SourceSet *set, const NTPSelectResult *r) {
@@ -216,10 +221,41 @@ static const char *bootstrap_refusal(const SourceSet *set, const SourceSetPolicy
         return NULL;
 }
 
+/* The clock moves only with a majority of the sources in use that agree now: the selection
+ * again over the current candidates alone, its offset kept inside the intersection of every
+ * agreeing candidate (stale ones bound where the clock may go, too). Returns false when the
+ * current candidates alone do not reach the quorum. */
+static bool select_current(SourceSet *set, const NTPSelectCandidate *all, const SourceSetPolicy *p,
+                           SourceSetDecision *d) {
+        NTPSelectCandidate c[NTP_SELECT_MAX];
+        NTPSelectResult now;
+        size_t previous = set->preferred < set->n_entries && set->entries[set->preferred].current ?
+                          set->preferred : SIZE_MAX;
+
+        for (size_t i = 0; i < set->n_entries; i++) {
+                c[i] = all[i];
+                c[i].usable = all[i].usable && set->entries[i].current &&
+                              d->select.verdicts[i] == NTP_SELECT_TRUECHIMER;
+                if (c[i].usable)
+                        d->n_current_agree++;
+                if (c[i].usable && previous == SIZE_MAX)
+                        previous = i;
+        }
+        if (d->n_current_agree < d->select.n_needed)
+                return false;
+        /* Every current truechimer contains [low, high] of the whole selection, so this agrees. */
+        assert_se(ntp_select(c, set->n_entries, d->select.n_needed, previous, &now) >= 0);
+        if (now.outcome != NTP_SELECT_AGREED)
+                return false;
+        d->select.offset_nsec = CLAMP(now.offset_nsec, d->select.low_nsec, d->select.high_nsec);
+        d->select.selected = now.selected;
+        return true;
+}
+
 int source_set_select(SourceSet *set, const SourceSetPolicy *p, SourceSetDecision *ret) {
         NTPSelectCandidate c[NTP_SELECT_MAX] = {};
         SourceSetDecision d = {};
-        size_t previous, first = SIZE_MAX;
+        size_t needed;
         int r;
 
         assert(set);
@@ -230,31 +266,33 @@ int source_set_select(SourceSet *set, const SourceSetPolicy *p, SourceSetDecisio
                 SourceSetEntry *e = &set->entries[i];
 
                 e->root_distance_nsec = e->has_candidate ? entry_root_distance(set, e, p->now_boottime) : 0;
+                e->current = entry_current(e, p);
                 c[i] = (NTPSelectCandidate) {
                         .usable = entry_usable(e, e->root_distance_nsec, p),
                         .offset_nsec = e->candidate.ntp.offset_nsec,
                         .root_distance_nsec = e->root_distance_nsec,
                 };
-                if (c[i].usable || e->standing == SOURCE_SET_PENDING)
-                        d.n_counted++;
-                if (e->standing == SOURCE_SET_PENDING)
-                        d.n_pending++;
-                if (c[i].usable && first == SIZE_MAX)
-                        first = i;
+                d.n_pending += e->standing == SOURCE_SET_PENDING;
+                d.n_failing += e->standing == SOURCE_SET_FAILING;
         }
+        d.n_in_use = set->n_entries;
 
-        /* Without a source selected before, the first that answers in the configured order is
-         * kept if it is good enough: the order of the configuration decides among equals. */
-        previous = set->preferred < set->n_entries ? set->preferred : first;
-        r = ntp_select(c, set->n_entries, MAX((size_t) p->min_agreeing, d.n_counted / 2 + 1), previous, &d.select);
+        /* The majority is of every source in use, whatever it answered lately. */
+        needed = MAX((size_t) p->min_agreeing, d.n_in_use / 2 + 1);
+        r = ntp_select(c, set->n_entries, needed, SIZE_MAX, &d.select);
         if (r < 0)
                 return r;
 
         for (size_t i = 0; i < set->n_entries; i++)
                 set->entries[i].verdict = d.select.verdicts[i];
+
+        if (d.select.outcome == NTP_SELECT_AGREED && !select_current(set, c, p, &d)) {
+                d.held = true;
+                d.select.selected = SIZE_MAX;
+        }
         set->selected = d.select.selected;
 
-        if (d.select.outcome == NTP_SELECT_AGREED) {
+        if (d.select.outcome == NTP_SELECT_AGREED && !d.held) {
                 set->preferred = d.select.selected;
                 for (size_t i = 0; i < set->n_entries; i++)
                         if (d.select.verdicts[i] == NTP_SELECT_TRUECHIMER &&
@@ -277,7 +315,7 @@ bool source_set_disagree(const SourceSetDecision *d) {
         case NTP_SELECT_TOO_FEW:
                 return d->n_pending == 0;
         case NTP_SELECT_AGREED:
-                return d->bootstrap_refusal;
+                return d->held || d->bootstrap_refusal;
         default:
                 return false;
         }
@@ -294,25 +332,30 @@ static const char *format_spread(int64_t nsec, char buf[static 32]) {
 void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char *buf, size_t size) {
         const NTPSelectResult *r = &d->select;
         size_t n_false = 0;
-        char spread[32], waiting[64] = "";
+        char spread[32], waiting[64] = "", silent[64] = "";
 
         for (size_t i = 0; i < set->n_entries; i++)
                 if (r->verdicts[i] == NTP_SELECT_FALSETICKER)
                         n_false++;
         if (d->n_pending > 0)
                 snprintf(waiting, sizeof waiting, ", waiting for %zu more", d->n_pending);
+        if (d->n_failing > 0)
+                snprintf(silent, sizeof silent, " (%zu %s not answer)", d->n_failing, d->n_failing == 1 ? "does" : "do");
         (void) format_spread(r->spread_nsec, spread);
 
         switch (r->outcome) {
         case NTP_SELECT_AGREED:
-                if (d->bootstrap_refusal)
+                if (d->held)
+                        snprintf(buf, size, "Only %zu of %zu NTS sources answer and agree, %zu needed%s; clock left alone",
+                                 d->n_current_agree, d->n_in_use, r->n_needed, silent);
+                else if (d->bootstrap_refusal)
                         snprintf(buf, size, "%zu of %zu NTS sources agree, but not enough for a bootstrap (%s); "
-                                 "clock left alone", r->n_agree, d->n_counted, d->bootstrap_refusal);
+                                 "clock left alone", r->n_agree, d->n_in_use, d->bootstrap_refusal);
                 else if (n_false > 0)
-                        snprintf(buf, size, "%zu of %zu NTS sources agree, %zu %s", r->n_agree, d->n_counted,
+                        snprintf(buf, size, "%zu of %zu NTS sources agree, %zu %s", r->n_agree, d->n_in_use,
                                  n_false, n_false == 1 ? "falseticker" : "falsetickers");
                 else
-                        snprintf(buf, size, "%zu of %zu NTS sources agree", r->n_agree, d->n_counted);
+                        snprintf(buf, size, "%zu of %zu NTS sources agree", r->n_agree, d->n_in_use);
                 return;
         case NTP_SELECT_NO_CANDIDATES:
                 snprintf(buf, size, d->n_pending > 0 ? "Waiting for NTS sources to answer" : "No NTS source answers");
@@ -320,10 +363,10 @@ void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char 
         case NTP_SELECT_TOO_FEW:
                 if (d->n_pending > 0)
                         snprintf(buf, size, "%zu of %zu NTS sources agree, %zu needed%s", r->n_agree,
-                                 d->n_counted, r->n_needed, waiting);
+                                 d->n_in_use, r->n_needed, waiting);
                 else
-                        snprintf(buf, size, "Only %zu of %zu NTS sources agree, %zu needed; clock left alone",
-                                 r->n_agree, d->n_counted, r->n_needed);
+                        snprintf(buf, size, "Only %zu of %zu NTS sources agree, %zu needed%s; clock left alone",
+                                 r->n_agree, d->n_in_use, r->n_needed, silent);
                 return;
         case NTP_SELECT_NO_MAJORITY:
                 snprintf(buf, size, "%zu NTS sources disagree by %s%s; clock left alone", r->n_candidates, spread,

@@ -11,17 +11,24 @@
  * caller's (a pointer it gives, never dereferenced here), so that one configured entry may
  * bring several (a pool) without this module knowing.
  *
- * Which sources count ("a majority of the sources that currently answer"): a source is
- *   PENDING    from its start (and after a clock jump dropped every sample) until its first
- *              answer or failure: it counts as expected, so the first source to answer cannot
- *              decide alone before the others had their chance (bounded: a key exchange and a
- *              reply each time out);
- *   ANSWERING  with a candidate: counts;
- *   FAILING    after a failure (no reply, key exchange failed, refused service), until it
- *              answers again: does not count, and keeps being polled by its own backoff.
- * A candidate also stops counting when it is older than its source's age limit (two poll
- * intervals and some: by construction a source answers or fails before) or its grown root
- * distance exceeds RootDistanceMaxSec=. */
+ * Which sources count: every source in use, whatever it does now. Agreement needs more than
+ * half of the sources in use (and at least NTSMinAgreeingSources=), never only of those that
+ * answered lately, so that losing packets never gives the remaining sources more say: an
+ * attacker on the path who drops the honest servers' replies stops synchronization and cannot
+ * hand the clock to the one server left. Each source is
+ *   PENDING    from its start (and after a clock jump voided every sample) until its first
+ *              answer or failure;
+ *   ANSWERING  with a current candidate (younger than its age limit: two poll intervals and
+ *              some);
+ *   FAILING    after a failure (no reply, key exchange failed), until it answers again; it keeps
+ *              being polled by its own backoff.
+ * A source that stops answering keeps its last candidate, its interval grown with its age
+ * (RFC 5905 section 10) and with our slews since: it still takes part in the intersection, so
+ * an honest server that went silent still tells a liar from the truth, and still bounds where
+ * the clock may go. It no longer counts towards the quorum that lets the clock move: the clock
+ * follows only when a majority of the sources in use agree with current candidates, and then
+ * only to a point that every agreeing interval, stale ones included, contains. A candidate is
+ * dropped only when its grown root distance exceeds RootDistanceMaxSec=. */
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -62,8 +69,10 @@ typedef struct SourceSetEntry {
         SourceSetSample candidate;
         int64_t slewed_at;              /* SourceSet.slewed_nsec when it was taken */
         bool steered;                   /* the clock followed the set since this candidate came */
+        bool current;                   /* of the last selection: answering, candidate young enough */
         NTPSelectVerdict verdict;       /* of the last selection */
         int64_t root_distance_nsec;     /* of the last selection: grown, widened */
+        usec_t logged_usec;             /* the caller's: when it last logged a change of verdict */
 } SourceSetEntry;
 
 typedef struct SourceSet {
@@ -85,11 +94,18 @@ typedef struct SourceSetPolicy {
 } SourceSetPolicy;
 
 typedef struct SourceSetDecision {
-        NTPSelectResult select;         /* over the entries, in their order */
-        size_t n_counted;               /* answering and pending: what the majority is of */
+        NTPSelectResult select;         /* over the entries, in their order; offset_nsec and
+                                         * selected from the current candidates only */
+        size_t n_in_use;                /* what the majority is of: every source of the set */
         size_t n_pending;
-        /* The clock may follow select.offset_nsec now: AGREED, the selected source's candidate
-         * has not steered yet, and a bootstrap (a truechimer with bootstrap keys) is allowed. */
+        size_t n_failing;
+        size_t n_current_agree;         /* truechimers whose candidate is current */
+        /* AGREED, but fewer than select.n_needed of the truechimers answer now: the rest of the
+         * agreement is stale candidates. The clock is left alone. */
+        bool held;
+        /* The clock may follow select.offset_nsec now: AGREED, enough current truechimers, the
+         * selected source's candidate has not steered yet, and a bootstrap (a truechimer with
+         * bootstrap keys) is allowed. */
         bool steer;
         bool bootstrap;                 /* the truechimers include bootstrap keys */
         NTSClientBootstrap bootstrap_direction;
@@ -109,7 +125,7 @@ SourceSetEntry *source_set_find(SourceSet *set, const void *source);
 void source_set_restart(SourceSet *set);
 /* A sample of source: it answers; the sample is its candidate unless it is a spike. */
 void source_set_sample(SourceSet *set, const void *source, const SourceSetSample *sample);
-/* source failed: it no longer counts, until it answers again. */
+/* source failed: its candidate stays (stale, growing with its age), it counts as in use. */
 void source_set_failed(SourceSet *set, const void *source);
 /* Our own step of the clock by offset_nsec: every candidate's offset is corrected by it. */
 void source_set_stepped(SourceSet *set, int64_t offset_nsec);
@@ -125,11 +141,12 @@ void source_set_steered(SourceSet *set);
 int source_set_select(SourceSet *set, const SourceSetPolicy *policy, SourceSetDecision *ret);
 
 /* One sentence (no final period) for STATUS=, NTSStatus and the log: what the sources say
- * together, e.g. "3 of 4 NTS sources agree, 1 falseticker" (of those that count: answering or
- * pending) or "2 NTS sources disagree by 3600 s; clock left alone" (those that answer). */
+ * together, e.g. "3 of 4 NTS sources agree, 1 falseticker" (of the sources in use), "2 NTS
+ * sources disagree by 3600 s; clock left alone" (those with a candidate) or "Only 1 of 4 NTS
+ * sources answer and agree, 3 needed (3 do not answer); clock left alone". */
 void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char *buf, size_t size);
-/* Whether the decision leaves the clock alone because the sources disagree or are too few
- * (not merely because they have not all answered yet, or none answers). */
+/* Whether the decision leaves the clock alone because the sources disagree or too few agree or
+ * answer (not merely because they have not all answered yet, or none answers). */
 bool source_set_disagree(const SourceSetDecision *d);
 
 const char *source_set_standing_to_string(SourceSetStanding s);

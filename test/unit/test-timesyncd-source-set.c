@@ -96,12 +96,13 @@ static void test_first_answer_waits_for_the_sources_still_pending(void) {
         ASSERT_FALSE(source_set_disagree(&d));
         assert_description(&set, &d, "1 of 4 NTS sources agree, 3 needed, waiting for 3 more");
 
-        /* The other three fail: the one that answers is all there is. */
+        /* The other three fail: they still count, and the one that answers cannot decide. */
         for (size_t i = 1; i < 4; i++)
                 source_set_failed(&set, SRC(i));
         d = judge(&set);
-        ASSERT_TRUE(d.steer);
-        ASSERT_TRUE(d.select.offset_nsec == 3600 * SEC);
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(source_set_disagree(&d));
+        assert_description(&set, &d, "Only 1 of 4 NTS sources agree, 3 needed (3 do not answer); clock left alone");
 
         /* One of them answers after all: now two disagree, and nothing moves. */
         source_set_sample(&set, SRC(1), &good);
@@ -218,17 +219,114 @@ static void test_own_step_corrects_and_slew_widens_stored_candidates(void) {
         source_set_done(&set);
 }
 
-static void test_old_or_too_distant_candidates_do_not_count(void) {
-        SourceSet set = set_of(2, NULL);
-        SourceSetSample old = sample(0, 1 * MSEC, 65 * USEC_PER_SEC), far = sample(0, 6 * SEC, 0);
+/* A candidate older than its age limit still takes part in the intersection, but only
+ * current ones make the quorum that moves the clock; one too distant takes no part. */
+static void test_stale_candidate_agrees_but_cannot_steer(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample old = sample(0, 1 * MSEC, 65 * USEC_PER_SEC), fresh = sample(0, 1 * MSEC, 0),
+                        far = sample(0, 6 * SEC, 0);
         SourceSetDecision d;
 
         source_set_sample(&set, SRC(0), &old);
-        source_set_sample(&set, SRC(1), &far);
+        source_set_sample(&set, SRC(1), &fresh);
+        source_set_sample(&set, SRC(2), &far);
         d = judge(&set);
-        ASSERT_TRUE(d.select.outcome == NTP_SELECT_NO_CANDIDATES);
-        ASSERT_TRUE(d.n_counted == 0);
-        assert_description(&set, &d, "No NTS source answers");
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_AGREED);
+        ASSERT_TRUE(d.held);
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(d.n_in_use == 3);
+        ASSERT_TRUE(d.n_current_agree == 1);
+        ASSERT_TRUE(set.selected == SIZE_MAX);
+        ASSERT_TRUE(source_set_disagree(&d));
+        ASSERT_STREQ(source_set_verdict_string(&set, 2), "unusable");
+        assert_description(&set, &d, "Only 1 of 3 NTS sources answer and agree, 2 needed; clock left alone");
+        source_set_done(&set);
+}
+
+/* Four sources, one liar: while all answer the liar is a falseticker; when the replies of the
+ * three honest ones are lost, the liar alone never moves the clock, whatever it says. */
+static void test_lost_replies_never_hand_the_clock_to_the_rest(void) {
+        SourceSet set = set_of(4, NULL);
+        SourceSetSample liar = sample(3600 * SEC, 1 * MSEC, 0), good = sample(0, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &liar);
+        for (size_t i = 1; i < 4; i++)
+                source_set_sample(&set, SRC(i), &good);
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        ASSERT_TRUE(llabs(d.select.offset_nsec) < 1 * MSEC);
+        source_set_steered(&set);
+
+        for (size_t i = 1; i < 4; i++)
+                source_set_failed(&set, SRC(i));
+        for (int k = 0; k < 3; k++) {
+                source_set_sample(&set, SRC(0), &liar);
+                d = judge(&set);
+                ASSERT_FALSE(d.steer);
+                ASSERT_TRUE(d.held);
+                ASSERT_STREQ(source_set_verdict_string(&set, 0), "falseticker");
+                assert_description(&set, &d, "Only 0 of 4 NTS sources answer and agree, 3 needed (3 do not answer); "
+                                             "clock left alone");
+        }
+
+        /* The honest sources' candidates grow with their age until RootDistanceMaxSec=, and the
+         * liar still does not decide: it is one of four. */
+        SourceSetPolicy p = policy();
+        p.now_boottime = NOW + 400000 * USEC_PER_SEC;
+        liar.boottime = p.now_boottime;
+        source_set_sample(&set, SRC(0), &liar);
+        ASSERT_OK(source_set_select(&set, &p, &d));
+        ASSERT_FALSE(d.steer);
+        assert_description(&set, &d, "Only 1 of 4 NTS sources agree, 3 needed (3 do not answer); clock left alone");
+        source_set_done(&set);
+}
+
+/* Two liars that agree and two honest sources: a lost honest reply leaves the vote 2 against 2,
+ * not 2 of 3. */
+static void test_two_liars_of_four_gain_nothing_from_a_lost_reply(void) {
+        SourceSet set = set_of(4, NULL);
+        SourceSetSample liar = sample(3600 * SEC, 1 * MSEC, 0), good = sample(0, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &good);
+        source_set_sample(&set, SRC(1), &good);
+        source_set_sample(&set, SRC(2), &liar);
+        source_set_sample(&set, SRC(3), &liar);
+        d = judge(&set);
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(source_set_disagree(&d));
+
+        source_set_failed(&set, SRC(1));
+        source_set_sample(&set, SRC(2), &liar);
+        source_set_sample(&set, SRC(3), &liar);
+        d = judge(&set);
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(source_set_disagree(&d));
+        assert_description(&set, &d, "4 NTS sources disagree by 3600 s; clock left alone");
+        source_set_done(&set);
+}
+
+/* A liar inside the honest intervals may pull the clock within them, never out: once it drifts
+ * past a silent honest source's interval it is a falseticker. */
+static void test_stale_interval_bounds_a_drifting_liar(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample h = sample(0, 10 * MSEC, 0), near = sample(8 * MSEC, 1 * MSEC, 0),
+                        past = sample(15 * MSEC, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &h);
+        source_set_sample(&set, SRC(1), &h);
+        source_set_sample(&set, SRC(2), &near);
+        source_set_failed(&set, SRC(0));
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        ASSERT_TRUE(d.select.offset_nsec >= 7 * MSEC && d.select.offset_nsec <= 9 * MSEC);
+
+        source_set_sample(&set, SRC(2), &past);
+        d = judge(&set);
+        ASSERT_FALSE(d.steer);
+        ASSERT_STREQ(source_set_verdict_string(&set, 2), "falseticker");
         source_set_done(&set);
 }
 
@@ -282,7 +380,7 @@ static void test_min_agreeing_holds_back_a_majority(void) {
         ASSERT_OK(source_set_select(&set, &p, &d));
         ASSERT_FALSE(d.steer);
         ASSERT_TRUE(source_set_disagree(&d));
-        assert_description(&set, &d, "Only 2 of 2 NTS sources agree, 3 needed; clock left alone");
+        assert_description(&set, &d, "Only 2 of 3 NTS sources agree, 3 needed (1 does not answer); clock left alone");
         source_set_done(&set);
 }
 
@@ -362,7 +460,7 @@ static void test_bootstrap_needs_two_key_exchange_names(void) {
         source_set_done(&two);
 }
 
-/* One answering source of three is a majority of those that answer, not of those in use. */
+/* Two answering sources of four are a majority of those that answer, not of those in use. */
 static void test_bootstrap_needs_a_majority_of_every_source_in_use(void) {
         SourceSet set = set_of(4, (const char *const[]) { "a.example", "b.example", "c.example", "d.example" });
         SourceSetSample s = bootstrap_sample(86400 * SEC, NTS_CLIENT_BOOTSTRAP_FORWARD);
@@ -374,7 +472,7 @@ static void test_bootstrap_needs_a_majority_of_every_source_in_use(void) {
         source_set_failed(&set, SRC(3));
         d = judge(&set);
         ASSERT_FALSE(d.steer);
-        ASSERT_STREQ(d.bootstrap_refusal, "it needs the agreement of a majority of all sources in use");
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_TOO_FEW);
         source_set_sample(&set, SRC(2), &s);
         d = judge(&set);
         ASSERT_TRUE(d.steer);
@@ -446,7 +544,10 @@ TEST_MAIN(TEST_CASE(test_liar_listed_first_is_a_falseticker_and_the_rest_steer),
           TEST_CASE(test_a_candidate_steers_once),
           TEST_CASE(test_spike_keeps_the_candidate_before_it),
           TEST_CASE(test_own_step_corrects_and_slew_widens_stored_candidates),
-          TEST_CASE(test_old_or_too_distant_candidates_do_not_count),
+          TEST_CASE(test_stale_candidate_agrees_but_cannot_steer),
+          TEST_CASE(test_lost_replies_never_hand_the_clock_to_the_rest),
+          TEST_CASE(test_two_liars_of_four_gain_nothing_from_a_lost_reply),
+          TEST_CASE(test_stale_interval_bounds_a_drifting_liar),
           TEST_CASE(test_root_distance_grows_with_age),
           TEST_CASE(test_restart_makes_every_answering_source_pending_again),
           TEST_CASE(test_min_agreeing_holds_back_a_majority),

@@ -113,8 +113,12 @@ struct Manager {
         SourceSet set;
         Source *selected;               /* the set's selected source, whose samples steer */
         char set_status[200];           /* what the set said last: logged once per change */
+        char set_status_before[200];    /* ... and what it said before that */
         char set_notified[512];         /* ... and STATUS=, which names the selected source too */
         char set_last_failure[256];     /* the last source that failed, and why */
+        usec_t set_alone_since_usec;    /* CLOCK_REALTIME since the set leaves the clock alone, 0 */
+        usec_t set_logged_usec;         /* CLOCK_BOOTTIME of the last set line above debug level */
+        unsigned set_changes_unlogged;  /* flips logged at debug level since then */
         int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
 
         /* D-Bus "Sources": changes coalesced into at most one signal per PollIntervalMinSec= */

@@ -15,6 +15,10 @@
  * somehow did neither. */
 #define SEVERAL_AGE_SLACK_USEC (2 * USEC_PER_MINUTE)
 
+/* A verdict or a verdict of the whole set that keeps flipping (a liar at the edge of the honest
+ * intervals) is logged at its level at most this often; the other changes at debug level. */
+#define SEVERAL_LOG_INTERVAL_USEC (5 * USEC_PER_MINUTE)
+
 /* The NTS list in use: the runtime one while it names servers (runtime servers come first, as
  * in stock), else NTS=. */
 static ServerName *several_list(Manager *m) {
@@ -77,11 +81,15 @@ static void several_select(Manager *m, Source *s, const SourceSetDecision *d) {
         m->selected = s;
         m->current = s ? manager_server_of(m, s) : NULL;
         m->ntpmsg_authenticated = false;
+        /* While nothing is selected the clock is not steered: NTPMessage, from which
+         * timedatectl shows an offset, describes no server. */
+        if (!s)
+                m->ntpmsg = (NTPMessage) {};
         if (s && source_sample(s)) {
                 manager_record_message(m, source_sample(s));
                 m->poll_interval_usec = source_poll_interval(s);
                 log_info("Selected server %s (%zu of %zu NTS sources agree).", source_name(s), d->select.n_agree,
-                         d->n_counted);
+                         d->n_in_use);
         }
         (void) manager_bus_emit_changed(m, "ServerName", "ServerAddress", "NTPMessage", "PollIntervalUSec",
                                         "NTSAuthenticated", "NTSKeyExchangeServer", "NTSAEAD", "NTSCookies", NULL);
@@ -89,42 +97,95 @@ static void several_select(Manager *m, Source *s, const SourceSetDecision *d) {
 
 /* ---- what the sources say together ---- */
 
-/* Falsetickers are logged once per change, and so is their return. */
+/* Falsetickers are logged once per change, and so is their return; a source whose verdict
+ * flips at the edge of an interval says so at most once per SEVERAL_LOG_INTERVAL_USEC (the
+ * rest at debug level). */
 static void several_log_verdicts(Manager *m, const NTPSelectVerdict *before, const SourceSetDecision *d) {
-        for (size_t i = 0; i < m->set.n_entries; i++) {
-                const SourceSetEntry *e = &m->set.entries[i];
+        usec_t t = now(CLOCK_BOOTTIME);
 
-                if (e->verdict == before[i])
+        for (size_t i = 0; i < m->set.n_entries; i++) {
+                SourceSetEntry *e = &m->set.entries[i];
+                bool loud;
+
+                if (e->verdict == before[i] ||
+                    (e->verdict != NTP_SELECT_FALSETICKER && before[i] != NTP_SELECT_FALSETICKER))
                         continue;
+                loud = e->logged_usec == 0 || t >= e->logged_usec + SEVERAL_LOG_INTERVAL_USEC;
+                if (loud)
+                        e->logged_usec = t;
                 if (e->verdict == NTP_SELECT_FALSETICKER)
-                        log_warning("NTS source %s is a falseticker: its offset %+.6f s (+/- %.6f s) lies outside "
+                        log_full(loud ? LOG_WARNING : LOG_DEBUG, "NTS source %s is a falseticker: its offset %+.6f s (+/- %.6f s) lies outside "
                                     "what %zu other sources agree on (%+.6f s to %+.6f s); it is not used, and "
                                     "polled on.", source_name(e->source),
                                     (double) e->candidate.ntp.offset_nsec / NTP_NSEC_PER_SEC,
                                     (double) e->root_distance_nsec / NTP_NSEC_PER_SEC, d->select.n_agree,
                                     (double) d->select.low_nsec / NTP_NSEC_PER_SEC,
                                     (double) d->select.high_nsec / NTP_NSEC_PER_SEC);
-                else if (before[i] == NTP_SELECT_FALSETICKER && e->verdict == NTP_SELECT_TRUECHIMER)
-                        log_notice("NTS source %s agrees with the others again.", source_name(e->source));
+                else if (e->verdict == NTP_SELECT_TRUECHIMER)
+                        log_full(loud ? LOG_NOTICE : LOG_DEBUG, "NTS source %s agrees with the others again.",
+                                 source_name(e->source));
         }
 }
 
-/* STATUS=, NTSStatus and the log say what the sources say together, once per change. */
+/* The log line of a change of what the set says: disagreement at warning level, agreement at
+ * info. A set that flips back and forth between two states (a liar at the edge of the honest
+ * intervals) logs a return to the state before the last one at debug level while the last line
+ * at its level is younger than SEVERAL_LOG_INTERVAL_USEC, and the next line says how many were
+ * so logged: one line per change of state, not one per flip. */
+static void several_log_status(Manager *m, const SourceSetDecision *d, const char *text, bool disagree) {
+        usec_t t = now(CLOCK_BOOTTIME);
+        int level = disagree ? LOG_WARNING :
+                    d->select.outcome == NTP_SELECT_AGREED ? LOG_INFO :
+                    d->n_pending > 0 ? LOG_DEBUG : LOG_NOTICE;
+        bool flip = streq(text, m->set_status_before) && m->set_logged_usec > 0 &&
+                    t < m->set_logged_usec + SEVERAL_LOG_INTERVAL_USEC;
+
+        snprintf(m->set_status_before, sizeof m->set_status_before, "%s", m->set_status);
+        snprintf(m->set_status, sizeof m->set_status, "%s", text);
+        if (flip || level == LOG_DEBUG) {
+                m->set_changes_unlogged += flip;
+                log_debug("%s.", text);
+                return;
+        }
+        m->set_logged_usec = t;
+        if (m->set_changes_unlogged > 0)
+                log_full(level, "%s (after %u changes back and forth logged at debug level).", text,
+                         m->set_changes_unlogged);
+        else
+                log_full(level, "%s.", text);
+        m->set_changes_unlogged = 0;
+}
+
+/* STATUS=, NTSStatus and the log say what the sources say together, once per change. While the
+ * clock is left alone they say since when. */
 static void several_report(Manager *m, const SourceSetDecision *d) {
-        char text[sizeof m->set_status], status[sizeof m->set_notified], pool[sizeof m->nts_status];
+        char text[sizeof m->set_status], status[sizeof m->set_notified], pool[sizeof m->nts_status],
+             since[sizeof m->nts_status];
         bool disagree = source_set_disagree(d);
-        int level;
 
         source_set_describe(&m->set, d, text, sizeof text);
         (void) several_pool_failure(m, pool, sizeof pool);
-        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", text, m->selected ? "; selected " : "",
+
+        if (!disagree)
+                m->set_alone_since_usec = 0;
+        else if (m->set_alone_since_usec == 0)
+                m->set_alone_since_usec = now(CLOCK_REALTIME);
+        if (disagree) {
+                char ts[FORMAT_TIMESTAMP_MAX];
+
+                (void) snprintf(since, sizeof since, "%s since %s", text,
+                                format_timestamp(ts, sizeof ts, m->set_alone_since_usec));
+        } else
+                (void) snprintf(since, sizeof since, "%s", text);
+
+        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", since, m->selected ? "; selected " : "",
                         m->selected ? source_name(m->selected) : "", isempty(pool) ? "" : "; not used: ", pool);
 
-        /* NTSStatus says why NTS gives no time: the sources disagree, or none answers (then
-         * the last failure, as with one server); and why a pool gives nothing, which only a
-         * change of configuration mends. */
+        /* NTSStatus says why NTS gives no time: the sources disagree, or too few agree or
+         * answer, or none answers (then the last failure, as with one server); and why a pool
+         * gives nothing, which only a change of configuration mends. */
         if (disagree)
-                several_set_nts_status(m, text);
+                several_set_nts_status(m, since);
         else if (!isempty(pool))
                 several_set_nts_status(m, pool);
         else if (d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0 && m->set_last_failure[0])
@@ -137,25 +198,20 @@ static void several_report(Manager *m, const SourceSetDecision *d) {
                 manager_notify_status(m, "%s", status);
         }
         /* The selected source's changes have a line of their own. */
-        if (streq(text, m->set_status))
-                return;
-        snprintf(m->set_status, sizeof m->set_status, "%s", text);
-        level = disagree ? LOG_WARNING :
-                d->select.outcome == NTP_SELECT_AGREED ? LOG_INFO :
-                d->n_pending > 0 ? LOG_DEBUG : LOG_NOTICE;
-        log_full(level, "%s.", text);
+        if (!streq(text, m->set_status))
+                several_log_status(m, d, text, disagree);
 }
 
-/* The leap second that more than half of the agreeing sources announce, else none: one server
- * alone cannot insert one. */
+/* The leap second that more than half of the agreeing sources that answer now announce, else
+ * none: one server alone cannot insert one. */
 static int several_leap(Manager *m, const SourceSetDecision *d) {
         unsigned votes[4] = {};
 
         for (size_t i = 0; i < m->set.n_entries; i++)
-                if (m->set.entries[i].verdict == NTP_SELECT_TRUECHIMER)
+                if (m->set.entries[i].verdict == NTP_SELECT_TRUECHIMER && m->set.entries[i].current)
                         votes[m->set.entries[i].candidate.header.leap & 3]++;
         for (int l = NTP_LEAP_PLUSSEC; l <= NTP_LEAP_MINUSSEC; l++)
-                if (2 * votes[l] > d->select.n_agree)
+                if (2 * votes[l] > d->n_current_agree)
                         return l;
         return NTP_LEAP_NONE;
 }
@@ -173,7 +229,7 @@ static void several_steer(Manager *m, const SourceSetDecision *d) {
         };
         char agreement[64];
 
-        snprintf(agreement, sizeof agreement, ", %zu of %zu NTS sources agree", d->select.n_agree, d->n_counted);
+        snprintf(agreement, sizeof agreement, ", %zu of %zu NTS sources agree", d->select.n_agree, d->n_in_use);
         if (manager_clock_follow(m, &a, source_name(s), true, agreement) < 0)
                 return;
 
@@ -221,7 +277,7 @@ static void several_judge(Manager *m) {
         }
 
         several_log_verdicts(m, before, &d);
-        several_select(m, d.select.outcome == NTP_SELECT_AGREED ? m->set.entries[d.select.selected].source : NULL, &d);
+        several_select(m, d.select.selected < m->set.n_entries ? m->set.entries[d.select.selected].source : NULL, &d);
         several_report(m, &d);
         if (d.steer)
                 several_steer(m, &d);
@@ -298,7 +354,9 @@ void manager_several_start(Manager *m) {
         manager_several_stop(m);
         m->several = true;
         m->set = (SourceSet) { .selected = SIZE_MAX, .preferred = SIZE_MAX };
-        m->set_status[0] = m->set_notified[0] = m->set_last_failure[0] = '\0';
+        m->set_status[0] = m->set_status_before[0] = m->set_notified[0] = m->set_last_failure[0] = '\0';
+        m->set_alone_since_usec = m->set_logged_usec = 0;
+        m->set_changes_unlogged = 0;
 
         /* The first NTSMaxSources= usable entries get a source each, in order, so that a server
          * listed beside a pool is always used; what is left goes to the pools among them, one
@@ -342,14 +400,18 @@ void manager_several_start(Manager *m) {
                          m->config.nts_min_agreeing > 1 ?
                          ": NTSMinAgreeingSources= asks for more sources that agree, so the clock is left alone" : "");
         else if (n_pools == 0)
-                log_info("Using %zu NTS servers together: the clock follows only what a majority of those that "
-                         "answer agree on%s.", n,
-                         m->config.nts_min_agreeing > 1 ? ", and at least NTSMinAgreeingSources= of them" : "");
+                log_info("Using %zu NTS servers together: the clock follows only what a majority of them agree on "
+                         "(%zu), and a server that does not answer still counts%s.", n, n / 2 + 1,
+                         m->config.nts_min_agreeing > n / 2 + 1 ? ", and at least NTSMinAgreeingSources= of them" : "");
         else
                 log_info("Using up to %zu NTS sources together, %zu of them from %zu %s: the clock follows only what "
-                         "a majority of those that answer agree on%s.", n + n_sources, n_sources, n_pools,
-                         n_pools == 1 ? "pool" : "pools",
+                         "a majority of those in use agree on, and a source that does not answer still counts%s.",
+                         n + n_sources, n_sources, n_pools, n_pools == 1 ? "pool" : "pools",
                          m->config.nts_min_agreeing > 1 ? ", and at least NTSMinAgreeingSources= of them" : "");
+        if (m->config.nts_min_agreeing > n + n_sources)
+                log_warning("NTSMinAgreeingSources=%u can never be met: at most %zu NTS sources are in use "
+                            "(NTSMaxSources=%u); the clock is left alone.", m->config.nts_min_agreeing,
+                            n + n_sources, m->config.nts_max_sources);
         manager_enter(m, MANAGER_POLLING, NULL);
         several_judge(m);
 }
@@ -369,7 +431,8 @@ void manager_several_stop(Manager *m) {
         m->selected = NULL;
         m->current = NULL;
         m->ntpmsg_authenticated = false;
-        m->set_status[0] = m->set_notified[0] = '\0';
+        m->set_status[0] = m->set_status_before[0] = m->set_notified[0] = '\0';
+        m->set_alone_since_usec = 0;
         /* NTSStatus said what the set said together (several_report()): left standing, one server
          * after a reload would carry it in NTSStatus and in every STATUS= until its first reply. */
         several_set_nts_status(m, "");
@@ -421,7 +484,7 @@ static bool several_failed(Manager *m, Source *s) {
         if (e->standing != SOURCE_SET_FAILING)
                 log_notice("NTS source %s fails (%s); %s.", source_name(s), source_last_error(s),
                            source_state(s) == SOURCE_FAILED ? "it is not used any more" :
-                           "it is tried again, and the others carry on");
+                           "it is tried again, and still counts as in use: its last sample stays in the vote");
         source_set_failed(&m->set, s);
         /* A pool's source is replaced by its pool (pool_source_event()). */
         n = manager_server_of(m, s);

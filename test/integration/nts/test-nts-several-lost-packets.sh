@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# Several NTS servers, an attacker on the path who drops packets: real chronyd NTS servers in a
+# network namespace of the test's own, some of them an hour ahead (true-time.so, valid
+# certificates of the same CA), nftables in that namespace dropping what the honest ones send.
+# The daemon runs on its fake clock (--test-clock-offset=0s), which it steps exactly as it would
+# step the real one, in observe mode and without CAP_SYS_TIME. Losing packets may stop
+# synchronization; it never hands the clock to the servers that still answer.
+set -euo pipefail
+. "$(dirname "$0")/../../lib/chrony.sh"
+. "$(dirname "$0")/../../lib/timesyncd.sh"
+command -v nft >/dev/null || missing_prerequisite "nft not installed (package nftables)"
+daemon_test_init --certs --bus
+start_notify_listener
+export NOTIFY_OUT
+
+export HOUR=$((3600 * 1000000000))
+
+# servers NAME:OFFSET...: a chronyd for each (OFFSET in ns), NTS= listing them in that order,
+# polled every second. Sets the arrays KE and NTP (ports by name) and NAMES.
+servers() {
+        local spec
+        declare -gA KE=() NTP=()
+        NAMES=()
+        for spec; do
+                start_chrony_at "${spec%%:*}" "${spec#*:}"
+                KE[${spec%%:*}]=$CHRONY_KE
+                NTP[${spec%%:*}]=$CHRONY_NTP
+                NAMES+=("localhost:$CHRONY_KE")
+        done
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "${NAMES[*]}" "ConnectionRetrySec=1"
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar "$TEST_TMPDIR/runtime/synchronized"
+        : >"$TIMESYNCD_LOG"
+}
+
+client() {
+        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s --test-clock-offset=0s
+}
+
+# drop NAME...: from now on every packet these servers send (NTP replies, key-exchange
+# segments) is dropped, as an attacker on the path would.
+drop() {
+        local name udp=() tcp=()
+        for name; do
+                udp+=("${NTP[$name]}")
+                tcp+=("${KE[$name]}")
+        done
+        nft -f - <<NFT
+table inet tsnts_drop {
+        chain out {
+                type filter hook output priority 0; policy accept;
+                udp sport { $(IFS=,; echo "${udp[*]}") } counter drop
+                tcp sport { $(IFS=,; echo "${tcp[*]}") } counter drop
+        }
+}
+NFT
+}
+
+undrop() { nft delete table inet tsnts_drop; }
+
+dropped_packets() {
+        nft list table inet tsnts_drop | awk '/counter packets/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
+}
+
+# The liar's verified replies go on, and nothing of its time reaches the clock.
+assert_liar_never_steers() {
+        local liar=localhost:$1 n
+        n=$(log_count "NTS reply from $liar verified")
+        wait_log_count "NTS reply from $liar verified" $((n + 5)) 20
+        log_has "Test clock: stepped" && fail "the test clock was stepped: $(grep 'Test clock: stepped' "$TIMESYNCD_LOG")"
+        log_has "Clock stepped by" && fail "the daemon stepped the clock"
+        log_has "Selected server $liar " && fail "the liar was selected"
+        [ "$(timesync_property ServerName)" != "$liar" ] || fail "ServerName is the liar"
+        true
+}
+
+# The clock is left alone, and the log, NTSStatus and STATUS= say so: TEXT, " since ...".
+assert_left_alone_says() {
+        local text=$1
+        wait_log "$text\." 40
+        [ "$(log_count "$text")" = 1 ] || fail "'$text' was logged $(log_count "$text") times"
+        case "$(timesync_property NTSStatus)" in
+                "$text since "*) ;;
+                *) fail "NTSStatus is '$(timesync_property NTSStatus)'" ;;
+        esac
+        wait_for 5 grep -q "STATUS=$text since [^|]*\." "$NOTIFY_OUT" || fail "STATUS= does not say so: $(last_status)"
+        [ -z "$(timesync_property ServerName)" ] || fail "ServerName is '$(timesync_property ServerName)'"
+}
+
+# Four servers, one an hour ahead: while all answer it is a falseticker; then the attacker
+# drops everything the three honest ones send. The liar keeps answering and never gets the
+# clock; when the honest ones are back, the set agrees again.
+lost_after_sync_inner() {
+        local name n
+        servers "liar:$HOUR" a:0 b:0 c:0
+        client
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 3 of 4 NTS sources agree" 30
+        wait_log "NTS source localhost:${KE[liar]} is a falseticker" 20
+
+        drop a b c
+        for name in a b c; do
+                wait_log "NTS source localhost:${KE[$name]} fails (no reply); it is tried again, and still counts as in use" 30
+        done
+        assert_left_alone_says "Only 0 of 4 NTS sources answer and agree, 3 needed (3 do not answer); clock left alone"
+        assert_liar_never_steers "${KE[liar]}"
+        [ "$(dropped_packets)" -gt 0 ] || fail "nothing was dropped"
+        echo "result: 3 honest of 4 silenced after the first synchronization: $(dropped_packets) packets dropped," \
+             "the liar's time never used; log: $(grep -m1 'Only 0 of 4' "$TIMESYNCD_LOG" | sed 's/^.*Only/Only/')"
+
+        n=$(log_count "3 of 4 NTS sources agree, 1 falseticker\.")
+        undrop
+        wait_log_count "3 of 4 NTS sources agree, 1 falseticker\." $((n + 1)) 60
+        [ -z "$(timesync_property NTSStatus)" ] || fail "NTSStatus is '$(timesync_property NTSStatus)' after the return"
+        assert_liar_never_steers "${KE[liar]}"
+        stop_timesyncd
+        stop_chronys
+}
+
+# The same attacker from the start: the honest servers' key exchanges and replies never arrive.
+# The liar answers within a second and is never used: the honest ones count as expected
+# while pending, and as in use once they failed.
+lost_from_start_inner() {
+        local name
+        servers "liar:$HOUR" a:0 b:0 c:0
+        drop a b c
+        client
+        for name in a b c; do
+                wait_log "NTS source localhost:${KE[$name]} fails (.*); it is tried again, and still counts as in use" 40
+        done
+        assert_left_alone_says "Only 1 of 4 NTS sources agree, 3 needed (3 do not answer); clock left alone"
+        assert_liar_never_steers "${KE[liar]}"
+        log_has "Initial clock synchronization" && fail "the daemon synchronized"
+        [ ! -e "$TEST_TMPDIR/runtime/synchronized" ] || fail "synchronized flag written"
+        echo "result: 3 honest of 4 silenced from the start: $(dropped_packets) packets dropped, no synchronization"
+        undrop
+        stop_timesyncd
+        stop_chronys
+}
+
+# Two liars that agree with each other and two honest servers: 2 against 2, the clock left
+# alone. One honest server's replies are lost long enough for it to fail: the vote stays 2
+# against 2 (its last interval still counts), and nothing is stepped.
+two_liars_inner() {
+        servers a:0 b:0 "l1:$HOUR" "l2:$HOUR"
+        client
+        wait_log "4 NTS sources disagree by 3600 s; clock left alone" 40
+        drop a
+        wait_log "NTS source localhost:${KE[a]} fails (no reply)" 30
+        assert_liar_never_steers "${KE[l1]}"
+        assert_liar_never_steers "${KE[l2]}"
+        log_has "2 of 3 NTS sources agree" && fail "the liars were a majority of those that answer"
+        log_has "Initial clock synchronization" && fail "the daemon synchronized"
+        undrop
+        wait_log_count "NTS reply from localhost:${KE[a]} verified" 3 40
+        assert_liar_never_steers "${KE[l1]}"
+        log_has "Initial clock synchronization" && fail "the daemon synchronized"
+        echo "result: two liars of four, one honest reply lost: $(grep -c 'disagree by 3600 s' "$TIMESYNCD_LOG") lines 'disagree', no step"
+        stop_timesyncd
+        stop_chronys
+}
+
+run_in_netns() {
+        netns_create
+        netns_exec "$NETNS" "$@"
+}
+
+test_dropped_honest_replies_after_sync_leave_the_clock_alone() { run_in_netns lost_after_sync_inner; }
+test_dropped_honest_servers_from_the_start_leave_the_clock_alone() { run_in_netns lost_from_start_inner; }
+test_two_liars_of_four_gain_nothing_from_a_lost_honest_reply() { run_in_netns two_liars_inner; }
+
+run_case test_dropped_honest_replies_after_sync_leave_the_clock_alone
+run_case test_dropped_honest_servers_from_the_start_leave_the_clock_alone
+run_case test_two_liars_of_four_gain_nothing_from_a_lost_honest_reply

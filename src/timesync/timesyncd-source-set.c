@@ -77,6 +77,9 @@ void source_set_remove(SourceSet *set, void *source) {
         if (!e)
                 return;
         i = (size_t) (e - set->entries);
+        for (size_t k = 0; k < set->n_entries; k++)
+                if (set->entries[k].replaces == source)
+                        set->entries[k].replaces = NULL;
         free(e->ke_host);
         memmove(e, e + 1, (set->n_entries - i - 1) * sizeof *e);
         set->n_entries--;
@@ -107,6 +110,8 @@ void source_set_sample(SourceSet *set, const void *source, const SourceSetSample
         if (!e)
                 return;
         e->standing = SOURCE_SET_ANSWERING;
+        e->vacant = false;
+        e->silent = 0;
         /* A spike keeps the candidate before it (stock does not steer by one either); the first
          * samples after a start cannot be spikes (the filter needs three). */
         if (sample->spike && e->has_candidate)
@@ -118,6 +123,42 @@ void source_set_sample(SourceSet *set, const void *source, const SourceSetSample
         e->steered = false;
 }
 
+int source_set_add_spare(SourceSet *set, void *spare, const char *ke_host, void *silent) {
+        int r;
+
+        assert(source_set_find(set, silent));
+
+        r = source_set_add(set, spare, ke_host);
+        if (r < 0)
+                return r;
+        set->entries[set->n_entries - 1].replaces = silent;
+        return 0;
+}
+
+void *source_set_spare_for(const SourceSet *set, const void *source) {
+        for (size_t i = 0; i < set->n_entries; i++)
+                if (set->entries[i].replaces == source)
+                        return set->entries[i].source;
+        return NULL;
+}
+
+void source_set_promote(SourceSet *set, void *spare) {
+        SourceSetEntry *e = source_set_find(set, spare);
+        void *silent;
+
+        assert(e && e->replaces);
+        silent = e->replaces;
+        e->replaces = NULL;
+        source_set_remove(set, silent);
+}
+
+void source_set_vacant(SourceSet *set, const void *source, bool vacant) {
+        SourceSetEntry *e = source_set_find(set, source);
+
+        if (e)
+                e->vacant = vacant;
+}
+
 void source_set_failed(SourceSet *set, const void *source) {
         SourceSetEntry *e = source_set_find(set, source);
 
@@ -126,6 +167,7 @@ void source_set_failed(SourceSet *set, const void *source) {
         /* The candidate stays: a source whose replies are lost still says where the truth
          * was, and its interval grows with its age. */
         e->standing = SOURCE_SET_FAILING;
+        e->silent++;
 }
 
 void source_set_stepped(SourceSet *set, int64_t offset_nsec) {
@@ -190,9 +232,9 @@ static bool hosts_differ(const SourceSet *set, const NTPSelectResult *r) {
 
 /* With several sources, time from bootstrap keys (docs/NTS.md, "Bootstrap from several
  * sources") moves the clock only with more agreement than time from fully checked keys: two
- * different key-exchange names, a majority of every source in use (not only of those that
- * answer), no fully checked source against it, one direction, and backward never before the
- * floor. Returns NULL when allowed, else why not. */
+ * different key-exchange names, no fully checked source against it, one direction, and
+ * backward never before the floor (a majority of every source in use is what any time
+ * needs). Returns NULL when allowed, else why not. */
 static const char *bootstrap_refusal(const SourceSet *set, const SourceSetPolicy *p, SourceSetDecision *d) {
         const NTPSelectResult *r = &d->select;
 
@@ -209,8 +251,6 @@ static const char *bootstrap_refusal(const SourceSet *set, const SourceSetPolicy
                         return "bootstrap keys disagree on which way the clock is wrong";
         }
 
-        if (2 * r->n_agree <= set->n_entries)
-                return "it needs the agreement of a majority of all sources in use";
         if (!hosts_differ(set, r))
                 return "it needs the agreement of two sources with different key-exchange names";
         if (d->bootstrap_direction == NTS_CLIENT_BOOTSTRAP_FORWARD ? r->offset_nsec <= 0 : r->offset_nsec >= 0)
@@ -252,6 +292,25 @@ static bool select_current(SourceSet *set, const NTPSelectCandidate *all, const 
         return true;
 }
 
+/* A spare on probation qualifies when its current candidate contains the intersection that a
+ * majority of the sources in use reached without it: it agrees with them, so that replacing
+ * the silent source cannot give a liar a vote. The first such spare. */
+static void *spare_qualified(SourceSet *set, const SourceSetDecision *d) {
+        for (size_t i = 0; i < set->n_entries; i++) {
+                SourceSetEntry *e = &set->entries[i];
+                NTPSelectCandidate c = {
+                        .offset_nsec = e->candidate.ntp.offset_nsec,
+                        .root_distance_nsec = e->root_distance_nsec,
+                };
+
+                if (e->replaces && e->current && e->root_distance_nsec >= 0 &&
+                    ntp_select_candidate_low(&c) <= d->select.low_nsec &&
+                    ntp_select_candidate_high(&c) >= d->select.high_nsec)
+                        return e->source;
+        }
+        return NULL;
+}
+
 int source_set_select(SourceSet *set, const SourceSetPolicy *p, SourceSetDecision *ret) {
         NTPSelectCandidate c[NTP_SELECT_MAX] = {};
         SourceSetDecision d = {};
@@ -268,14 +327,16 @@ int source_set_select(SourceSet *set, const SourceSetPolicy *p, SourceSetDecisio
                 e->root_distance_nsec = e->has_candidate ? entry_root_distance(set, e, p->now_boottime) : 0;
                 e->current = entry_current(e, p);
                 c[i] = (NTPSelectCandidate) {
-                        .usable = entry_usable(e, e->root_distance_nsec, p),
+                        .usable = !e->replaces && entry_usable(e, e->root_distance_nsec, p),
                         .offset_nsec = e->candidate.ntp.offset_nsec,
                         .root_distance_nsec = e->root_distance_nsec,
                 };
+                if (e->vacant || e->replaces)
+                        continue;
+                d.n_in_use++;
                 d.n_pending += e->standing == SOURCE_SET_PENDING;
                 d.n_failing += e->standing == SOURCE_SET_FAILING;
         }
-        d.n_in_use = set->n_entries;
 
         /* The majority is of every source in use, whatever it answered lately. */
         needed = MAX((size_t) p->min_agreeing, d.n_in_use / 2 + 1);
@@ -286,6 +347,8 @@ int source_set_select(SourceSet *set, const SourceSetPolicy *p, SourceSetDecisio
         for (size_t i = 0; i < set->n_entries; i++)
                 set->entries[i].verdict = d.select.verdicts[i];
 
+        if (d.select.outcome == NTP_SELECT_AGREED)
+                d.qualified = spare_qualified(set, &d);
         if (d.select.outcome == NTP_SELECT_AGREED && !select_current(set, c, p, &d)) {
                 d.held = true;
                 d.select.selected = SIZE_MAX;
@@ -385,6 +448,10 @@ const char *source_set_verdict_string(const SourceSet *set, size_t i) {
 
         switch (set->entries[i].verdict) {
         case NTP_SELECT_TRUECHIMER:
+                /* A silent source's stale candidate still bounds the others, but the source
+                 * cannot be used now. */
+                if (!set->entries[i].current)
+                        return "unusable";
                 return i == set->selected ? "selected" : "truechimer";
         case NTP_SELECT_FALSETICKER:
                 return "falseticker";

@@ -65,6 +65,11 @@ typedef struct SourceSetEntry {
         char *ke_host;                  /* key-exchange host name, lower case: the bootstrap needs
                                          * two different ones */
         SourceSetStanding standing;
+        bool vacant;                    /* a key-exchange pool's slot that has no member yet: no
+                                         * server, so it does not count as in use */
+        void *replaces;                 /* a spare on probation for this silent source: not in the
+                                         * selection, not counted; NULL for the others */
+        unsigned silent;                /* failures since its last answer */
         bool has_candidate;
         SourceSetSample candidate;
         int64_t slewed_at;              /* SourceSet.slewed_nsec when it was taken */
@@ -107,6 +112,9 @@ typedef struct SourceSetDecision {
          * selected source's candidate has not steered yet, and a bootstrap (a truechimer with
          * bootstrap keys) is allowed. */
         bool steer;
+        /* A spare on probation whose current candidate contains the intersection of an agreement
+         * reached without it: it may take the place of the source it replaces. NULL: none. */
+        void *qualified;
         bool bootstrap;                 /* the truechimers include bootstrap keys */
         NTSClientBootstrap bootstrap_direction;
         const char *bootstrap_refusal;  /* why such a step is not allowed: static text, or NULL */
@@ -125,6 +133,19 @@ SourceSetEntry *source_set_find(SourceSet *set, const void *source);
 void source_set_restart(SourceSet *set);
 /* A sample of source: it answers; the sample is its candidate unless it is a spike. */
 void source_set_sample(SourceSet *set, const void *source, const SourceSetSample *sample);
+/* Adds spare on probation for silent, a source of the set: it is polled and judged, but takes
+ * no part in the selection and does not count, until a decision names it qualified (its
+ * current candidate agrees with what a majority reached without it); then the caller swaps
+ * them with source_set_promote(). -E2BIG, -ENOMEM as source_set_add(). */
+int source_set_add_spare(SourceSet *set, void *spare, const char *ke_host, void *silent);
+/* The spare takes the place of the source it replaces, which leaves the set. */
+void source_set_promote(SourceSet *set, void *spare);
+/* The spare on probation for source, NULL when there is none. */
+void *source_set_spare_for(const SourceSet *set, const void *source);
+
+/* A slot of a key-exchange pool that has no member yet is vacant: it is not a server, and does
+ * not count as in use until its key exchange named one (or it answers). */
+void source_set_vacant(SourceSet *set, const void *source, bool vacant);
 /* source failed: its candidate stays (stale, growing with its age), it counts as in use. */
 void source_set_failed(SourceSet *set, const void *source);
 /* Our own step of the clock by offset_nsec: every candidate's offset is corrected by it. */
@@ -150,5 +171,6 @@ void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char 
 bool source_set_disagree(const SourceSetDecision *d);
 
 const char *source_set_standing_to_string(SourceSetStanding s);
-/* "selected", "truechimer", "falseticker", "undecided" or "unusable" (no candidate). */
+/* "selected", "truechimer", "falseticker", "undecided" or "unusable" (no candidate, or only a
+ * stale one). */
 const char *source_set_verdict_string(const SourceSet *set, size_t i);

@@ -243,6 +243,64 @@ static void test_stale_candidate_agrees_but_cannot_steer(void) {
         source_set_done(&set);
 }
 
+/* A key-exchange pool's slot without a member is no server: it is not counted until its key
+ * exchange names one, or it answers. */
+static void test_vacant_pool_slot_does_not_count(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample s = sample(0, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        source_set_vacant(&set, SRC(2), true);
+        source_set_failed(&set, SRC(2));
+        source_set_sample(&set, SRC(0), &s);
+        source_set_sample(&set, SRC(1), &s);
+        d = judge(&set);
+        ASSERT_TRUE(d.n_in_use == 2);
+        ASSERT_TRUE(d.steer);
+        assert_description(&set, &d, "2 of 2 NTS sources agree");
+
+        source_set_vacant(&set, SRC(2), false);
+        d = judge(&set);
+        ASSERT_TRUE(d.n_in_use == 3);
+        assert_description(&set, &d, "2 of 3 NTS sources agree");
+        source_set_done(&set);
+}
+
+/* A spare on probation for a silent source takes no part in the selection, and qualifies only
+ * when it agrees with what the sources in use agree on without it. */
+static void test_spare_takes_the_place_of_a_silent_source_only_when_it_agrees(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample good = sample(0, 1 * MSEC, 0), liar = sample(3600 * SEC, 1 * MSEC, 0);
+        int liar_spare, good_spare;
+        SourceSetDecision d;
+
+        for (size_t i = 0; i < 3; i++)
+                source_set_sample(&set, SRC(i), &good);
+        source_set_failed(&set, SRC(0));
+        ASSERT_TRUE(set.entries[0].silent == 1);
+
+        ASSERT_OK(source_set_add_spare(&set, &liar_spare, "liar.example", SRC(0)));
+        ASSERT_TRUE(source_set_spare_for(&set, SRC(0)) == &liar_spare);
+        source_set_sample(&set, &liar_spare, &liar);
+        d = judge(&set);
+        ASSERT_TRUE(d.n_in_use == 3);
+        ASSERT_TRUE(d.qualified == NULL);
+        ASSERT_TRUE(d.steer);
+        source_set_remove(&set, &liar_spare);
+
+        ASSERT_OK(source_set_add_spare(&set, &good_spare, "good.example", SRC(0)));
+        source_set_sample(&set, &good_spare, &good);
+        d = judge(&set);
+        ASSERT_TRUE(d.qualified == &good_spare);
+        source_set_promote(&set, &good_spare);
+        ASSERT_TRUE(source_set_find(&set, SRC(0)) == NULL);
+        ASSERT_TRUE(set.n_entries == 3);
+        d = judge(&set);
+        ASSERT_TRUE(d.n_in_use == 3);
+        ASSERT_TRUE(d.n_current_agree == 3);
+        source_set_done(&set);
+}
+
 /* Four sources, one liar: while all answer the liar is a falseticker; when the replies of the
  * three honest ones are lost, the liar alone never moves the clock, whatever it says. */
 static void test_lost_replies_never_hand_the_clock_to_the_rest(void) {
@@ -545,6 +603,8 @@ TEST_MAIN(TEST_CASE(test_liar_listed_first_is_a_falseticker_and_the_rest_steer),
           TEST_CASE(test_spike_keeps_the_candidate_before_it),
           TEST_CASE(test_own_step_corrects_and_slew_widens_stored_candidates),
           TEST_CASE(test_stale_candidate_agrees_but_cannot_steer),
+          TEST_CASE(test_vacant_pool_slot_does_not_count),
+          TEST_CASE(test_spare_takes_the_place_of_a_silent_source_only_when_it_agrees),
           TEST_CASE(test_lost_replies_never_hand_the_clock_to_the_rest),
           TEST_CASE(test_two_liars_of_four_gain_nothing_from_a_lost_reply),
           TEST_CASE(test_stale_interval_bounds_a_drifting_liar),

@@ -19,6 +19,10 @@
  * intervals) is logged at its level at most this often; the other changes at debug level. */
 #define SEVERAL_LOG_INTERVAL_USEC (5 * USEC_PER_MINUTE)
 
+/* A source that failed this often since its last answer stays silent: a spare listed beyond
+ * NTSMaxSources= is tried on probation in its place. */
+#define SEVERAL_SILENT_FAILURES 3U
+
 /* The NTS list in use: the runtime one while it names servers (runtime servers come first, as
  * in stock), else NTS=. */
 static ServerName *several_list(Manager *m) {
@@ -252,6 +256,22 @@ static void several_steer(Manager *m, const SourceSetDecision *d) {
                 source_set_slewed(&m->set, a.offset_nsec);
 }
 
+/* A spare on probation agrees with the others: it takes the place of the silent source, which
+ * stops (its name is a spare itself now, and can come back the same way). */
+static void several_promote(Manager *m, Source *spare) {
+        Source *silent = source_set_find(&m->set, spare)->replaces;
+
+        if (source_set_find(&m->set, silent)->standing != SOURCE_SET_FAILING)
+                return;
+
+        log_notice("NTS server %s takes the place of %s, which does not answer: it agrees with the others.",
+                   source_name(spare), source_name(silent));
+        if (m->selected == silent)
+                several_select(m, NULL, NULL);
+        source_set_promote(&m->set, spare);
+        source_stop(silent);
+}
+
 static void several_judge(Manager *m) {
         NTPSelectVerdict before[NTP_SELECT_MAX];
         struct timespec ts = {};
@@ -281,6 +301,8 @@ static void several_judge(Manager *m) {
         several_report(m, &d);
         if (d.steer)
                 several_steer(m, &d);
+        if (d.qualified)
+                several_promote(m, d.qualified);
         manager_bus_sources_changed(m);
 }
 
@@ -297,6 +319,10 @@ static int several_add_source(Manager *m, ServerName *n, Source *s) {
         r = source_set_add(&m->set, s, n->host);
         if (r < 0)
                 return log_error_errno(r, "Failed to add a source of %s to the NTS sources: %m", n->string);
+        /* A key-exchange pool may have fewer members than slots: a slot is a server once its
+         * key exchange named one. */
+        if (n->kind == SERVER_NAME_KE_POOL && !(source_nts(s) && nts_client_pool_member(source_nts(s))))
+                source_set_vacant(&m->set, s, true);
 
         if (source_keep_trying(s) < 0) {
                 snprintf(m->set_last_failure, sizeof m->set_last_failure, "%s: %s", source_name(s),
@@ -474,10 +500,79 @@ static bool several_replace(Manager *m, Source *s) {
         return true;
 }
 
+/* The first server of the list that is neither in the set nor refusing service, and has not
+ * failed since it was made (a spare that failed its probation is tried again only when no
+ * other is left). NULL: none. */
+static ServerName *several_spare(Manager *m) {
+        ServerName *tried = NULL;
+
+        LIST_FOREACH(names, n, several_list(m)) {
+                if (n->kind != SERVER_NAME_ONE || !several_name_usable(n) ||
+                    (n->source && source_set_find(&m->set, n->source)))
+                        continue;
+                if (!n->source || source_failures(n->source) == 0)
+                        return n;
+                tried = tried ?: n;
+        }
+        return tried;
+}
+
+/* A source that stays silent (SEVERAL_SILENT_FAILURES failures since its last answer) is not
+ * simply dropped: that would give the others more say. A spare is started on probation for it,
+ * and takes its place only once it agrees with what a majority reached without it
+ * (several_judge()). */
+static void several_try_spare(Manager *m, Source *s) {
+        SourceSetEntry *e = source_set_find(&m->set, s);
+        ServerName *n;
+        int r;
+
+        if (!e || e->replaces || e->silent < SEVERAL_SILENT_FAILURES || source_set_spare_for(&m->set, s))
+                return;
+        n = several_spare(m);
+        if (!n)
+                return;
+        r = manager_source_of(m, n);
+        if (r >= 0)
+                r = source_set_add_spare(&m->set, n->source, n->host, s);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to start the spare NTS server %s: %m", n->string);
+                return;
+        }
+        log_notice("NTS source %s does not answer (%u failures in a row): trying %s in its place; it takes the "
+                   "place once it agrees with the others.", source_name(s), e->silent, n->string);
+        if (source_keep_trying(n->source) < 0)
+                source_set_failed(&m->set, n->source);
+}
+
+/* The silent source answers again: the spare on probation for it is not needed. */
+static void several_drop_spare(Manager *m, Source *s) {
+        Source *spare = source_set_spare_for(&m->set, s);
+
+        if (!spare)
+                return;
+        log_info("NTS source %s answers again; the spare %s is not needed.", source_name(s), source_name(spare));
+        source_set_remove(&m->set, spare);
+        source_stop(spare);
+}
+
+/* A spare whose probation failed leaves the set; the next failure of the silent source tries
+ * another. */
+static void several_spare_failed(Manager *m, Source *s, SourceSetEntry *e) {
+        log_notice("Spare NTS server %s fails (%s) on probation for %s; it is not used.", source_name(s),
+                   source_last_error(s), source_name(e->replaces));
+        source_set_remove(&m->set, s);
+        source_stop(s);
+}
+
 /* Returns true when the set started over (nothing of the old one is left to judge). */
 static bool several_failed(Manager *m, Source *s) {
         SourceSetEntry *e = source_set_find(&m->set, s);
         ServerName *n;
+
+        if (e->replaces) {
+                several_spare_failed(m, s, e);
+                return false;
+        }
 
         snprintf(m->set_last_failure, sizeof m->set_last_failure, "%s: %s", source_name(s), source_last_error(s));
         /* Once per change: a source that keeps failing says so in its own lines. */
@@ -488,7 +583,12 @@ static bool several_failed(Manager *m, Source *s) {
         source_set_failed(&m->set, s);
         /* A pool's source is replaced by its pool (pool_source_event()). */
         n = manager_server_of(m, s);
-        return source_state(s) == SOURCE_FAILED && !(n && n->pool) && several_replace(m, s);
+        if (n && n->pool)
+                return false;
+        if (source_state(s) == SOURCE_FAILED)
+                return several_replace(m, s);
+        several_try_spare(m, s);
+        return false;
 }
 
 static void several_sample(Manager *m, Source *s) {
@@ -508,6 +608,7 @@ static void several_sample(Manager *m, Source *s) {
                          source_name(s), p->authenticated ? ", NTS authenticated" : "");
 
         source_set_sample(&m->set, s, &x);
+        several_drop_spare(m, s);
         if (s == m->selected) {
                 manager_record_message(m, p);
                 m->poll_interval_usec = source_poll_interval(s);
@@ -559,6 +660,8 @@ void manager_several_on_event(Manager *m, Source *s, SourceEvent e) {
                 several_pool_event(m, s, e);
                 break;
         default:
+                if (e == SOURCE_EVENT_NTS_KEYS)
+                        source_set_vacant(&m->set, s, false);
                 manager_nts_changed(m, s, e);
                 manager_bus_sources_changed(m);
                 return;

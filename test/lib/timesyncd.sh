@@ -91,6 +91,14 @@ use_config_root() {
 
 log_has() { grep -q -- "$1" "$TIMESYNCD_LOG"; }
 
+# nts_status_is TEXT: NTSStatus is TEXT; a TEXT that ends in "clock left alone" is followed by
+# " since TIME", as the daemon says it.
+nts_status_is() {
+        local s
+        s=$(timesync_property NTSStatus)
+        [ "$s" = "$1" ] || { [[ $1 == *"clock left alone" ]] && [[ $s == "$1 since "* ]]; }
+}
+
 # wait_log PATTERN [SECS]: fails the test with the log excerpt if PATTERN does not appear.
 wait_log() {
         wait_for "${2:-10}" log_has "$1" || fail "no '$1' in the daemon log within ${2:-10} s"

@@ -79,10 +79,7 @@ assert_left_alone_says() {
         local text=$1
         wait_log "$text\." 40
         [ "$(log_count "$text")" = 1 ] || fail "'$text' was logged $(log_count "$text") times"
-        case "$(timesync_property NTSStatus)" in
-                "$text since "*) ;;
-                *) fail "NTSStatus is '$(timesync_property NTSStatus)'" ;;
-        esac
+        nts_status_is "$text" || fail "NTSStatus is '$(timesync_property NTSStatus)'"
         wait_for 5 grep -q "STATUS=$text since [^|]*\." "$NOTIFY_OUT" || fail "STATUS= does not say so: $(last_status)"
         [ -z "$(timesync_property ServerName)" ] || fail "ServerName is '$(timesync_property ServerName)'"
 }
@@ -159,6 +156,33 @@ two_liars_inner() {
         stop_chronys
 }
 
+# NTSMaxSources=3 with a fourth server listed: a server whose replies are lost for three tries
+# in a row gets a spare on probation, which takes its place once it agrees with the two others;
+# a spare an hour off never does.
+spare_inner() {
+        local name n
+        servers a:0 b:0 c:0 "spare:$1"
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "${NAMES[*]}" "ConnectionRetrySec=1" "NTSMaxSources=3"
+        client
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 3 of 3 NTS sources agree" 30
+        drop a
+        wait_log "NTS source localhost:${KE[a]} does not answer (3 failures in a row): trying localhost:${KE[spare]} in its place" 90
+        if [ "$1" = 0 ]; then
+                wait_log "NTS server localhost:${KE[spare]} takes the place of localhost:${KE[a]}, which does not answer: it agrees with the others\." 30
+                n=$(log_count "3 of 3 NTS sources agree\.")
+                wait_log_count "3 of 3 NTS sources agree\." $((n + 1)) 30
+                [ "$(source_field "localhost:${KE[a]}" Verdict)" = unused ] || fail "a is '$(source_field "localhost:${KE[a]}" Verdict)'"
+        else
+                wait_log_count "NTS reply from localhost:${KE[spare]} verified" 5 30
+                log_has "takes the place of" && fail "the liar took a place"
+                assert_liar_never_steers "${KE[spare]}"
+        fi
+        echo "result: spare $1: $(grep -c 'takes the place' "$TIMESYNCD_LOG") replacement(s)"
+        undrop
+        stop_timesyncd
+        stop_chronys
+}
+
 run_in_netns() {
         netns_create
         netns_exec "$NETNS" "$@"
@@ -168,6 +192,11 @@ test_dropped_honest_replies_after_sync_leave_the_clock_alone() { run_in_netns lo
 test_dropped_honest_servers_from_the_start_leave_the_clock_alone() { run_in_netns lost_from_start_inner; }
 test_two_liars_of_four_gain_nothing_from_a_lost_honest_reply() { run_in_netns two_liars_inner; }
 
+test_silent_server_is_replaced_by_a_spare_that_agrees() { run_in_netns spare_inner 0; }
+test_silent_server_is_not_replaced_by_a_spare_that_lies() { run_in_netns spare_inner "$HOUR"; }
+
 run_case test_dropped_honest_replies_after_sync_leave_the_clock_alone
+run_case test_silent_server_is_replaced_by_a_spare_that_agrees
+run_case test_silent_server_is_not_replaced_by_a_spare_that_lies
 run_case test_dropped_honest_servers_from_the_start_leave_the_clock_alone
 run_case test_two_liars_of_four_gain_nothing_from_a_lost_honest_reply

@@ -91,7 +91,6 @@ assert_ke_count() {
         [ "$(ke_accepted "$1")" = "$2" ] || fail "$1 counted $(ke_accepted "$1") key exchanges $3, not $2"
 }
 
-nts_status_is() { [ "$(timesync_property NTSStatus)" = "$1" ]; }
 
 n_sources() { sources_json | /usr/bin/python3 -c 'import json, sys; print(len(json.load(sys.stdin)))'; }
 

@@ -113,9 +113,12 @@ test_two_servers_an_hour_apart_leave_the_clock_alone() {
         log_has "would s[tl][ea][pw]" && fail "the daemon would have moved the clock"
         [ ! -e "$TEST_TMPDIR/runtime/synchronized" ] || fail "synchronized flag written"
         [ "$(log_count "$text")" = 1 ] || fail "the disagreement was logged $(log_count "$text") times"
-        [ "$(timesync_property NTSStatus)" = "$text" ] || fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        nts_status_is "$text" || fail "NTSStatus is '$(timesync_property NTSStatus)'"
         [ -z "$(timesync_property ServerName)" ] || fail "ServerName is '$(timesync_property ServerName)'"
-        [ "$(last_status)" = "$text." ] || fail "STATUS= is '$(last_status)'"
+        case "$(last_status)" in
+                "$text since "*.) ;;
+                *) fail "STATUS= is '$(last_status)'" ;;
+        esac
         [ "$(source_field "localhost:${KE[a]}" Verdict)" = undecided ] || fail "a is not undecided"
         stop_all
 }
@@ -141,7 +144,7 @@ test_killed_server_leaves_the_others_to_carry_on_and_rejoins() {
         wait_log "NTS source $selected fails (no reply)" 30
         wait_for 10 _selected_is_not "$selected" || fail "the selection did not move on from $selected"
         wait_source_field "$selected" Verdict unusable
-        wait_log "2 of 2 NTS sources agree\." 10
+        wait_log "2 of 3 NTS sources agree\." 10
         n=$(log_count "NTP reply from")
         wait_log_count "NTP reply from" $((n + 4)) 10
 
@@ -203,7 +206,7 @@ test_nts_min_agreeing_sources_above_the_majority_leaves_the_clock_alone() {
         sleep 3
         log_has "Initial clock synchronization" && fail "the daemon synchronized"
         log_has "would s[tl][ea][pw]" && fail "the daemon would have moved the clock"
-        [ "$(timesync_property NTSStatus)" = "$text" ] || fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        nts_status_is "$text" || fail "NTSStatus is '$(timesync_property NTSStatus)'"
         [ -z "$(timesync_property ServerName)" ] || fail "ServerName is '$(timesync_property ServerName)'"
         stop_timesyncd
 

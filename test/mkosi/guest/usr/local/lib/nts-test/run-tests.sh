@@ -643,7 +643,8 @@ key_exchanges_at_least() {
 # Four NTS servers on the guest's loopback, the liar first in NTS=: three serve the true time
 # through true-time.so, whatever the guest's clock does, the fourth the true time less 30 min.
 # The guest's clock is 30 min fast: the three agree on -30 min, the liar says -60 min. The
-# daemon steps the real clock right by what the three agree on and never follows the liar.
+# daemon steps the real clock right by what the three agree on and never follows the liar, not
+# even when the three stop answering.
 several_sources_suite() {
         local i
         systemctl stop systemd-timesyncd
@@ -668,14 +669,22 @@ several_sources_suite() {
         check timesync_sources_json_one_selected_two_agree_one_falseticker wait_for 10 verdicts_are \
                 'falseticker selected truechimer truechimer'
         check nts_status_empty_while_three_agree output_is 's ""' prop NTSStatus
-        daemon_log | grep -E 'falseticker|NTS sources agree|Initial|Selected' | sed 's/^/INFO   /'
+        # What an attacker who drops everything the three honest servers send achieves (here
+        # they stop): the liar still answers, and never moves the real clock.
+        systemctl stop nts-true1 nts-true2 nts-true3
+        check liar_alone_leaves_the_clock_alone wait_for 120 log_has \
+                '^Only 0 of 4 NTS sources answer and agree, 3 needed (3 do not answer); clock left alone'
+        sleep 40
+        check clock_stays_right_while_only_the_liar_answers clock_is_right "$T0" "$U0"
+        check liar_alone_is_never_selected never_selected localhost:14470
+        daemon_log | grep -E 'falseticker|NTS sources|Initial|Selected|fails' | sed 's/^/INFO   /'
         as_nobody timesync-sources | sed 's/^/INFO   /'
-        systemctl stop nts-liar nts-true1 nts-true2 nts-true3
+        systemctl stop nts-liar
 }
 
 # Years behind (the clock file removed, 2020), with two servers whose certificates were issued
 # after the floor, named localhost and 127.0.0.1: while one answers, its bootstrap time is not
-# enough (a majority of all the sources in use must agree); once both do, they set the real
+# enough (a majority of the sources in use must agree); once both do, they set the real
 # clock right in one step, then run their key exchanges again with every check.
 bootstrap_several_suite() {
         systemctl stop systemd-timesyncd
@@ -685,7 +694,7 @@ bootstrap_several_suite() {
         date -s 2020-01-01 >/dev/null
         use_config "NTS=localhost:14474 127.0.0.1:14475" "NTSTrustedCertificates=$CERTS/ca.pem" "ConnectionRetrySec=2"
         check one_of_two_servers_is_not_enough_for_a_bootstrap wait_for 60 log_has \
-                'not enough for a bootstrap (it needs the agreement of a majority of all sources in use); clock left alone'
+                'Only 1 of 2 NTS sources agree, 2 needed (1 does not answer); clock left alone'
         check clock_stays_wrong_with_one_server clock_is_wrong "$T0" "$U0"
         check second_of_two_fresh_servers_starts start_chrony several2 11135 14475 "local stratum 1" \
                 "$CERTS/fresh-chain.pem" 0

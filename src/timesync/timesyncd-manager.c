@@ -465,7 +465,7 @@ int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *serve
                 manager_save_clock(m);
         }
         manager_write_sync_flag(m);
-        return 0;
+        return r;
 }
 
 void manager_record_message(Manager *m, const SourceSample *p) {
@@ -495,6 +495,7 @@ static void manager_announce_contact(Manager *m, const SourceSample *p) {
 
 /* The clock follows a sample that is not a spike. Returns true when it did. */
 static bool manager_steer(Manager *m, Source *s, const SourceSample *p) {
+        int r;
         ClockAdjustment a = {
                 .offset_nsec = p->ntp.offset_nsec,
                 .step = llabs(p->ntp.offset_nsec) >= NTP_STEP_THRESHOLD_NSEC,
@@ -503,9 +504,14 @@ static bool manager_steer(Manager *m, Source *s, const SourceSample *p) {
                 .max_error_nsec = p->root_distance_nsec,
         };
 
-        if (p->spike || manager_clock_follow(m, &a, m->current->string, p->authenticated, NULL) < 0)
+        if (p->spike)
                 return false;
-        if (a.step)
+        r = manager_clock_follow(m, &a, m->current->string, p->authenticated, NULL);
+        if (r < 0)
+                return false;
+        /* A request out now was sent against the clock before the step; in observe mode the
+         * clock did not move, and nothing is to be corrected. */
+        if (a.step && r > 0)
                 source_clock_stepped(s, /* poll_now= */ false);
         return true;
 }

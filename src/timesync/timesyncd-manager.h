@@ -179,7 +179,8 @@ int manager_source_of(Manager *m, ServerName *n);
 int manager_pool_of(Manager *m, ServerName *n);
 /* Applies a, and what following the servers means: the clock-change watch armed anew after our
  * own step, the sync flag, the clock file, the first synchronization logged (to server,
- * agreement: a clause after the offset, or NULL). 0, or a negative errno (logged). */
+ * agreement: a clause after the offset, or NULL). 1 when the clock changed, 0 when it did not
+ * (observe mode), or a negative errno (logged). */
 int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
                          const char *agreement);
 /* NTPMessage and NTSAuthenticated from the sample of the selected source. */

@@ -232,9 +232,11 @@ static void several_steer(Manager *m, const SourceSetDecision *d) {
                 .max_error_nsec = sel->root_distance_nsec,
         };
         char agreement[64];
+        int r;
 
         snprintf(agreement, sizeof agreement, ", %zu of %zu NTS sources agree", d->select.n_agree, d->n_in_use);
-        if (manager_clock_follow(m, &a, source_name(s), true, agreement) < 0)
+        r = manager_clock_follow(m, &a, source_name(s), true, agreement);
+        if (r < 0)
                 return;
 
         /* Bootstrap keys are good for this one step: each source with such keys repeats its key
@@ -247,8 +249,10 @@ static void several_steer(Manager *m, const SourceSetDecision *d) {
         }
         source_set_steered(&m->set);
 
-        /* Every stored offset was measured against the clock before the step. */
-        if (a.step) {
+        /* Every stored offset was measured against the clock before the step. In observe mode
+         * the clock did not move (r == 0): the stored offsets stay true, and correcting them
+         * would judge later samples against a clock that was never stepped. */
+        if (a.step && r > 0) {
                 source_set_stepped(&m->set, a.offset_nsec);
                 for (size_t i = 0; i < m->set.n_entries; i++)
                         source_clock_stepped(m->set.entries[i].source, /* poll_now= */ false);
@@ -319,10 +323,6 @@ static int several_add_source(Manager *m, ServerName *n, Source *s) {
         r = source_set_add(&m->set, s, n->host);
         if (r < 0)
                 return log_error_errno(r, "Failed to add a source of %s to the NTS sources: %m", n->string);
-        /* A key-exchange pool may have fewer members than slots: a slot is a server once its
-         * key exchange named one. */
-        if (n->kind == SERVER_NAME_KE_POOL && !(source_nts(s) && nts_client_pool_member(source_nts(s))))
-                source_set_vacant(&m->set, s, true);
 
         if (source_keep_trying(s) < 0) {
                 snprintf(m->set_last_failure, sizeof m->set_last_failure, "%s: %s", source_name(s),

@@ -389,6 +389,21 @@ stop_chronys() {
         done
 }
 
+# start_chronys NAME:OFFSET...: start_chrony_at for each; their ports by NAME in the global
+# associative arrays KE and NTP, and NAMES the NTS= entries ("localhost:KE-PORT") in that order.
+# shellcheck disable=SC2034 # KE, NTP and NAMES are the caller's
+start_chronys() {
+        local spec
+        declare -gA KE=() NTP=()
+        NAMES=()
+        for spec; do
+                start_chrony_at "${spec%%:*}" "${spec#*:}"
+                KE[${spec%%:*}]=$CHRONY_KE
+                NTP[${spec%%:*}]=$CHRONY_NTP
+                NAMES+=("localhost:$CHRONY_KE")
+        done
+}
+
 # start_chrony_at NAME OFFSET: a chronyd NTS server (test certificates) whose clock is OFFSET
 # nanoseconds ahead of the system's (0: the system's; true-time.so otherwise), its run
 # directory $TEST_TMPDIR/chrony-NAME. Sets CHRONY_KE and CHRONY_NTP (its ports).

@@ -19,15 +19,7 @@ export HOUR=$((3600 * 1000000000))
 # servers NAME:OFFSET...: a chronyd for each (OFFSET in ns), NTS= listing them in that order,
 # polled every second. Sets the arrays KE and NTP (ports by name) and NAMES.
 servers() {
-        local spec
-        declare -gA KE=() NTP=()
-        NAMES=()
-        for spec; do
-                start_chrony_at "${spec%%:*}" "${spec#*:}"
-                KE[${spec%%:*}]=$CHRONY_KE
-                NTP[${spec%%:*}]=$CHRONY_NTP
-                NAMES+=("localhost:$CHRONY_KE")
-        done
+        start_chronys "$@"
         write_nts_conf "$TEST_TMPDIR/ts.conf" "${NAMES[*]}" "ConnectionRetrySec=1"
         rm -f "$TEST_TMPDIR"/state/nts-*.jar "$TEST_TMPDIR/runtime/synchronized"
         : >"$TIMESYNCD_LOG"

@@ -14,18 +14,9 @@ start_notify_listener
 HOUR=$((3600 * 1000000000))
 MS=1000000
 
-declare -A KE NTP
-NAMES=()
 # servers NAME:OFFSET...: a chronyd for each (OFFSET in ns), NTS= listing them in that order.
 servers() {
-        local spec
-        NAMES=()
-        for spec; do
-                start_chrony_at "${spec%%:*}" "${spec#*:}"
-                KE[${spec%%:*}]=$CHRONY_KE
-                NTP[${spec%%:*}]=$CHRONY_NTP
-                NAMES+=("localhost:$CHRONY_KE")
-        done
+        start_chronys "$@"
         settings
 }
 

@@ -445,11 +445,11 @@ int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *serve
         /* Once synchronized, a step is rare and is what an attacker wants: a warning with its
          * size and who agreed to it (chrony warns about it too). */
         if (a->step && m->synchronized)
-                log_warning("Clock stepped by %+.6f s after the first synchronization, following %s%s%s%s.",
+                log_warning("%s the clock by %+.6f s after the first synchronization, following %s%s%s%s.",
+                            r > 0 ? "Stepped" : "Observe mode: would have stepped",
                             (double) a->offset_nsec / NTP_NSEC_PER_SEC, server,
                             authenticated ? ", NTS authenticated" : ", NOT authenticated", strempty(agreement),
-                            clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? ", observe mode: test clock stepped" :
-                            m->observe ? ", observe mode: clock left alone" : "");
+                            clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? " (the test clock)" : "");
 
         if (!m->synchronized) {
                 m->synchronized = true;

@@ -92,7 +92,7 @@ static void several_select(Manager *m, Source *s, const SourceSetDecision *d) {
         if (s && source_sample(s)) {
                 manager_record_message(m, source_sample(s));
                 m->poll_interval_usec = source_poll_interval(s);
-                log_info("Selected server %s (%zu of %zu NTS sources agree).", source_name(s), d->select.n_agree,
+                log_info("Selected server %s (%zu of %zu NTS sources agree).", source_name(s), d->n_current_agree,
                          d->n_in_use);
         }
         (void) manager_bus_emit_changed(m, "ServerName", "ServerAddress", "NTPMessage", "PollIntervalUSec",
@@ -234,7 +234,7 @@ static void several_steer(Manager *m, const SourceSetDecision *d) {
         char agreement[64];
         int r;
 
-        snprintf(agreement, sizeof agreement, ", %zu of %zu NTS sources agree", d->select.n_agree, d->n_in_use);
+        snprintf(agreement, sizeof agreement, ", %zu of %zu NTS sources agree", d->n_current_agree, d->n_in_use);
         r = manager_clock_follow(m, &a, source_name(s), true, agreement);
         if (r < 0)
                 return;
@@ -242,7 +242,7 @@ static void several_steer(Manager *m, const SourceSetDecision *d) {
         /* Bootstrap keys are good for this one step: each source with such keys repeats its key
          * exchange with every check, against the corrected clock. */
         if (d->bootstrap) {
-                log_notice("Bootstrap: the clock took the time that %zu NTS sources agree on.", d->select.n_agree);
+                log_notice("Bootstrap: the clock took the time that %zu NTS sources agree on.", d->n_current_agree);
                 for (size_t i = 0; i < m->set.n_entries; i++)
                         if (m->set.entries[i].candidate.bootstrap != NTS_CLIENT_BOOTSTRAP_NONE)
                                 (void) source_sample_used(m->set.entries[i].source);

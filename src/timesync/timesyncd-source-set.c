@@ -415,10 +415,10 @@ void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char 
                         snprintf(buf, size, "%zu of %zu NTS sources agree, but not enough for a bootstrap (%s); "
                                  "clock left alone", r->n_agree, d->n_in_use, d->bootstrap_refusal);
                 else if (n_false > 0)
-                        snprintf(buf, size, "%zu of %zu NTS sources agree, %zu %s", r->n_agree, d->n_in_use,
-                                 n_false, n_false == 1 ? "falseticker" : "falsetickers");
+                        snprintf(buf, size, "%zu of %zu NTS sources agree, %zu %s%s", d->n_current_agree,
+                                 d->n_in_use, n_false, n_false == 1 ? "falseticker" : "falsetickers", silent);
                 else
-                        snprintf(buf, size, "%zu of %zu NTS sources agree", r->n_agree, d->n_in_use);
+                        snprintf(buf, size, "%zu of %zu NTS sources agree%s", d->n_current_agree, d->n_in_use, silent);
                 return;
         case NTP_SELECT_NO_CANDIDATES:
                 snprintf(buf, size, d->n_pending > 0 ? "Waiting for NTS sources to answer" : "No NTS source answers");

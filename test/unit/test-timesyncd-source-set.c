@@ -262,7 +262,7 @@ static void test_vacant_pool_slot_does_not_count(void) {
         source_set_vacant(&set, SRC(2), false);
         d = judge(&set);
         ASSERT_TRUE(d.n_in_use == 3);
-        assert_description(&set, &d, "2 of 3 NTS sources agree");
+        assert_description(&set, &d, "2 of 3 NTS sources agree (1 does not answer)");
         source_set_done(&set);
 }
 

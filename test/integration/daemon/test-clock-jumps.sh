@@ -51,6 +51,9 @@ test_foreign_jump_resynchronizes_at_once() {
         [ "$(log_count "System clock changed")" = 1 ] || fail "clock change logged $(log_count "System clock changed") times for one jump"
         [ "$(chrony_serverstat "$srv" "Authenticated NTP packets")" -ge 2 ] ||
                 fail "chronyd did not see two authenticated requests"
+        # Once synchronized, a step is a warning with its size and its server.
+        wait_log "Stepped the clock by -1\(799\|800\)\.[0-9]* s after the first synchronization, following localhost:$ke, NTS authenticated (the test clock)\." 5
+        [ "$(log_count "after the first synchronization")" = 1 ] || fail "the first step was warned about too"
 }
 
 test_repeated_jumps_are_each_corrected() {

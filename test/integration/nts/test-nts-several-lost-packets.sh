@@ -6,6 +6,7 @@
 # The daemon runs on its fake clock (--test-clock-offset=0s), which it steps exactly as it would
 # step the real one, in observe mode and without CAP_SYS_TIME. Losing packets may stop
 # synchronization; it never hands the clock to the servers that still answer.
+# Usage: test-nts-several-lost-packets.sh [drops|spares]: only those cases (all by default).
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
@@ -60,7 +61,7 @@ assert_liar_never_steers() {
         n=$(log_count "NTS reply from $liar verified")
         wait_log_count "NTS reply from $liar verified" $((n + 5)) 20
         log_has "Test clock: stepped" && fail "the test clock was stepped: $(grep 'Test clock: stepped' "$TIMESYNCD_LOG")"
-        log_has "Clock stepped by" && fail "the daemon stepped the clock"
+        log_has "the clock by .* after the first synchronization" && fail "the daemon stepped the clock"
         log_has "Selected server $liar " && fail "the liar was selected"
         [ "$(timesync_property ServerName)" != "$liar" ] || fail "ServerName is the liar"
         true
@@ -156,10 +157,11 @@ spare_inner() {
         servers a:0 b:0 c:0 "spare:$1"
         write_nts_conf "$TEST_TMPDIR/ts.conf" "${NAMES[*]}" "ConnectionRetrySec=1" "NTSMaxSources=3"
         client
-        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 3 of 3 NTS sources agree" 30
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, [23] of 3 NTS sources agree" 30
         drop a
         wait_log "NTS source localhost:${KE[a]} does not answer (3 failures in a row): trying localhost:${KE[spare]} in its place" 90
         if [ "$1" = 0 ]; then
+                wait_log "2 of 3 NTS sources agree (1 does not answer)\." 30
                 wait_log "NTS server localhost:${KE[spare]} takes the place of localhost:${KE[a]}, which does not answer: it agrees with the others\." 30
                 n=$(log_count "3 of 3 NTS sources agree\.")
                 wait_log_count "3 of 3 NTS sources agree\." $((n + 1)) 30
@@ -187,8 +189,12 @@ test_two_liars_of_four_gain_nothing_from_a_lost_honest_reply() { run_in_netns tw
 test_silent_server_is_replaced_by_a_spare_that_agrees() { run_in_netns spare_inner 0; }
 test_silent_server_is_not_replaced_by_a_spare_that_lies() { run_in_netns spare_inner "$HOUR"; }
 
-run_case test_dropped_honest_replies_after_sync_leave_the_clock_alone
-run_case test_silent_server_is_replaced_by_a_spare_that_agrees
-run_case test_silent_server_is_not_replaced_by_a_spare_that_lies
-run_case test_dropped_honest_servers_from_the_start_leave_the_clock_alone
-run_case test_two_liars_of_four_gain_nothing_from_a_lost_honest_reply
+if [ "${1:-drops}" = drops ]; then
+        run_case test_dropped_honest_replies_after_sync_leave_the_clock_alone
+        run_case test_dropped_honest_servers_from_the_start_leave_the_clock_alone
+        run_case test_two_liars_of_four_gain_nothing_from_a_lost_honest_reply
+fi
+if [ "${1:-spares}" = spares ]; then
+        run_case test_silent_server_is_replaced_by_a_spare_that_agrees
+        run_case test_silent_server_is_not_replaced_by_a_spare_that_lies
+fi

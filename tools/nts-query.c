@@ -3,9 +3,11 @@
 /* nts-query: one NTS-KE session and a few NTS-protected NTP exchanges with one server, shown to
  * a person or (--json) to a monitoring system; or the same for several sources of a pool: the
  * targets of a DNSSEC-validated SRV pool (srv:NAME), or the members of a key-exchange pool
- * (--sources=N). It only reads time: no privileges, no clock change. The protocol work is the
- * daemon's own modules (nts-ke-client, nts-ntp-client, nts-pool, timesyncd-srv, resolve-util);
- * this file only drives them and prints what they report. */
+ * (--sources=N); or for every NTS server of the daemon's configuration (--config), read by the
+ * daemon's own reader with its NTSTrustedCertificates=. It only reads time: no privileges, no
+ * clock change. The protocol work is the daemon's own modules (nts-ke-client, nts-ntp-client,
+ * nts-pool, timesyncd-srv, resolve-util, timesyncd-conf); this file only drives them and prints
+ * what they report. */
 
 #include <ctype.h>
 #include <getopt.h>
@@ -25,8 +27,11 @@
 #include "nts-ntp-client.h"
 #include "nts-pool.h"
 #include "resolve-util.h"
+#include "server-name.h"
 #include "string-util.h"
+#include "strv.h"
 #include "time-util.h"
+#include "timesyncd-conf.h"
 #include "timesyncd-srv.h"
 #include "unaligned.h"
 
@@ -89,6 +94,9 @@ static bool arg_plain = false;
 static char *arg_plain_host = NULL;
 static uint16_t arg_plain_port = 123;
 static bool arg_verbose = false;
+static bool arg_config = false;
+static char *arg_config_file = NULL;    /* with arg_config; NULL: the standard search */
+static bool arg_ca_given = false;
 
 typedef struct Exchange {
         int error;                      /* 0, or the negative errno of NTS_ntp_client_query() */
@@ -151,16 +159,22 @@ _printf_(3, 4) static QueryExit query_fail(Query *q, QueryExit e, const char *fo
 
 static void help(void) {
         printf("%s [OPTIONS...] HOST[:KEPORT]\n"
-               "%s [OPTIONS...] srv:NAME\n\n"
+               "%s [OPTIONS...] srv:NAME\n"
+               "%s [OPTIONS...] --config[=FILE]\n\n"
                "Runs one NTS key exchange with HOST (port %u unless given) and a few\n"
                "NTS-protected NTP exchanges with the server it names, and prints what was\n"
                "negotiated and measured. Never changes the clock. With srv:NAME, looks up\n"
                "the SRV records _ntske._tcp.NAME through systemd-resolved, uses them only\n"
-               "when DNSSEC-authenticated, and checks each target the same way.\n\n"
+               "when DNSSEC-authenticated, and checks each target the same way. With\n"
+               "--config, checks every NTS server of systemd-timesyncd's configuration.\n\n"
                "  -h --help             Show this help\n"
                "     --version          Show package version\n"
                "     --ca=FILE|DIR      Trust only these CA certificates (PEM file or hashed\n"
-               "                        directory) instead of the system store\n"
+               "                        directory) instead of the system store (with\n"
+               "                        --config: instead of NTSTrustedCertificates=)\n"
+               "     --config[=FILE]    Check the NTS= servers of timesyncd.conf and its\n"
+               "                        drop-ins (or of FILE alone), trusting what\n"
+               "                        NTSTrustedCertificates= says\n"
                "  -c --count=N          Number of NTP exchanges per server (default 4, at\n"
                "                        most %u)\n"
                "  -n --sources=N        srv:NAME: check the first N targets (default all);\n"
@@ -181,7 +195,8 @@ static void help(void) {
                "Exit status: 0 verified (every source, with several), 1 other error, 2 usage,\n"
                "3 resolve, 4 connect, 5 TLS or certificate, 6 NTS-KE protocol, 7 no verified\n"
                "NTP reply, 8 SRV records not DNSSEC-authenticated. See nts-query(1).\n",
-               program_invocation_short_name, program_invocation_short_name, NTS_KE_PORT, QUERY_COUNT_MAX,
+               program_invocation_short_name, program_invocation_short_name, program_invocation_short_name,
+               NTS_KE_PORT, QUERY_COUNT_MAX,
                QUERY_SOURCES_MAX);
 }
 
@@ -351,6 +366,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_AEAD,
                 ARG_JSON,
                 ARG_PLAIN,
+                ARG_CONFIG,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -363,6 +379,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "json", no_argument, NULL, ARG_JSON },
                 { "plain", optional_argument, NULL, ARG_PLAIN },
                 { "verbose", no_argument, NULL, 'v' },
+                { "config", optional_argument, NULL, ARG_CONFIG },
                 {}
         };
         int c, r;
@@ -379,6 +396,12 @@ static int parse_argv(int argc, char *argv[]) {
                         r = parse_ca(optarg);
                         if (r < 0)
                                 return r;
+                        arg_ca_given = true;
+                        break;
+                case ARG_CONFIG:
+                        arg_config = true;
+                        if (free_and_strdup(&arg_config_file, optarg) < 0)
+                                return log_oom();
                         break;
                 case 'c':
                         if (parse_count(optarg, 1, QUERY_COUNT_MAX, &arg_count) < 0)
@@ -430,6 +453,14 @@ static int parse_argv(int argc, char *argv[]) {
                         assert_not_reached();
                 }
 
+        if (arg_config) {
+                if (optind != argc)
+                        return log_error_errno(EINVAL, "--config takes the servers from the configuration, not '%s'.",
+                                               argv[optind]);
+                if (arg_plain || arg_sources > 0)
+                        return log_error_errno(EINVAL, "--plain and --sources= work with one server, not with --config.");
+                return 1;
+        }
         if (optind != argc - 1)
                 return log_error_errno(EINVAL, "Exactly one HOST[:KEPORT] or srv:NAME expected, see --help.");
         r = parse_server(argv[optind]);
@@ -1551,6 +1582,204 @@ static QueryExit run_sources(Sources *S) {
         return arg_srv ? run_srv(S) : run_ke_pool(S);
 }
 
+/* ---- --config: every NTS server of the daemon's configuration ---- */
+
+typedef struct ConfigEntry {
+        const char *name;               /* as written in NTS= */
+        ServerNameKind kind;
+        char *host;
+        uint16_t port;
+        Query query;                    /* a server, or a key-exchange pool's server */
+        Sources srv;                    /* srv:NAME */
+        QueryExit exit;
+        const char *failure;
+} ConfigEntry;
+
+typedef struct ConfigRun {
+        TimesyncConfig config;
+        const char *ca;                 /* what is trusted: a path, NULL for the system's store */
+        ConfigEntry *entries;
+        size_t n_entries;
+        QueryExit exit;
+        char failure[512];
+        bool failure_logged;            /* by the configuration reader already */
+} ConfigRun;
+
+static void config_run_done(ConfigRun *R) {
+        for (size_t i = 0; i < R->n_entries; i++) {
+                query_done(&R->entries[i].query);
+                sources_done(&R->entries[i].srv);
+                free(R->entries[i].host);
+        }
+        free(R->entries);
+        timesync_config_done(&R->config);
+}
+
+_printf_(3, 4) static QueryExit config_fail(ConfigRun *R, QueryExit e, const char *format, ...) {
+        va_list ap;
+
+        va_start(ap, format);
+        (void) vsnprintf(R->failure, sizeof(R->failure), format, ap);
+        va_end(ap);
+        R->exit = e;
+        return e;
+}
+
+/* A srv: entry is checked as srv:NAME on the command line is: the code of that mode reads
+ * the name from arg_host and arg_srv, set here for the while. */
+static void config_entry_as_srv(ConfigEntry *e, bool on) {
+        arg_srv = on;
+        arg_host = on ? e->host : NULL;
+}
+
+static void config_entry_run(ConfigEntry *e) {
+        if (e->kind == SERVER_NAME_SRV) {
+                config_entry_as_srv(e, true);
+                e->exit = run_srv(&e->srv);
+                config_entry_as_srv(e, false);
+                e->failure = e->srv.failure;
+                return;
+        }
+        /* A key-exchange pool: its server is checked with one key exchange, as a server. */
+        e->query = (Query) { .host = e->host, .port = e->port > 0 ? e->port : NTS_KE_PORT };
+        e->exit = run_one(&e->query);
+        e->failure = e->query.failure;
+}
+
+/* The daemon's reader, the daemon's trust: NTSTrustedCertificates= as a file or a directory,
+ * a refused value refuses every key exchange (as the daemon does), unless --ca= was given. */
+static QueryExit run_config(ConfigRun *R) {
+        size_t n;
+        int r;
+
+        r = timesync_config_read(&R->config, arg_config_file, 0);
+        if (r == -ENOENT && arg_config_file) {
+                /* The reader said so. */
+                R->failure_logged = true;
+                return config_fail(R, QUERY_EXIT_USAGE, "Configuration file '%s' does not exist", arg_config_file);
+        }
+        /* Other errors were logged by the reader, which goes on with what it got, as the daemon does. */
+
+        if (arg_ca_given)
+                R->ca = arg_ca_file ?: arg_ca_dir;
+        else if (R->config.nts_trusted_certificates_invalid)
+                return config_fail(R, QUERY_EXIT_TLS, "NTSTrustedCertificates= has no valid value: the daemon "
+                                   "refuses every key exchange rather than trust the system's store");
+        else if (R->config.nts_trusted_certificates) {
+                R->ca = R->config.nts_trusted_certificates;
+                r = parse_ca(R->ca);
+                if (r < 0)
+                        return config_fail(R, QUERY_EXIT_TLS, "NTSTrustedCertificates=%s does not exist", R->ca);
+        }
+
+        n = strv_length(R->config.nts_servers);
+        if (n == 0)
+                return config_fail(R, QUERY_EXIT_OTHER, "The configuration names no NTS server (NTS= is empty): %s",
+                                   R->config.nts_required ?
+                                   "NTSRequired=yes, so the daemon takes no time at all" :
+                                   "the daemon takes unauthenticated time from NTP= or FallbackNTP=");
+        R->entries = new0(ConfigEntry, n);
+        if (!R->entries)
+                return config_fail(R, QUERY_EXIT_OTHER, "Out of memory");
+
+        for (size_t i = 0; i < n; i++) {
+                ConfigEntry *e = &R->entries[i];
+
+                e->name = R->config.nts_servers[i];
+                R->n_entries++;
+                /* The reader keeps valid names only. */
+                r = server_name_parse_nts(e->name, &e->kind, &e->host, &e->port);
+                if (r < 0) {
+                        e->exit = QUERY_EXIT_OTHER;
+                        e->failure = "not a valid NTS server name";
+                        continue;
+                }
+                config_entry_run(e);
+        }
+
+        R->exit = QUERY_EXIT_VERIFIED;
+        for (size_t i = 0; i < R->n_entries; i++)
+                if (R->entries[i].exit != QUERY_EXIT_VERIFIED)
+                        return config_fail(R, R->entries[i].exit, "NTS server %zu (%s): %s", i + 1,
+                                           R->entries[i].name, R->entries[i].failure);
+        return R->exit;
+}
+
+static size_t config_verified(const ConfigRun *R) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < R->n_entries; i++)
+                n += R->entries[i].exit == QUERY_EXIT_VERIFIED;
+        return n;
+}
+
+static const char *server_kind_string(ServerNameKind k) {
+        return k == SERVER_NAME_SRV ? "srv" : k == SERVER_NAME_KE_POOL ? "pool" : "server";
+}
+
+static void print_config_human(const ConfigRun *R) {
+        printf("Configuration:      %s\n", arg_config_file ?: "timesyncd.conf and its drop-ins");
+        printf("Trusted CAs:        %s%s%s\n", R->ca ?: "the system's store",
+               arg_ca_given ? " (--ca=)" : R->ca ? " (NTSTrustedCertificates=)" : "",
+               arg_ca_given && R->config.nts_trusted_certificates ? ", not NTSTrustedCertificates=" : "");
+        printf("NTS servers:        %zu\n", R->n_entries);
+
+        for (size_t i = 0; i < R->n_entries; i++) {
+                ConfigEntry *e = &R->entries[i];
+
+                printf("\n=== NTS server %zu of %zu: %s ===\n", i + 1, R->n_entries, e->name);
+                if (e->kind == SERVER_NAME_SRV && e->host) {
+                        config_entry_as_srv(e, true);
+                        print_sources_human(&e->srv);
+                        config_entry_as_srv(e, false);
+                } else {
+                        if (e->kind == SERVER_NAME_KE_POOL)
+                                printf("Key-exchange pool:  one key exchange with its server\n");
+                        print_human(&e->query);
+                }
+                if (e->exit != QUERY_EXIT_VERIFIED)
+                        printf("Failed:             %s\n", e->failure);
+        }
+
+        printf("\n");
+        if (R->n_entries > 0)
+                printf("Servers:            %zu of %zu verified\n", config_verified(R), R->n_entries);
+}
+
+static void print_config_json(const ConfigRun *R) {
+        JsonWriter w = JSON_WRITER_INIT(stdout);
+
+        json_begin_object(&w, NULL);
+        json_write_string(&w, "mode", "config");
+        json_write_string(&w, "config", arg_config_file);
+        json_write_string(&w, "trusted_certificates", R->ca);
+        json_write_integer(&w, "exit_code", R->exit);
+        json_write_string(&w, "status", query_exit_table[R->exit]);
+        json_write_string(&w, "error", R->exit == QUERY_EXIT_VERIFIED ? NULL : R->failure);
+        json_write_integer(&w, "verified", (int64_t) config_verified(R));
+        json_begin_array(&w, "servers");
+        for (size_t i = 0; i < R->n_entries; i++) {
+                ConfigEntry *e = &R->entries[i];
+
+                json_begin_object(&w, NULL);
+                json_write_string(&w, "name", e->name);
+                json_write_string(&w, "kind", server_kind_string(e->kind));
+                json_write_integer(&w, "exit_code", e->exit);
+                json_write_string(&w, "status", query_exit_table[e->exit]);
+                json_write_string(&w, "error", e->exit == QUERY_EXIT_VERIFIED ? NULL : e->failure);
+                json_begin_array(&w, "sources");
+                if (e->kind == SERVER_NAME_SRV) {
+                        for (size_t k = 0; k < e->srv.n_queries; k++)
+                                json_query(&w, NULL, e->srv.queries[k]);
+                } else if (e->host)
+                        json_query(&w, NULL, &e->query);
+                json_end_array(&w);
+                json_end_object(&w);
+        }
+        json_end_array(&w);
+        json_end_object(&w);
+}
+
 int main(int argc, char *argv[]) {
         int r;
 
@@ -1560,13 +1789,27 @@ int main(int argc, char *argv[]) {
         if (r <= 0) {
                 free(arg_host);
                 free(arg_plain_host);
+                free(arg_config_file);
                 return r < 0 ? QUERY_EXIT_USAGE : EXIT_SUCCESS;
         }
 
         /* libssl writes with write(): a server that goes away must not kill us. */
         (void) signal(SIGPIPE, SIG_IGN);
 
-        if (arg_srv || arg_sources > 0) {
+        if (arg_config) {
+                ConfigRun R = {};
+
+                (void) run_config(&R);
+                if (arg_json)
+                        print_config_json(&R);
+                else if (!R.failure_logged)
+                        print_config_human(&R);
+                fflush(stdout);
+                if (R.exit != QUERY_EXIT_VERIFIED && !R.failure_logged)
+                        log_error("%s", R.failure);
+                r = R.exit;
+                config_run_done(&R);
+        } else if (arg_srv || arg_sources > 0) {
                 Sources S = {};
 
                 (void) run_sources(&S);
@@ -1596,5 +1839,6 @@ int main(int argc, char *argv[]) {
 
         free(arg_host);
         free(arg_plain_host);
+        free(arg_config_file);
         return r;
 }

@@ -1152,7 +1152,9 @@ static void print_records(const Query *q, bool raw) {
 
 /* The server certificate, also one that failed verification: what it says about itself is
  * what an administrator needs to see why (wrong name, dates, issuer). */
-static void print_certificate(const NTS_KEResult *ke, const char *host) {
+/* failed_above: the TLS line already says why the handshake failed, which for a certificate
+ * that did not verify is the verification's error in words of ours: not repeated here. */
+static void print_certificate(const NTS_KEResult *ke, const char *host, bool failed_above) {
         char t1[32], t2[32];
         bool ok = streq(ke->tls.verification, "ok");
 
@@ -1161,8 +1163,9 @@ static void print_certificate(const NTS_KEResult *ke, const char *host) {
         printf("                    issuer  %s\n", ke->tls.issuer);
         printf("                    valid   %s to %s\n", strna(time_string(ke->tls.not_before, t1)),
                strna(time_string(ke->tls.not_after, t2)));
-        printf("                    verification %s%s (name %s, %s%s)\n", ok ? "ok" : "FAILED: ",
-               ok ? "" : ke->tls.verification, host,
+        printf("                    verification %s%s (name %s, %s%s)\n",
+               ok ? "ok" : failed_above ? "FAILED, see TLS above" : "FAILED: ",
+               ok || failed_above ? "" : ke->tls.verification, host,
                arg_ca_file || arg_ca_dir ? "trusting " : "system store", arg_ca_file ?: arg_ca_dir ?: "");
 }
 
@@ -1181,7 +1184,7 @@ static void print_ke(const Query *q) {
                 /* The certificate is checked inside the handshake: its failure is one of these. */
                 printf("TLS:                failed: %s\n", ke->reason);
         if (ke->tls.certificate)
-                print_certificate(ke, q->host);
+                print_certificate(ke, q->host, !ke_handshake_done(q) && ke->stage == NTS_KE_STAGE_TLS);
 
         if (iovec_is_set(&ke->response))
                 print_records(q, arg_verbose);

@@ -46,6 +46,7 @@ typedef enum QueryExit {
         QUERY_EXIT_KE = 6,              /* the KE response was refused or never completed */
         QUERY_EXIT_NTP = 7,             /* KE worked, but no exchange verified */
         QUERY_EXIT_DNSSEC = 8,          /* srv: the SRV records are not DNSSEC-authenticated */
+        QUERY_EXIT_DISAGREE = 9,        /* two sources that are one server disagree */
         _QUERY_EXIT_MAX,
 } QueryExit;
 
@@ -59,6 +60,7 @@ static const char *const query_exit_table[_QUERY_EXIT_MAX] = {
         [QUERY_EXIT_KE] = "ke",
         [QUERY_EXIT_NTP] = "ntp",
         [QUERY_EXIT_DNSSEC] = "dnssec",
+        [QUERY_EXIT_DISAGREE] = "disagree",
 };
 
 #define QUERY_COUNT_MAX 64U
@@ -138,6 +140,10 @@ typedef struct Query {
 
         bool pool_checked;              /* a key-exchange pool's answer, judged: */
         NTS_PoolVerdict pool_verdict;
+
+        /* Several sources: an earlier source that is the same server (sources_find_twins()). */
+        const struct Query *twin_of;
+        char twin_address[SOCKET_ADDRESS_HOST_MAX];
 } Query;
 
 static void query_done(Query *q) {
@@ -194,7 +200,8 @@ static void help(void) {
                "  -v --verbose          Show the raw NTS-KE records\n\n"
                "Exit status: 0 verified (every source, with several), 1 other error, 2 usage,\n"
                "3 resolve, 4 connect, 5 TLS or certificate, 6 NTS-KE protocol, 7 no verified\n"
-               "NTP reply, 8 SRV records not DNSSEC-authenticated. See nts-query(1).\n",
+               "NTP reply, 8 SRV records not DNSSEC-authenticated, 9 two sources that are\n"
+               "one server disagree. See nts-query(1).\n",
                program_invocation_short_name, program_invocation_short_name, program_invocation_short_name,
                NTS_KE_PORT, QUERY_COUNT_MAX,
                QUERY_SOURCES_MAX);
@@ -805,10 +812,74 @@ static Query *sources_add_query(Sources *S, const char *host, uint16_t port) {
         return q;
 }
 
+static const char *query_name(const Query *q) {
+        return q->ke && q->ke->ntp_server ? q->ke->ntp_server : q->host;
+}
+
+/* The IP address (without port) of the KE server that answered, or of the NTP server. */
+static bool query_address(const Query *q, bool ntp, char buf[static SOCKET_ADDRESS_HOST_MAX]) {
+        if (ntp)
+                return q->have_ntp_address && socket_address_host_to_string(&q->ntp_address, buf);
+        return q->ke && q->ke->address.len > 0 && socket_address_host_to_string(&q->ke->address, buf);
+}
+
+/* One server, one source: sources whose KE server or NTP server has the same IP address,
+ * whatever the ports (as chrony refuses a second source on an address in use), are one server
+ * under two names or ports, and count once; each is tied to the first of its kind. The members
+ * of a key-exchange pool share its KE server by design: only their NTP servers count there. */
+static void sources_find_twins(Sources *S) {
+        for (size_t j = 0; j < S->n_queries; j++) {
+                Query *b = S->queries[j];
+
+                if (!query_is_source(b))
+                        continue;
+                for (size_t i = 0; i < j && !b->twin_of; i++) {
+                        const Query *a = S->queries[i];
+                        char x[SOCKET_ADDRESS_HOST_MAX], y[SOCKET_ADDRESS_HOST_MAX];
+
+                        if (!query_is_source(a) || a->twin_of)
+                                continue;
+                        for (int ntp = arg_srv ? 0 : 1; ntp <= 1; ntp++)
+                                if (query_address(a, ntp, x) && query_address(b, ntp, y) && streq(x, y)) {
+                                        b->twin_of = a;
+                                        strcpy(b->twin_address, x);
+                                        break;
+                                }
+                }
+        }
+}
+
+/* The first verified exchange of a source; NULL without one. */
+static const Exchange *query_first_verified(const Query *q) {
+        for (size_t i = 0; i < q->n_exchanges; i++)
+                if (exchange_verified(&q->exchanges[i]))
+                        return &q->exchanges[i];
+        return NULL;
+}
+
+/* Two verified sources that are one server disagree when the intervals their first verified
+ * exchanges give (offset plus or minus root distance) lie further apart than the step
+ * threshold of RFC 5905 (128 ms): one server cannot be right twice. Returns the difference of
+ * the offsets then, else 0. */
+#define TWIN_DISAGREEMENT_NSEC INT64_C(128000000)
+static int64_t twin_disagreement_nsec(const Query *a, const Query *b) {
+        const Exchange *x = query_first_verified(a), *y = query_first_verified(b);
+        int64_t d, bound;
+
+        if (!x || !y)
+                return 0;
+        d = y->result.sample.offset_nsec - x->result.sample.offset_nsec;
+        bound = ntp_sample_root_distance_nsec(&x->result.sample, &x->result.header, 0) +
+                ntp_sample_root_distance_nsec(&y->result.sample, &y->result.header, 0) + TWIN_DISAGREEMENT_NSEC;
+        return d > bound || d < -bound ? d : 0;
+}
+
 /* With several sources, everything must be right: the first source that is not gives the
  * exit status. */
 static QueryExit sources_result(Sources *S) {
         size_t n = 0;
+
+        sources_find_twins(S);
 
         for (size_t i = 0; i < S->n_queries; i++) {
                 const Query *q = S->queries[i];
@@ -822,6 +893,19 @@ static QueryExit sources_result(Sources *S) {
         }
         if (n == 0)
                 return sources_fail(S, QUERY_EXIT_OTHER, "No source was checked");
+
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+                int64_t d;
+
+                if (!query_is_source(q) || !q->twin_of)
+                        continue;
+                d = twin_disagreement_nsec(q->twin_of, q);
+                if (d != 0)
+                        return sources_fail(S, QUERY_EXIT_DISAGREE, "%s and %s are the same server (%s) and "
+                                            "disagree by %+.3f s", query_name(q->twin_of), query_name(q),
+                                            q->twin_address, (double) d / 1e9);
+        }
         S->exit = QUERY_EXIT_VERIFIED;
         return S->exit;
 }
@@ -1473,12 +1557,31 @@ static void json_pool(JsonWriter *w, const Sources *S) {
         json_end_object(w);
 }
 
-static size_t sources_verified(const Sources *S) {
+/* Servers, not names: a source that is the same server as an earlier one counts with it. */
+static size_t sources_servers(const Sources *S) {
         size_t n = 0;
 
         for (size_t i = 0; i < S->n_queries; i++)
-                if (query_is_source(S->queries[i]) && S->queries[i]->exit == QUERY_EXIT_VERIFIED)
-                        n++;
+                n += query_is_source(S->queries[i]) && !S->queries[i]->twin_of;
+        return n;
+}
+
+/* Servers whose every source was verified. */
+static size_t sources_verified(const Sources *S) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+                bool ok;
+
+                if (!query_is_source(q) || q->twin_of)
+                        continue;
+                ok = q->exit == QUERY_EXIT_VERIFIED;
+                for (size_t j = i + 1; ok && j < S->n_queries; j++)
+                        if (S->queries[j]->twin_of == q && S->queries[j]->exit != QUERY_EXIT_VERIFIED)
+                                ok = false;
+                n += ok;
+        }
         return n;
 }
 
@@ -1505,6 +1608,21 @@ static void print_sources_json(const Sources *S) {
                 json_pool(&w, S);
         else
                 json_write_null(&w, "pool");
+
+        json_write_integer(&w, "servers", (int64_t) sources_servers(S));
+        json_begin_array(&w, "same_server");
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+
+                if (!query_is_source(q) || !q->twin_of)
+                        continue;
+                json_begin_object(&w, NULL);
+                json_write_string(&w, "first", query_name(q->twin_of));
+                json_write_string(&w, "second", query_name(q));
+                json_write_string(&w, "address", q->twin_address);
+                json_end_object(&w);
+        }
+        json_end_array(&w);
 
         json_begin_array(&w, "sources");
         for (size_t i = 0; i < S->n_queries; i++)
@@ -1577,8 +1695,16 @@ static void print_sources_human(const Sources *S) {
         printf("\n");
         if (S->stop_reason)
                 printf("Stopped:            %s\n", S->stop_reason);
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+
+                if (query_is_source(q) && q->twin_of)
+                        printf("Same server:        %s and %s are the same server (%s): they count once\n",
+                               query_name(q->twin_of), query_name(q), q->twin_address);
+        }
         if (total > 0)
-                printf("Sources:            %zu of %zu verified\n", sources_verified(S), total);
+                printf("Sources:            %zu of %zu verified%s\n", sources_verified(S), sources_servers(S),
+                       sources_servers(S) < total ? " (distinct servers)" : "");
 }
 
 static QueryExit run_sources(Sources *S) {

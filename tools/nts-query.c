@@ -153,15 +153,20 @@ static void query_done(Query *q) {
         NTS_ntp_result_done(&q->plain.result);
 }
 
-_printf_(3, 4) static QueryExit query_fail(Query *q, QueryExit e, const char *format, ...) {
+/* The failure of a query, of several sources or of a configuration: exit status e, and the
+ * reason, one line, in failure (an array). */
+_printf_(5, 6) static QueryExit fail_with(QueryExit *exit, char *failure, size_t size, QueryExit e,
+                                          const char *format, ...) {
         va_list ap;
 
         va_start(ap, format);
-        (void) vsnprintf(q->failure, sizeof(q->failure), format, ap);
+        (void) vsnprintf(failure, size, format, ap);
         va_end(ap);
-        q->exit = e;
+        *exit = e;
         return e;
 }
+#define FAIL_WITH(x, e, ...) fail_with(&(x)->exit, (x)->failure, sizeof((x)->failure), (e), __VA_ARGS__)
+#define query_fail FAIL_WITH
 
 static void help(void) {
         printf("%s [OPTIONS...] HOST[:KEPORT]\n"
@@ -786,15 +791,7 @@ static void sources_done(Sources *S) {
         }
 }
 
-_printf_(3, 4) static QueryExit sources_fail(Sources *S, QueryExit e, const char *format, ...) {
-        va_list ap;
-
-        va_start(ap, format);
-        (void) vsnprintf(S->failure, sizeof(S->failure), format, ap);
-        va_end(ap);
-        S->exit = e;
-        return e;
-}
+#define sources_fail FAIL_WITH
 
 static Query *sources_add_query(Sources *S, const char *host, uint16_t port) {
         Query *q;
@@ -1744,15 +1741,7 @@ static void config_run_done(ConfigRun *R) {
         timesync_config_done(&R->config);
 }
 
-_printf_(3, 4) static QueryExit config_fail(ConfigRun *R, QueryExit e, const char *format, ...) {
-        va_list ap;
-
-        va_start(ap, format);
-        (void) vsnprintf(R->failure, sizeof(R->failure), format, ap);
-        va_end(ap);
-        R->exit = e;
-        return e;
-}
+#define config_fail FAIL_WITH
 
 /* A srv: entry is checked as srv:NAME on the command line is: the code of that mode reads
  * the name from arg_host and arg_srv, set here for the while. */

@@ -429,10 +429,11 @@ static void print_source_labels(const SourceInfo *s, bool info) {
 
                         if (!source_has(s, keys[k]))
                                 continue;
-                        /* CamelCase to snake_case: KeyExchangeServer to key_exchange_server. */
+                        /* CamelCase to snake_case: KeyExchangeServer to key_exchange_server,
+                         * AEAD to aead (a capital after a capital starts no new word). */
                         for (const char *c = keys[k]; *c && j + 2 < sizeof label; c++) {
                                 if (*c >= 'A' && *c <= 'Z') {
-                                        if (c != keys[k])
+                                        if (c != keys[k] && c[-1] >= 'a' && c[-1] <= 'z')
                                                 label[j++] = '_';
                                         label[j++] = (char) (*c - 'A' + 'a');
                                 } else

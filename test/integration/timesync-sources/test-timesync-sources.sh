@@ -167,6 +167,8 @@ for name, s in by_name.items():
     info = values["timesyncd_source_info"][name][0]
     assert info["authentication"] == "NTS" and info["origin"] == "nts", info
     assert info["address"] == s["Address"] and info["key_exchange_server"] == s["KeyExchangeServer"], info
+    assert info["aead"] == "AEAD_AES_SIV_CMAC_256" and set(info) == {"name", "authentication", "address", "origin",
+        "pool", "state", "verdict", "key_exchange_server", "aead"}, info
     # The verdict may change between the two reads; within one it is consistent.
     assert values["timesyncd_source_selected"][name][1] == (info["verdict"] == "selected"), info
     assert values["timesyncd_source_nts"][name][1] == 1

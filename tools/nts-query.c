@@ -3,9 +3,11 @@
 /* nts-query: one NTS-KE session and a few NTS-protected NTP exchanges with one server, shown to
  * a person or (--json) to a monitoring system; or the same for several sources of a pool: the
  * targets of a DNSSEC-validated SRV pool (srv:NAME), or the members of a key-exchange pool
- * (--sources=N). It only reads time: no privileges, no clock change. The protocol work is the
- * daemon's own modules (nts-ke-client, nts-ntp-client, nts-pool, timesyncd-srv, resolve-util);
- * this file only drives them and prints what they report. */
+ * (--sources=N); or for every NTS server of the daemon's configuration (--config), read by the
+ * daemon's own reader with its NTSTrustedCertificates=. It only reads time: no privileges, no
+ * clock change. The protocol work is the daemon's own modules (nts-ke-client, nts-ntp-client,
+ * nts-pool, timesyncd-srv, resolve-util, timesyncd-conf); this file only drives them and prints
+ * what they report. */
 
 #include <ctype.h>
 #include <getopt.h>
@@ -25,8 +27,11 @@
 #include "nts-ntp-client.h"
 #include "nts-pool.h"
 #include "resolve-util.h"
+#include "server-name.h"
 #include "string-util.h"
+#include "strv.h"
 #include "time-util.h"
+#include "timesyncd-conf.h"
 #include "timesyncd-srv.h"
 #include "unaligned.h"
 
@@ -41,6 +46,7 @@ typedef enum QueryExit {
         QUERY_EXIT_KE = 6,              /* the KE response was refused or never completed */
         QUERY_EXIT_NTP = 7,             /* KE worked, but no exchange verified */
         QUERY_EXIT_DNSSEC = 8,          /* srv: the SRV records are not DNSSEC-authenticated */
+        QUERY_EXIT_DISAGREE = 9,        /* two sources that are one server disagree */
         _QUERY_EXIT_MAX,
 } QueryExit;
 
@@ -54,6 +60,7 @@ static const char *const query_exit_table[_QUERY_EXIT_MAX] = {
         [QUERY_EXIT_KE] = "ke",
         [QUERY_EXIT_NTP] = "ntp",
         [QUERY_EXIT_DNSSEC] = "dnssec",
+        [QUERY_EXIT_DISAGREE] = "disagree",
 };
 
 #define QUERY_COUNT_MAX 64U
@@ -89,6 +96,9 @@ static bool arg_plain = false;
 static char *arg_plain_host = NULL;
 static uint16_t arg_plain_port = 123;
 static bool arg_verbose = false;
+static bool arg_config = false;
+static char *arg_config_file = NULL;    /* with arg_config; NULL: the standard search */
+static bool arg_ca_given = false;
 
 typedef struct Exchange {
         int error;                      /* 0, or the negative errno of NTS_ntp_client_query() */
@@ -130,6 +140,10 @@ typedef struct Query {
 
         bool pool_checked;              /* a key-exchange pool's answer, judged: */
         NTS_PoolVerdict pool_verdict;
+
+        /* Several sources: an earlier source that is the same server (sources_find_twins()). */
+        const struct Query *twin_of;
+        char twin_address[SOCKET_ADDRESS_HOST_MAX];
 } Query;
 
 static void query_done(Query *q) {
@@ -139,28 +153,39 @@ static void query_done(Query *q) {
         NTS_ntp_result_done(&q->plain.result);
 }
 
-_printf_(3, 4) static QueryExit query_fail(Query *q, QueryExit e, const char *format, ...) {
+/* The failure of a query, of several sources or of a configuration: exit status e, and the
+ * reason, one line, in failure (an array). */
+_printf_(5, 6) static QueryExit fail_with(QueryExit *exit, char *failure, size_t size, QueryExit e,
+                                          const char *format, ...) {
         va_list ap;
 
         va_start(ap, format);
-        (void) vsnprintf(q->failure, sizeof(q->failure), format, ap);
+        (void) vsnprintf(failure, size, format, ap);
         va_end(ap);
-        q->exit = e;
+        *exit = e;
         return e;
 }
+#define FAIL_WITH(x, e, ...) fail_with(&(x)->exit, (x)->failure, sizeof((x)->failure), (e), __VA_ARGS__)
+#define query_fail FAIL_WITH
 
 static void help(void) {
         printf("%s [OPTIONS...] HOST[:KEPORT]\n"
-               "%s [OPTIONS...] srv:NAME\n\n"
+               "%s [OPTIONS...] srv:NAME\n"
+               "%s [OPTIONS...] --config[=FILE]\n\n"
                "Runs one NTS key exchange with HOST (port %u unless given) and a few\n"
                "NTS-protected NTP exchanges with the server it names, and prints what was\n"
                "negotiated and measured. Never changes the clock. With srv:NAME, looks up\n"
                "the SRV records _ntske._tcp.NAME through systemd-resolved, uses them only\n"
-               "when DNSSEC-authenticated, and checks each target the same way.\n\n"
+               "when DNSSEC-authenticated, and checks each target the same way. With\n"
+               "--config, checks every NTS server of systemd-timesyncd's configuration.\n\n"
                "  -h --help             Show this help\n"
                "     --version          Show package version\n"
                "     --ca=FILE|DIR      Trust only these CA certificates (PEM file or hashed\n"
-               "                        directory) instead of the system store\n"
+               "                        directory) instead of the system store (with\n"
+               "                        --config: instead of NTSTrustedCertificates=)\n"
+               "     --config[=FILE]    Check the NTS= servers of timesyncd.conf and its\n"
+               "                        drop-ins (or of FILE alone), trusting what\n"
+               "                        NTSTrustedCertificates= says\n"
                "  -c --count=N          Number of NTP exchanges per server (default 4, at\n"
                "                        most %u)\n"
                "  -n --sources=N        srv:NAME: check the first N targets (default all);\n"
@@ -180,8 +205,10 @@ static void help(void) {
                "  -v --verbose          Show the raw NTS-KE records\n\n"
                "Exit status: 0 verified (every source, with several), 1 other error, 2 usage,\n"
                "3 resolve, 4 connect, 5 TLS or certificate, 6 NTS-KE protocol, 7 no verified\n"
-               "NTP reply, 8 SRV records not DNSSEC-authenticated. See nts-query(1).\n",
-               program_invocation_short_name, program_invocation_short_name, NTS_KE_PORT, QUERY_COUNT_MAX,
+               "NTP reply, 8 SRV records not DNSSEC-authenticated, 9 two sources that are\n"
+               "one server disagree. See nts-query(1).\n",
+               program_invocation_short_name, program_invocation_short_name, program_invocation_short_name,
+               NTS_KE_PORT, QUERY_COUNT_MAX,
                QUERY_SOURCES_MAX);
 }
 
@@ -351,6 +378,7 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_AEAD,
                 ARG_JSON,
                 ARG_PLAIN,
+                ARG_CONFIG,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -363,6 +391,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "json", no_argument, NULL, ARG_JSON },
                 { "plain", optional_argument, NULL, ARG_PLAIN },
                 { "verbose", no_argument, NULL, 'v' },
+                { "config", optional_argument, NULL, ARG_CONFIG },
                 {}
         };
         int c, r;
@@ -379,6 +408,12 @@ static int parse_argv(int argc, char *argv[]) {
                         r = parse_ca(optarg);
                         if (r < 0)
                                 return r;
+                        arg_ca_given = true;
+                        break;
+                case ARG_CONFIG:
+                        arg_config = true;
+                        if (free_and_strdup(&arg_config_file, optarg) < 0)
+                                return log_oom();
                         break;
                 case 'c':
                         if (parse_count(optarg, 1, QUERY_COUNT_MAX, &arg_count) < 0)
@@ -430,6 +465,14 @@ static int parse_argv(int argc, char *argv[]) {
                         assert_not_reached();
                 }
 
+        if (arg_config) {
+                if (optind != argc)
+                        return log_error_errno(EINVAL, "--config takes the servers from the configuration, not '%s'.",
+                                               argv[optind]);
+                if (arg_plain || arg_sources > 0)
+                        return log_error_errno(EINVAL, "--plain and --sources= work with one server, not with --config.");
+                return 1;
+        }
         if (optind != argc - 1)
                 return log_error_errno(EINVAL, "Exactly one HOST[:KEPORT] or srv:NAME expected, see --help.");
         r = parse_server(argv[optind]);
@@ -748,15 +791,7 @@ static void sources_done(Sources *S) {
         }
 }
 
-_printf_(3, 4) static QueryExit sources_fail(Sources *S, QueryExit e, const char *format, ...) {
-        va_list ap;
-
-        va_start(ap, format);
-        (void) vsnprintf(S->failure, sizeof(S->failure), format, ap);
-        va_end(ap);
-        S->exit = e;
-        return e;
-}
+#define sources_fail FAIL_WITH
 
 static Query *sources_add_query(Sources *S, const char *host, uint16_t port) {
         Query *q;
@@ -774,10 +809,74 @@ static Query *sources_add_query(Sources *S, const char *host, uint16_t port) {
         return q;
 }
 
+static const char *query_name(const Query *q) {
+        return q->ke && q->ke->ntp_server ? q->ke->ntp_server : q->host;
+}
+
+/* The IP address (without port) of the KE server that answered, or of the NTP server. */
+static bool query_address(const Query *q, bool ntp, char buf[static SOCKET_ADDRESS_HOST_MAX]) {
+        if (ntp)
+                return q->have_ntp_address && socket_address_host_to_string(&q->ntp_address, buf);
+        return q->ke && q->ke->address.len > 0 && socket_address_host_to_string(&q->ke->address, buf);
+}
+
+/* One server, one source: sources whose KE server or NTP server has the same IP address,
+ * whatever the ports (as chrony refuses a second source on an address in use), are one server
+ * under two names or ports, and count once; each is tied to the first of its kind. The members
+ * of a key-exchange pool share its KE server by design: only their NTP servers count there. */
+static void sources_find_twins(Sources *S) {
+        for (size_t j = 0; j < S->n_queries; j++) {
+                Query *b = S->queries[j];
+
+                if (!query_is_source(b))
+                        continue;
+                for (size_t i = 0; i < j && !b->twin_of; i++) {
+                        const Query *a = S->queries[i];
+                        char x[SOCKET_ADDRESS_HOST_MAX], y[SOCKET_ADDRESS_HOST_MAX];
+
+                        if (!query_is_source(a) || a->twin_of)
+                                continue;
+                        for (int ntp = arg_srv ? 0 : 1; ntp <= 1; ntp++)
+                                if (query_address(a, ntp, x) && query_address(b, ntp, y) && streq(x, y)) {
+                                        b->twin_of = a;
+                                        strcpy(b->twin_address, x);
+                                        break;
+                                }
+                }
+        }
+}
+
+/* The first verified exchange of a source; NULL without one. */
+static const Exchange *query_first_verified(const Query *q) {
+        for (size_t i = 0; i < q->n_exchanges; i++)
+                if (exchange_verified(&q->exchanges[i]))
+                        return &q->exchanges[i];
+        return NULL;
+}
+
+/* Two verified sources that are one server disagree when the intervals their first verified
+ * exchanges give (offset plus or minus root distance) lie further apart than the step
+ * threshold of RFC 5905 (128 ms): one server cannot be right twice. Returns the difference of
+ * the offsets then, else 0. */
+#define TWIN_DISAGREEMENT_NSEC INT64_C(128000000)
+static int64_t twin_disagreement_nsec(const Query *a, const Query *b) {
+        const Exchange *x = query_first_verified(a), *y = query_first_verified(b);
+        int64_t d, bound;
+
+        if (!x || !y)
+                return 0;
+        d = y->result.sample.offset_nsec - x->result.sample.offset_nsec;
+        bound = ntp_sample_root_distance_nsec(&x->result.sample, &x->result.header, 0) +
+                ntp_sample_root_distance_nsec(&y->result.sample, &y->result.header, 0) + TWIN_DISAGREEMENT_NSEC;
+        return d > bound || d < -bound ? d : 0;
+}
+
 /* With several sources, everything must be right: the first source that is not gives the
  * exit status. */
 static QueryExit sources_result(Sources *S) {
         size_t n = 0;
+
+        sources_find_twins(S);
 
         for (size_t i = 0; i < S->n_queries; i++) {
                 const Query *q = S->queries[i];
@@ -791,6 +890,19 @@ static QueryExit sources_result(Sources *S) {
         }
         if (n == 0)
                 return sources_fail(S, QUERY_EXIT_OTHER, "No source was checked");
+
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+                int64_t d;
+
+                if (!query_is_source(q) || !q->twin_of)
+                        continue;
+                d = twin_disagreement_nsec(q->twin_of, q);
+                if (d != 0)
+                        return sources_fail(S, QUERY_EXIT_DISAGREE, "%s and %s are the same server (%s) and "
+                                            "disagree by %+.3f s", query_name(q->twin_of), query_name(q),
+                                            q->twin_address, (double) d / 1e9);
+        }
         S->exit = QUERY_EXIT_VERIFIED;
         return S->exit;
 }
@@ -1121,7 +1233,9 @@ static void print_records(const Query *q, bool raw) {
 
 /* The server certificate, also one that failed verification: what it says about itself is
  * what an administrator needs to see why (wrong name, dates, issuer). */
-static void print_certificate(const NTS_KEResult *ke, const char *host) {
+/* failed_above: the TLS line already says why the handshake failed, which for a certificate
+ * that did not verify is the verification's error in words of ours: not repeated here. */
+static void print_certificate(const NTS_KEResult *ke, const char *host, bool failed_above) {
         char t1[32], t2[32];
         bool ok = streq(ke->tls.verification, "ok");
 
@@ -1130,8 +1244,9 @@ static void print_certificate(const NTS_KEResult *ke, const char *host) {
         printf("                    issuer  %s\n", ke->tls.issuer);
         printf("                    valid   %s to %s\n", strna(time_string(ke->tls.not_before, t1)),
                strna(time_string(ke->tls.not_after, t2)));
-        printf("                    verification %s%s (name %s, %s%s)\n", ok ? "ok" : "FAILED: ",
-               ok ? "" : ke->tls.verification, host,
+        printf("                    verification %s%s (name %s, %s%s)\n",
+               ok ? "ok" : failed_above ? "FAILED, see TLS above" : "FAILED: ",
+               ok || failed_above ? "" : ke->tls.verification, host,
                arg_ca_file || arg_ca_dir ? "trusting " : "system store", arg_ca_file ?: arg_ca_dir ?: "");
 }
 
@@ -1150,7 +1265,7 @@ static void print_ke(const Query *q) {
                 /* The certificate is checked inside the handshake: its failure is one of these. */
                 printf("TLS:                failed: %s\n", ke->reason);
         if (ke->tls.certificate)
-                print_certificate(ke, q->host);
+                print_certificate(ke, q->host, !ke_handshake_done(q) && ke->stage == NTS_KE_STAGE_TLS);
 
         if (iovec_is_set(&ke->response))
                 print_records(q, arg_verbose);
@@ -1439,12 +1554,31 @@ static void json_pool(JsonWriter *w, const Sources *S) {
         json_end_object(w);
 }
 
-static size_t sources_verified(const Sources *S) {
+/* Servers, not names: a source that is the same server as an earlier one counts with it. */
+static size_t sources_servers(const Sources *S) {
         size_t n = 0;
 
         for (size_t i = 0; i < S->n_queries; i++)
-                if (query_is_source(S->queries[i]) && S->queries[i]->exit == QUERY_EXIT_VERIFIED)
-                        n++;
+                n += query_is_source(S->queries[i]) && !S->queries[i]->twin_of;
+        return n;
+}
+
+/* Servers whose every source was verified. */
+static size_t sources_verified(const Sources *S) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+                bool ok;
+
+                if (!query_is_source(q) || q->twin_of)
+                        continue;
+                ok = q->exit == QUERY_EXIT_VERIFIED;
+                for (size_t j = i + 1; ok && j < S->n_queries; j++)
+                        if (S->queries[j]->twin_of == q && S->queries[j]->exit != QUERY_EXIT_VERIFIED)
+                                ok = false;
+                n += ok;
+        }
         return n;
 }
 
@@ -1471,6 +1605,21 @@ static void print_sources_json(const Sources *S) {
                 json_pool(&w, S);
         else
                 json_write_null(&w, "pool");
+
+        json_write_integer(&w, "servers", (int64_t) sources_servers(S));
+        json_begin_array(&w, "same_server");
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+
+                if (!query_is_source(q) || !q->twin_of)
+                        continue;
+                json_begin_object(&w, NULL);
+                json_write_string(&w, "first", query_name(q->twin_of));
+                json_write_string(&w, "second", query_name(q));
+                json_write_string(&w, "address", q->twin_address);
+                json_end_object(&w);
+        }
+        json_end_array(&w);
 
         json_begin_array(&w, "sources");
         for (size_t i = 0; i < S->n_queries; i++)
@@ -1543,12 +1692,210 @@ static void print_sources_human(const Sources *S) {
         printf("\n");
         if (S->stop_reason)
                 printf("Stopped:            %s\n", S->stop_reason);
+        for (size_t i = 0; i < S->n_queries; i++) {
+                const Query *q = S->queries[i];
+
+                if (query_is_source(q) && q->twin_of)
+                        printf("Same server:        %s and %s are the same server (%s): they count once\n",
+                               query_name(q->twin_of), query_name(q), q->twin_address);
+        }
         if (total > 0)
-                printf("Sources:            %zu of %zu verified\n", sources_verified(S), total);
+                printf("Sources:            %zu of %zu verified%s\n", sources_verified(S), sources_servers(S),
+                       sources_servers(S) < total ? " (distinct servers)" : "");
 }
 
 static QueryExit run_sources(Sources *S) {
         return arg_srv ? run_srv(S) : run_ke_pool(S);
+}
+
+/* ---- --config: every NTS server of the daemon's configuration ---- */
+
+typedef struct ConfigEntry {
+        const char *name;               /* as written in NTS= */
+        ServerNameKind kind;
+        char *host;
+        uint16_t port;
+        Query query;                    /* a server, or a key-exchange pool's server */
+        Sources srv;                    /* srv:NAME */
+        QueryExit exit;
+        const char *failure;
+} ConfigEntry;
+
+typedef struct ConfigRun {
+        TimesyncConfig config;
+        const char *ca;                 /* what is trusted: a path, NULL for the system's store */
+        ConfigEntry *entries;
+        size_t n_entries;
+        QueryExit exit;
+        char failure[512];
+        bool failure_logged;            /* by the configuration reader already */
+} ConfigRun;
+
+static void config_run_done(ConfigRun *R) {
+        for (size_t i = 0; i < R->n_entries; i++) {
+                query_done(&R->entries[i].query);
+                sources_done(&R->entries[i].srv);
+                free(R->entries[i].host);
+        }
+        free(R->entries);
+        timesync_config_done(&R->config);
+}
+
+#define config_fail FAIL_WITH
+
+/* A srv: entry is checked as srv:NAME on the command line is: the code of that mode reads
+ * the name from arg_host and arg_srv, set here for the while. */
+static void config_entry_as_srv(ConfigEntry *e, bool on) {
+        arg_srv = on;
+        arg_host = on ? e->host : NULL;
+}
+
+static void config_entry_run(ConfigEntry *e) {
+        if (e->kind == SERVER_NAME_SRV) {
+                config_entry_as_srv(e, true);
+                e->exit = run_srv(&e->srv);
+                config_entry_as_srv(e, false);
+                e->failure = e->srv.failure;
+                return;
+        }
+        /* A key-exchange pool: its server is checked with one key exchange, as a server. */
+        e->query = (Query) { .host = e->host, .port = e->port > 0 ? e->port : NTS_KE_PORT };
+        e->exit = run_one(&e->query);
+        e->failure = e->query.failure;
+}
+
+/* The daemon's reader, the daemon's trust: NTSTrustedCertificates= as a file or a directory,
+ * a refused value refuses every key exchange (as the daemon does), unless --ca= was given. */
+static QueryExit run_config(ConfigRun *R) {
+        size_t n;
+        int r;
+
+        r = timesync_config_read(&R->config, arg_config_file, 0);
+        if (r == -ENOENT && arg_config_file) {
+                /* The reader said so. */
+                R->failure_logged = true;
+                return config_fail(R, QUERY_EXIT_USAGE, "Configuration file '%s' does not exist", arg_config_file);
+        }
+        /* Other errors were logged by the reader, which goes on with what it got, as the daemon does. */
+
+        if (arg_ca_given)
+                R->ca = arg_ca_file ?: arg_ca_dir;
+        else if (R->config.nts_trusted_certificates_invalid)
+                return config_fail(R, QUERY_EXIT_TLS, "NTSTrustedCertificates= has no valid value: the daemon "
+                                   "refuses every key exchange rather than trust the system's store");
+        else if (R->config.nts_trusted_certificates) {
+                R->ca = R->config.nts_trusted_certificates;
+                r = parse_ca(R->ca);
+                if (r < 0)
+                        return config_fail(R, QUERY_EXIT_TLS, "NTSTrustedCertificates=%s does not exist", R->ca);
+        }
+
+        n = strv_length(R->config.nts_servers);
+        if (n == 0)
+                return config_fail(R, QUERY_EXIT_OTHER, "The configuration names no NTS server (NTS= is empty): %s",
+                                   R->config.nts_required ?
+                                   "NTSRequired=yes, so the daemon takes no time at all" :
+                                   "the daemon takes unauthenticated time from NTP= or FallbackNTP=");
+        R->entries = new0(ConfigEntry, n);
+        if (!R->entries)
+                return config_fail(R, QUERY_EXIT_OTHER, "Out of memory");
+
+        for (size_t i = 0; i < n; i++) {
+                ConfigEntry *e = &R->entries[i];
+
+                e->name = R->config.nts_servers[i];
+                R->n_entries++;
+                /* The reader keeps valid names only. */
+                r = server_name_parse_nts(e->name, &e->kind, &e->host, &e->port);
+                if (r < 0) {
+                        e->exit = QUERY_EXIT_OTHER;
+                        e->failure = "not a valid NTS server name";
+                        continue;
+                }
+                config_entry_run(e);
+        }
+
+        R->exit = QUERY_EXIT_VERIFIED;
+        for (size_t i = 0; i < R->n_entries; i++)
+                if (R->entries[i].exit != QUERY_EXIT_VERIFIED)
+                        return config_fail(R, R->entries[i].exit, "NTS server %zu (%s): %s", i + 1,
+                                           R->entries[i].name, R->entries[i].failure);
+        return R->exit;
+}
+
+static size_t config_verified(const ConfigRun *R) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < R->n_entries; i++)
+                n += R->entries[i].exit == QUERY_EXIT_VERIFIED;
+        return n;
+}
+
+static const char *server_kind_string(ServerNameKind k) {
+        return k == SERVER_NAME_SRV ? "srv" : k == SERVER_NAME_KE_POOL ? "pool" : "server";
+}
+
+static void print_config_human(const ConfigRun *R) {
+        printf("Configuration:      %s\n", arg_config_file ?: "timesyncd.conf and its drop-ins");
+        printf("Trusted CAs:        %s%s%s\n", R->ca ?: "the system's store",
+               arg_ca_given ? " (--ca=)" : R->ca ? " (NTSTrustedCertificates=)" : "",
+               arg_ca_given && R->config.nts_trusted_certificates ? ", not NTSTrustedCertificates=" : "");
+        printf("NTS servers:        %zu\n", R->n_entries);
+
+        for (size_t i = 0; i < R->n_entries; i++) {
+                ConfigEntry *e = &R->entries[i];
+
+                printf("\n=== NTS server %zu of %zu: %s ===\n", i + 1, R->n_entries, e->name);
+                if (e->kind == SERVER_NAME_SRV && e->host) {
+                        config_entry_as_srv(e, true);
+                        print_sources_human(&e->srv);
+                        config_entry_as_srv(e, false);
+                } else {
+                        if (e->kind == SERVER_NAME_KE_POOL)
+                                printf("Key-exchange pool:  one key exchange with its server\n");
+                        print_human(&e->query);
+                }
+                if (e->exit != QUERY_EXIT_VERIFIED)
+                        printf("Failed:             %s\n", e->failure);
+        }
+
+        printf("\n");
+        if (R->n_entries > 0)
+                printf("Servers:            %zu of %zu verified\n", config_verified(R), R->n_entries);
+}
+
+static void print_config_json(const ConfigRun *R) {
+        JsonWriter w = JSON_WRITER_INIT(stdout);
+
+        json_begin_object(&w, NULL);
+        json_write_string(&w, "mode", "config");
+        json_write_string(&w, "config", arg_config_file);
+        json_write_string(&w, "trusted_certificates", R->ca);
+        json_write_integer(&w, "exit_code", R->exit);
+        json_write_string(&w, "status", query_exit_table[R->exit]);
+        json_write_string(&w, "error", R->exit == QUERY_EXIT_VERIFIED ? NULL : R->failure);
+        json_write_integer(&w, "verified", (int64_t) config_verified(R));
+        json_begin_array(&w, "servers");
+        for (size_t i = 0; i < R->n_entries; i++) {
+                ConfigEntry *e = &R->entries[i];
+
+                json_begin_object(&w, NULL);
+                json_write_string(&w, "name", e->name);
+                json_write_string(&w, "kind", server_kind_string(e->kind));
+                json_write_integer(&w, "exit_code", e->exit);
+                json_write_string(&w, "status", query_exit_table[e->exit]);
+                json_write_string(&w, "error", e->exit == QUERY_EXIT_VERIFIED ? NULL : e->failure);
+                json_begin_array(&w, "sources");
+                if (e->kind == SERVER_NAME_SRV) {
+                        for (size_t k = 0; k < e->srv.n_queries; k++)
+                                json_query(&w, NULL, e->srv.queries[k]);
+                } else if (e->host)
+                        json_query(&w, NULL, &e->query);
+                json_end_array(&w);
+                json_end_object(&w);
+        }
+        json_end_array(&w);
+        json_end_object(&w);
 }
 
 int main(int argc, char *argv[]) {
@@ -1560,13 +1907,27 @@ int main(int argc, char *argv[]) {
         if (r <= 0) {
                 free(arg_host);
                 free(arg_plain_host);
+                free(arg_config_file);
                 return r < 0 ? QUERY_EXIT_USAGE : EXIT_SUCCESS;
         }
 
         /* libssl writes with write(): a server that goes away must not kill us. */
         (void) signal(SIGPIPE, SIG_IGN);
 
-        if (arg_srv || arg_sources > 0) {
+        if (arg_config) {
+                ConfigRun R = {};
+
+                (void) run_config(&R);
+                if (arg_json)
+                        print_config_json(&R);
+                else if (!R.failure_logged)
+                        print_config_human(&R);
+                fflush(stdout);
+                if (R.exit != QUERY_EXIT_VERIFIED && !R.failure_logged)
+                        log_error("%s", R.failure);
+                r = R.exit;
+                config_run_done(&R);
+        } else if (arg_srv || arg_sources > 0) {
                 Sources S = {};
 
                 (void) run_sources(&S);
@@ -1596,5 +1957,6 @@ int main(int argc, char *argv[]) {
 
         free(arg_host);
         free(arg_plain_host);
+        free(arg_config_file);
         return r;
 }

@@ -2,13 +2,16 @@
 
 /* timesync-sources: the time sources of a running systemd-timesyncd, read from its "Sources"
  * D-Bus property, as `chronyc sources` and `chronyc -N authdata` show chronyd's: a table for a
- * person, or --json for a script. Reading a property needs no privileges (the bus policy lets
- * everybody talk to org.freedesktop.timesync1), and the tool changes nothing. The JSON keeps
- * every key of the property as it is, so that keys added later (pools) come through. */
+ * person, --json for a script, --openmetrics for node_exporter's textfile collector, and
+ * --check (--wait) for a monitoring system that only reads an exit status. Reading a property
+ * needs no privileges (the bus policy lets everybody talk to org.freedesktop.timesync1), and
+ * the tool changes nothing. The JSON keeps every key of the property as it is, so that keys
+ * added later come through. */
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <time.h>
 #include <systemd/sd-bus.h>
 
 #include "json-writer.h"
@@ -31,7 +34,25 @@ typedef struct SourceInfo {
         size_t n_values;
 } SourceInfo;
 
-static bool arg_json = false;
+typedef enum OutputMode {
+        OUTPUT_TABLE,
+        OUTPUT_JSON,
+        OUTPUT_OPENMETRICS,
+        OUTPUT_CHECK,
+} OutputMode;
+
+/* The exit status of --check and --wait, for a monitoring system. 1 and 2 keep the meaning
+ * they have without --check (the daemon could not be asked, usage error). */
+enum {
+        CHECK_NTS = 0,          /* a source is selected and it is an NTS source */
+        CHECK_NO_DAEMON = 1,    /* no system bus, no daemon, or no Sources property */
+        CHECK_PLAIN_NTP = 3,    /* a source is selected, but its time is not authenticated */
+        CHECK_UNSYNCHRONIZED = 4, /* no source is selected */
+};
+
+static OutputMode arg_output = OUTPUT_TABLE;
+static bool arg_wait = false;
+static usec_t arg_wait_usec = USEC_INFINITY;
 
 static void source_info_done(SourceInfo *s) {
         for (size_t i = 0; i < s->n_values; i++)
@@ -181,6 +202,11 @@ fail:
 
 /* ---- output ---- */
 
+/* "NTS" or "none", as chronyc authdata's Mode: whether the time of the source is authenticated. */
+static const char *source_authentication(const SourceInfo *s) {
+        return source_integer(s, "NTS") ? "NTS" : "none";
+}
+
 static void print_json(const SourceInfo *sources, size_t n) {
         JsonWriter w = JSON_WRITER_INIT(stdout);
 
@@ -197,20 +223,36 @@ static void print_json(const SourceInfo *sources, size_t n) {
                         else
                                 json_write_integer(&w, v->key, v->integer);
                 }
+                /* Not a key of the property: what the table's Auth column says, for a script. */
+                if (!source_has(&sources[i], "Authentication"))
+                        json_write_string(&w, "Authentication", source_authentication(&sources[i]));
                 json_end_object(&w);
         }
         json_end_array(&w);
         fputc('\n', stdout);
 }
 
+/* A source that is failing: backing off after a failure, refusing service, or an NTS source
+ * whose last key exchange failed (it waits idle for the retry, State says "idle"). */
+static bool source_failing(const SourceInfo *s) {
+        const char *state = source_string(s, "State");
+
+        return streq(state, "backing-off") || streq(state, "failed") ||
+               (source_integer(s, "NTS") && source_unsigned(s, "KeyExchangeFailures") > 0);
+}
+
 /* The mark before each source, as chronyc's: * selected, + agrees and is combined, x a
- * falseticker, ? no majority to judge by, - not usable now, blank not in use. */
-static char verdict_mark(const char *verdict) {
+ * falseticker, ? no majority to judge by, - not usable now, blank not in use. The daemon calls
+ * a source it does not count "unused" also while that source is failing (an NTS server whose
+ * key exchange failed, waiting for the retry); that one is not usable now, not merely unused. */
+static char verdict_mark(const SourceInfo *s) {
+        const char *verdict = source_string(s, "Verdict");
+
         return streq(verdict, "selected") ? '*' :
                streq(verdict, "truechimer") ? '+' :
                streq(verdict, "falseticker") ? 'x' :
                streq(verdict, "undecided") ? '?' :
-               streq(verdict, "unused") ? ' ' : '-';
+               streq(verdict, "unused") && !source_failing(s) ? ' ' : '-';
 }
 
 /* A span of seconds, compactly: "12s", "5m", "3h", "2d". */
@@ -243,8 +285,10 @@ static void print_table(const SourceInfo *sources, size_t n) {
                 return;
         }
 
-        printf("S %-28s %-24s %-12s %2s %6s %5s %14s %12s\n", "Name", "Address", "State", "St", "Poll", "Last",
-               "Offset", "Root dist.");
+        /* The offset's sign is stated in the header: the source's clock minus ours, as RFC 5905
+         * defines the offset (and ntpq shows it); chronyc sources shows the opposite sign. */
+        printf("S %-28s %-24s %-4s %-12s %2s %6s %5s %14s %12s\n", "Name", "Address", "Auth", "State", "St", "Poll",
+               "Last", "Source-local", "Root dist.");
         for (size_t i = 0; i < n; i++) {
                 const SourceInfo *s = &sources[i];
                 const char *address = source_string(s, "Address");
@@ -258,13 +302,14 @@ static void print_table(const SourceInfo *sources, size_t n) {
                         strcpy(offset, "-");
                         strcpy(rd, "-");
                 }
-                printf("%c %-28s %-24s %-12s %2s %6s %5s %14s %12s\n", verdict_mark(source_string(s, "Verdict")),
-                       source_string(s, "Name"), isempty(address) ? "-" : address, source_string(s, "State"), stratum,
+                printf("%c %-28s %-24s %-4s %-12s %2s %6s %5s %14s %12s\n", verdict_mark(s), source_string(s, "Name"),
+                       isempty(address) ? "-" : address, source_authentication(s), source_string(s, "State"), stratum,
                        format_seconds(source_unsigned(s, "PollIntervalUSec") / USEC_PER_SEC, poll),
                        format_ago(source_unsigned(s, "LastSampleTimestamp"), t, ago), offset, rd);
                 nts = nts || source_integer(s, "NTS");
         }
-        printf("S: * selected, + agrees, x falseticker, ? undecided (no majority), - not usable now\n");
+        printf("S: * selected, + agrees, x falseticker, ? undecided (no majority), - not usable now\n"
+               "Source-local: the source's clock minus the local clock (+: the source is ahead)\n");
 
         if (!nts)
                 return;
@@ -284,24 +329,237 @@ static void print_table(const SourceInfo *sources, size_t n) {
         }
 }
 
+/* ---- OpenMetrics ---- */
+
+/* A label value as the text format wants it: backslash, double quote and newline escaped. */
+static void print_label_value(const char *v) {
+        for (; *v; v++)
+                if (*v == '\\')
+                        fputs("\\\\", stdout);
+                else if (*v == '"')
+                        fputs("\\\"", stdout);
+                else if (*v == '\n')
+                        fputs("\\n", stdout);
+                else
+                        fputc(*v, stdout);
+}
+
+typedef struct Metric {
+        const char *name;       /* the family, without the unit's suffix */
+        bool info;              /* value 1, the facts about the source in labels */
+        const char *unit;       /* "seconds" or NULL; part of the name, as OpenMetrics asks */
+        const char *help;
+        const char *key;        /* of the Sources property; NULL: value() */
+        unsigned decimals;      /* the key's value is in 10^-decimals of the unit (NSec: 9) */
+        /* The value of one source when key is NULL. */
+        int64_t (*value)(const SourceInfo *s);
+} Metric;
+
+static int64_t m_one(const SourceInfo *s) {
+        return 1;
+}
+
+static int64_t m_selected(const SourceInfo *s) {
+        return streq(source_string(s, "Verdict"), "selected");
+}
+
+/* It answered, and it is not failing now. */
+static int64_t m_reachable(const SourceInfo *s) {
+        return source_has(s, "OffsetNSec") && !source_failing(s);
+}
+
+static int64_t m_nts(const SourceInfo *s) {
+        return !!source_integer(s, "NTS");
+}
+
+static const Metric metrics[] = {
+        { "timesyncd_source_info", true, NULL,
+          "A time source of systemd-timesyncd: the facts about it are in the labels", .value = m_one },
+        { "timesyncd_source_selected", false, NULL, "1 when the source is the selected one", .value = m_selected },
+        { "timesyncd_source_reachable", false, NULL, "1 when the source answered and is not failing now",
+          .value = m_reachable },
+        { "timesyncd_source_nts", false, NULL, "1 when the time of the source is authenticated with NTS",
+          .value = m_nts },
+        { "timesyncd_source_offset", false, "seconds",
+          "The clock of the source minus the local clock, from its last answer", "OffsetNSec", 9 },
+        { "timesyncd_source_delay", false, "seconds", "Round-trip delay of the last answer", "DelayNSec", 9 },
+        { "timesyncd_source_root_distance", false, "seconds",
+          "Bound on the error of the offset of the source now", "RootDistanceNSec", 9 },
+        { "timesyncd_source_jitter", false, "seconds", "Jitter of the offsets of the source", "JitterNSec", 9 },
+        { "timesyncd_source_stratum", false, NULL, "Stratum of the last answer", "Stratum", 0 },
+        { "timesyncd_source_poll_interval", false, "seconds", "Poll interval of the source", "PollIntervalUSec", 6 },
+        { "timesyncd_source_last_sample_timestamp", false, "seconds",
+          "When the request of the last answer went out, seconds since 1970", "LastSampleTimestamp", 6 },
+        { "timesyncd_source_packets", false, NULL, "Answers used from the source", "Packets", 0 },
+        { "timesyncd_source_failures", false, NULL, "Failures of the source (no answer, refusal, error)",
+          "Failures", 0 },
+        { "timesyncd_source_refused_replies", false, NULL,
+          "Replies from the source that were refused (not authentic, malformed, not matching)", "RefusedReplies", 0 },
+        { "timesyncd_source_nts_cookies", false, NULL, "NTS cookies left", "Cookies", 0 },
+        { "timesyncd_source_nts_key_exchange_failures", false, NULL,
+          "NTS key exchanges that failed in a row (0 after an authenticated answer)", "KeyExchangeFailures", 0 },
+        { "timesyncd_source_nts_last_key_exchange_timestamp", false, "seconds",
+          "When the last NTS key exchange succeeded, seconds since 1970", "LastKeyExchangeTimestamp", 6 },
+};
+
+/* v / 10^decimals, exactly (no rounding through a double). */
+static void print_decimal(int64_t v, unsigned decimals) {
+        uint64_t scale = 1, a = v < 0 ? -(uint64_t) v : (uint64_t) v;
+
+        for (unsigned i = 0; i < decimals; i++)
+                scale *= 10;
+        if (decimals == 0)
+                printf("%s%" PRIu64, v < 0 ? "-" : "", a);
+        else
+                printf("%s%" PRIu64 ".%0*" PRIu64, v < 0 ? "-" : "", a / scale, (int) decimals, a % scale);
+}
+
+static void print_source_labels(const SourceInfo *s, bool info) {
+        printf("{name=\"");
+        print_label_value(source_string(s, "Name"));
+        printf("\"");
+        if (info) {
+                static const char *const keys[] = { "Address", "Origin", "Pool", "State", "Verdict",
+                                                    "KeyExchangeServer", "AEAD" };
+
+                printf(",authentication=\"%s\"", source_authentication(s));
+                for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
+                        char label[32];
+                        size_t j = 0;
+
+                        if (!source_has(s, keys[k]))
+                                continue;
+                        /* CamelCase to snake_case: KeyExchangeServer to key_exchange_server,
+                         * AEAD to aead (a capital after a capital starts no new word). */
+                        for (const char *c = keys[k]; *c && j + 2 < sizeof label; c++) {
+                                if (*c >= 'A' && *c <= 'Z') {
+                                        if (c != keys[k] && c[-1] >= 'a' && c[-1] <= 'z')
+                                                label[j++] = '_';
+                                        label[j++] = (char) (*c - 'A' + 'a');
+                                } else
+                                        label[j++] = *c;
+                        }
+                        label[j] = '\0';
+                        printf(",%s=\"", label);
+                        print_label_value(source_string(s, keys[k]));
+                        printf("\"");
+                }
+        }
+        printf("}");
+}
+
+/* The OpenMetrics text format: one family per property, one sample per source that has a value,
+ * then the state of the daemon as --check sees it. node_exporter's textfile collector reads it
+ * with Prometheus' older text parser, which knows neither the type "info" nor counters whose
+ * samples end in _total under a family without it: every family is a gauge (counts that only
+ * grow too), which both parsers accept as it is. */
+static void print_openmetrics(const SourceInfo *sources, size_t n, int check) {
+        for (size_t i = 0; i < ELEMENTSOF(metrics); i++) {
+                const Metric *m = &metrics[i];
+                char family[96];
+
+                snprintf(family, sizeof family, "%s%s%s", m->name, m->unit ? "_" : "", strempty(m->unit));
+                printf("# TYPE %s gauge\n", family);
+                if (m->unit)
+                        printf("# UNIT %s %s\n", family, m->unit);
+                printf("# HELP %s %s.\n", family, m->help);
+                for (size_t k = 0; k < n; k++) {
+                        const SourceInfo *s = &sources[k];
+                        int64_t v;
+
+                        if (m->key) {
+                                /* A key the source does not have (no answer yet, not NTS): no
+                                 * sample; so is a timestamp of 0 ("none in this run"). */
+                                if (!source_has(s, m->key) ||
+                                    (streq(m->key, "LastKeyExchangeTimestamp") && source_integer(s, m->key) == 0))
+                                        continue;
+                                v = source_integer(s, m->key);
+                        } else
+                                v = m->value(s);
+                        fputs(family, stdout);
+                        print_source_labels(s, m->info);
+                        fputc(' ', stdout);
+                        print_decimal(v, m->key ? m->decimals : 0);
+                        fputc('\n', stdout);
+                }
+        }
+        printf("# TYPE timesyncd_synchronized gauge\n"
+               "# HELP timesyncd_synchronized 1 when a source is selected.\n"
+               "timesyncd_synchronized %d\n"
+               "# TYPE timesyncd_synchronized_nts gauge\n"
+               "# HELP timesyncd_synchronized_nts 1 when the selected source is authenticated with NTS.\n"
+               "timesyncd_synchronized_nts %d\n"
+               "# TYPE timesyncd_sources gauge\n"
+               "# HELP timesyncd_sources The time sources the daemon knows.\n"
+               "timesyncd_sources %zu\n"
+               "# EOF\n",
+               check == CHECK_NTS || check == CHECK_PLAIN_NTP, check == CHECK_NTS, n);
+}
+
+/* ---- --check ---- */
+
+static const SourceInfo *selected_source(const SourceInfo *sources, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                if (streq(source_string(&sources[i], "Verdict"), "selected"))
+                        return &sources[i];
+        return NULL;
+}
+
+static int check_status(const SourceInfo *sources, size_t n) {
+        const SourceInfo *s = selected_source(sources, n);
+
+        if (!s)
+                return CHECK_UNSYNCHRONIZED;
+        return source_integer(s, "NTS") ? CHECK_NTS : CHECK_PLAIN_NTP;
+}
+
+/* One line that says what the status means. */
+static void print_check(const SourceInfo *sources, size_t n, int status, const char *nts_status) {
+        const SourceInfo *s = selected_source(sources, n);
+        size_t failing = 0;
+
+        for (size_t i = 0; i < n; i++)
+                failing += source_failing(&sources[i]);
+
+        if (s)
+                printf("Synchronized %s to %s (%s), offset %+.6fs (source-local).\n",
+                       status == CHECK_NTS ? "over NTS" : "over plain NTP, NOT authenticated",
+                       source_string(s, "Name"), source_string(s, "Address"),
+                       (double) source_integer(s, "OffsetNSec") / 1e9);
+        else
+                printf("Not synchronized: no source selected (%zu sources, %zu failing)%s%s\n", n, failing,
+                       isempty(nts_status) ? "." : ": ", strempty(nts_status));
+}
+
 /* ---- main ---- */
 
 static void help(void) {
         printf("%s [OPTIONS...]\n\n"
                "Show the time sources of systemd-timesyncd: which servers it uses, which of them\n"
                "agree, and their NTS state (D-Bus property Sources of org.freedesktop.timesync1).\n\n"
-               "  -h --help     Show this help\n"
-               "     --json     Print the sources as a JSON array, keys as on D-Bus\n",
+               "  -h --help            Show this help\n"
+               "     --version         Show package version\n"
+               "     --json            Print the sources as a JSON array, keys as on D-Bus\n"
+               "     --openmetrics     Print the sources as OpenMetrics text (node_exporter's\n"
+               "                       textfile collector)\n"
+               "     --check           Print one line and exit 0 when synchronized over NTS,\n"
+               "                       3 over plain NTP, 4 not synchronized, 1 no daemon\n"
+               "     --wait[=SECONDS]  As --check, once synchronized over NTS or after SECONDS\n",
                program_invocation_short_name);
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_JSON = 0x100 };
+        enum { ARG_JSON = 0x100, ARG_OPENMETRICS, ARG_CHECK, ARG_WAIT, ARG_VERSION };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
+                { "version", no_argument, NULL, ARG_VERSION },
                 { "json", no_argument, NULL, ARG_JSON },
+                { "openmetrics", no_argument, NULL, ARG_OPENMETRICS },
+                { "check", no_argument, NULL, ARG_CHECK },
+                { "wait", optional_argument, NULL, ARG_WAIT },
                 {}
         };
+        unsigned n_modes = 0;
         int c;
 
         while ((c = getopt_long(argc, argv, "h", options, NULL)) >= 0)
@@ -309,21 +567,107 @@ static int parse_argv(int argc, char *argv[]) {
                 case 'h':
                         help();
                         return 0;
+                case ARG_VERSION:
+                        printf("timesync-sources (timesyncd-nts) %s\n", PROJECT_VERSION);
+                        return 0;
                 case ARG_JSON:
-                        arg_json = true;
+                        arg_output = OUTPUT_JSON;
+                        n_modes++;
+                        break;
+                case ARG_OPENMETRICS:
+                        arg_output = OUTPUT_OPENMETRICS;
+                        n_modes++;
+                        break;
+                case ARG_CHECK:
+                        arg_output = OUTPUT_CHECK;
+                        n_modes++;
+                        break;
+                case ARG_WAIT:
+                        arg_output = OUTPUT_CHECK;
+                        arg_wait = true;
+                        n_modes++;
+                        arg_wait_usec = USEC_INFINITY;
+                        if (optarg && parse_sec(optarg, &arg_wait_usec) < 0)
+                                return log_error_errno(EINVAL, "--wait= takes a time span (\"90\", \"2min\"), not '%s'.",
+                                                       optarg);
                         break;
                 default:
                         return -EINVAL;
                 }
         if (optind < argc)
                 return log_error_errno(EINVAL, "%s takes no arguments.", program_invocation_short_name);
+        if (n_modes > 1)
+                return log_error_errno(EINVAL, "--json, --openmetrics, --check and --wait exclude each other.");
         return 1;
 }
 
-int main(int argc, char *argv[]) {
+/* The Sources property, and for --check and --openmetrics the NTSStatus property (empty when
+ * it cannot be read: it only adds a reason). Returns < 0 with the error logged when the daemon
+ * cannot be asked. */
+static int fetch_sources(sd_bus *bus, SourceInfo **ret, size_t *ret_n, char **ret_nts_status) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        int r;
+
+        r = sd_bus_get_property(bus, "org.freedesktop.timesync1", "/org/freedesktop/timesync1",
+                                "org.freedesktop.timesync1.Manager", "Sources", &error, &reply, "aa{sv}");
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the time sources of systemd-timesyncd: %s",
+                                       error.message ?: strerror(-r));
+        r = read_sources(reply, ret, ret_n);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the Sources property: %m");
+
+        if (ret_nts_status) {
+                sd_bus_error_free(&error);
+                *ret_nts_status = NULL;
+                (void) sd_bus_get_property_string(bus, "org.freedesktop.timesync1", "/org/freedesktop/timesync1",
+                                                  "org.freedesktop.timesync1.Manager", "NTSStatus", &error,
+                                                  ret_nts_status);
+        }
+        return 0;
+}
+
+static void free_sources(SourceInfo *sources, size_t n) {
+        for (size_t i = 0; i < n; i++)
+                source_info_done(&sources[i]);
+        free(sources);
+}
+
+/* --check once, or --wait: asks again every second until the daemon says NTS or the time is up;
+ * a daemon that is not there yet (starting) is waited for too. */
+static int run_check(void) {
+        usec_t start = now(CLOCK_MONOTONIC);
+
+        for (;;) {
+                _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+                _cleanup_free_ char *nts_status = NULL;
+                SourceInfo *sources = NULL;
+                size_t n = 0;
+                int r, status;
+
+                r = sd_bus_open_system(&bus);
+                if (r < 0)
+                        log_error_errno(r, "Failed to connect to the system bus: %m");
+                else
+                        r = fetch_sources(bus, &sources, &n, &nts_status);
+                status = r < 0 ? CHECK_NO_DAEMON : check_status(sources, n);
+
+                if (status == CHECK_NTS || !arg_wait ||
+                    (arg_wait_usec != USEC_INFINITY && now(CLOCK_MONOTONIC) - start >= arg_wait_usec)) {
+                        if (r >= 0)
+                                print_check(sources, n, status, nts_status);
+                        free_sources(sources, n);
+                        return status;
+                }
+                free_sources(sources, n);
+                (void) nanosleep(&(struct timespec) { .tv_sec = 1 }, NULL);
+        }
+}
+
+int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+        _cleanup_free_ char *nts_status = NULL;
         SourceInfo *sources = NULL;
         size_t n = 0;
         int r;
@@ -333,31 +677,25 @@ int main(int argc, char *argv[]) {
         if (r <= 0)
                 return r < 0 ? 2 : 0;
 
+        if (arg_output == OUTPUT_CHECK)
+                return run_check();
+
         r = sd_bus_open_system(&bus);
         if (r < 0) {
                 log_error_errno(r, "Failed to connect to the system bus: %m");
                 return 1;
         }
-        r = sd_bus_get_property(bus, "org.freedesktop.timesync1", "/org/freedesktop/timesync1",
-                                "org.freedesktop.timesync1.Manager", "Sources", &error, &reply, "aa{sv}");
-        if (r < 0) {
-                log_error("Failed to read the time sources of systemd-timesyncd: %s",
-                          error.message ?: strerror(-r));
+        r = fetch_sources(bus, &sources, &n, arg_output == OUTPUT_OPENMETRICS ? &nts_status : NULL);
+        if (r < 0)
                 return 1;
-        }
-        r = read_sources(reply, &sources, &n);
-        if (r < 0) {
-                log_error_errno(r, "Failed to read the Sources property: %m");
-                return 1;
-        }
 
-        if (arg_json)
+        if (arg_output == OUTPUT_JSON)
                 print_json(sources, n);
+        else if (arg_output == OUTPUT_OPENMETRICS)
+                print_openmetrics(sources, n, check_status(sources, n));
         else
                 print_table(sources, n);
 
-        for (size_t i = 0; i < n; i++)
-                source_info_done(&sources[i]);
-        free(sources);
-        return 0;
+        free_sources(sources, n);
+        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

@@ -10,6 +10,7 @@
 #include "iovec-util.h"
 #include "log.h"
 #include "nts-ke-client.h"
+#include "string-util.h"
 
 typedef enum KEState {
         KE_STATE_IDLE,
@@ -334,9 +335,11 @@ static void ke_client_process(NTS_KEClient *c) {
                         if (r < 0) {
                                 c->result->cert_time_failure = NTS_tls_cert_time_failure(c->tls);
                                 ke_client_save_tls_info(c, false);
+                                /* The TLS module names the step ("TLS handshake: ..."): once is enough. */
                                 ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK,
                                                "TLS handshake with %s failed: %s",
                                                ke_client_address_string(c, a),
+                                               startswith(ke_client_tls_reason(c, r), "TLS handshake: ") ?:
                                                ke_client_tls_reason(c, r));
                                 return;
                         }

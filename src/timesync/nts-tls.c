@@ -28,6 +28,7 @@ struct NTS_TLS {
         uint32_t events;
         bool handshake_done;
         int alert;              /* last fatal alert the peer sent, -1 if none */
+        time_t verify_time;     /* certificates are checked at this time; 0: now */
         char error[256];
 };
 
@@ -49,6 +50,57 @@ _printf_(3, 4) static int tls_fail(NTS_TLS *t, int r, const char *format, ...) {
         (void) vsnprintf(t->error, sizeof(t->error), format, ap);
         va_end(ap);
         return r;
+}
+
+static int asn1_time_to_time_t(const ASN1_TIME *a, time_t *ret);
+
+/* "2021-01-01 00:00 UTC" when the date is past (past true) or still to come (false) at the
+ * time the verifier checked, else "". */
+static const char *format_cert_date(const NTS_TLS *t, const ASN1_TIME *a, bool past, char buf[static 32]) {
+        time_t x, at = t->verify_time != 0 ? t->verify_time : time(NULL);
+        struct tm tm;
+
+        buf[0] = 0;
+        if (asn1_time_to_time_t(a, &x) >= 0 && (past ? x < at : x > at) && gmtime_r(&x, &tm))
+                (void) strftime(buf, 32, "%Y-%m-%d %H:%M UTC", &tm);
+        return buf;
+}
+
+/* Why the verifier refused the server's certificate, in words that say what to do. OpenSSL's
+ * own strings describe its search, not the cause: "self-signed certificate in certificate
+ * chain" is what a chain whose root we do not trust reads as, and "certificate has expired"
+ * gives no date. Those two and their kin get a sentence of ours (the issuer, the setting that
+ * decides the trust, the date); every other error keeps OpenSSL's string. */
+static const char *tls_verify_error(const NTS_TLS *t, long verify, char *buf, size_t size) {
+        char name[128] = "", date[32];
+
+        switch (verify) {
+        case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT:
+        case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY:
+        case X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+                if (t->leaf)
+                        (void) sym_X509_NAME_oneline(sym_X509_get_issuer_name(t->leaf), name, sizeof(name));
+                (void) snprintf(buf, size, "its issuer %s is not a trusted CA (the trusted CAs are set by "
+                                "NTSTrustedCertificates=, for nts-query by --ca=)",
+                                isempty(name) ? "(unknown)" : name);
+                return buf;
+        case X509_V_ERR_CERT_HAS_EXPIRED:
+                /* The leaf's date when it is the one that expired; else a CA's of the chain. */
+                if (t->leaf && !isempty(format_cert_date(t, sym_X509_get0_notAfter(t->leaf), true, date)))
+                        (void) snprintf(buf, size, "certificate has expired: valid until %s", date);
+                else
+                        (void) snprintf(buf, size, "certificate has expired: a CA certificate of its chain");
+                return buf;
+        case X509_V_ERR_CERT_NOT_YET_VALID:
+                if (t->leaf && !isempty(format_cert_date(t, sym_X509_get0_notBefore(t->leaf), false, date)))
+                        (void) snprintf(buf, size, "certificate is not yet valid: valid from %s", date);
+                else
+                        (void) snprintf(buf, size, "certificate is not yet valid: a CA certificate of its chain");
+                return buf;
+        default:
+                return sym_X509_verify_cert_error_string(verify);
+        }
 }
 
 /* Turns the result of an SSL_*() call that returned ret <= 0 into -EAGAIN, 0 (orderly close)
@@ -74,9 +126,12 @@ static int tls_result(NTS_TLS *t, int ret, const char *op) {
                 return tls_fail(t, -ECONNRESET, "%s: connection closed by peer", op);
         case SSL_ERROR_SSL:
                 verify = sym_SSL_get_verify_result(t->ssl);
-                if (!t->handshake_done && verify != X509_V_OK)
+                if (!t->handshake_done && verify != X509_V_OK) {
+                        char why[sizeof(t->error)];
+
                         return tls_fail(t, -EKEYREJECTED, "%s: certificate verification failed: %s",
-                                        op, sym_X509_verify_cert_error_string(verify));
+                                        op, tls_verify_error(t, verify, why, sizeof(why)));
+                }
                 if (t->alert >= 0)
                         return tls_fail(t, -EPROTO, "%s: peer sent TLS alert: %s", op,
                                         sym_SSL_alert_desc_string_long(t->alert));
@@ -321,8 +376,10 @@ static int tls_ssl_setup(NTS_TLS *t, int fd, const NTS_TLSOptions *o, char *erro
                 if (sym_X509_VERIFY_PARAM_set_flags(param, X509_V_FLAG_NO_CHECK_TIME) != 1)
                         return setup_fail(-EIO, error, error_size, "Failed to disable certificate time checks: %s",
                                           crypto_last_error(buf, sizeof(buf)));
-        } else if (o->verify_time != 0)
+        } else if (o->verify_time != 0) {
                 sym_X509_VERIFY_PARAM_set_time(param, o->verify_time);
+                t->verify_time = o->verify_time;
+        }
 
         return 0;
 }
@@ -407,9 +464,12 @@ int NTS_tls_handshake(NTS_TLS *t) {
         /* SSL_VERIFY_PEER already fails the handshake; this guards against a future change of
          * the verify mode. */
         verify = sym_SSL_get_verify_result(t->ssl);
-        if (verify != X509_V_OK)
+        if (verify != X509_V_OK) {
+                char why[sizeof(t->error)];
+
                 return tls_fail(t, -EKEYREJECTED, "TLS handshake: certificate verification failed: %s",
-                                sym_X509_verify_cert_error_string(verify));
+                                tls_verify_error(t, verify, why, sizeof(why)));
+        }
 
         /* RFC 8915 section 4: a server that does not select "ntske/1" does not speak NTS-KE. */
         sym_SSL_get0_alpn_selected(t->ssl, &alpn, &alpn_len);

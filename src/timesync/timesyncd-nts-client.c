@@ -83,6 +83,8 @@ struct NTSClient {
          * ladder of failures in a row (without a verified reply in between), the cap on key
          * exchanges with this server name, and when to renew the keys. */
         BackoffLadder ke_ladder;
+        unsigned ke_failures;           /* in a row, for D-Bus: the ladder's count is its rung,
+                                         * which a refusal puts at the top at once */
         BackoffLimit ke_limit;
         usec_t ke_retry_after;          /* CLOCK_BOOTTIME; 0: no backoff */
         usec_t renew_realtime;          /* renew the keys from then on (CLOCK_REALTIME) */
@@ -619,6 +621,8 @@ static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const cha
         wait = backoff_ke_failed(&c->ke_ladder, outcome, t, c->settings->retry_usec, BACKOFF_KE_MAX_USEC,
                                  backoff_random, NULL);
         c->ke_retry_after = t + wait;
+        if (c->ke_failures < UINT_MAX)
+                c->ke_failures++;
 
         snprintf(c->last_error, sizeof c->last_error, "%s", reason);
         log_warning("NTS key exchange with %s failed: %s. Trying again in %s at the earliest.",
@@ -1097,6 +1101,7 @@ int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause 
         c->query_pending = false;
         c->cookies_unproven = false;
         backoff_ke_done(&c->ke_ladder);
+        c->ke_failures = 0;
         c->member_failures = 0;
         return 0;
 }
@@ -1126,6 +1131,8 @@ int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t o
         t = now(CLOCK_BOOTTIME);
         c->ke_retry_after = t + backoff_ke_failed(&c->ke_ladder, BACKOFF_KE_REFUSED, t, c->settings->retry_usec,
                                                   BACKOFF_KE_MAX_USEC, backoff_random, NULL);
+        if (c->ke_failures < UINT_MAX)
+                c->ke_failures++;
         snprintf(c->last_error, sizeof c->last_error, "bootstrap time refused");
         nts_client_report(c, NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED);
         return -EPERM;
@@ -1171,7 +1178,7 @@ usec_t nts_client_last_ke_realtime(const NTSClient *c) {
 }
 
 unsigned nts_client_ke_failures(const NTSClient *c) {
-        return c->ke_ladder.failures;
+        return c->ke_failures;
 }
 
 const char *nts_client_last_error(const NTSClient *c) {

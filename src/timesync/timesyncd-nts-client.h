@@ -186,6 +186,6 @@ const char *nts_client_ke_address(const NTSClient *c);  /* "host:port" of the la
 const char *nts_client_aead_name(const NTSClient *c);   /* NULL without keys */
 size_t nts_client_cookies(const NTSClient *c);
 usec_t nts_client_last_ke_realtime(const NTSClient *c); /* 0: none in this run */
-unsigned nts_client_ke_failures(const NTSClient *c);    /* in a row (a refusal puts it at the
-                                                         * top of the retry ladder at once) */
+unsigned nts_client_ke_failures(const NTSClient *c);    /* failed key exchanges (and refused
+                                                         * bootstrap keys) in a row */
 const char *nts_client_last_error(const NTSClient *c);  /* "" when there is none */

@@ -12,6 +12,7 @@ export TSNTS_NTS_QUERY=${TSNTS_NTS_QUERY:-$TSNTS_BUILD_DIR/tools/nts-query}
 
 # Exit codes of nts-query(1).
 export QUERY_EXIT_USAGE=2 QUERY_EXIT_RESOLVE=3 QUERY_EXIT_CONNECT=4 QUERY_EXIT_TLS=5 QUERY_EXIT_KE=6 QUERY_EXIT_NTP=7 QUERY_EXIT_DNSSEC=8
+export QUERY_EXIT_DISAGREE=9
 
 # With QUERY_NETNS set, nts-query runs inside that network namespace.
 _query_prefix() {

@@ -4,10 +4,15 @@
 # targets are NTS servers on loopback at the ports the records give, found through
 # systemd-resolved on the test's bus (the targets' names exist only in the signed zone):
 #   _ntske._tcp.pool  10 60 m1 (the mock server), 10 40 c1 (chronyd), 20 0 bad (the mock
-#                     server with a certificate for wrong.test only)
+#                     server with a certificate for wrong.test only), each on an address of its
+#                     own (127.0.0.11 to .13)
+#   _ntske._tcp.twin  t1 (the mock server) and t2 (the mock server an hour ahead), both on
+#                     127.0.0.14: one server, under two names
+#   _ntske._tcp.twin2 t1 and t3 (the mock server, honest) on 127.0.0.14
 # The records are shown with the authenticated flag; each target is checked against its own
 # name at its own port; every answer that is not an authenticated set of targets is refused
-# before any target is asked.
+# before any target is asked. Targets on one address are one server: they count once, and two
+# of them that disagree fail the query.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR/../../lib source=dnssec.sh
 . "$(dirname "$0")/../../lib/dnssec.sh"
@@ -24,21 +29,37 @@ out="$TEST_TMPDIR/out"
 
 # The targets first: the zone names their ports.
 ntp=$(free_port)
-start_mock_server m1 --ntp-listen-port="$ntp" --ntp-port="$ntp"
+start_mock_server m1 --address=127.0.0.11 --ntp-listen-port="$ntp" --ntp-port="$ntp"
 M1_KE=$MOCK_KE_PORT
 ntp=$(free_port)
-start_mock_server bad --cert="$CERTDIR/wrongname-chain.pem" --ntp-listen-port="$ntp" --ntp-port="$ntp"
+start_mock_server bad --address=127.0.0.13 --cert="$CERTDIR/wrongname-chain.pem" --ntp-listen-port="$ntp" --ntp-port="$ntp"
 BAD_KE=$MOCK_KE_PORT
 C1_NTP=$(free_port)
 C1_KE=$(free_port)
-start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$C1_NTP" "$C1_KE"
+CHRONY_BIND4=127.0.0.12 start_chrony_nts_server "$TEST_TMPDIR/chrony" "$CERTDIR" "$C1_NTP" "$C1_KE"
+ntp=$(free_port)
+start_mock_server t1 --address=127.0.0.14 --ntp-listen-port="$ntp" --ntp-port="$ntp"
+T1_KE=$MOCK_KE_PORT
+ntp=$(free_port)
+start_mock_server t2 --address=127.0.0.14 --time-offset=3600 --ntp-listen-port="$ntp" --ntp-port="$ntp"
+T2_KE=$MOCK_KE_PORT
+ntp=$(free_port)
+start_mock_server t3 --address=127.0.0.14 --ntp-listen-port="$ntp" --ntp-port="$ntp"
+T3_KE=$MOCK_KE_PORT
 
 DNS_FIXTURE_RECORDS="_ntske._tcp.pool SRV 10 60 $M1_KE m1
 _ntske._tcp.pool SRV 10 40 $C1_KE c1
 _ntske._tcp.pool SRV 20 0 $BAD_KE bad
-m1 A 127.0.0.1
-c1 A 127.0.0.1
-bad A 127.0.0.1"
+_ntske._tcp.twin SRV 10 50 $T1_KE t1
+_ntske._tcp.twin SRV 20 50 $T2_KE t2
+_ntske._tcp.twin2 SRV 10 50 $T1_KE t1
+_ntske._tcp.twin2 SRV 20 50 $T3_KE t3
+m1 A 127.0.0.11
+c1 A 127.0.0.12
+bad A 127.0.0.13
+t1 A 127.0.0.14
+t2 A 127.0.0.14
+t3 A 127.0.0.14"
 export DNS_FIXTURE_RECORDS
 dns_fixture_start
 
@@ -54,12 +75,37 @@ test_srv_records_are_shown_authenticated_and_each_target_checked_at_its_port() {
         expect_output "$out" "^  priority +10 weight +60 port +$M1_KE target m1\.$DNS_ZONE \(TTL 300 s\)$" "the m1 record"
         expect_output "$out" "^  priority +10 weight +40 port +$C1_KE target c1\.$DNS_ZONE \(TTL 300 s\)$" "the c1 record"
         expect_output "$out" "^  priority +20 weight +0 port +$BAD_KE target bad\.$DNS_ZONE \(TTL 300 s\)$" "the bad record"
-        expect_output "$out" "^NTS-KE server: +m1\.$DNS_ZONE \(127\.0\.0\.1:$M1_KE\)$" "m1 asked at its SRV port"
-        expect_output "$out" "^NTS-KE server: +c1\.$DNS_ZONE \(127\.0\.0\.1:$C1_KE\)$" "c1 asked at its SRV port"
+        expect_output "$out" "^NTS-KE server: +m1\.$DNS_ZONE \(127\.0\.0\.11:$M1_KE\)$" "m1 asked at its SRV port"
+        expect_output "$out" "^NTS-KE server: +c1\.$DNS_ZONE \(127\.0\.0\.12:$C1_KE\)$" "c1 asked at its SRV port"
         expect_output "$out" "verification ok \(name c1\.$DNS_ZONE," "c1's certificate checked against c1's name"
-        expect_output "$out" "verification FAILED: .*\(name bad\.$DNS_ZONE," "bad's certificate refused for bad's name"
+        expect_output "$out" "verification FAILED, see TLS above \(name bad\.$DNS_ZONE," "bad's certificate refused for bad's name"
         expect_output "$out" "^Sources: +2 of 3 verified$" "the summary"
         expect_output "$out" "Source 3 \(bad\.$DNS_ZONE\): NTS-KE with bad\.$DNS_ZONE failed \(TLS stage\)" "the reason"
+        ! grep -q "^Same server:" "$out" || fail "targets on addresses of their own taken for one server"
+}
+
+# One server under two target names (one address, two ports): one vote. t2 answers an hour
+# ahead of t1; one server cannot be right twice, so the query fails (9), and says why.
+test_two_targets_on_one_address_are_one_server() {
+        nts_query "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:twin.$DNS_ZONE"
+        save_output srv-twin "$out"
+        expect_exit "$QUERY_EXIT_DISAGREE" "$out" "two targets on one address an hour apart"
+        expect_output "$out" "^Same server: +t1\.$DNS_ZONE and t2\.$DNS_ZONE are the same server \(127\.0\.0\.14\): they count once$" \
+                "the twins named"
+        expect_output "$out" "^Sources: +1 of 1 verified \(distinct servers\)$" "one server counted"
+        expect_output "$out" "t1\.$DNS_ZONE and t2\.$DNS_ZONE are the same server \(127\.0\.0\.14\) and disagree by \+(3599\.9|3600\.0)[0-9]{2} s$" \
+                "the disagreement"
+        nts_query_json "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:twin.$DNS_ZONE"
+        expect_exit "$QUERY_EXIT_DISAGREE" "$out" "twins, JSON"
+        json_check "$out.json" "j['status'] == 'disagree' and j['verified'] == 1 and j['servers'] == 1" \
+                "j['same_server'] == [{'first': 't1.$DNS_ZONE', 'second': 't2.$DNS_ZONE', 'address': '127.0.0.14'}]" \
+                "[s['status'] for s in j['sources']] == ['verified', 'verified']"
+        # Two honest targets on one address: no failure, still one server.
+        nts_query "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:twin2.$DNS_ZONE"
+        expect_exit 0 "$out" "two agreeing targets on one address"
+        expect_output "$out" "^Same server: +t1\.$DNS_ZONE and t3\.$DNS_ZONE are the same server \(127\.0\.0\.14\): they count once$" \
+                "the agreeing twins named"
+        expect_output "$out" "^Sources: +1 of 1 verified \(distinct servers\)$" "one server counted"
 }
 
 test_json_names_records_flag_and_per_target_results() {
@@ -127,6 +173,7 @@ test_stopped_resolved_is_a_resolve_failure() {
 run_case test_srv_records_are_shown_authenticated_and_each_target_checked_at_its_port
 run_case test_json_names_records_flag_and_per_target_results
 run_case test_sources_limits_the_targets_checked
+run_case test_two_targets_on_one_address_are_one_server
 run_case test_unsigned_srv_set_is_refused
 run_case test_broken_signature_is_refused
 run_case test_resolved_with_dnssec_off_is_refused

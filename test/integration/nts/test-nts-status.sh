@@ -208,7 +208,7 @@ test_status_says_why_the_key_exchange_fails() {
         start_chrony expired-chain.pem
         write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke"
         TIMESYNCD_LOG_LEVEL=info restart_timesyncd "$TEST_TMPDIR/ts.conf"
-        expect_status "expired certificate" "$usable Key exchange with localhost:$ke failed: .*certificate has expired\\."
+        expect_status "expired certificate" "$usable Key exchange with localhost:$ke failed: .*certificate has expired: valid until 2021-01-01 00:00 UTC\\."
         stop_chrony "$srv"
 
         port=$(free_port)

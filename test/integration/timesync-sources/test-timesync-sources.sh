@@ -5,7 +5,9 @@
 # unprivileged user (nobody) on a bus whose policy is the system bus's default (method calls
 # denied unless a policy allows them) plus the daemon's shipped one
 # (units/org.freedesktop.timesync1.conf): the table and --json show every source, the selected
-# one, the falseticker and the NTS state.
+# one, the falseticker, the NTS state and the authentication; --openmetrics parses and says
+# what --json says; --check and --wait give the documented exit status for NTS, plain NTP, a
+# failing source and no daemon; a key exchange the server refuses counts once in "KE fails".
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
@@ -38,9 +40,12 @@ test_table_shows_every_source_and_their_verdicts() {
         echo "---- transcript: timesync-sources (as nobody) ----"
         cat "$out"
         echo "---- end of transcript ----"
-        grep -Eq "^S Name +Address +State +St +Poll +Last +Offset +Root dist\.$" "$out" || fail "no header"
-        grep -Eq "^x localhost:${KE[liar]} +127\.0\.0\.1:[0-9]+ +[a-z-]+ +1 +1s +[0-9]+s +\+3600\.[0-9]{6}s +0\.[0-9]{6}s$" "$out" ||
-                fail "the liar is not shown as a falseticker an hour off"
+        grep -Eq "^S Name +Address +Auth +State +St +Poll +Last +Source-local +Root dist\.$" "$out" || fail "no header"
+        # The liar's clock is an hour ahead: the header says source minus local, so +3600.
+        grep -Eq "^x localhost:${KE[liar]} +127\.0\.0\.1:[0-9]+ +NTS +[a-z-]+ +1 +1s +[0-9]+s +\+3600\.[0-9]{6}s +0\.[0-9]{6}s$" "$out" ||
+                fail "the liar is not shown as an authenticated falseticker an hour ahead"
+        grep -q "^Source-local: the source's clock minus the local clock (+: the source is ahead)$" "$out" ||
+                fail "the table does not say the offset's sign"
         [ "$(grep -c '^\* localhost:' "$out")" = 1 ] || fail "not one selected source"
         [ "$(grep -Ec '^[*+] localhost:' "$out")" = 3 ] || fail "not three agreeing sources"
         grep -Eq "^NTS source +Key exchange +AEAD +Cookies +KE fails +Last KE +Last error$" "$out" || fail "no NTS table"
@@ -62,7 +67,7 @@ assert liar["Verdict"] == "falseticker", liar
 assert abs(liar["OffsetNSec"] - 3600e9) < 1e9, liar
 assert [s["Verdict"] for s in sources].count("selected") == 1
 for s in sources:
-    assert s["NTS"] is True and s["Origin"] == "nts", s
+    assert s["NTS"] is True and s["Origin"] == "nts" and s["Authentication"] == "NTS", s
     assert s["AEAD"] == "AEAD_AES_SIV_CMAC_256" and 1 <= s["Cookies"] <= 8, s
     for key in ("State", "Address", "KeyExchangeServer", "LastKeyExchangeTimestamp", "DelayNSec",
                 "RootDistanceNSec", "PollIntervalUSec", "Failures", "KeyExchangeFailures", "LastError"):
@@ -80,15 +85,206 @@ test_reading_needs_no_privileges_but_the_policy_holds() {
         fi
 }
 
+test_version() {
+        "$TIMESYNC_SOURCES" --version | grep -Eq "^timesync-sources \(timesyncd-nts\) [0-9]" || fail "no --version"
+}
+
+test_check_says_synchronized_over_nts() {
+        local out rc=0
+        out=$(as_nobody "$TIMESYNC_SOURCES" --check) || rc=$?
+        echo "$out"
+        [ "$rc" = 0 ] || fail "--check exits $rc while synchronized over NTS"
+        grep -Eq "^Synchronized over NTS to localhost:[0-9]+ \(127\.0\.0\.1:[0-9]+\), offset [+-]0\.[0-9]{6}s \(source-local\)\.$" <<<"$out" ||
+                fail "--check does not say so"
+}
+
+# A strict reader of the OpenMetrics text format (the subset the tool writes: gauges, UNIT,
+# HELP, labels, # EOF last) that also compares the values with --json.
+test_openmetrics_parses_and_says_what_the_daemon_says() {
+        local rc tries
+        for tries in 1 2 3 4 5; do
+                rc=0
+                openmetrics_matches_json || rc=$?
+                [ "$rc" = 3 ] || break
+                log "every source answered between the two reads (try $tries): again"
+        done
+        [ "$rc" = 0 ] || fail "the OpenMetrics text is not valid or not what the daemon says"
+}
+
+# openmetrics_matches_json: exit 0, 3 when no source kept its sample between the two reads.
+openmetrics_matches_json() {
+        local out=$TEST_TMPDIR/metrics.txt json=$TEST_TMPDIR/sources2.json
+        as_nobody "$TIMESYNC_SOURCES" --openmetrics >"$out"
+        as_nobody "$TIMESYNC_SOURCES" --json >"$json"
+        echo "---- transcript: timesync-sources --openmetrics (first lines) ----"
+        head -n 30 "$out"
+        echo "---- end of transcript ----"
+        /usr/bin/python3 - "$out" "$json" "${KE[liar]}" <<'PY'
+import json, re, sys
+text = open(sys.argv[1]).read()
+sources = json.load(open(sys.argv[2]))
+liar = "localhost:" + sys.argv[3]
+assert text.endswith("# EOF\n"), "no # EOF at the end"
+lines = text[:-len("# EOF\n")].split("\n")
+assert lines[-1] == "", "no newline before # EOF"
+name_re = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
+label_re = r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"'
+sample_re = re.compile(r"^(%s)(?:\{(%s(?:,%s)*)\})? (-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)$" % (name_re, label_re, label_re))
+families, current, values = {}, None, {}
+for line in lines[:-1]:
+    if line.startswith("#"):
+        m = re.match(r"^# (TYPE|UNIT|HELP) (%s) (.+)$" % name_re, line)
+        assert m, "bad metadata line: " + line
+        kind, fam, rest = m.groups()
+        if kind == "TYPE":
+            assert fam not in families, "family twice: " + fam
+            assert rest == "gauge", line
+            families[fam] = {}
+            current = fam
+        else:
+            assert fam == current, "metadata of another family: " + line
+            if kind == "UNIT":
+                assert fam.endswith("_" + rest), line
+        continue
+    m = sample_re.match(line)
+    assert m, "bad sample line: " + repr(line)
+    name, labels, value = m.groups()
+    assert name == current, "sample outside its family: " + line
+    labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', labels or ""))
+    key = tuple(sorted(labels.items()))
+    assert key not in families[name], "sample twice: " + line
+    families[name][key] = float(value)
+    values.setdefault(name, {})[labels.get("name")] = (labels, float(value))
+
+by_name = {s["Name"]: s for s in sources}
+same_sample = 0
+for fam in ("timesyncd_source_info", "timesyncd_source_offset_seconds", "timesyncd_source_root_distance_seconds",
+            "timesyncd_source_reachable", "timesyncd_source_nts", "timesyncd_source_nts_cookies",
+            "timesyncd_source_nts_key_exchange_failures", "timesyncd_source_refused_replies",
+            "timesyncd_source_failures", "timesyncd_source_selected"):
+    assert set(values[fam]) == set(by_name), (fam, values[fam].keys())
+for name, s in by_name.items():
+    info = values["timesyncd_source_info"][name][0]
+    assert info["authentication"] == "NTS" and info["origin"] == "nts", info
+    assert info["address"] == s["Address"] and info["key_exchange_server"] == s["KeyExchangeServer"], info
+    assert info["aead"] == "AEAD_AES_SIV_CMAC_256" and set(info) == {"name", "authentication", "address", "origin",
+        "pool", "state", "verdict", "key_exchange_server", "aead"}, info
+    # The verdict may change between the two reads; within one it is consistent.
+    assert values["timesyncd_source_selected"][name][1] == (info["verdict"] == "selected"), info
+    assert values["timesyncd_source_nts"][name][1] == 1
+    assert values["timesyncd_source_reachable"][name][1] == 1
+    assert values["timesyncd_source_refused_replies"][name][1] == s["RefusedReplies"]
+    assert values["timesyncd_source_nts_key_exchange_failures"][name][1] == s["KeyExchangeFailures"] == 0
+    assert values["timesyncd_source_nts_cookies"][name][1] >= 1
+    # Read a moment apart (1 s polls): the same sample gives the same offset to the nanosecond.
+    if round(values["timesyncd_source_last_sample_timestamp_seconds"][name][1] * 1e6) == s["LastSampleTimestamp"]:
+        assert round(values["timesyncd_source_offset_seconds"][name][1] * 1e9) == s["OffsetNSec"], name
+        same_sample += 1
+assert abs(values["timesyncd_source_offset_seconds"][liar][1] - 3600) < 1
+assert values["timesyncd_source_info"][liar][0]["verdict"] == "falseticker"
+assert sum(v for _, v in values["timesyncd_source_selected"].values()) == 1
+assert families["timesyncd_synchronized"][()] == 1 and families["timesyncd_synchronized_nts"][()] == 1
+assert families["timesyncd_sources"][()] == 4
+# Every source polled between the two reads: no offset compared, read again.
+sys.exit(0 if same_sample > 0 else 3)
+PY
+}
+
 test_no_daemon_is_a_clear_error() {
         local out rc=0
         stop_timesyncd
         out=$(as_nobody "$TIMESYNC_SOURCES" 2>&1) || rc=$?
         [ "$rc" = 1 ] || fail "exit status $rc without a daemon"
         grep -q "Failed to read the time sources of systemd-timesyncd: " <<<"$out" || fail "no clear error: $out"
+        rc=0
+        as_nobody "$TIMESYNC_SOURCES" --check >/dev/null 2>&1 || rc=$?
+        [ "$rc" = 1 ] || fail "--check exits $rc without a daemon"
+        rc=0
+        as_nobody "$TIMESYNC_SOURCES" --wait=2 >/dev/null 2>&1 || rc=$?
+        [ "$rc" = 1 ] || fail "--wait=2 exits $rc without a daemon"
+}
+
+# check_exits N: timesync-sources --check (as nobody) exits N.
+check_exits() {
+        local rc=0
+        as_nobody "$TIMESYNC_SOURCES" --check >/dev/null 2>&1 || rc=$?
+        [ "$rc" = "$1" ]
+}
+
+# Only a plain NTP server: synchronized, but --check says it is not authenticated (3), and the
+# table and the metrics say "none".
+test_plain_ntp_is_not_nts() {
+        local port out rc=0
+        port=$(free_port)
+        start_ntp_test_server plain "$port"
+        : >"$TIMESYNCD_LOG"
+        write_conf "$TEST_TMPDIR/plain.conf" "NTP=127.0.0.1:$port"
+        start_timesyncd "$TEST_TMPDIR/plain.conf" --test-poll-interval=1s
+        wait_log "Initial clock synchronization to " 30
+        wait_for 10 check_exits 3 || true
+        out=$(as_nobody "$TIMESYNC_SOURCES" --check) || rc=$?
+        echo "$out"
+        [ "$rc" = 3 ] || fail "--check exits $rc over plain NTP"
+        grep -q "^Synchronized over plain NTP, NOT authenticated to 127\.0\.0\.1:$port " <<<"$out" || fail "--check does not say so"
+        out=$(as_nobody "$TIMESYNC_SOURCES")
+        echo "$out"
+        grep -Eq "^\* 127\.0\.0\.1:$port +127\.0\.0\.1:$port +none " <<<"$out" || fail "the table does not say 'none'"
+        as_nobody "$TIMESYNC_SOURCES" --openmetrics | grep -q '^timesyncd_synchronized_nts 0$' || fail "metrics say NTS"
+        stop_timesyncd
+}
+
+# One NTS server that refuses every key exchange (an NTS-KE error record "bad request", which
+# puts the retry at the top of the backoff ladder at once): the source is failing (S is "-"),
+# "KE fails" counts the one failure, and --check says not synchronized (4); --wait gives up
+# when its time is up, with the same status.
+test_refusing_server_is_failing() {
+        local out rc=0 json=$TEST_TMPDIR/refusing.json
+        start_nts_mock refusing --sabotage=bad-request
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/refusing.conf" "localhost:$MOCK_KE"
+        start_timesyncd "$TEST_TMPDIR/refusing.conf" --test-poll-interval=1s
+        wait_log "NTS key exchange with localhost:$MOCK_KE failed" 30
+        wait_for 10 check_exits 4 || true
+        out=$(as_nobody "$TIMESYNC_SOURCES")
+        echo "$out"
+        grep -Eq "^- localhost:$MOCK_KE +- +NTS +[a-z-]+ " <<<"$out" || fail "the failing source is not marked '-'"
+        grep -Eq "^localhost:$MOCK_KE +localhost:$MOCK_KE +- +0 +1 +- +KE response from 127\.0\.0\.1:$MOCK_KE refused" <<<"$out" ||
+                fail "'KE fails' is not 1 after one refused key exchange"
+        as_nobody "$TIMESYNC_SOURCES" --json >"$json"
+        /usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1]))[0]; assert s["KeyExchangeFailures"] == 1, s' "$json" ||
+                fail "KeyExchangeFailures is not 1"
+        out=$(as_nobody "$TIMESYNC_SOURCES" --check) || rc=$?
+        echo "$out"
+        [ "$rc" = 4 ] || fail "--check exits $rc with no usable source"
+        grep -q "^Not synchronized: no source selected (1 sources, 1 failing): Key exchange with localhost:$MOCK_KE failed: " <<<"$out" ||
+                fail "--check does not say why"
+        rc=0
+        as_nobody "$TIMESYNC_SOURCES" --wait=2 >/dev/null || rc=$?
+        [ "$rc" = 4 ] || fail "--wait=2 exits $rc with no usable source"
+        stop_timesyncd
+}
+
+# --wait started before the daemon: it waits for the daemon and for NTS, then exits 0.
+test_wait_until_synchronized_over_nts() {
+        local rc=0 pid
+        : >"$TIMESYNCD_LOG"
+        as_nobody "$TIMESYNC_SOURCES" --wait=120 >"$TEST_TMPDIR/wait.out" 2>/dev/null &
+        pid=$!
+        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
+        wait "$pid" || rc=$?
+        cat "$TEST_TMPDIR/wait.out"
+        [ "$rc" = 0 ] || fail "--wait exits $rc"
+        grep -q "^Synchronized over NTS to localhost:" "$TEST_TMPDIR/wait.out" || fail "--wait does not say so"
+        log_has "Initial clock synchronization to " || fail "--wait returned before the daemon synchronized"
 }
 
 run_case test_table_shows_every_source_and_their_verdicts
 run_case test_json_has_every_key_of_the_property
 run_case test_reading_needs_no_privileges_but_the_policy_holds
+run_case test_version
+run_case test_check_says_synchronized_over_nts
+run_case test_openmetrics_parses_and_says_what_the_daemon_says
 run_case test_no_daemon_is_a_clear_error
+run_case test_plain_ntp_is_not_nts
+run_case test_refusing_server_is_failing
+run_case test_wait_until_synchronized_over_nts

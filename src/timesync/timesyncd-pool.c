@@ -96,6 +96,17 @@ struct Pool {
 
 /* ---- sources ---- */
 
+/* Arms the timer es (CLOCK_BOOTTIME) to fire once at at; what names it in the error. */
+static void pool_arm(Pool *p, sd_event_source *es, usec_t at, const char *what) {
+        int r;
+
+        r = sd_event_source_set_time(es, at);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_error_errno(r, "Failed to arm the next %s of %s: %m", what, p->entry);
+}
+
 static PoolMember *pool_member_of(Pool *p, const Source *s) {
         for (size_t i = 0; i < p->n_members; i++)
                 if (p->members[i].source == s)
@@ -206,15 +217,8 @@ static bool pool_ke_has_member(const PoolMember *m) {
 }
 
 static void pool_ke_arm_retry(Pool *p) {
-        usec_t at = now(CLOCK_BOOTTIME) + POOL_KE_SHORT_RETRY_USEC +
-                backoff_random(NULL) % (POOL_KE_SHORT_RETRY_USEC / 2);
-        int r;
-
-        r = sd_event_source_set_time(p->event_ke_retry, at);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(p->event_ke_retry, SD_EVENT_ONESHOT);
-        if (r < 0)
-                log_error_errno(r, "Failed to arm the next key exchange for the empty places of %s: %m", p->entry);
+        pool_arm(p, p->event_ke_retry, now(CLOCK_BOOTTIME) + POOL_KE_SHORT_RETRY_USEC +
+                 backoff_random(NULL) % (POOL_KE_SHORT_RETRY_USEC / 2), "key exchange for the empty places");
 }
 
 /* A slot's key exchange found no member it may take (nts_client_pool_exhausted()) while others
@@ -429,13 +433,7 @@ static bool pool_srv_sync(Pool *p) {
 }
 
 static void pool_arm_lookup(Pool *p, usec_t at) {
-        int r;
-
-        r = sd_event_source_set_time(p->event_lookup, at);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(p->event_lookup, SD_EVENT_ONESHOT);
-        if (r < 0)
-                log_error_errno(r, "Failed to arm the next SRV lookup of %s: %m", p->entry);
+        pool_arm(p, p->event_lookup, at, "SRV lookup");
 }
 
 /* The records at info level when they change (as a set: each lookup draws a new order, and a

@@ -220,8 +220,8 @@ test_pool_with_fewer_members_than_wanted_gives_what_it_has() {
         pool 2
         client
         wait_log "NTS key exchange with $POOL failed: the pool named only members in use or turned down (the last one: 127\.0\.0\.[23], a member in use or denied, named again)" 30
-        wait_log "Pool $POOL names no member beyond the 2 in use (.*): leaving 2 of its 4 places empty; asking it for more in an hour or so, not before\." 30
         wait_members "127.0.0.2 127.0.0.3"
+        wait_log "Pool $POOL names no member beyond the 2 in use (.*): leaving 2 of its 4 places empty; asking it for more in an hour or so, not before\." 5
         wait_log "2 of 2 NTS sources agree\." 20
         log_has "Initial clock synchronization to 127\.0\.0\.[23] " || fail "the two members did not synchronize"
         POOL_COUNTS=p
@@ -255,8 +255,8 @@ test_server_without_server_record_is_one_source() {
         wait_log "it is one server, not a pool" 30
         wait_log "Initial clock synchronization to 127\.0\.0\.1 (offset .*, NTS authenticated, 1 of 1 NTS sources agree" 30
         # One source has the server; the other places stay empty, said once.
-        wait_log "Pool $POOL names no member beyond the 1 in use (.*it is one server, not a pool.*): leaving 3 of its 4 places empty; asking it for more in an hour or so, not before\." 30
         wait_members "127.0.0.1"
+        wait_log "Pool $POOL names no member beyond the 1 in use (.*it is one server, not a pool.*): leaving 3 of its 4 places empty; asking it for more in an hour or so, not before\." 5
         POOL_COUNTS=plain
         assert_pool_left_alone plain
         [ "$(log_count "names no member beyond")" = 1 ] || fail "said more than once"

@@ -132,6 +132,10 @@ const char *nts_client_pool_member(const NTSClient *c) {
         return NULL;
 }
 
+bool nts_client_pool_exhausted(const NTSClient *c) {
+        return false;
+}
+
 int nts_client_pool_claim_address(NTSClient *c, const SocketAddress *a) {
         return 0;
 }

@@ -63,6 +63,7 @@ struct NTSClient {
         NTSClientPool *pool;
         bool pool_waiting;              /* its key exchange waits for another client's */
         unsigned pool_fruitless;        /* answers in a row that named no new member */
+        bool pool_exhausted;            /* its last key exchange found no member it may take */
         unsigned member_failures;       /* rounds in a row the member did not answer */
         SocketAddress member_address;   /* the member's NTP address being polled; none: family 0 */
 
@@ -343,6 +344,10 @@ const char *nts_client_pool_member(const NTSClient *c) {
         return c && c->pool ? c->jar.ntp_server : NULL;
 }
 
+bool nts_client_pool_exhausted(const NTSClient *c) {
+        return c && c->pool && c->pool_exhausted;
+}
+
 /* The pool's key exchanges run one at a time, so that each knows the members of the others
  * (their deny records) instead of racing for the same member: the first client that waits,
  * from index `from` on in the order they joined (so that none waits for ever), starts its. */
@@ -481,6 +486,7 @@ static void nts_client_pool_fruitless(NTSClient *c, NTS_PoolVerdict v, const cha
 
         if (v == NTS_POOL_NO_MEMBER) {
                 c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
+                c->pool_exhausted = true;
                 nts_client_ke_failed(c, BACKOFF_KE_FAILED, "the server names no NTP server (no Server record) and serves another source "
                                      "of this pool itself: it is one server, not a pool");
                 return;
@@ -494,6 +500,7 @@ static void nts_client_pool_fruitless(NTSClient *c, NTS_PoolVerdict v, const cha
         }
 
         c->pool_fruitless = 0;
+        c->pool_exhausted = true;
         c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
         snprintf(reason, sizeof reason, "the pool named only members in use or turned down (the last one: %s, %s): "
                  "it has no other for this source, or it ignores NTP Server Deny", member,
@@ -936,6 +943,7 @@ static int nts_client_start_ke(NTSClient *c) {
         if (asprintf(&c->ke_address, "%s:%s", c->host, service) < 0)
                 c->ke_address = NULL;
 
+        c->pool_exhausted = false;
         log_debug("Starting NTS key exchange with %s.", c->server);
         r = resolve_query_new(c->settings->event, c->host, service, AF_UNSPEC, SOCK_STREAM,
                               nts_client_on_ke_resolved, c, &c->resolve);

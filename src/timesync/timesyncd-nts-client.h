@@ -170,6 +170,11 @@ int nts_client_join_pool(NTSClient *c, NTSClientPool *pool);
 /* The member its keys are for (the pool's Server record, as received); NULL outside a pool or
  * without keys. */
 const char *nts_client_pool_member(const NTSClient *c);
+/* Its last key exchange with the pool ended because the pool named no member it may take (only
+ * members in use or turned down, NTS_POOL_MAX_FRUITLESS answers in a row, or no Server record
+ * while another client uses the server): the pool has no more members for it. False outside a
+ * pool, and from the start of its next key exchange on. */
+bool nts_client_pool_exhausted(const NTSClient *c);
 /* Before polling an address of its member: 0, or -EADDRINUSE when another client of the pool
  * polls the same address and port: the member was turned down and its keys dropped, and the
  * pool is asked for another (or the client backs off): nts_client_prepare() says which. */

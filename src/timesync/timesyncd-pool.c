@@ -26,12 +26,24 @@
  * NTS_CLIENT_POOL_MAX), and at most one per source report and one round per lookup or start
  * come in one turn. */
 #define POOL_RETIRED_MAX (4 * NTS_CLIENT_POOL_MAX)
+/* A key-exchange pool that named no member beyond those in use (a server that is no pool, or a
+ * pool smaller than its share of NTSMaxSources=) gets no key exchanges for its empty places
+ * until then, a random time in [1 h, 1.5 h) later (a fleet that started together does not
+ * come back together): then one place asks again. The cap (16 an hour) would otherwise let the
+ * empty places ask it all day long for what it said it does not have. */
+#define POOL_KE_SHORT_RETRY_USEC (1 * USEC_PER_HOUR)
+/* ... once this many key exchanges in a row (each up to NTS_POOL_MAX_FRUITLESS answers) found no
+ * member a slot may take, with no slot getting a new member in between: one such round can be
+ * an unlucky draw of a pool that picks at random, or one that ignores the deny records. */
+#define POOL_KE_EXHAUSTED_MAX 3U
 
 typedef struct PoolMember {
         Source *source;
         char *target;                   /* SRV: the record's target; NULL: a key-exchange slot */
         uint16_t port;
+        unsigned slot;                  /* a key-exchange slot's number (its state file), from 1 */
         unsigned failures;              /* in a row, without a sample in between */
+        bool sampled;                   /* a key-exchange slot: its member answered */
 } PoolMember;
 
 struct Pool {
@@ -54,6 +66,13 @@ struct Pool {
         sd_event_source *event_prune;
 
         NTSClientPool *ke_pool;         /* pool:SERVER */
+        bool ke_short;                  /* it named no member beyond those in use: places left
+                                         * empty, until event_ke_retry */
+        bool ke_short_logged;           /* ... said once per such streak */
+        unsigned ke_exhausted;          /* slots' key exchanges in a row that found no member
+                                         * (nts_client_pool_exhausted()) */
+        Source *ke_probe;               /* the place event_ke_retry added to ask again */
+        sd_event_source *event_ke_retry;
 
         /* srv:NAME */
         SrvLookup *lookup;
@@ -70,12 +89,23 @@ struct Pool {
                 usec_t until;           /* CLOCK_BOOTTIME */
         } bad[NTS_CLIENT_POOL_MAX];     /* targets that failed lately */
         size_t n_bad;
-        char last_error[512];
-        char logged_error[512];         /* the last error logged as an error: each once */
-        char *logged_targets;           /* the targets last logged at info level */
+        char last_error[768];
+        char logged_error[768];         /* the last error logged: each once */
+        SrvAnswer logged;               /* the records last logged at info level, sorted */
 };
 
 /* ---- sources ---- */
+
+/* Arms the timer es (CLOCK_BOOTTIME) to fire once at at; what names it in the error. */
+static void pool_arm(Pool *p, sd_event_source *es, usec_t at, const char *what) {
+        int r;
+
+        r = sd_event_source_set_time(es, at);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_error_errno(r, "Failed to arm the next %s of %s: %m", what, p->entry);
+}
 
 static PoolMember *pool_member_of(Pool *p, const Source *s) {
         for (size_t i = 0; i < p->n_members; i++)
@@ -102,6 +132,8 @@ static void pool_retire(Pool *p, size_t i) {
         assert(p->n_retired < ELEMENTSOF(p->retired));
 
         source_stop(m->source);
+        if (m->source == p->ke_probe)
+                p->ke_probe = NULL;
         p->retired[p->n_retired++] = m->source;
         (void) sd_event_source_set_enabled(p->event_prune, SD_EVENT_ONESHOT);
 
@@ -143,26 +175,134 @@ static int pool_add_member(Pool *p, const char *name, const char *host, uint16_t
 
 /* ---- key-exchange pools ---- */
 
-/* As many slots as wanted, each with its own state file: "pool:NAME#1", "pool:NAME#2", ... A
- * restart resumes each slot with the member and cookies it had, without a key exchange. */
-static void pool_ke_fill(Pool *p) {
-        while (p->n_members > p->wanted)
-                pool_retire(p, p->n_members - 1);
+/* The smallest slot number no source of the pool has. */
+static unsigned pool_ke_free_slot(const Pool *p) {
+        for (unsigned k = 1;; k++) {
+                bool taken = false;
 
-        while (p->n_members < p->wanted) {
-                _cleanup_free_ char *state = NULL;
-                int r;
-
-                if (asprintf(&state, "%s#%zu", p->entry, p->n_members + 1) < 0) {
-                        log_oom();
-                        return;
-                }
-                r = pool_add_member(p, p->entry, p->host, p->port, state);
-                if (r < 0) {
-                        log_error_errno(r, "Failed to add a source of %s: %m", p->entry);
-                        return;
-                }
+                for (size_t i = 0; i < p->n_members && !taken; i++)
+                        taken = p->members[i].slot == k;
+                if (!taken)
+                        return k;
         }
+}
+
+/* One more slot, with its own state file: "pool:NAME#1", "pool:NAME#2", ... A restart resumes
+ * each slot with the member and cookies it had, without a key exchange. */
+static int pool_ke_add_slot(Pool *p) {
+        _cleanup_free_ char *state = NULL;
+        unsigned slot = pool_ke_free_slot(p);
+        int r;
+
+        if (asprintf(&state, "%s#%u", p->entry, slot) < 0)
+                return log_oom();
+        r = pool_add_member(p, p->entry, p->host, p->port, state);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add a source of %s: %m", p->entry);
+        p->members[p->n_members - 1].slot = slot;
+        return 0;
+}
+
+/* n slots: the last ones go, new ones come. */
+static void pool_ke_fill(Pool *p, size_t n) {
+        while (p->n_members > n)
+                pool_retire(p, p->n_members - 1);
+        while (p->n_members < n)
+                if (pool_ke_add_slot(p) < 0)
+                        return;
+}
+
+static bool pool_ke_has_member(const PoolMember *m) {
+        return nts_client_pool_member(source_nts(m->source));
+}
+
+static void pool_ke_arm_retry(Pool *p) {
+        pool_arm(p, p->event_ke_retry, now(CLOCK_BOOTTIME) + POOL_KE_SHORT_RETRY_USEC +
+                 backoff_random(NULL) % (POOL_KE_SHORT_RETRY_USEC / 2), "key exchange for the empty places");
+}
+
+/* A slot's key exchange found no member it may take (nts_client_pool_exhausted()) while others
+ * have one: the pool has no more. The slots without a member leave, and the pool is asked
+ * again only by one slot after POOL_KE_SHORT_RETRY_USEC. True when slots left. */
+static bool pool_ke_short(Pool *p, const Source *s) {
+        size_t with = 0, without;
+        bool probe = s == p->ke_probe;
+        char why[256];
+
+        for (size_t i = 0; i < p->n_members; i++)
+                with += pool_ke_has_member(&p->members[i]);
+        /* None in use: the slot keeps asking on its own ladder (the members may come back). */
+        if (with == 0)
+                return false;
+
+        /* Before s leaves with the others. */
+        snprintf(why, sizeof why, "%s", source_last_error(s));
+        without = p->n_members - with;
+        for (size_t i = p->n_members; i-- > 0;)
+                if (!pool_ke_has_member(&p->members[i]))
+                        pool_retire(p, i);
+        p->ke_probe = NULL;
+        p->ke_short = true;
+        /* The slot that asks again after the wait leaves at its first such answer. */
+        p->ke_exhausted = POOL_KE_EXHAUSTED_MAX - 1;
+        pool_ke_arm_retry(p);
+
+        if (p->ke_short_logged || probe)
+                log_debug("Pool %s still names no member beyond the %zu in use; asking it again in an hour or so.",
+                          p->entry, with);
+        else
+                log_notice("Pool %s names no member beyond the %zu in use (%s): leaving %zu of its %zu places empty; "
+                           "asking it for more in an hour or so, not before.", p->entry, with, why,
+                           without, p->wanted);
+        p->ke_short_logged = true;
+        return without > 0;
+}
+
+/* Key exchanges for the empty places: one place asks the pool again. */
+static int pool_on_ke_retry(sd_event_source *es, uint64_t usec, void *userdata) {
+        Pool *p = userdata;
+
+        if (!p->started || !p->ke_short || p->n_members >= p->wanted)
+                return 0;
+        if (pool_ke_add_slot(p) < 0) {
+                pool_ke_arm_retry(p);
+                return 0;
+        }
+        p->ke_probe = p->members[p->n_members - 1].source;
+        log_debug("Pool %s: asking it again for a member beyond the %zu in use.", p->entry, p->n_members - 1);
+        p->handler(p, POOL_EVENT_CHANGED, p->userdata);
+        return 0;
+}
+
+/* What a slot reported: its failures may say the pool has no more members; a sample of a new
+ * member says it has (and when it comes from the slot that asked again, all places are filled
+ * again). True when slots left or came. */
+static bool pool_ke_source_event(Pool *p, PoolMember *m, SourceEvent e) {
+        if (e == SOURCE_EVENT_SAMPLE) {
+                if (!m->sampled) {
+                        m->sampled = true;
+                        p->ke_exhausted = 0;
+                }
+                if (!p->ke_short || m->source != p->ke_probe)
+                        return false;
+                p->ke_probe = NULL;
+                p->ke_short = p->ke_short_logged = false;
+                (void) sd_event_source_set_enabled(p->event_ke_retry, SD_EVENT_OFF);
+                log_info("Pool %s named a new member: filling its %zu places again.", p->entry, p->wanted);
+                pool_ke_fill(p, p->wanted);
+                return true;
+        }
+        if (e != SOURCE_EVENT_FAILED || pool_ke_has_member(m))
+                return false;
+        m->sampled = false;
+        if (!nts_client_pool_exhausted(source_nts(m->source)))
+                return false;
+        p->ke_exhausted = MIN(p->ke_exhausted + 1, POOL_KE_EXHAUSTED_MAX);
+        if (p->ke_exhausted < POOL_KE_EXHAUSTED_MAX) {
+                log_debug("Pool %s named no member for a place, %u time(s) in a row.", p->entry, p->ke_exhausted);
+                return false;
+        }
+        return pool_ke_short(p, m->source);
 }
 
 /* ---- SRV pools ---- */
@@ -229,42 +369,62 @@ static int pool_srv_add(Pool *p, const SrvRecord *r) {
         return pool_add_member(p, name, r->target, r->port, state);
 }
 
-/* The sources follow the targets of the last answer, in its order: the first `wanted` that did
- * not fail lately, and while too few are left, those that failed but have a source (nothing
- * better can take their place). Without an answer, none. True when sources changed. */
+static void pool_srv_retire(Pool *p, size_t i) {
+        log_debug("SRV pool %s: no longer using %s.", p->entry, source_name(p->members[i].source));
+        pool_retire(p, i);
+}
+
+/* The sources follow the targets of the last answer (srv_pick()): a source whose target is
+ * still listed and did not fail is kept, whatever the new draw says; only empty places and
+ * those of failed targets are filled, in the answer's order; a failed one stays while nothing
+ * better can take its place. A target no longer listed goes. Without an answer (the last
+ * lookup failed) the sources stay, and none comes from records whose TTL has ended. True when
+ * sources changed. */
 static bool pool_srv_sync(Pool *p) {
-        const SrvRecord *want[NTS_CLIENT_POOL_MAX];
-        size_t n_want = 0;
+        _cleanup_free_ SrvPick *picks = NULL;
         bool changed = false;
 
+        if (p->answer.n_records == 0) {
+                for (; p->n_members > p->wanted; changed = true)
+                        pool_srv_retire(p, p->n_members - 1);
+                return changed;
+        }
+
+        picks = new(SrvPick, p->answer.n_records);
+        if (!picks) {
+                log_oom();
+                return false;
+        }
         pool_bad_expire(p, now(CLOCK_BOOTTIME));
-        for (size_t i = 0; i < p->answer.n_records && n_want < p->wanted; i++)
-                if (!pool_target_bad(p, p->answer.records[i].target, p->answer.records[i].port))
-                        want[n_want++] = &p->answer.records[i];
-        for (size_t i = 0; i < p->answer.n_records && n_want < p->wanted; i++)
-                if (pool_target_bad(p, p->answer.records[i].target, p->answer.records[i].port) &&
-                    pool_member_of_target(p, &p->answer.records[i]))
-                        want[n_want++] = &p->answer.records[i];
+        for (size_t i = 0; i < p->answer.n_records; i++) {
+                const SrvRecord *r = &p->answer.records[i];
+
+                picks[i] = (SrvPick) {
+                        .in_use = pool_member_of_target(p, r),
+                        .failed = pool_target_bad(p, r->target, r->port),
+                };
+        }
+        (void) srv_pick(picks, p->answer.n_records, p->wanted);
 
         for (size_t i = p->n_members; i-- > 0;) {
                 bool keep = false;
 
-                for (size_t k = 0; k < n_want && !keep; k++)
-                        keep = pool_member_of_target(p, want[k]) == &p->members[i];
+                for (size_t k = 0; k < p->answer.n_records && !keep; k++)
+                        keep = picks[k].use && pool_member_of_target(p, &p->answer.records[k]) == &p->members[i];
                 if (!keep) {
-                        log_debug("SRV pool %s: no longer using %s.", p->entry, source_name(p->members[i].source));
-                        pool_retire(p, i);
+                        pool_srv_retire(p, i);
                         changed = true;
                 }
         }
-        for (size_t k = 0; k < n_want; k++) {
+        for (size_t k = 0; k < p->answer.n_records; k++) {
                 int r;
 
-                if (pool_member_of_target(p, want[k]))
+                if (!picks[k].use || picks[k].in_use)
                         continue;
-                r = pool_srv_add(p, want[k]);
+                r = pool_srv_add(p, &p->answer.records[k]);
                 if (r < 0) {
-                        log_error_errno(r, "Failed to add a source for %s of %s: %m", want[k]->target, p->entry);
+                        log_error_errno(r, "Failed to add a source for %s of %s: %m", p->answer.records[k].target,
+                                        p->entry);
                         break;
                 }
                 changed = true;
@@ -273,56 +433,57 @@ static bool pool_srv_sync(Pool *p) {
 }
 
 static void pool_arm_lookup(Pool *p, usec_t at) {
-        int r;
-
-        r = sd_event_source_set_time(p->event_lookup, at);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(p->event_lookup, SD_EVENT_ONESHOT);
-        if (r < 0)
-                log_error_errno(r, "Failed to arm the next SRV lookup of %s: %m", p->entry);
+        pool_arm(p, p->event_lookup, at, "SRV lookup");
 }
 
-/* The targets at info level when they change, else at debug level. */
+/* The records at info level when they change (as a set: each lookup draws a new order, and a
+ * cache counts the TTL down), else at debug level. The list is sorted and ends in "... and N
+ * more" where a log line would end (2 KiB): never cut inside a record. */
 static void pool_log_targets(Pool *p) {
-        _cleanup_free_ char *list = NULL;
-        bool same;
+        SrvAnswer sorted = {};
+        char list[1536];
 
-        for (size_t i = 0; i < p->answer.n_records; i++) {
-                const SrvRecord *r = &p->answer.records[i];
-                char *l;
-
-                if (asprintf(&l, "%s%s%s:%u (priority %u, weight %u)", strempty(list), list ? ", " : "", r->target,
-                             r->port, r->priority, r->weight) < 0) {
-                        log_oom();
-                        return;
-                }
-                free(list);
-                list = l;
-        }
-
-        same = streq_ptr(list, p->logged_targets);
-        if (same) {
-                log_debug("SRV pool %s: the same targets, DNSSEC-authenticated, TTL %" PRIu32 " s.", p->entry,
-                          p->answer.ttl);
+        if (srv_answer_copy(&p->answer, &sorted) < 0) {
+                log_oom();
                 return;
         }
-        log_info("SRV pool %s: %zu %s, DNSSEC-authenticated, TTL %" PRIu32 " s: %s.", p->entry, p->answer.n_records,
-                 p->answer.n_records == 1 ? "target" : "targets", p->answer.ttl, strna(list));
-        free(p->logged_targets);
-        p->logged_targets = TAKE_PTR(list);
+        srv_answer_sort(&sorted);
+        if (srv_answer_same(&sorted, &p->logged)) {
+                log_debug("SRV pool %s: the same %zu %s, DNSSEC-authenticated, TTL %" PRIu32 " s.", p->entry,
+                          sorted.n_records, sorted.n_records == 1 ? "target" : "targets", p->answer.ttl);
+                srv_answer_done(&sorted);
+                return;
+        }
+        srv_answer_describe(&sorted, list, sizeof list);
+        log_info("SRV pool %s: %zu %s, DNSSEC-authenticated, TTL %" PRIu32 " s: %s.", p->entry, sorted.n_records,
+                 sorted.n_records == 1 ? "target" : "targets", p->answer.ttl, list);
+        srv_answer_done(&p->logged);
+        p->logged = sorted;
 }
 
-/* Nothing from the entry is used: no target, no fallback; the next lookup after a jittered
- * wait that grows with the time spent failing (timesyncd-backoff, as key exchanges). */
+/* No new target comes from the entry: no fallback, and nothing from records whose TTL has
+ * ended; the sources it has stay (they were found in an authenticated answer, and each key
+ * exchange checks its target's certificate), so a resolver that is away for a while does not
+ * take working sources away. The next lookup after a jittered wait that grows with the time
+ * spent failing (timesyncd-backoff, as key exchanges). Each reason is logged once. */
 static void pool_lookup_failed(Pool *p, const char *message) {
         usec_t t = now(CLOCK_BOOTTIME), wait;
 
-        snprintf(p->last_error, sizeof p->last_error, "%s", message);
+        if (p->n_members > 0)
+                snprintf(p->last_error, sizeof p->last_error,
+                         "its sources in use are kept, but looking its SRV records up again fails: %s", message);
+        else
+                snprintf(p->last_error, sizeof p->last_error, "not used: %s", message);
         wait = backoff_ke_failed(&p->ladder, BACKOFF_KE_FAILED, t, p->settings->source->retry_usec,
                                  BACKOFF_KE_MAX_USEC, backoff_random, NULL);
         if (streq(p->logged_error, p->last_error))
-                log_debug("SRV pool %s is still not used, for the same reason. Looking it up again in %s.",
+                log_debug("SRV pool %s: its lookup still fails, for the same reason. Looking it up again in %s.",
                           p->entry, FORMAT_TIMESPAN(wait, USEC_PER_SEC));
+        else if (p->n_members > 0)
+                log_warning("SRV pool %s: looking its records up again fails: %s. Its %zu %s in use %s kept; "
+                            "looking it up again in %s.", p->entry, message, p->n_members,
+                            p->n_members == 1 ? "source" : "sources", p->n_members == 1 ? "is" : "are",
+                            FORMAT_TIMESPAN(wait, USEC_PER_SEC));
         else
                 log_error("SRV pool %s is not used: %s. Looking it up again in %s.", p->entry, message,
                           FORMAT_TIMESPAN(wait, USEC_PER_SEC));
@@ -428,9 +589,14 @@ int pool_new(const PoolSettings *settings, ServerNameKind kind, const char *entr
         if (r < 0)
                 return r;
 
-        if (kind == SERVER_NAME_KE_POOL)
+        if (kind == SERVER_NAME_KE_POOL) {
                 r = nts_client_pool_new(&p->ke_pool);
-        else {
+                if (r >= 0)
+                        r = sd_event_add_time(settings->source->event, &p->event_ke_retry, CLOCK_BOOTTIME, 0, 0,
+                                              pool_on_ke_retry, p);
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(p->event_ke_retry, SD_EVENT_OFF);
+        } else {
                 r = sd_event_add_time(settings->source->event, &p->event_lookup, CLOCK_BOOTTIME, 0, 0,
                                       pool_on_lookup_timer, p);
                 if (r >= 0)
@@ -457,17 +623,20 @@ Pool *pool_free(Pool *p) {
 
         p->event_prune = sd_event_source_disable_unref(p->event_prune);
         p->event_lookup = sd_event_source_disable_unref(p->event_lookup);
+        p->event_ke_retry = sd_event_source_disable_unref(p->event_ke_retry);
         srv_lookup_free(p->lookup);
         srv_answer_done(&p->answer);
         for (size_t i = 0; i < p->n_bad; i++)
                 free(p->bad[i].target);
-        free(p->logged_targets);
+        srv_answer_done(&p->logged);
         free(p->entry);
         free(p->host);
         return mfree(p);
 }
 
 void pool_start(Pool *p, size_t n) {
+        bool valid;
+
         assert(p);
         assert(n > 0);
 
@@ -475,13 +644,23 @@ void pool_start(Pool *p, size_t n) {
         p->wanted = MIN(n, (size_t) NTS_CLIENT_POOL_MAX);
 
         if (p->kind == SERVER_NAME_KE_POOL) {
-                pool_ke_fill(p);
+                /* A pool that has no more members keeps its empty places empty until its
+                 * retry. */
+                if (!p->ke_short) {
+                        pool_ke_fill(p, p->wanted);
+                        return;
+                }
+                pool_ke_fill(p, CLAMP(p->n_members, (size_t) 1, p->wanted));
+                if (sd_event_source_get_enabled(p->event_ke_retry, NULL) <= 0)
+                        pool_ke_arm_retry(p);
                 return;
         }
 
-        if (p->answer.n_records > 0 && now(CLOCK_BOOTTIME) < p->answer_until)
+        valid = p->answer.n_records > 0 && now(CLOCK_BOOTTIME) < p->answer_until;
+        /* Without an answer, the sources kept from before a failed lookup. */
+        if (valid || p->answer.n_records == 0)
                 (void) pool_srv_sync(p);
-        else if (!p->lookup)
+        if (!valid && !p->lookup)
                 /* From the loop: a lookup that fails at once reports, and not from in here. */
                 pool_arm_lookup(p, 0);
 }
@@ -495,6 +674,8 @@ void pool_stop(Pool *p) {
         p->lookup = srv_lookup_free(p->lookup);
         if (p->event_lookup)
                 (void) sd_event_source_set_enabled(p->event_lookup, SD_EVENT_OFF);
+        if (p->event_ke_retry)
+                (void) sd_event_source_set_enabled(p->event_ke_retry, SD_EVENT_OFF);
 }
 
 bool pool_source_event(Pool *p, Source *s, SourceEvent e) {
@@ -503,9 +684,12 @@ bool pool_source_event(Pool *p, Source *s, SourceEvent e) {
         const char *name;
         size_t spare = 0;
 
-        /* A key-exchange pool's slot replaces its member itself (its NTS client). */
-        if (!m || p->kind != SERVER_NAME_SRV)
+        if (!m)
                 return false;
+        /* A key-exchange pool's slot replaces its member itself (its NTS client); the pool
+         * only sees whether it has more members. */
+        if (p->kind == SERVER_NAME_KE_POOL)
+                return pool_ke_source_event(p, m, e);
         if (e == SOURCE_EVENT_SAMPLE) {
                 m->failures = 0;
                 return false;
@@ -524,9 +708,10 @@ bool pool_source_event(Pool *p, Source *s, SourceEvent e) {
                 if (!pool_target_bad(p, p->answer.records[i].target, p->answer.records[i].port) &&
                     !pool_member_of_target(p, &p->answer.records[i]))
                         spare++;
-        log_notice("SRV pool %s: %s failed %u times in a row (%s); %s, and the records are looked up again.",
-                   p->entry, name, (unsigned) POOL_SRV_MAX_FAILURES, source_last_error(s),
-                   spare > 0 ? "the next target takes its place" : "no other target can take its place");
+        log_notice("SRV pool %s: %s failed %u times in a row (%s); %s%s.", p->entry, name,
+                   (unsigned) POOL_SRV_MAX_FAILURES, source_last_error(s),
+                   spare > 0 ? "the next target takes its place" : "no other target can take its place",
+                   p->answer.n_records > 0 ? ", and the records are looked up again" : "");
 
         /* Look again, soon but not sooner than POOL_SRV_TTL_MIN_USEC after the last lookup. */
         if (p->answer_until > MAX(t, p->looked_up + POOL_SRV_TTL_MIN_USEC)) {

@@ -14,9 +14,19 @@
  *                (timesyncd-srv); one NTS source per target in RFC 2782 order, up to the wanted
  *                number, at the record's port, its certificate checked against the target's
  *                name. Looked up again when the records' TTL ends and when a source fails twice
- *                in a row (then the next target, if there is one, takes its place). A failed
- *                lookup is one error naming the reason (pool_last_error(), logged once), and the
- *                pool then has no source at all: no fallback of any kind.
+ *                in a row (then the next target, if there is one, takes its place). A lookup
+ *                keeps every source whose target is still listed and works, whatever order the
+ *                new draw gives; it only fills empty places and those of failed targets
+ *                (srv_pick()). A failed lookup is one error naming the reason (pool_last_error(),
+ *                logged once): the sources the pool has stay, and none comes from it until a
+ *                lookup succeeds; a pool without sources has none at all: no fallback of any
+ *                kind.
+ *
+ * A key-exchange pool whose slots find no member they may take (nts_client_pool_exhausted()),
+ * three key exchanges in a row without a new member in between, while others have one, has no
+ * more members: its slots without a member leave, and one slot
+ * asks it again a random time in [1 h, 1.5 h) later (one more member: all places are filled
+ * again).
  *
  * The owner (timesyncd-several.c) keeps the sources it uses in step with the pool's: after each
  * call that may change them (pool_start(), pool_source_event()) and at each report, it drops
@@ -40,9 +50,10 @@ typedef struct PoolSettings {
 } PoolSettings;
 
 typedef enum PoolEvent {
-        POOL_EVENT_CHANGED,             /* an SRV lookup gave targets: sources retired or new */
-        POOL_EVENT_FAILED,              /* an SRV lookup failed: pool_last_error(); every source
-                                         * retired */
+        POOL_EVENT_CHANGED,             /* sources retired or new: an SRV lookup gave targets,
+                                         * or a key-exchange pool asks for one more member */
+        POOL_EVENT_FAILED,              /* an SRV lookup failed: pool_last_error(); the sources
+                                         * stay */
         _POOL_EVENT_MAX,
 } PoolEvent;
 
@@ -79,7 +90,9 @@ Source *pool_source(const Pool *p, size_t i);
 bool pool_has_source(const Pool *p, const Source *s);
 bool pool_source_retired(const Pool *p, const Source *s);
 const char *pool_entry(const Pool *p);
-/* Why the last SRV lookup failed (one sentence with what to configure); "" when it did not. */
+/* Why the last SRV lookup failed, one sentence with what to configure: "not used: REASON", or
+ * "its sources in use are kept, but looking its SRV records up again fails: REASON"; "" when it
+ * did not. */
 const char *pool_last_error(const Pool *p);
 /* Started, without a source, and with nothing armed that brings one (a lookup, its timer): the
  * owner's safety net should never find one. */

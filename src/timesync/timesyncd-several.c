@@ -183,7 +183,7 @@ static void several_report(Manager *m, const SourceSetDecision *d) {
                 (void) snprintf(since, sizeof since, "%s", text);
 
         (void) snprintf(status, sizeof status, "%s%s%s%s%s.", since, m->selected ? "; selected " : "",
-                        m->selected ? source_name(m->selected) : "", isempty(pool) ? "" : "; not used: ", pool);
+                        m->selected ? source_name(m->selected) : "", isempty(pool) ? "" : "; ", pool);
 
         /* NTSStatus says why NTS gives no time: the sources disagree, or too few agree or
          * answer, or none answers (then the last failure, as with one server); and why a pool

@@ -285,6 +285,95 @@ int srv_answer_order(SrvAnswer *a, srv_random_t random, void *userdata) {
         return kept > 0 ? 0 : -ENOENT;
 }
 
+size_t srv_pick(SrvPick *picks, size_t n, size_t wanted) {
+        size_t k = 0;
+
+        assert(picks || n == 0);
+
+        for (size_t i = 0; i < n; i++)
+                picks[i].use = false;
+        /* Three passes, each in the answer's order: kept, new, failed but better than nothing. */
+        for (unsigned pass = 0; pass < 3; pass++)
+                for (size_t i = 0; i < n && k < wanted; i++) {
+                        SrvPick *x = &picks[i];
+                        bool take = pass == 0 ? x->in_use && !x->failed :
+                                    pass == 1 ? !x->in_use && !x->failed :
+                                                x->in_use && x->failed;
+
+                        if (take && !x->use) {
+                                x->use = true;
+                                k++;
+                        }
+                }
+        return k;
+}
+
+static int srv_record_compare(const void *x, const void *y) {
+        const SrvRecord *a = x, *b = y;
+        int r;
+
+        if (a->priority != b->priority)
+                return a->priority < b->priority ? -1 : 1;
+        r = strcmp(a->target, b->target);
+        if (r != 0)
+                return r;
+        if (a->port != b->port)
+                return a->port < b->port ? -1 : 1;
+        if (a->weight != b->weight)
+                return a->weight < b->weight ? -1 : 1;
+        return 0;
+}
+
+void srv_answer_sort(SrvAnswer *a) {
+        assert(a);
+
+        if (a->n_records > 1)
+                qsort(a->records, a->n_records, sizeof(SrvRecord), srv_record_compare);
+}
+
+bool srv_answer_same(const SrvAnswer *a, const SrvAnswer *b) {
+        assert(a);
+        assert(b);
+
+        if (a->n_records != b->n_records)
+                return false;
+        for (size_t i = 0; i < a->n_records; i++)
+                if (srv_record_compare(&a->records[i], &b->records[i]) != 0)
+                        return false;
+        return true;
+}
+
+void srv_answer_describe(const SrvAnswer *a, char *buf, size_t size) {
+        size_t len = 0;
+
+        assert(a);
+        assert(buf);
+        assert(size >= SRV_DESCRIBE_MIN);
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < a->n_records; i++) {
+                const SrvRecord *r = &a->records[i];
+                char entry[DNS_WIRE_NAME_MAX + 64];
+                size_t after = a->n_records - i - 1, need;
+                int n;
+
+                n = snprintf(entry, sizeof entry, "%s%s:%u (priority %u, weight %u)", i > 0 ? ", " : "", r->target,
+                             r->port, r->priority, r->weight);
+                if (n < 0)
+                        n = 0;
+                /* This record, and when others follow, room for the "... and N more" that may
+                 * have to come after it. */
+                need = (size_t) n + (after > 0 ? (size_t) snprintf(NULL, 0, ", ... and %zu more", after) : 0);
+                if (len + need >= size) {
+                        (void) snprintf(buf + len, size - len, "%s... and %zu more", i > 0 ? ", " : "",
+                                        a->n_records - i);
+                        return;
+                }
+                memcpy(buf + len, entry, (size_t) n + 1);
+                len += (size_t) n;
+        }
+}
+
 struct SrvLookup {
         sd_bus *bus;
         sd_bus_slot *slot;

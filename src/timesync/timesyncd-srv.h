@@ -60,6 +60,33 @@ uint32_t srv_random_uniform(uint32_t n, void *userdata);
  * is left: the name says it offers no service. */
 int srv_answer_order(SrvAnswer *a, srv_random_t random, void *userdata);
 
+/* Which records of an ordered answer the sources of an SRV pool use, one SrvPick per record in
+ * the answer's order (docs/NTS.md, "SRV pools"). A working source is kept whatever the new draw
+ * says, and only empty or failed places are filled: every new target is a key exchange, and
+ * another chance for a bad one. */
+typedef struct SrvPick {
+        bool in_use;            /* a source of the pool has this target */
+        bool failed;            /* ... and it failed lately, or the target did (passed over) */
+        bool use;               /* set by srv_pick() */
+} SrvPick;
+
+/* Marks at most wanted records use, in this order of preference: those in use that did not
+ * fail; those not in use that did not fail, in the answer's order; those in use that failed
+ * (nothing better can take their place). Returns how many are marked. */
+size_t srv_pick(SrvPick *picks, size_t n, size_t wanted);
+
+/* Sorts the records by priority, target, port and weight: an order that does not depend on
+ * the random draw, for comparing and showing answers. */
+void srv_answer_sort(SrvAnswer *a);
+/* Both hold the same records (priority, weight, port, target; not the TTL) in the same order:
+ * for two answers sorted with srv_answer_sort(), the same set. */
+bool srv_answer_same(const SrvAnswer *a, const SrvAnswer *b);
+/* Writes the records into buf as "target:port (priority P, weight W), ...". Stops at a whole
+ * record when the next would not fit, and then ends with "... and N more": never cut inside a
+ * record. size must hold at least SRV_DESCRIBE_MIN bytes. */
+#define SRV_DESCRIBE_MIN 40U
+void srv_answer_describe(const SrvAnswer *a, char *buf, size_t size);
+
 typedef struct SrvLookup SrvLookup;
 
 /* Called once. On success error is 0, message NULL and answer ordered and non-empty; the

@@ -6,6 +6,7 @@
 #include <math.h>
 
 #include "iovec-util.h"
+#include "string-util.h"
 #include "tests.h"
 #include "timesyncd-srv.h"
 #include "unaligned.h"
@@ -392,6 +393,144 @@ static void test_only_dot_target_means_no_service(void) {
         ASSERT_EQ(a.n_records, 0);
 }
 
+/* ---- which targets the sources of a pool use ---- */
+
+#define IN_USE { .in_use = true }
+#define NEW { .in_use = false }
+#define IN_USE_FAILED { .in_use = true, .failed = true }
+#define NEW_FAILED { .in_use = false, .failed = true }
+
+static void test_pick_keeps_working_sources_whatever_the_new_order(void) {
+        /* A new draw put two other targets first: the two in use stay, nothing new. */
+        SrvPick p[] = { NEW, NEW, IN_USE, IN_USE };
+
+        ASSERT_EQ(srv_pick(p, ELEMENTSOF(p), 2), 2);
+        ASSERT_FALSE(p[0].use);
+        ASSERT_FALSE(p[1].use);
+        ASSERT_TRUE(p[2].use);
+        ASSERT_TRUE(p[3].use);
+}
+
+static void test_pick_fills_empty_and_failed_places_in_the_answers_order(void) {
+        /* One place empty, one of a failed target: the first two new targets take them. */
+        SrvPick p[] = { NEW, IN_USE_FAILED, NEW_FAILED, NEW, IN_USE, NEW };
+
+        ASSERT_EQ(srv_pick(p, ELEMENTSOF(p), 3), 3);
+        ASSERT_TRUE(p[0].use);
+        ASSERT_FALSE(p[1].use);
+        ASSERT_FALSE(p[2].use);
+        ASSERT_TRUE(p[3].use);
+        ASSERT_TRUE(p[4].use);
+        ASSERT_FALSE(p[5].use);
+}
+
+static void test_pick_keeps_a_failed_source_while_nothing_better_is_left(void) {
+        /* A failed target without a source is never taken; one with a source stays. */
+        SrvPick p[] = { IN_USE_FAILED, NEW_FAILED, IN_USE };
+
+        ASSERT_EQ(srv_pick(p, ELEMENTSOF(p), 3), 2);
+        ASSERT_TRUE(p[0].use);
+        ASSERT_FALSE(p[1].use);
+        ASSERT_TRUE(p[2].use);
+}
+
+static void test_pick_with_fewer_places_keeps_the_first_in_use(void) {
+        SrvPick p[] = { IN_USE, IN_USE, IN_USE };
+
+        ASSERT_EQ(srv_pick(p, ELEMENTSOF(p), 2), 2);
+        ASSERT_TRUE(p[0].use);
+        ASSERT_TRUE(p[1].use);
+        ASSERT_FALSE(p[2].use);
+        /* Marks from an earlier call do not stay. */
+        ASSERT_EQ(srv_pick(p, ELEMENTSOF(p), 0), 0);
+        ASSERT_FALSE(p[0].use);
+        ASSERT_EQ(srv_pick(NULL, 0, 4), 0);
+}
+
+/* ---- comparing and showing answers ---- */
+
+static void test_same_records_in_another_order_or_ttl_are_the_same(void) {
+        _cleanup_(srv_answer_done) SrvAnswer a = {}, b = {}, c = {};
+        uint8_t buf[600];
+        size_t n;
+
+        add(&a, 10, 60, 4460, "m1.pool.test");
+        add(&a, 10, 40, 4461, "m2.pool.test");
+        add(&a, 20, 0, 4462, "m3.pool.test");
+        add(&b, 20, 0, 4462, "m3.pool.test");
+        n = make_rr(buf, DNS_TYPE_SRV, 17, 10, 40, 4461, "m2.pool.test");
+        ASSERT_OK(srv_answer_add(&b, &IOVEC_MAKE(buf, n)));
+        add(&b, 10, 60, 4460, "m1.pool.test");
+        srv_answer_sort(&a);
+        srv_answer_sort(&b);
+        ASSERT_TRUE(srv_answer_same(&a, &b));
+        ASSERT_STREQ(a.records[0].target, "m1.pool.test");
+        ASSERT_STREQ(a.records[2].target, "m3.pool.test");
+
+        /* Another port, weight or one record more is a change. */
+        add(&c, 10, 60, 4460, "m1.pool.test");
+        add(&c, 10, 40, 4463, "m2.pool.test");
+        add(&c, 20, 0, 4462, "m3.pool.test");
+        srv_answer_sort(&c);
+        ASSERT_FALSE(srv_answer_same(&a, &c));
+        c.records[1].port = 4461;
+        ASSERT_TRUE(srv_answer_same(&a, &c));
+        c.records[1].weight = 41;
+        ASSERT_FALSE(srv_answer_same(&a, &c));
+        c.records[1].weight = 40;
+        add(&c, 30, 0, 4464, "m4.pool.test");
+        ASSERT_FALSE(srv_answer_same(&a, &c));
+}
+
+static void test_describe_lists_every_record_that_fits(void) {
+        _cleanup_(srv_answer_done) SrvAnswer a = {};
+        char buf[256];
+
+        add(&a, 10, 60, 4460, "m1.pool.test");
+        add(&a, 20, 0, 123, "m2.pool.test");
+        srv_answer_describe(&a, buf, sizeof buf);
+        ASSERT_STREQ(buf, "m1.pool.test:4460 (priority 10, weight 60), m2.pool.test:123 (priority 20, weight 0)");
+}
+
+static void test_describe_never_cuts_inside_a_record(void) {
+        _cleanup_(srv_answer_done) SrvAnswer a = {};
+
+        for (unsigned i = 0; i < 50; i++) {
+                char name[80];
+
+                snprintf(name, sizeof name, "member-%02u-with-a-rather-long-name.pool.test", i);
+                add(&a, 10, 10, (uint16_t) (5000 + i), name);
+        }
+
+        /* Every size from the smallest on: whole records, then "... and N more", N the rest. */
+        for (size_t size = SRV_DESCRIBE_MIN; size <= 4096; size += 7) {
+                char buf[4096];
+                const char *more, *p;
+                size_t listed = 0, rest = 0;
+
+                srv_answer_describe(&a, buf, size);
+                ASSERT_TRUE(strlen(buf) < size);
+                for (p = buf; (p = strstr(p, " (priority 10, weight 10)")); p++)
+                        listed++;
+                more = strstr(buf, "... and ");
+                if (more) {
+                        ASSERT_EQ(sscanf(more, "... and %zu more", &rest), 1);
+                        ASSERT_TRUE(endswith(buf, " more"));
+                        /* Right after a whole record, or alone. */
+                        ASSERT_TRUE(more == buf || strneq(more - 2, ", ", 2));
+                        ASSERT_TRUE(more == buf || strneq(more - 5, "10)", 3));
+                } else
+                        ASSERT_TRUE(endswith(buf, "(priority 10, weight 10)"));
+                ASSERT_EQ(listed + rest, 50);
+        }
+
+        /* A log line's share (pool_log_targets()): most records, then the count of the rest. */
+        char line[1536];
+        srv_answer_describe(&a, line, sizeof line);
+        ASSERT_TRUE(endswith(line, " more"));
+        ASSERT_TRUE(strstr(line, "member-00-with-a-rather-long-name.pool.test:5000 (priority 10, weight 10), "));
+}
+
 TEST_MAIN(TEST_CASE(test_srv_record_fields_are_read_and_target_lowercased),
           TEST_CASE(test_root_target_parses_as_empty_name),
           TEST_CASE(test_every_truncation_is_refused),
@@ -410,4 +549,11 @@ TEST_MAIN(TEST_CASE(test_srv_record_fields_are_read_and_target_lowercased),
           TEST_CASE(test_random_uniform_stays_in_range_and_covers_it),
           TEST_CASE(test_duplicate_targets_and_dot_are_dropped_first_port_kept),
           TEST_CASE(test_only_dot_target_means_no_service),
-          TEST_CASE(test_copy_is_deep));
+          TEST_CASE(test_copy_is_deep),
+          TEST_CASE(test_pick_keeps_working_sources_whatever_the_new_order),
+          TEST_CASE(test_pick_fills_empty_and_failed_places_in_the_answers_order),
+          TEST_CASE(test_pick_keeps_a_failed_source_while_nothing_better_is_left),
+          TEST_CASE(test_pick_with_fewer_places_keeps_the_first_in_use),
+          TEST_CASE(test_same_records_in_another_order_or_ttl_are_the_same),
+          TEST_CASE(test_describe_lists_every_record_that_fits),
+          TEST_CASE(test_describe_never_cuts_inside_a_record));

@@ -7,12 +7,17 @@
 #   _ntske._tcp.pool       10 60 m1, 10 40 m2, 20 0 m3
 #   _ntske._tcp.wrongname  10 10 bad (a certificate for wrong.test only), 20 0 m3
 #   _ntske._tcp.short      10 10 m1, with a TTL of 10 s
+#   _ntske._tcp.many       10 10 s1 ... s8, TTL 10 s: eight targets of equal weight, each its own
+#                          mock server on its own address (127.0.1.N)
+#   _ntske._tcp.long       30 targets with long names (member-NN-...), all m1, TTL 10 s
 # A signed SRV set gives sources from its targets at their SRV ports; an unsigned zone, a broken
 # signature and a stopped resolved are each one clear error, and nothing of the entry is used (no
 # key exchange, no fallback to the name's A/AAAA records); a target whose certificate does not
 # match its name is refused and the next target takes its place; the records are looked up again
 # when their TTL ends and when a source fails, and a lookup that failed is repeated when the
-# clock is stepped. The weighted order itself (RFC 2782) is
+# clock is stepped. A lookup keeps the sources that work (a new draw of the targets does not move
+# them), a failed lookup keeps them too and says so once, and the list of targets is logged once
+# per change, whole records only. The weighted order itself (RFC 2782) is
 # checked statistically on the lookup module the daemon uses (test-srv-lookup,
 # test_weights_are_respected_over_many_orderings).
 set -euo pipefail
@@ -41,6 +46,10 @@ start_target m1
 start_target m2
 start_target m3
 start_target bad --cert="$CERTDIR/wrongname-chain.pem"
+MANY=(s1 s2 s3 s4 s5 s6 s7 s8)
+for _i in "${!MANY[@]}"; do
+        start_target "${MANY[$_i]}" --address="127.0.1.$((_i + 1))"
+done
 
 DNS_FIXTURE_RECORDS="_ntske._tcp.pool SRV 10 60 ${KE[m1]} m1
 _ntske._tcp.pool SRV 10 40 ${KE[m2]} m2
@@ -54,6 +63,18 @@ m3 A 127.0.0.1
 bad A 127.0.0.1
 pool A 127.0.0.1
 wrongname A 127.0.0.1"
+for _i in "${!MANY[@]}"; do
+        DNS_FIXTURE_RECORDS+="
+_ntske._tcp.many 10 SRV 10 10 ${KE[${MANY[$_i]}]} ${MANY[$_i]}
+${MANY[$_i]} A 127.0.1.$((_i + 1))"
+done
+LONG_NAME=of-an-srv-pool-whose-targets-have-rather-long-names
+for _i in $(seq -w 1 30); do
+        DNS_FIXTURE_RECORDS+="
+_ntske._tcp.long 10 SRV 10 10 ${KE[m1]} member-$_i-$LONG_NAME
+member-$_i-$LONG_NAME A 127.0.0.1"
+done
+unset _i
 export DNS_FIXTURE_RECORDS
 dns_fixture_start
 
@@ -94,13 +115,17 @@ assert_entry_unused() {
 declare -A KE_BASE=() NTP_BASE=()
 reset_counts() {
         local n
-        for n in m1 m2 m3 bad; do
+        for n in m1 m2 m3 bad "${MANY[@]}"; do
                 KE_BASE[$n]=$(mock_count "$n" ke_sessions)
                 NTP_BASE[$n]=$(mock_count "$n" ntp_requests)
         done
 }
 ke() { echo $(( $(mock_count "$1" ke_sessions) - KE_BASE[$1] )); }
 ntp() { echo $(( $(mock_count "$1" ntp_requests) - NTP_BASE[$1] )); }
+# The key exchanges and the NTP requests of s1 ... s8 together.
+many_ke() { local n sum=0; for n in "${MANY[@]}"; do sum=$((sum + $(ke "$n"))); done; echo "$sum"; }
+many_ntp() { local n sum=0; for n in "${MANY[@]}"; do sum=$((sum + $(ntp "$n"))); done; echo "$sum"; }
+_many_ntp_at_least() { [ "$(many_ntp)" -ge "$1" ]; }
 
 test_signed_srv_set_gives_sources_from_its_targets_at_their_ports() {
         reset_counts
@@ -182,6 +207,84 @@ test_records_are_looked_up_again_when_their_ttl_ends() {
         stop_timesyncd
 }
 
+# Eight targets of equal weight, two sources, the records looked up again every 10 s: each lookup
+# draws a new order (RFC 2782), and the two sources that work stay anyway. Moving them would cost
+# a key exchange each time and give every target, a bad one too, its chance to be drawn.
+test_working_sources_are_kept_when_the_records_are_looked_up_again() {
+        local pool="srv:many.$DNS_ZONE" first
+        reset_counts
+        client "$pool" NTSMaxSources=2
+        wait_log "SRV pool srv:many\.$DNS_ZONE: 8 targets, DNSSEC-authenticated, TTL 10 s: " 20
+        wait_log "Initial clock synchronization to s[1-8]\.$DNS_ZONE:[0-9]* (offset .*, 2 of 2 NTS sources agree" 30
+        first=$(pool_sources "$pool")
+        [ "$(wc -w <<<"$first")" = 2 ] || fail "the sources of $pool are '$first'"
+        # Three lookups after the first (10 s apart), each with a new draw, answered before a
+        # fifth starts.
+        wait_log_count "Looking up the SRV records of $pool\." 5 70
+        [ "$(pool_sources "$pool")" = "$first" ] || fail "the sources moved from '$first' to '$(pool_sources "$pool")'"
+        [ "$(log_count "SRV pool srv:many\.$DNS_ZONE: no longer using")" = 0 ] ||
+                fail "sources retired: $(grep "no longer using" "$TIMESYNCD_LOG" | tr '\n' ' ')"
+        [ "$(many_ke)" = 2 ] || fail "$(many_ke) key exchanges for two sources that kept working"
+        # The list of targets once: the same set in another order is no change.
+        [ "$(log_count "SRV pool srv:many\.$DNS_ZONE: 8 targets")" = 1 ] ||
+                fail "the unchanged targets were logged $(log_count "SRV pool srv:many\.$DNS_ZONE: 8 targets") times"
+        stop_timesyncd
+}
+
+# Thirty targets with long names: the list would not fit in one log line (2 KiB). It ends after a
+# whole record with "... and N more", and comes once, not at every lookup.
+test_long_list_of_targets_is_logged_once_and_whole_records_only() {
+        local pool="srv:long.$DNS_ZONE" line listed more
+        reset_counts
+        client "$pool" NTSMaxSources=1
+        wait_log "SRV pool srv:long\.$DNS_ZONE: 30 targets, DNSSEC-authenticated, TTL 10 s: " 20
+        # Two lookups after the first, answered before a fourth starts.
+        wait_log_count "Looking up the SRV records of $pool\." 4 50
+        [ "$(log_count "SRV pool srv:long\.$DNS_ZONE: 30 targets")" = 1 ] ||
+                fail "the unchanged targets were logged $(log_count "SRV pool srv:long\.$DNS_ZONE: 30 targets") times"
+        line=$(grep "SRV pool srv:long\.$DNS_ZONE: 30 targets" "$TIMESYNCD_LOG")
+        [ "${#line}" -lt 2000 ] || fail "the line is ${#line} bytes long"
+        # Whole records, then the count of the others, and the line's own end.
+        grep -Eq ": (member-[0-9]{2}-$LONG_NAME\.$DNS_ZONE:${KE[m1]} \(priority 10, weight 10\), )+\.\.\. and [0-9]+ more\.$" \
+                <<<"$line" || fail "not whole records and '... and N more.': $line"
+        listed=$(grep -o "member-[0-9]*-$LONG_NAME\.$DNS_ZONE:${KE[m1]} (priority 10, weight 10)" <<<"$line" | wc -l)
+        more=$(sed -n 's/.*\.\.\. and \([0-9]*\) more\.$/\1/p' <<<"$line")
+        [ $((listed + more)) = 30 ] || fail "$listed records listed and $more more, not 30"
+        stop_timesyncd
+}
+
+# resolved goes away while the pool's two sources work: the lookups fail, the sources stay and go
+# on polling, the log says once that the lookup fails, NTSStatus says it; when resolved is back
+# the same sources go on.
+test_failed_lookup_keeps_the_working_sources_and_says_so_once() {
+        local pool="srv:many.$DNS_ZONE" first before mark
+        reset_counts
+        client "$pool" NTSMaxSources=2
+        wait_log "Initial clock synchronization to s[1-8]\.$DNS_ZONE:[0-9]* (offset .*, 2 of 2 NTS sources agree" 30
+        first=$(pool_sources "$pool")
+        mark=$(wc -l <"$TIMESYNCD_LOG")
+        stop_resolved
+        wait_log "SRV pool srv:many\.$DNS_ZONE: looking its records up again fails: .*systemd-resolved is not running.*\. Its 2 sources in use are kept; looking it up again in " 30
+        [[ "$(timesync_property NTSStatus)" == "$pool: its sources in use are kept, but looking its SRV records up again fails: "*"systemd-resolved is not running"* ]] ||
+                fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        # Two more failed lookups (ConnectionRetrySec=1: within seconds), and the sources poll on.
+        before=$(log_count "Looking up the SRV records of $pool\.")
+        wait_log_count "Looking up the SRV records of $pool\." $((before + 2)) 30
+        wait_for 20 _many_ntp_at_least $(( $(many_ntp) + 6 )) || fail "the sources stopped polling"
+        [ "$(pool_sources "$pool")" = "$first" ] || fail "the sources are '$(pool_sources "$pool")', not '$first'"
+        [ "$(log_count "looking its records up again fails")" = 1 ] || fail "the failure was logged more than once"
+        ! tail -n "+$((mark + 1))" "$TIMESYNCD_LOG" | grep -q "No NTS source answers" ||
+                fail "the sources were dropped: 'No NTS source answers' after resolved stopped"
+        log_has "no longer using" && fail "a source was retired: $(grep -m1 "no longer using" "$TIMESYNCD_LOG")"
+        log_has "SRV pool $pool is not used" && fail "the pool was declared unused"
+        start_resolved yes
+        wait_log "SRV pool srv:many\.$DNS_ZONE can be used again\." 60
+        [ "$(timesync_property NTSStatus)" = "" ] || fail "NTSStatus is still '$(timesync_property NTSStatus)'"
+        [ "$(pool_sources "$pool")" = "$first" ] || fail "the sources are '$(pool_sources "$pool")', not '$first'"
+        [ "$(many_ke)" = 2 ] || fail "$(many_ke) key exchanges for two sources that kept working"
+        stop_timesyncd
+}
+
 # Last: it leaves resolved stopped.
 test_resolved_stopped_is_a_clear_error_and_nothing_used() {
         reset_counts
@@ -239,5 +342,8 @@ run_case test_broken_signature_is_refused_and_nothing_used
 run_case test_target_whose_certificate_does_not_match_its_name_is_refused
 run_case test_source_that_fails_brings_the_next_target_and_a_new_lookup
 run_case test_records_are_looked_up_again_when_their_ttl_ends
+run_case test_working_sources_are_kept_when_the_records_are_looked_up_again
+run_case test_long_list_of_targets_is_logged_once_and_whole_records_only
+run_case test_failed_lookup_keeps_the_working_sources_and_says_so_once
 run_case test_resolved_stopped_is_a_clear_error_and_nothing_used
 run_case test_failed_lookup_is_repeated_when_the_clock_is_stepped

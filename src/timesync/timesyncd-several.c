@@ -660,8 +660,10 @@ void manager_several_on_event(Manager *m, Source *s, SourceEvent e) {
                 several_pool_event(m, s, e);
                 break;
         default:
-                if (e == SOURCE_EVENT_NTS_KEYS)
-                        source_set_vacant(&m->set, s, false);
+                /* A pool's slot that the pool has no member for (an authenticated answer of the
+                 * pool, which no one on the path can forge) is no server, and is not counted. */
+                if (e == SOURCE_EVENT_NTS_KEYS || e == SOURCE_EVENT_NTS_KE_FAILED)
+                        source_set_vacant(&m->set, s, nts_client_pool_exhausted(source_nts(s)));
                 manager_nts_changed(m, s, e);
                 manager_bus_sources_changed(m);
                 return;

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <endian.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -7,9 +8,10 @@
 
 /* The IP address of a, with an IPv4-mapped IPv6 address as its IPv4 one: the same machine
  * reached over a dual-stack socket is still the same machine. */
-static void ip_of(const SocketAddress *a, int *ret_family, union in_addr_union *ret) {
+static void ip_of(const SocketAddress *a, int *ret_family, union in_addr_union *ret, uint16_t *ret_port) {
         *ret = (union in_addr_union) {};
         *ret_family = AF_UNSPEC;
+        *ret_port = a ? socket_address_port(a) : 0;
 
         if (!a)
                 return;
@@ -31,12 +33,12 @@ static void ip_of(const SocketAddress *a, int *ret_family, union in_addr_union *
 
 void source_identity_set_ntp_address(SourceIdentity *id, const SocketAddress *a) {
         assert(id);
-        ip_of(a, &id->ntp_family, &id->ntp_address);
+        ip_of(a, &id->ntp_family, &id->ntp_address, &id->ntp_port);
 }
 
 void source_identity_set_ke_address(SourceIdentity *id, const SocketAddress *a) {
         assert(id);
-        ip_of(a, &id->ke_family, &id->ke_address);
+        ip_of(a, &id->ke_family, &id->ke_address, &id->ke_port);
 }
 
 void source_identity_set_key(SourceIdentity *id, const uint8_t *key) {
@@ -53,23 +55,32 @@ bool source_identity_known(const SourceIdentity *id) {
         return id && (id->ntp_family != AF_UNSPEC || id->ke_family != AF_UNSPEC || id->has_key);
 }
 
-static bool same_ip(int fa, const union in_addr_union *a, int fb, const union in_addr_union *b) {
-        return fa != AF_UNSPEC && fa == fb && in_addr_equal(fa, a, b);
+static bool is_loopback(int family, const union in_addr_union *u) {
+        return family == AF_INET ? (be32toh(u->in.s_addr) >> 24) == 127 : IN6_IS_ADDR_LOOPBACK(&u->in6);
+}
+
+static bool same_ip(int fa, const union in_addr_union *a, uint16_t pa, int fb, const union in_addr_union *b,
+                    uint16_t pb, bool by_port) {
+        if (fa == AF_UNSPEC || fa != fb || !in_addr_equal(fa, a, b))
+                return false;
+        return !by_port || !is_loopback(fa, a) || pa == pb;
 }
 
 SourceSameness source_identity_same(const SourceIdentity *a, const SourceIdentity *b) {
         assert(a);
         assert(b);
 
-        if (same_ip(a->ntp_family, &a->ntp_address, b->ntp_family, &b->ntp_address))
+        bool by_port = a->test_loopback_ports || b->test_loopback_ports;
+
+        if (same_ip(a->ntp_family, &a->ntp_address, a->ntp_port, b->ntp_family, &b->ntp_address, b->ntp_port, by_port))
                 return SOURCE_SAME_NTP_ADDRESS;
         /* The members of one key-exchange pool share its server and its certificate: that is
          * what a pool is, and says nothing about the members. */
         if (a->ke_pool && a->ke_pool == b->ke_pool)
                 return SOURCE_DISTINCT;
-        if (same_ip(a->ke_family, &a->ke_address, b->ke_family, &b->ke_address))
+        if (same_ip(a->ke_family, &a->ke_address, a->ke_port, b->ke_family, &b->ke_address, b->ke_port, by_port))
                 return SOURCE_SAME_KE_ADDRESS;
-        if (a->has_key && b->has_key && memcmp(a->key_sha256, b->key_sha256, sizeof a->key_sha256) == 0)
+        if (!by_port && a->has_key && b->has_key && memcmp(a->key_sha256, b->key_sha256, sizeof a->key_sha256) == 0)
                 return SOURCE_SAME_KEY;
         return SOURCE_DISTINCT;
 }

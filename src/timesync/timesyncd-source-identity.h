@@ -34,6 +34,11 @@ typedef struct SourceIdentity {
         bool has_key;
         uint8_t key_sha256[SOURCE_IDENTITY_KEY_SIZE]; /* of the server certificate's SubjectPublicKeyInfo */
         const void *ke_pool;            /* the key-exchange pool it takes its member from; NULL: none */
+        /* Tests only (--test-loopback-ports): the test servers all sit on the loopback and
+         * share the test PKI's key, so on a loopback address the ports tell servers apart and
+         * keys are not compared. */
+        bool test_loopback_ports;
+        uint16_t ntp_port, ke_port;
 } SourceIdentity;
 
 typedef enum SourceSameness {
@@ -60,4 +65,5 @@ SourceSameness source_identity_same(const SourceIdentity *a, const SourceIdentit
 /* "same NTP address 127.0.0.1", "same key-exchange address ::1", "same certificate key
  * (SHA-256 1a2b3c4d...)": the reason in words with what a and b share. */
 #define SOURCE_IDENTITY_REASON_MAX 96
-const char *source_identity_reason(const SourceIdentity *a, SourceSameness why, char buf[static SOURCE_IDENTITY_REASON_MAX]);
+const char *source_identity_reason(const SourceIdentity *a, SourceSameness why,
+                                   char buf[static SOURCE_IDENTITY_REASON_MAX]);

@@ -20,6 +20,7 @@ typedef struct Side {
         uint16_t ke_port;
         int key;                        /* 0: not known; else the key's first byte */
         int pool;                       /* 0: no key-exchange pool; else which one */
+        bool by_port;                   /* test_loopback_ports */
 } Side;
 
 static int pools[3];
@@ -43,6 +44,7 @@ static SourceIdentity identity_of(const Side *s) {
                 source_identity_set_key(&id, key);
         }
         id.ke_pool = s->pool ? &pools[s->pool] : NULL;
+        id.test_loopback_ports = s->by_port;
         return id;
 }
 
@@ -80,6 +82,17 @@ static void test_same_server(void) {
                   { .ntp = "127.0.0.1", .ntp_port = 1123, .ke = "127.0.0.9", .pool = 1 }, SOURCE_SAME_NTP_ADDRESS, NULL },
                 { "two pools on one key-exchange server", { .ntp = "127.0.0.1", .ke = "127.0.0.9", .pool = 1 },
                   { .ntp = "127.0.0.2", .ke = "127.0.0.9", .pool = 2 }, SOURCE_SAME_KE_ADDRESS, NULL },
+                /* --test-loopback-ports: test servers share the loopback and the test key. */
+                { "test: loopback, two ports",
+                  { .ntp = "127.0.0.1", .ntp_port = 123, .ke = "127.0.0.1", .ke_port = 1, .key = 1, .by_port = true },
+                  { .ntp = "127.0.0.1", .ntp_port = 124, .ke = "127.0.0.1", .ke_port = 2, .key = 1, .by_port = true },
+                  SOURCE_DISTINCT, NULL },
+                { "test: loopback, one NTP port", { .ntp = "127.0.0.1", .ntp_port = 123, .by_port = true },
+                  { .ntp = "127.0.0.1", .ntp_port = 123, .by_port = true }, SOURCE_SAME_NTP_ADDRESS, NULL },
+                { "test: loopback, one key-exchange port", { .ke = "::1", .ke_port = 4460, .by_port = true },
+                  { .ke = "::1", .ke_port = 4460, .by_port = true }, SOURCE_SAME_KE_ADDRESS, NULL },
+                { "test: not loopback, two ports", { .ntp = "192.0.2.1", .ntp_port = 123, .by_port = true },
+                  { .ntp = "192.0.2.1", .ntp_port = 124, .by_port = true }, SOURCE_SAME_NTP_ADDRESS, NULL },
                 { "a pool and a server on its key-exchange server", { .ntp = "127.0.0.1", .ke = "127.0.0.9", .pool = 1 },
                   { .ntp = "127.0.0.2", .ke = "127.0.0.9" }, SOURCE_SAME_KE_ADDRESS, NULL },
         };

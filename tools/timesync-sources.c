@@ -204,12 +204,14 @@ static void print_json(const SourceInfo *sources, size_t n) {
 }
 
 /* The mark before each source, as chronyc's: * selected, + agrees and is combined, x a
- * falseticker, ? no majority to judge by, - not usable now, blank not in use. */
+ * falseticker, ? no majority to judge by, = a duplicate (the same server as one listed
+ * before it), - not usable now, blank not in use. */
 static char verdict_mark(const char *verdict) {
         return streq(verdict, "selected") ? '*' :
                streq(verdict, "truechimer") ? '+' :
                streq(verdict, "falseticker") ? 'x' :
                streq(verdict, "undecided") ? '?' :
+               streq(verdict, "duplicate") ? '=' :
                streq(verdict, "unused") ? ' ' : '-';
 }
 
@@ -264,7 +266,8 @@ static void print_table(const SourceInfo *sources, size_t n) {
                        format_ago(source_unsigned(s, "LastSampleTimestamp"), t, ago), offset, rd);
                 nts = nts || source_integer(s, "NTS");
         }
-        printf("S: * selected, + agrees, x falseticker, ? undecided (no majority), - not usable now\n");
+        printf("S: * selected, + agrees, x falseticker, ? undecided (no majority), = duplicate, "
+               "- not usable now\n");
 
         if (!nts)
                 return;

@@ -72,7 +72,10 @@ test_liar_listed_three_ways_beside_an_honest_server_moves_nothing() {
         log_has "Initial clock synchronization" && fail "the daemon synchronized"
         log_has "would s[tl][ea][pw]" && fail "the daemon would have moved the clock"
         log_has "Selected server" && fail "a source was selected: $(grep -m1 "Selected server" "$TIMESYNCD_LOG")"
-        [ "$(timesync_property NTSStatus)" = "$text" ] || fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        case "$(timesync_property NTSStatus)" in
+        "$text since "*) ;;
+        *) fail "NTSStatus is '$(timesync_property NTSStatus)'" ;;
+        esac
         [ "$(sources_json | /usr/bin/python3 -c 'import json, sys
 print(sorted(s["Verdict"] for s in json.load(sys.stdin)))')" = "['duplicate', 'duplicate', 'undecided', 'undecided']" ] ||
                 fail "the verdicts are not two duplicates and two undecided: $(sources_json)"
@@ -86,7 +89,7 @@ print(sorted(s["Verdict"] for s in json.load(sys.stdin)))')" = "['duplicate', 'd
 # key-exchange names and bootstrap the clock a day ahead; counted once, one server of two in use
 # is no majority.
 test_no_bootstrap_from_one_server_under_two_names() {
-        local a dead text n
+        local a dead n
         make_test_cert fresh 3600 $((30 * DAY))
         mkdir -p "$TEST_TMPDIR/srv"
         cp "$CERTDIR/fresh-chain.pem" "$TEST_TMPDIR/srv/server-chain.pem"
@@ -97,9 +100,9 @@ test_no_bootstrap_from_one_server_under_two_names() {
         start_fresh_timesyncd $((-2 * YEAR)) $(($(date +%s) - 600)) "localhost:$a 127.0.0.1:$a localhost:$dead" \
                 ConnectionRetrySec=1 -- --test-poll-interval=1s
         wait_log "The certificate of 127.0.0.1:$a is not yet valid by our clock, which is not synchronized and behind" 20
-        text="NTS sources agree, but not enough for a bootstrap (it needs the agreement of a majority of all sources in use); clock left alone"
-        wait_log "$text" 30
         assert_merged "127.0.0.1:$a" "localhost:$a"
+        # One of two sources in use: too few for any agreement, a bootstrap least of all.
+        wait_log "1 of 2 NTS sources agree.*; clock left alone" 30
         n=$(log_count "NTS reply from 127.0.0.1:$a verified")
         wait_log_count "NTS reply from 127.0.0.1:$a verified" $((n + 3)) 20
         log_has "Test clock: stepped" && fail "the clock was stepped: $(grep -m1 "Test clock: stepped" "$TIMESYNCD_LOG")"

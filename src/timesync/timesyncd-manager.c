@@ -859,8 +859,6 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
 
         /* A fake clock only where the real one is never touched. */
         assert(!o->test_fake_clock || o->observe);
-        assert(!o->test_loopback_ports || o->observe);
-        m->test_loopback_ports = o->test_loopback_ports;
         r = clock_backend_new(o->test_fake_clock ? CLOCK_BACKEND_FAKE :
                               o->observe ? CLOCK_BACKEND_OBSERVE : CLOCK_BACKEND_KERNEL, &m->clock);
         if (r < 0)

@@ -32,7 +32,6 @@ typedef struct ManagerOptions {
         usec_t test_poll_interval_usec; /* > 0: fixed poll interval, overrides the config */
         bool test_fake_clock;           /* observe only: a fake clock test_clock_offset_nsec off */
         int64_t test_clock_offset_nsec; /* ... which SIGUSR1 moves by the same amount again */
-        bool test_loopback_ports;       /* observe only: SourceIdentity.test_loopback_ports */
 } ManagerOptions;
 
 /* What the manager waits for. With a server selected, its source's state says the rest. */
@@ -67,7 +66,6 @@ struct Manager {
         bool bus_connected;             /* m->bus is past Hello and has announced the state */
         usec_t test_poll_interval_usec;
         int64_t test_clock_offset_nsec; /* with a fake clock: how far SIGUSR1 moves it */
-        bool test_loopback_ports;       /* SourceIdentity.test_loopback_ports */
         char *config_file, *state_dir, *nts_state_dir, *runtime_dir;
         TimesyncConfig config;
         SourceSettings source_settings; /* kept current from config, for every source */

@@ -18,7 +18,6 @@ bool manager_several_identify(Manager *m, Source *s) {
          * still the server it was (and may still have a candidate). */
         id = e->identity;
         id.ke_pool = n && n->kind == SERVER_NAME_KE_POOL ? n : NULL;
-        id.test_loopback_ports = m->test_loopback_ports;
         if (source_address(s))
                 source_identity_set_ntp_address(&id, source_address(s));
         if (c && nts_client_ke_peer(c))

@@ -60,27 +60,28 @@ static bool is_loopback(int family, const union in_addr_union *u) {
 }
 
 static bool same_ip(int fa, const union in_addr_union *a, uint16_t pa, int fb, const union in_addr_union *b,
-                    uint16_t pb, bool by_port) {
+                    uint16_t pb) {
         if (fa == AF_UNSPEC || fa != fb || !in_addr_equal(fa, a, b))
                 return false;
-        return !by_port || !is_loopback(fa, a) || pa == pb;
+        return !is_loopback(fa, a) || pa == pb;
 }
 
 SourceSameness source_identity_same(const SourceIdentity *a, const SourceIdentity *b) {
         assert(a);
         assert(b);
 
-        bool by_port = a->test_loopback_ports || b->test_loopback_ports;
-
-        if (same_ip(a->ntp_family, &a->ntp_address, a->ntp_port, b->ntp_family, &b->ntp_address, b->ntp_port, by_port))
+        if (same_ip(a->ntp_family, &a->ntp_address, a->ntp_port, b->ntp_family, &b->ntp_address, b->ntp_port))
                 return SOURCE_SAME_NTP_ADDRESS;
         /* The members of one key-exchange pool share its server and its certificate: that is
          * what a pool is, and says nothing about the members. */
         if (a->ke_pool && a->ke_pool == b->ke_pool)
                 return SOURCE_DISTINCT;
-        if (same_ip(a->ke_family, &a->ke_address, a->ke_port, b->ke_family, &b->ke_address, b->ke_port, by_port))
+        if (same_ip(a->ke_family, &a->ke_address, a->ke_port, b->ke_family, &b->ke_address, b->ke_port))
                 return SOURCE_SAME_KE_ADDRESS;
-        if (!by_port && a->has_key && b->has_key && memcmp(a->key_sha256, b->key_sha256, sizeof a->key_sha256) == 0)
+        if (a->ke_family != AF_UNSPEC && is_loopback(a->ke_family, &a->ke_address) &&
+            b->ke_family != AF_UNSPEC && is_loopback(b->ke_family, &b->ke_address))
+                return SOURCE_DISTINCT;
+        if (a->has_key && b->has_key && memcmp(a->key_sha256, b->key_sha256, sizeof a->key_sha256) == 0)
                 return SOURCE_SAME_KEY;
         return SOURCE_DISTINCT;
 }

@@ -14,6 +14,10 @@
  * Members of one key-exchange pool share its key-exchange server and its certificate by
  * design: among them only the NTP address tells servers apart.
  *
+ * A loopback address is this machine: servers there are daemons its administrator runs, told
+ * apart by their ports, and their certificate keys are not compared (no one on the path can
+ * put a server on the loopback; the test suites run all their servers there with one key).
+ *
  * Pure: no I/O, no logging. The caller fills in what it knows; what is not known yet never
  * makes two sources the same. */
 
@@ -34,11 +38,7 @@ typedef struct SourceIdentity {
         bool has_key;
         uint8_t key_sha256[SOURCE_IDENTITY_KEY_SIZE]; /* of the server certificate's SubjectPublicKeyInfo */
         const void *ke_pool;            /* the key-exchange pool it takes its member from; NULL: none */
-        /* Tests only (--test-loopback-ports): the test servers all sit on the loopback and
-         * share the test PKI's key, so on a loopback address the ports tell servers apart and
-         * keys are not compared. */
-        bool test_loopback_ports;
-        uint16_t ntp_port, ke_port;
+        uint16_t ntp_port, ke_port;     /* tell servers on a loopback address apart */
 } SourceIdentity;
 
 typedef enum SourceSameness {

@@ -29,7 +29,6 @@ static const char *arg_runtime_dir = "/run/systemd/timesync";
 static usec_t arg_test_poll_interval = 0;
 static bool arg_test_fake_clock = false;
 static int64_t arg_test_clock_offset_nsec = 0;
-static bool arg_test_loopback_ports = false;
 
 static void help(void) {
         printf("%s [OPTIONS...]\n\n"
@@ -51,12 +50,7 @@ static void help(void) {
                "     --test-clock-offset=[-]TIME\n"
                "                        With --observe only: steer a fake clock that starts\n"
                "                        TIME off the system clock; SIGUSR1 moves it by TIME\n"
-               "                        again, as a program setting the clock would\n"
-               "     --test-loopback-ports\n"
-               "                        With --observe only: sources on one loopback address\n"
-               "                        are different servers when their ports differ, and\n"
-               "                        certificate keys are not compared (test servers share\n"
-               "                        the loopback and one key)\n",
+               "                        again, as a program setting the clock would\n",
                program_invocation_short_name, arg_state_dir, NTS_STATE_DIR_DEFAULT, arg_runtime_dir);
 }
 
@@ -70,7 +64,6 @@ static int parse_argv(int argc, char *argv[]) {
                 ARG_RUNTIME_DIR,
                 ARG_TEST_POLL_INTERVAL,
                 ARG_TEST_CLOCK_OFFSET,
-                ARG_TEST_LOOPBACK_PORTS,
         };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
@@ -82,7 +75,6 @@ static int parse_argv(int argc, char *argv[]) {
                 { "runtime-dir", required_argument, NULL, ARG_RUNTIME_DIR },
                 { "test-poll-interval", required_argument, NULL, ARG_TEST_POLL_INTERVAL },
                 { "test-clock-offset", required_argument, NULL, ARG_TEST_CLOCK_OFFSET },
-                { "test-loopback-ports", no_argument, NULL, ARG_TEST_LOOPBACK_PORTS },
                 {}
         };
         int c;
@@ -128,9 +120,6 @@ static int parse_argv(int argc, char *argv[]) {
                         arg_test_fake_clock = true;
                         break;
                 }
-                case ARG_TEST_LOOPBACK_PORTS:
-                        arg_test_loopback_ports = true;
-                        break;
                 case '?':
                         return -EINVAL;
                 default:
@@ -151,9 +140,6 @@ static int parse_argv(int argc, char *argv[]) {
         /* The fake clock replaces the observe backend: it is what keeps the real one untouched. */
         if (arg_test_fake_clock && !arg_observe)
                 return log_error_errno(EINVAL, "--test-clock-offset= requires --observe.");
-        /* One server, one vote weakened: only for test servers, which share the loopback. */
-        if (arg_test_loopback_ports && !arg_observe)
-                return log_error_errno(EINVAL, "--test-loopback-ports requires --observe.");
 
         return 1;
 }
@@ -249,7 +235,6 @@ int main(int argc, char *argv[]) {
                         .test_poll_interval_usec = arg_test_poll_interval,
                         .test_fake_clock = arg_test_fake_clock,
                         .test_clock_offset_nsec = arg_test_clock_offset_nsec,
-                        .test_loopback_ports = arg_test_loopback_ports,
                 });
         if (r < 0)
                 return EXIT_FAILURE;

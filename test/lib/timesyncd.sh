@@ -59,14 +59,10 @@ write_conf() {
 # Optional: TIMESYNCD_LOG_LEVEL (default debug); the array TIMESYNCD_WRAPPER, commands put
 # before the daemon (an unshare that changes its mount namespace...), each of which must exec
 # the next so that the PID stays the daemon's. Both may be unset (inside netns_exec...).
-# TIMESYNCD_LOOPBACK_PORTS (default yes): --test-loopback-ports, since the test servers share
-# the loopback and the test PKI's key, which would make them all one server (one server, one
-# vote); "no" for a test of that rule.
 start_timesyncd() {
         local conf=$1 config=()
         shift
         [ -z "$conf" ] || config=(--config="$conf")
-        [ "${TIMESYNCD_LOOPBACK_PORTS:-yes}" = no ] || config+=(--test-loopback-ports)
         start_daemon "$TIMESYNCD_LOG" ${TIMESYNCD_WRAPPER[@]+"${TIMESYNCD_WRAPPER[@]}"} \
                 env SYSTEMD_LOG_LEVEL="${TIMESYNCD_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET=console \
                 "$TIMESYNCD" --observe ${config[@]+"${config[@]}"} --state-dir="$TEST_TMPDIR/state" \

@@ -20,7 +20,6 @@ typedef struct Side {
         uint16_t ke_port;
         int key;                        /* 0: not known; else the key's first byte */
         int pool;                       /* 0: no key-exchange pool; else which one */
-        bool by_port;                   /* test_loopback_ports */
 } Side;
 
 static int pools[3];
@@ -44,7 +43,6 @@ static SourceIdentity identity_of(const Side *s) {
                 source_identity_set_key(&id, key);
         }
         id.ke_pool = s->pool ? &pools[s->pool] : NULL;
-        id.test_loopback_ports = s->by_port;
         return id;
 }
 
@@ -56,45 +54,46 @@ static void test_same_server(void) {
                 const char *reason;     /* of a, for the expected sameness */
         } cases[] = {
                 { "nothing known", {}, {}, SOURCE_DISTINCT, "different servers" },
-                { "one side unknown", { .ntp = "127.0.0.1" }, {}, SOURCE_DISTINCT, NULL },
-                { "a name and its address", { .ntp = "127.0.0.1" }, { .ntp = "127.0.0.1" },
-                  SOURCE_SAME_NTP_ADDRESS, "same NTP address 127.0.0.1" },
-                { "one address on two ports", { .ntp = "127.0.0.1", .ntp_port = 123 },
-                  { .ntp = "127.0.0.1", .ntp_port = 1123 }, SOURCE_SAME_NTP_ADDRESS, "same NTP address 127.0.0.1" },
+                { "one side unknown", { .ntp = "192.0.2.1" }, {}, SOURCE_DISTINCT, NULL },
+                { "a name and its address", { .ntp = "192.0.2.1" }, { .ntp = "192.0.2.1" },
+                  SOURCE_SAME_NTP_ADDRESS, "same NTP address 192.0.2.1" },
+                { "one address on two ports", { .ntp = "192.0.2.1", .ntp_port = 123 },
+                  { .ntp = "192.0.2.1", .ntp_port = 1123 }, SOURCE_SAME_NTP_ADDRESS, "same NTP address 192.0.2.1" },
                 { "IPv4 and its mapped IPv6 form", { .ntp = "192.0.2.1" }, { .ntp = "::ffff:192.0.2.1" },
                   SOURCE_SAME_NTP_ADDRESS, "same NTP address 192.0.2.1" },
                 { "IPv6", { .ntp = "2001:db8::1" }, { .ntp = "2001:db8::1", .ntp_port = 4123 },
                   SOURCE_SAME_NTP_ADDRESS, "same NTP address 2001:db8::1" },
-                { "two addresses", { .ntp = "127.0.0.1" }, { .ntp = "127.0.0.2" }, SOURCE_DISTINCT, NULL },
-                { "one key exchange server, two NTP servers", { .ntp = "127.0.0.1", .ke = "127.0.0.3" },
-                  { .ntp = "127.0.0.2", .ke = "127.0.0.3", .ke_port = 4461 }, SOURCE_SAME_KE_ADDRESS,
-                  "same key-exchange address 127.0.0.3" },
-                { "one certificate key on two machines", { .ntp = "127.0.0.1", .ke = "127.0.0.1", .key = 1 },
-                  { .ntp = "127.0.0.2", .ke = "127.0.0.2", .key = 1 }, SOURCE_SAME_KEY,
+                { "two addresses", { .ntp = "192.0.2.1" }, { .ntp = "192.0.2.2" }, SOURCE_DISTINCT, NULL },
+                { "one key exchange server, two NTP servers", { .ntp = "192.0.2.1", .ke = "192.0.2.3" },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.3", .ke_port = 4461 }, SOURCE_SAME_KE_ADDRESS,
+                  "same key-exchange address 192.0.2.3" },
+                { "one certificate key on two machines", { .ntp = "192.0.2.1", .ke = "192.0.2.1", .key = 1 },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.2", .key = 1 }, SOURCE_SAME_KEY,
                   "same certificate key, SHA-256 015a5a5a5a5a5a5a..." },
-                { "two keys", { .ntp = "127.0.0.1", .ke = "127.0.0.1", .key = 1 },
-                  { .ntp = "127.0.0.2", .ke = "127.0.0.2", .key = 2 }, SOURCE_DISTINCT, NULL },
-                { "NTP address before key-exchange address", { .ntp = "127.0.0.1", .ke = "127.0.0.3", .key = 1 },
-                  { .ntp = "127.0.0.1", .ke = "127.0.0.3", .key = 1 }, SOURCE_SAME_NTP_ADDRESS, NULL },
-                { "members of one key-exchange pool", { .ntp = "127.0.0.1", .ke = "127.0.0.9", .key = 9, .pool = 1 },
-                  { .ntp = "127.0.0.2", .ke = "127.0.0.9", .key = 9, .pool = 1 }, SOURCE_DISTINCT, NULL },
-                { "one pool member on two ports", { .ntp = "127.0.0.1", .ntp_port = 123, .ke = "127.0.0.9", .pool = 1 },
-                  { .ntp = "127.0.0.1", .ntp_port = 1123, .ke = "127.0.0.9", .pool = 1 }, SOURCE_SAME_NTP_ADDRESS, NULL },
-                { "two pools on one key-exchange server", { .ntp = "127.0.0.1", .ke = "127.0.0.9", .pool = 1 },
-                  { .ntp = "127.0.0.2", .ke = "127.0.0.9", .pool = 2 }, SOURCE_SAME_KE_ADDRESS, NULL },
-                /* --test-loopback-ports: test servers share the loopback and the test key. */
-                { "test: loopback, two ports",
-                  { .ntp = "127.0.0.1", .ntp_port = 123, .ke = "127.0.0.1", .ke_port = 1, .key = 1, .by_port = true },
-                  { .ntp = "127.0.0.1", .ntp_port = 124, .ke = "127.0.0.1", .ke_port = 2, .key = 1, .by_port = true },
+                { "two keys", { .ntp = "192.0.2.1", .ke = "192.0.2.1", .key = 1 },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.2", .key = 2 }, SOURCE_DISTINCT, NULL },
+                { "NTP address before key-exchange address", { .ntp = "192.0.2.1", .ke = "192.0.2.3", .key = 1 },
+                  { .ntp = "192.0.2.1", .ke = "192.0.2.3", .key = 1 }, SOURCE_SAME_NTP_ADDRESS, NULL },
+                { "members of one key-exchange pool", { .ntp = "192.0.2.1", .ke = "192.0.2.9", .key = 9, .pool = 1 },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.9", .key = 9, .pool = 1 }, SOURCE_DISTINCT, NULL },
+                { "one pool member on two ports", { .ntp = "192.0.2.1", .ntp_port = 123, .ke = "192.0.2.9", .pool = 1 },
+                  { .ntp = "192.0.2.1", .ntp_port = 1123, .ke = "192.0.2.9", .pool = 1 }, SOURCE_SAME_NTP_ADDRESS, NULL },
+                { "two pools on one key-exchange server", { .ntp = "192.0.2.1", .ke = "192.0.2.9", .pool = 1 },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.9", .pool = 2 }, SOURCE_SAME_KE_ADDRESS, NULL },
+                { "a pool and a server on its key-exchange server", { .ntp = "192.0.2.1", .ke = "192.0.2.9", .pool = 1 },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.9" }, SOURCE_SAME_KE_ADDRESS, NULL },
+                /* The loopback is this machine: its servers are told apart by port, keys are not
+                 * compared. */
+                { "loopback, two ports, one key",
+                  { .ntp = "127.0.0.1", .ntp_port = 123, .ke = "127.0.0.1", .ke_port = 1, .key = 1 },
+                  { .ntp = "127.0.0.1", .ntp_port = 124, .ke = "127.0.0.1", .ke_port = 2, .key = 1 },
                   SOURCE_DISTINCT, NULL },
-                { "test: loopback, one NTP port", { .ntp = "127.0.0.1", .ntp_port = 123, .by_port = true },
-                  { .ntp = "127.0.0.1", .ntp_port = 123, .by_port = true }, SOURCE_SAME_NTP_ADDRESS, NULL },
-                { "test: loopback, one key-exchange port", { .ke = "::1", .ke_port = 4460, .by_port = true },
-                  { .ke = "::1", .ke_port = 4460, .by_port = true }, SOURCE_SAME_KE_ADDRESS, NULL },
-                { "test: not loopback, two ports", { .ntp = "192.0.2.1", .ntp_port = 123, .by_port = true },
-                  { .ntp = "192.0.2.1", .ntp_port = 124, .by_port = true }, SOURCE_SAME_NTP_ADDRESS, NULL },
-                { "a pool and a server on its key-exchange server", { .ntp = "127.0.0.1", .ke = "127.0.0.9", .pool = 1 },
-                  { .ntp = "127.0.0.2", .ke = "127.0.0.9" }, SOURCE_SAME_KE_ADDRESS, NULL },
+                { "loopback, one NTP port", { .ntp = "127.0.0.1", .ntp_port = 123 },
+                  { .ntp = "127.0.0.1", .ntp_port = 123 }, SOURCE_SAME_NTP_ADDRESS, "same NTP address 127.0.0.1" },
+                { "loopback, one key-exchange port", { .ke = "::1", .ke_port = 4460 },
+                  { .ke = "::1", .ke_port = 4460 }, SOURCE_SAME_KE_ADDRESS, NULL },
+                { "loopback and elsewhere, one key", { .ntp = "127.0.0.1", .ke = "127.0.0.1", .key = 1 },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.2", .key = 1 }, SOURCE_SAME_KEY, NULL },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -173,18 +172,18 @@ static void test_liar_listed_twice_beside_an_honest_server(void) {
         ASSERT_OK(source_set_add(&set, SRC(1), "127.0.0.1"));
         ASSERT_OK(source_set_add(&set, SRC(2), "honest.example"));
 
-        identify(&set, 0, "127.0.0.1");
+        identify(&set, 0, "192.0.2.1");
         ASSERT_FALSE(set.entries[1].duplicate_of);
         /* Learning the second one's address marks it, not the first. */
-        other_port = identity_of(&(Side) { .ntp = "127.0.0.1", .ntp_port = 1123 });
+        other_port = identity_of(&(Side) { .ntp = "192.0.2.1", .ntp_port = 1123 });
         ASSERT_TRUE(source_set_identify(&set, SRC(1), &other_port));
         ASSERT_TRUE(set.entries[1].duplicate_of == SRC(0));
         ASSERT_EQ(set.entries[1].duplicate_why, SOURCE_SAME_NTP_ADDRESS);
         ASSERT_FALSE(set.entries[0].duplicate_of);
         /* Nothing new: no change reported. */
-        same_port = identity_of(&(Side) { .ntp = "127.0.0.1" });
+        same_port = identity_of(&(Side) { .ntp = "192.0.2.1" });
         ASSERT_FALSE(source_set_identify(&set, SRC(1), &same_port));
-        identify(&set, 2, "127.0.0.2");
+        identify(&set, 2, "192.0.2.2");
         ASSERT_EQ(source_set_n_distinct(&set), 2u);
 
         source_set_sample(&set, SRC(0), &liar);
@@ -199,7 +198,7 @@ static void test_liar_listed_twice_beside_an_honest_server(void) {
         ASSERT_STREQ(buf, "2 NTS sources disagree by 3600 s; clock left alone");
 
         /* Without the merge the liar had two votes of three. */
-        identify(&set, 1, "127.0.0.3");
+        identify(&set, 1, "192.0.2.3");
         ASSERT_FALSE(set.entries[1].duplicate_of);
         d = judge(&set);
         ASSERT_TRUE(d.select.outcome == NTP_SELECT_AGREED);
@@ -253,8 +252,8 @@ static void test_no_bootstrap_from_a_duplicate(void) {
         d = judge(&set);
         ASSERT_TRUE(d.steer);
 
-        identify(&set, 0, "127.0.0.1");
-        identify(&set, 1, "127.0.0.1");
+        identify(&set, 0, "192.0.2.1");
+        identify(&set, 1, "192.0.2.1");
         d = judge(&set);
         ASSERT_FALSE(d.steer);
         source_set_done(&set);

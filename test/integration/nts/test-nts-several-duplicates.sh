@@ -5,9 +5,11 @@
 # source in the selection and in the bootstrap rule; the later-listed entries are duplicates,
 # said once in the log and shown as such in Sources. Real chronyd NTS servers, one of them
 # lying through true-time.so; the daemon in observe mode on its fake clock
-# (--test-clock-offset=), which it steps exactly as it would step the real one. The rule is
-# tested as it is (no --test-loopback-ports): the honest server sits on 127.0.0.2 with a key of
-# its own, the liar on 127.0.0.1 with the test PKI's key.
+# (--test-clock-offset=), which it steps exactly as it would step the real one. On the loopback
+# ports tell servers apart and keys are not compared: the liar's names all reach one port of
+# 127.0.0.1, the honest server sits on 127.0.0.2 with a key of its own. A pool naming one
+# address on two ports is the unit test's (test-timesyncd-source-identity), on an address that
+# is not the loopback.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 # shellcheck source-path=SCRIPTDIR/../../lib source=mock.sh
@@ -16,8 +18,6 @@ set -euo pipefail
 daemon_test_init --certs --bus
 chmod 0755 "$CERTDIR"
 chmod 0644 "$CERTDIR"/*.pem
-
-TIMESYNCD_LOOPBACK_PORTS=no
 
 HOUR=$((3600 * 1000000000))
 DAY=86400
@@ -112,40 +112,5 @@ test_no_bootstrap_from_one_server_under_two_names() {
         stop_chronys
 }
 
-# A key-exchange pool (the mock) naming a liar an hour ahead twice, as localhost on one NTP port
-# and as 127.0.0.1 on another (two mock servers on 127.0.0.1: one machine), and an honest member
-# on 127.0.0.3. The daemon's own check of pool members compares address and port, so both come
-# in; counted per source, the liar has two votes of three and steps the clock by an hour.
-test_pool_naming_one_address_on_two_ports_counts_once() {
-        local pids=() members=() text="2 NTS sources disagree by 3600 s; clock left alone" spec name address member
-        rm -f "$TEST_TMPDIR/mock-twice.keys"
-        for spec in liar-a:127.0.0.1:localhost liar-b:127.0.0.1:127.0.0.1 honest:127.0.0.3:127.0.0.3; do
-                IFS=: read -r name address member <<<"$spec"
-                # shellcheck disable=SC2046 # no option or one word
-                start_mock_server "twice-$name" --address="$address" --keys-file="$TEST_TMPDIR/mock-twice.keys" \
-                        $([ "$name" = honest ] || echo --time-offset=3600)
-                pids+=("$MOCK_PID")
-                members+=(--pool-member="$member:$MOCK_NTP_PORT")
-        done
-        start_mock_server twice --keys-file="$TEST_TMPDIR/mock-twice.keys" "${members[@]}"
-        pids+=("$MOCK_PID")
-        start_fresh_timesyncd 0 none "pool:localhost:$MOCK_KE_PORT" NTSMaxSources=3 ConnectionRetrySec=1 -- \
-                --test-poll-interval=1s
-        wait_log "$text" 30
-        wait_log "NTS source [^ ]* is the same server as [^ ]* (same NTP address 127\.0\.0\.1); it counts once\." 10
-        [ "$(log_count "is the same server as")" = 1 ] || fail "the merge was logged $(log_count "is the same server as") times"
-        wait_log_count "NTP reply from 127\.0\.0\.3:" 4 20
-        log_has "Test clock: stepped" && fail "the clock was stepped: $(grep -m1 "Test clock: stepped" "$TIMESYNCD_LOG")"
-        log_has "Initial clock synchronization" && fail "the daemon synchronized"
-        [ "$(sources_json | /usr/bin/python3 -c 'import json, sys
-print(sorted(s["Verdict"] for s in json.load(sys.stdin)))')" = "['duplicate', 'undecided', 'undecided']" ] ||
-                fail "the verdicts are not one duplicate and two undecided: $(sources_json)"
-        stop_timesyncd
-        for spec in "${pids[@]}"; do
-                stop_daemon "$spec"
-        done
-}
-
 run_case test_liar_listed_three_ways_beside_an_honest_server_moves_nothing
 run_case test_no_bootstrap_from_one_server_under_two_names
-run_case test_pool_naming_one_address_on_two_ports_counts_once

@@ -242,9 +242,10 @@ static bool source_failing(const SourceInfo *s) {
 }
 
 /* The mark before each source, as chronyc's: * selected, + agrees and is combined, x a
- * falseticker, ? no majority to judge by, - not usable now, blank not in use. The daemon calls
- * a source it does not count "unused" also while that source is failing (an NTS server whose
- * key exchange failed, waiting for the retry); that one is not usable now, not merely unused. */
+ * falseticker, ? no majority to judge by, = a duplicate (the same server as one listed before
+ * it), - not usable now, blank not in use. The daemon calls a source it does not count
+ * "unused" also while that source is failing (an NTS server whose key exchange failed, waiting
+ * for the retry); that one is not usable now, not merely unused. */
 static char verdict_mark(const SourceInfo *s) {
         const char *verdict = source_string(s, "Verdict");
 
@@ -252,6 +253,7 @@ static char verdict_mark(const SourceInfo *s) {
                streq(verdict, "truechimer") ? '+' :
                streq(verdict, "falseticker") ? 'x' :
                streq(verdict, "undecided") ? '?' :
+               streq(verdict, "duplicate") ? '=' :
                streq(verdict, "unused") && !source_failing(s) ? ' ' : '-';
 }
 
@@ -308,7 +310,8 @@ static void print_table(const SourceInfo *sources, size_t n) {
                        format_ago(source_unsigned(s, "LastSampleTimestamp"), t, ago), offset, rd);
                 nts = nts || source_integer(s, "NTS");
         }
-        printf("S: * selected, + agrees, x falseticker, ? undecided (no majority), - not usable now\n"
+        printf("S: * selected, + agrees, x falseticker, ? undecided (no majority), = duplicate, "
+               "- not usable now\n"
                "Source-local: the source's clock minus the local clock (+: the source is ahead)\n");
 
         if (!nts)

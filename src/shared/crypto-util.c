@@ -33,6 +33,8 @@ typeof(EVP_MAC_final) *sym_EVP_MAC_final;
 typeof(OSSL_PARAM_construct_utf8_string) *sym_OSSL_PARAM_construct_utf8_string;
 typeof(OSSL_PARAM_construct_end) *sym_OSSL_PARAM_construct_end;
 typeof(CRYPTO_memcmp) *sym_CRYPTO_memcmp;
+typeof(EVP_Digest) *sym_EVP_Digest;
+typeof(EVP_sha256) *sym_EVP_sha256;
 typeof(ERR_get_error) *sym_ERR_get_error;
 typeof(ERR_peek_last_error) *sym_ERR_peek_last_error;
 typeof(ERR_clear_error) *sym_ERR_clear_error;
@@ -69,6 +71,8 @@ int dlopen_libcrypto(int log_level) {
                         DLSYM_ARG(OSSL_PARAM_construct_utf8_string),
                         DLSYM_ARG(OSSL_PARAM_construct_end),
                         DLSYM_ARG(CRYPTO_memcmp),
+                        DLSYM_ARG(EVP_Digest),
+                        DLSYM_ARG(EVP_sha256),
                         DLSYM_ARG(ERR_get_error),
                         DLSYM_ARG(ERR_peek_last_error),
                         DLSYM_ARG(ERR_clear_error),

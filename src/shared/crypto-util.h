@@ -36,6 +36,8 @@ extern typeof(EVP_MAC_final) *sym_EVP_MAC_final;
 extern typeof(OSSL_PARAM_construct_utf8_string) *sym_OSSL_PARAM_construct_utf8_string;
 extern typeof(OSSL_PARAM_construct_end) *sym_OSSL_PARAM_construct_end;
 extern typeof(CRYPTO_memcmp) *sym_CRYPTO_memcmp;
+extern typeof(EVP_Digest) *sym_EVP_Digest;
+extern typeof(EVP_sha256) *sym_EVP_sha256;
 extern typeof(ERR_get_error) *sym_ERR_get_error;
 extern typeof(ERR_peek_last_error) *sym_ERR_peek_last_error;
 extern typeof(ERR_clear_error) *sym_ERR_clear_error;

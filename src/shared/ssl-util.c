@@ -59,6 +59,8 @@ typeof(SSL_get_ex_data_X509_STORE_CTX_idx) *sym_SSL_get_ex_data_X509_STORE_CTX_i
 typeof(X509_free) *sym_X509_free;
 typeof(X509_up_ref) *sym_X509_up_ref;
 typeof(X509_get_ext_d2i) *sym_X509_get_ext_d2i;
+typeof(X509_get_X509_PUBKEY) *sym_X509_get_X509_PUBKEY;
+typeof(i2d_X509_PUBKEY) *sym_i2d_X509_PUBKEY;
 typeof(GENERAL_NAMES_free) *sym_GENERAL_NAMES_free;
 typeof(ASN1_STRING_get0_data) *sym_ASN1_STRING_get0_data;
 typeof(ASN1_STRING_length) *sym_ASN1_STRING_length;
@@ -144,6 +146,8 @@ int dlopen_libssl(int log_level) {
                         DLSYM_ARG(X509_free),
                         DLSYM_ARG(X509_up_ref),
                         DLSYM_ARG(X509_get_ext_d2i),
+                        DLSYM_ARG(X509_get_X509_PUBKEY),
+                        DLSYM_ARG(i2d_X509_PUBKEY),
                         DLSYM_ARG(GENERAL_NAMES_free),
                         DLSYM_ARG(ASN1_STRING_get0_data),
                         DLSYM_ARG(ASN1_STRING_length),

@@ -62,6 +62,8 @@ extern typeof(SSL_get_ex_data_X509_STORE_CTX_idx) *sym_SSL_get_ex_data_X509_STOR
 extern typeof(X509_free) *sym_X509_free;
 extern typeof(X509_up_ref) *sym_X509_up_ref;
 extern typeof(X509_get_ext_d2i) *sym_X509_get_ext_d2i;
+extern typeof(X509_get_X509_PUBKEY) *sym_X509_get_X509_PUBKEY;
+extern typeof(i2d_X509_PUBKEY) *sym_i2d_X509_PUBKEY;
 extern typeof(GENERAL_NAMES_free) *sym_GENERAL_NAMES_free;
 extern typeof(ASN1_STRING_get0_data) *sym_ASN1_STRING_get0_data;
 extern typeof(ASN1_STRING_length) *sym_ASN1_STRING_length;

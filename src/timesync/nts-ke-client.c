@@ -315,6 +315,8 @@ static void ke_client_save_tls_info(NTS_KEClient *c, bool handshake_done) {
                         strempty(info.verify_result));
         c->result->tls.valid_from = info.valid_from;
         c->result->tls.valid_until = info.valid_until;
+        c->result->tls.has_key_sha256 = info.has_key_sha256;
+        memcpy(c->result->tls.key_sha256, info.key_sha256, sizeof c->result->tls.key_sha256);
 }
 
 /* Drives TLS as far as the socket allows; returns when waiting or when the session ended. */

@@ -63,6 +63,8 @@ typedef struct NTS_KEResult {
                 char verification[128]; /* "ok" or the verifier's message */
                 time_t valid_from;      /* when the whole chain is valid (NTS_TLSInfo) */
                 time_t valid_until;
+                bool has_key_sha256;    /* key_sha256 is set */
+                uint8_t key_sha256[32]; /* of the certificate's SubjectPublicKeyInfo */
         } tls;
 
         /* For diagnostics (nts-query): whether a TCP connection was established, and the KE

@@ -701,6 +701,29 @@ static void cert_sans(X509 *cert, char *buf, size_t size) {
         sym_GENERAL_NAMES_free(names);
 }
 
+/* The SHA-256 of cert's SubjectPublicKeyInfo in DER, as `openssl x509 -pubkey | openssl pkey
+ * -pubin -outform der | sha256sum` computes it. */
+static int cert_key_sha256(X509 *cert, uint8_t ret[static 32]) {
+        _cleanup_free_ uint8_t *der = NULL;
+        X509_PUBKEY *key = sym_X509_get_X509_PUBKEY(cert);
+        unsigned len = 0;
+        uint8_t *p;
+        int n;
+
+        n = key ? sym_i2d_X509_PUBKEY(key, NULL) : -1;
+        if (n <= 0)
+                return -EIO;
+        der = malloc((size_t) n);
+        if (!der)
+                return -ENOMEM;
+        p = der;
+        if (sym_i2d_X509_PUBKEY(key, &p) != n)
+                return -EIO;
+        if (sym_EVP_Digest(der, (size_t) n, ret, &len, sym_EVP_sha256(), NULL) != 1 || len != 32)
+                return -EIO;
+        return 0;
+}
+
 int NTS_tls_info(NTS_TLS *t, NTS_TLSInfo *ret) {
         assert(t);
         assert(ret);
@@ -722,6 +745,7 @@ int NTS_tls_info(NTS_TLS *t, NTS_TLSInfo *ret) {
         (void) asn1_time_to_time_t(sym_X509_get0_notBefore(t->leaf), &ret->not_before);
         (void) asn1_time_to_time_t(sym_X509_get0_notAfter(t->leaf), &ret->not_after);
         tls_chain_validity(t, &ret->valid_from, &ret->valid_until);
+        ret->has_key_sha256 = cert_key_sha256(t->leaf, ret->key_sha256) >= 0;
         return 0;
 }
 

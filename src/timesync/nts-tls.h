@@ -77,6 +77,10 @@ typedef struct NTS_TLSInfo {
         time_t valid_from;
         time_t valid_until;
         const char *verify_result;      /* "ok" or the verifier's message ("certificate has expired") */
+        /* SHA-256 of the certificate's SubjectPublicKeyInfo: the server's key, whatever name
+         * it was reached by (one server, one vote). */
+        bool has_key_sha256;
+        uint8_t key_sha256[32];
 } NTS_TLSInfo;
 
 /* Returns 0, or -ENODATA when no certificate arrived (then only version, cipher and

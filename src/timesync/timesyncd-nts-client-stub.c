@@ -92,6 +92,14 @@ const char *nts_client_ke_address(const NTSClient *c) {
         return c->server;
 }
 
+const SocketAddress *nts_client_ke_peer(const NTSClient *c) {
+        return NULL;
+}
+
+const uint8_t *nts_client_ke_key_sha256(const NTSClient *c) {
+        return NULL;
+}
+
 const char *nts_client_aead_name(const NTSClient *c) {
         return NULL;
 }

@@ -90,6 +90,11 @@ struct NTSClient {
         usec_t ke_retry_after;          /* CLOCK_BOOTTIME; 0: no backoff */
         usec_t renew_realtime;          /* renew the keys from then on (CLOCK_REALTIME) */
         char *ke_address;               /* "host:port" as used for the exchange */
+        /* Which server the last key exchange of this run reached (one server, one vote):
+         * its address (family 0: none yet) and its certificate's key. */
+        SocketAddress ke_peer;
+        bool has_ke_key;
+        uint8_t ke_key_sha256[32];
         usec_t last_ke_realtime;
 
         /* Bootstrap (see nts_client_may_bootstrap()): the keys came from a handshake that did not
@@ -762,6 +767,9 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
         c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
         c->chain_valid_from = res->tls.valid_from;
         c->chain_valid_until = res->tls.valid_until;
+        c->ke_peer = res->address;
+        c->has_ke_key = res->tls.has_key_sha256;
+        memcpy(c->ke_key_sha256, res->tls.key_sha256, sizeof c->ke_key_sha256);
         c->cookies_unproven = true;
         c->ke_retry_after = 0;
         c->last_error[0] = '\0';
@@ -1167,6 +1175,14 @@ NTSClientBootstrap nts_client_bootstrap(const NTSClient *c) {
 
 const char *nts_client_server(const NTSClient *c) {
         return c->server;
+}
+
+const SocketAddress *nts_client_ke_peer(const NTSClient *c) {
+        return c->ke_peer.sa.ss_family != AF_UNSPEC ? &c->ke_peer : NULL;
+}
+
+const uint8_t *nts_client_ke_key_sha256(const NTSClient *c) {
+        return c->has_ke_key ? c->ke_key_sha256 : NULL;
 }
 
 const char *nts_client_ke_address(const NTSClient *c) {

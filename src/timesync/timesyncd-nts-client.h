@@ -188,6 +188,11 @@ bool nts_client_pool_member_failed(NTSClient *c, bool refused);
 /* What D-Bus and the logs show. */
 const char *nts_client_server(const NTSClient *c);      /* as configured */
 const char *nts_client_ke_address(const NTSClient *c);  /* "host:port" of the last exchange */
+/* Which server the last key exchange of this run reached, for one server, one vote: its
+ * address, and the SHA-256 of its certificate's SubjectPublicKeyInfo (32 bytes). NULL when no
+ * key exchange succeeded in this run (keys from the state file). */
+const SocketAddress *nts_client_ke_peer(const NTSClient *c);
+const uint8_t *nts_client_ke_key_sha256(const NTSClient *c);
 const char *nts_client_aead_name(const NTSClient *c);   /* NULL without keys */
 size_t nts_client_cookies(const NTSClient *c);
 usec_t nts_client_last_ke_realtime(const NTSClient *c); /* 0: none in this run */

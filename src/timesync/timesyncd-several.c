@@ -8,6 +8,7 @@
 #include "timesyncd-manager.h"
 #include "timesyncd-nts.h"
 #include "timesyncd-several.h"
+#include "timesyncd-several-vote.h"
 
 /* A sample stops counting when it is this much older than twice its source's poll interval:
  * by then the source has either answered again or failed (a reply times out after 10 s per
@@ -638,6 +639,11 @@ void manager_several_on_event(Manager *m, Source *s, SourceEvent e) {
                         manager_nts_changed(m, s, e);
                 return;
         }
+
+        /* One server, one vote: what s told of which server it is may make it, or another,
+         * a duplicate (timesyncd-several-vote.c). */
+        if ((e == SOURCE_EVENT_ADDRESS || e == SOURCE_EVENT_NTS_KEYS) && manager_several_identify(m, s))
+                several_judge(m);
 
         switch (e) {
         case SOURCE_EVENT_ADDRESS:

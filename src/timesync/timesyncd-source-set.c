@@ -62,6 +62,8 @@ int source_set_add(SourceSet *set, void *source, const char *ke_host) {
         return 0;
 }
 
+static bool mark_duplicates(SourceSet *set);
+
 /* An index into the entries after entry i went. */
 static void index_removed(size_t *k, size_t i) {
         if (*k == i)
@@ -86,6 +88,8 @@ void source_set_remove(SourceSet *set, void *source) {
 
         index_removed(&set->selected, i);
         index_removed(&set->preferred, i);
+        /* What it was the same server as may count now. */
+        (void) mark_duplicates(set);
 }
 
 void source_set_restart(SourceSet *set) {
@@ -303,7 +307,8 @@ static void *spare_qualified(SourceSet *set, const SourceSetDecision *d) {
                         .root_distance_nsec = e->root_distance_nsec,
                 };
 
-                if (e->replaces && e->current && e->root_distance_nsec >= 0 &&
+                /* A duplicate (one server, one vote) never takes a place. */
+                if (e->replaces && !e->duplicate_of && e->current && e->root_distance_nsec >= 0 &&
                     ntp_select_candidate_low(&c) <= d->select.low_nsec &&
                     ntp_select_candidate_high(&c) >= d->select.high_nsec)
                         return e->source;
@@ -331,7 +336,10 @@ int source_set_select(SourceSet *set, const SourceSetPolicy *p, SourceSetDecisio
                         .offset_nsec = e->candidate.ntp.offset_nsec,
                         .root_distance_nsec = e->root_distance_nsec,
                 };
-                if (e->vacant || e->replaces)
+                /* One server, one vote: a duplicate is no candidate and is not in use. */
+                if (e->duplicate_of)
+                        c[i].usable = false;
+                if (e->vacant || e->replaces || e->duplicate_of)
                         continue;
                 d.n_in_use++;
                 d.n_pending += e->standing == SOURCE_SET_PENDING;
@@ -446,6 +454,8 @@ void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char 
 const char *source_set_verdict_string(const SourceSet *set, size_t i) {
         assert(i < set->n_entries);
 
+        if (set->entries[i].duplicate_of)
+                return "duplicate";
         switch (set->entries[i].verdict) {
         case NTP_SELECT_TRUECHIMER:
                 /* A silent source's stale candidate still bounds the others, but the source
@@ -460,4 +470,50 @@ const char *source_set_verdict_string(const SourceSet *set, size_t i) {
         default:
                 return "unusable";
         }
+}
+
+/* ---- one server, one vote ---- */
+
+/* Each source is a duplicate of the first source before it that is the same server (the
+ * configured order decides which one counts). Returns true when anything changed. */
+static bool mark_duplicates(SourceSet *set) {
+        bool changed = false;
+
+        for (size_t i = 0; i < set->n_entries; i++) {
+                SourceSetEntry *e = &set->entries[i];
+                const void *of = NULL;
+                SourceSameness why = SOURCE_DISTINCT;
+
+                for (size_t j = 0; j < i && !of; j++) {
+                        why = source_identity_same(&set->entries[j].identity, &e->identity);
+                        if (why != SOURCE_DISTINCT)
+                                of = set->entries[j].source;
+                }
+                if (e->duplicate_of != of || e->duplicate_why != why) {
+                        e->duplicate_of = of;
+                        e->duplicate_why = why;
+                        changed = true;
+                }
+        }
+        return changed;
+}
+
+bool source_set_identify(SourceSet *set, const void *source, const SourceIdentity *id) {
+        SourceSetEntry *e = source_set_find(set, source);
+
+        assert(id);
+
+        if (!e)
+                return false;
+        e->identity = *id;
+        return mark_duplicates(set);
+}
+
+size_t source_set_n_distinct(const SourceSet *set) {
+        size_t n = 0;
+
+        for (size_t i = 0; i < set->n_entries; i++)
+                if (!set->entries[i].duplicate_of)
+                        n++;
+        return n;
 }

@@ -38,6 +38,7 @@
 #include "time-util.h"
 #include "timesyncd-nts-client.h"
 #include "timesyncd-select.h"
+#include "timesyncd-source-identity.h"
 
 /* Our own precision for the dispersion (RFC 5905 section 7.3): about a microsecond, what reading
  * CLOCK_REALTIME and the kernel's receive time stamp are good for. */
@@ -78,6 +79,11 @@ typedef struct SourceSetEntry {
         NTPSelectVerdict verdict;       /* of the last selection */
         int64_t root_distance_nsec;     /* of the last selection: grown, widened */
         usec_t logged_usec;             /* the caller's: when it last logged a change of verdict */
+        /* One server, one vote (source_set_identify()): a source that is the same server as
+         * one listed before it is a duplicate, neither a candidate nor counted. */
+        SourceIdentity identity;
+        const void *duplicate_of;       /* that source; NULL: none */
+        SourceSameness duplicate_why;
 } SourceSetEntry;
 
 typedef struct SourceSet {
@@ -101,7 +107,8 @@ typedef struct SourceSetPolicy {
 typedef struct SourceSetDecision {
         NTPSelectResult select;         /* over the entries, in their order; offset_nsec and
                                          * selected from the current candidates only */
-        size_t n_in_use;                /* what the majority is of: every source of the set */
+        size_t n_in_use;                /* what the majority is of: the sources in use (not
+                                         * vacant, not on probation, not duplicates) */
         size_t n_pending;
         size_t n_failing;
         size_t n_current_agree;         /* truechimers whose candidate is current */
@@ -127,6 +134,13 @@ int source_set_add(SourceSet *set, void *source, const char *ke_host);
 void source_set_remove(SourceSet *set, void *source);
 /* The entry of source, NULL if it has none. */
 SourceSetEntry *source_set_find(SourceSet *set, const void *source);
+
+/* What the caller learned of which server source is (its NTP address, its key-exchange
+ * server and certificate key): marks again which sources are duplicates of one listed before
+ * them (entry order). Returns true when that changed. */
+bool source_set_identify(SourceSet *set, const void *source, const SourceIdentity *id);
+/* The sources that are not duplicates. */
+size_t source_set_n_distinct(const SourceSet *set);
 
 /* Every source that answers starts over (PENDING, no candidate): after the clock jumped by
  * someone else's hand. A failing one stays failing. */
@@ -171,6 +185,6 @@ void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char 
 bool source_set_disagree(const SourceSetDecision *d);
 
 const char *source_set_standing_to_string(SourceSetStanding s);
-/* "selected", "truechimer", "falseticker", "undecided" or "unusable" (no candidate, or only a
- * stale one). */
+/* "selected", "truechimer", "falseticker", "undecided", "unusable" (no candidate, or only a
+ * stale one) or "duplicate" (the same server as one listed before it). */
 const char *source_set_verdict_string(const SourceSet *set, size_t i);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include "log.h"
+#include "timesyncd-manager.h"
+#include "timesyncd-several-vote.h"
+
+bool manager_several_identify(Manager *m, Source *s) {
+        SourceSetEntry *e = source_set_find(&m->set, s);
+        const void *before[NTP_SELECT_MAX];
+        ServerName *n = manager_server_of(m, s);
+        NTSClient *c = source_nts(s);
+        SourceIdentity id;
+
+        if (!e)
+                return false;
+
+        /* A source between two lookups of its NTP server has no address for a while; it is
+         * still the server it was (and may still have a candidate). */
+        id = e->identity;
+        id.ke_pool = n && n->kind == SERVER_NAME_KE_POOL ? n : NULL;
+        if (source_address(s))
+                source_identity_set_ntp_address(&id, source_address(s));
+        if (c && nts_client_ke_peer(c))
+                source_identity_set_ke_address(&id, nts_client_ke_peer(c));
+        if (c && nts_client_ke_key_sha256(c))
+                source_identity_set_key(&id, nts_client_ke_key_sha256(c));
+
+        for (size_t i = 0; i < m->set.n_entries; i++)
+                before[i] = m->set.entries[i].duplicate_of;
+        if (!source_set_identify(&m->set, s, &id))
+                return false;
+
+        /* Once per merge: a duplicate stays one until it or its twin changes address. */
+        for (size_t i = 0; i < m->set.n_entries; i++) {
+                const SourceSetEntry *d = &m->set.entries[i];
+                const SourceSetEntry *of = d->duplicate_of ? source_set_find(&m->set, d->duplicate_of) : NULL;
+                char why[SOURCE_IDENTITY_REASON_MAX];
+
+                if (!of || d->duplicate_of == before[i])
+                        continue;
+                log_notice("NTS source %s is the same server as %s (%s); it counts once.", source_name(d->source),
+                           source_name(of->source), source_identity_reason(&of->identity, d->duplicate_why, why));
+        }
+        return true;
+}

@@ -60,6 +60,16 @@ void manager_nts_missing(Manager *m) {
         if (m->nts_missing_reported)
                 return;
         m->nts_missing_reported = true;
+        if (m->config.nts_unknown_key) {
+                log_error("Unknown key %s in the configuration: the clock is not synchronized. Plain NTP "
+                          "servers are not used, as with NTSRequired=yes; correct the key.",
+                          m->config.nts_unknown_key);
+                snprintf(m->nts_status, sizeof m->nts_status, "Unknown key %s: no NTS server",
+                         m->config.nts_unknown_key);
+                (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+                manager_notify_status(m, "Unknown key %s: not synchronizing.", m->config.nts_unknown_key);
+                return;
+        }
         log_error("NTSRequired=yes but no NTS server is configured: the clock is not synchronized. "
                   "NTP=, FallbackNTP=, per-link and runtime NTP servers are not used; set NTS= "
                   "(or SecureServers=), or runtime NTS servers.");

@@ -46,11 +46,13 @@ daemon_test_init() {
         fi
 }
 
-# write_conf FILE LINE...: a timesyncd.conf with a [Time] section.
+# write_conf FILE LINE...: a timesyncd.conf with a [Time] section. Its first line is an empty
+# FallbackNTS=, so that a daemon without NTS= and NTP= never looks up the compiled-in public
+# NTS servers (-Ddefault-nts-servers=); a LINE that sets FallbackNTS= comes after it and wins.
 write_conf() {
         local f=$1
         shift
-        { echo "[Time]"; printf '%s\n' "$@"; } >"$f"
+        { echo "[Time]"; echo "FallbackNTS="; printf '%s\n' "$@"; } >"$f"
         chmod 0644 "$f"
 }
 
@@ -63,6 +65,18 @@ start_timesyncd() {
         local conf=$1 config=()
         shift
         [ -z "$conf" ] || config=(--config="$conf")
+        # The compiled-in FallbackNTS= names public servers: a daemon of a test never uses it
+        # through this machine's resolver (see write_conf and use_config_root); a test of the
+        # default itself sets TSNTS_DEFAULT_NTS_OK=1 in a namespace with its own hosts file.
+        if [ "${TSNTS_DEFAULT_NTS_OK:-0}" != 1 ]; then
+                if [ -n "$conf" ]; then
+                        grep -q '^FallbackNTS=' "$conf" ||
+                                fail "start_timesyncd: $conf has no FallbackNTS= line (use write_conf)"
+                else
+                        [ -n "${TIMESYNCD_WRAPPER+x}" ] ||
+                                fail "start_timesyncd: the standard search needs use_config_root"
+                fi
+        fi
         start_daemon "$TIMESYNCD_LOG" ${TIMESYNCD_WRAPPER[@]+"${TIMESYNCD_WRAPPER[@]}"} \
                 env SYSTEMD_LOG_LEVEL="${TIMESYNCD_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET=console \
                 "$TIMESYNCD" --observe ${config[@]+"${config[@]}"} --state-dir="$TEST_TMPDIR/state" \
@@ -82,6 +96,10 @@ use_config_root() {
         for d in /etc/systemd /run/systemd /usr/local/lib/systemd /usr/lib/systemd; do
                 mkdir -p "$1$d"
         done
+        # As in write_conf: no compiled-in public NTS server, unless a test's own drop-in
+        # (named after this one) sets FallbackNTS= again.
+        mkdir -p "$1/usr/lib/systemd/timesyncd.conf.d"
+        printf '[Time]\nFallbackNTS=\n' >"$1/usr/lib/systemd/timesyncd.conf.d/00-test-no-fallback-nts.conf"
         chmod -R a+rX "$1"
         # shellcheck disable=SC2016 # $0, $d and $@ are the inner shell's
         TIMESYNCD_WRAPPER=(unshare --mount --propagation private

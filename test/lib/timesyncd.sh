@@ -83,6 +83,7 @@ start_timesyncd() {
                 --runtime-dir="$TEST_TMPDIR/runtime" "$@"
         TIMESYNCD_PID=$DAEMON_PID
         wait_exec "$TIMESYNCD_PID" systemd-timesyncd
+        wait_signals_blocked "$TIMESYNCD_PID"
         assert_no_sys_time "$TIMESYNCD_PID" systemd-timesyncd
 }
 

@@ -111,12 +111,25 @@ static bool stderr_is_journal(void) {
         return (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
 }
 
+/* Messages logged per level (LOG_EMERG..LOG_DEBUG), whether they were shown or not. */
+static unsigned log_counts[LOG_DEBUG + 1];
+
+unsigned log_get_count(int max_level) {
+        unsigned n = 0;
+
+        for (int l = 0; l <= max_level && l <= LOG_DEBUG; l++)
+                n += log_counts[l];
+        return n;
+}
+
 int log_internalv(int level, int error, const char *file, int line, const char *func,
                   const char *format, va_list ap) {
         char buf[2048];
         LogTarget t = log_target;
         int saved_errno = errno;
 
+        if (level >= 0 && level <= LOG_DEBUG)
+                log_counts[level]++;
         if (level > log_max_level || t == LOG_TARGET_NULL)
                 return -abs(error);
 

@@ -26,6 +26,10 @@ LogTarget log_get_target(void);
 /* Reads SYSTEMD_LOG_LEVEL and SYSTEMD_LOG_TARGET; bad values are ignored with a warning. */
 void log_parse_environment(void);
 
+/* How many messages of max_level or more severe were logged so far (counted before the level
+ * filter of log_internal(), after the one of the log_*() macros). */
+unsigned log_get_count(int max_level);
+
 const char *log_target_to_string(LogTarget t) _const_;
 LogTarget log_target_from_string(const char *s) _pure_;
 /* "debug" or "7" -> 7; -EINVAL for anything else. */

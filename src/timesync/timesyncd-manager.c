@@ -14,6 +14,7 @@
 #include "timesyncd-network.h"
 #include "timesyncd-nts.h"
 #include "timesyncd-several.h"
+#include "timesyncd-messages.h"
 
 static int manager_clock_watch_setup(Manager *m);
 static void manager_select_next(Manager *m);
@@ -481,7 +482,10 @@ int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *serve
         if (!m->synchronized) {
                 m->synchronized = true;
                 m->source_settings.synchronized = true;
-                log_info("Initial clock synchronization to %s (offset %+.6f s%s%s%s).", server,
+                log_struct(LOG_INFO, TIMESYNC_MESSAGE_TIME_SYNC,
+                           ((const char *const[]) { "NTP_SERVER", server, "NTS_AUTHENTICATED",
+                                                    authenticated ? "yes" : "no", NULL }),
+                           "Initial clock synchronization to %s (offset %+.6f s%s%s%s).", server,
                          (double) a->offset_nsec / NTP_NSEC_PER_SEC, authenticated ? ", NTS authenticated" : "",
                          strempty(agreement),
                          clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? ", observe mode: test clock adjusted" :

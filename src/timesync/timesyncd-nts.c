@@ -8,6 +8,7 @@
 #include "timesyncd-bus.h"
 #include "timesyncd-manager.h"
 #include "timesyncd-nts.h"
+#include "timesyncd-messages.h"
 
 bool manager_nts_enabled(Manager *m) {
         return m->servers[SERVER_NTS] || m->servers[SERVER_NTS_RUNTIME] || m->config.nts_set ||
@@ -61,19 +62,22 @@ void manager_nts_missing(Manager *m) {
                 return;
         m->nts_missing_reported = true;
         if (m->config.nts_unknown_key) {
-                log_error("Unknown key %s in the configuration: the clock is not synchronized. Plain NTP "
-                          "servers are not used, as with NTSRequired=yes; correct the key.",
-                          m->config.nts_unknown_key);
                 snprintf(m->nts_status, sizeof m->nts_status, "Unknown key %s: no NTS server",
                          m->config.nts_unknown_key);
+                log_struct(LOG_ERR, TIMESYNC_MESSAGE_NO_NTS_SERVER,
+                           ((const char *const[]) { "NTS_STATUS", m->nts_status, NULL }),
+                           "Unknown key %s in the configuration: the clock is not synchronized. Plain NTP "
+                           "servers are not used, as with NTSRequired=yes; correct the key.",
+                           m->config.nts_unknown_key);
                 (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
                 manager_notify_status(m, "Unknown key %s: not synchronizing.", m->config.nts_unknown_key);
                 return;
         }
-        log_error("NTSRequired=yes but no NTS server is configured: the clock is not synchronized. "
-                  "NTP=, FallbackNTP=, per-link and runtime NTP servers are not used; set NTS= "
-                  "(or SecureServers=), or runtime NTS servers.");
         snprintf(m->nts_status, sizeof m->nts_status, "NTSRequired=yes but no NTS server is configured");
+        log_struct(LOG_ERR, TIMESYNC_MESSAGE_NO_NTS_SERVER, ((const char *const[]) { "NTS_STATUS", m->nts_status, NULL }),
+                   "NTSRequired=yes but no NTS server is configured: the clock is not synchronized. "
+                   "NTP=, FallbackNTP=, per-link and runtime NTP servers are not used; set NTS= "
+                   "(or SecureServers=), or runtime NTS servers.");
         (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
         manager_notify_status(m, "NTSRequired=yes but no NTS server is configured.");
 }
@@ -96,8 +100,9 @@ bool manager_nts_all_refuse(Manager *m) {
 void manager_nts_enter_refused(Manager *m) {
         static const char text[] = "Every NTS server refuses service (kiss code DENY or RSTR)";
 
-        log_warning("%s: none is asked again until the NTS servers change (reload, runtime servers, restart); "
-                    "there is no fallback to unauthenticated NTP.", text);
+        log_struct(LOG_WARNING, TIMESYNC_MESSAGE_NO_NTS_SERVER, ((const char *const[]) { "NTS_STATUS", text, NULL }),
+                   "%s: none is asked again until the NTS servers change (reload, runtime servers, restart); "
+                   "there is no fallback to unauthenticated NTP.", text);
         if (!streq(m->nts_status, text)) {
                 snprintf(m->nts_status, sizeof m->nts_status, "%s", text);
                 (void) manager_bus_emit_changed(m, "NTSStatus", NULL);

@@ -58,7 +58,7 @@ write_conf() {
 
 # start_timesyncd CONF [ARG...]: the daemon in observe mode, logs in $TIMESYNCD_LOG. An empty
 # CONF: no --config=, the standard search (see use_config_root).
-# Optional: TIMESYNCD_LOG_LEVEL (default debug); the array TIMESYNCD_WRAPPER, commands put
+# Optional: TIMESYNCD_LOG_LEVEL (default debug), TIMESYNCD_LOG_TARGET (default console); the array TIMESYNCD_WRAPPER, commands put
 # before the daemon (an unshare that changes its mount namespace...), each of which must exec
 # the next so that the PID stays the daemon's. Both may be unset (inside netns_exec...).
 start_timesyncd() {
@@ -78,7 +78,7 @@ start_timesyncd() {
                 fi
         fi
         start_daemon "$TIMESYNCD_LOG" ${TIMESYNCD_WRAPPER[@]+"${TIMESYNCD_WRAPPER[@]}"} \
-                env SYSTEMD_LOG_LEVEL="${TIMESYNCD_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET=console \
+                env SYSTEMD_LOG_LEVEL="${TIMESYNCD_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET="${TIMESYNCD_LOG_TARGET:-console}" \
                 "$TIMESYNCD" --observe ${config[@]+"${config[@]}"} --state-dir="$TEST_TMPDIR/state" \
                 --runtime-dir="$TEST_TMPDIR/runtime" "$@"
         TIMESYNCD_PID=$DAEMON_PID

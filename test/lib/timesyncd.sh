@@ -180,6 +180,19 @@ stop_timesyncd() {
         ! grep -q "(a bug)" "$TIMESYNCD_LOG" 2>/dev/null || fail "the daemon stalled: $(grep -m1 "(a bug)" "$TIMESYNCD_LOG")"
 }
 
+# restart_fresh_timesyncd CONF [ARG...]: stops the daemon of an earlier start_timesyncd if it
+# runs, forgets the cookie jars, empties the daemon log (and the notification log if there is
+# one), and starts it again with CONF and ARGs: each case of a test from the same state.
+restart_fresh_timesyncd() {
+        if [ -n "${TIMESYNCD_PID:-}" ] && pid_alive "$TIMESYNCD_PID"; then
+                stop_timesyncd
+        fi
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar
+        : >"$TIMESYNCD_LOG"
+        [ -z "${NOTIFY_OUT:-}" ] || : >"$NOTIFY_OUT"
+        start_timesyncd "$@"
+}
+
 # write_nts_conf FILE KEHOST:KEPORT [LINE...]: NTS= that one server, trusting only the test CA
 # of make_test_certs.
 write_nts_conf() {

@@ -16,15 +16,9 @@ plain=$(free_port)
 start_ntp_test_server plain "$plain"
 
 restart_with() {
-        if [ -n "${TIMESYNCD_PID:-}" ] && pid_alive "$TIMESYNCD_PID"; then
-                stop_timesyncd
-        fi
-        rm -f "$TEST_TMPDIR"/state/nts-*.jar
-        : >"$TIMESYNCD_LOG"
-        : >"$NOTIFY_OUT"
         mark_ntp_served plain
         write_conf "$TEST_TMPDIR/ts.conf" "NTSTrustedCertificates=$CERTDIR/ca.pem" "ConnectionRetrySec=1" "$@"
-        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
+        restart_fresh_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
 }
 
 test_fallback_nts_is_used_and_fallback_ntp_never() {

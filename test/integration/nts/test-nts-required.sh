@@ -39,13 +39,7 @@ missing="NTSRequired=yes but no NTS server is configured"
 # start: the daemon on the private root, polling every second, so that a daemon that used a
 # plain server would send it something within any of the waits below.
 start() {
-        if [ -n "${TIMESYNCD_PID:-}" ] && pid_alive "$TIMESYNCD_PID"; then
-                stop_timesyncd
-        fi
-        rm -f "$TEST_TMPDIR"/state/nts-*.jar
-        : >"$TIMESYNCD_LOG"
-        : >"$NOTIFY_OUT"
-        start_timesyncd "" --test-poll-interval=1s
+        restart_fresh_timesyncd "" --test-poll-interval=1s
 }
 
 plain_servers=(plain fallback link runtime)

@@ -26,8 +26,12 @@ int manager_nts_prepare(Manager *m) {
         if (!manager_nts_servers_named(m))
                 return 0;
 
-        log_info("NTS servers are configured: time comes only from them; NTP=, FallbackNTP= and "
-                 "per-link servers are not used.");
+        if (m->nts_fallback)
+                log_info("FallbackNTS= servers are in use: time comes only from them, FallbackNTP= is not "
+                         "used; servers from the network or NTP= would come first.");
+        else
+                log_info("NTS servers are configured: time comes only from them; NTP=, FallbackNTP= and "
+                         "per-link servers are not used.");
 
         r = nts_client_load_libraries();
         if (!HAVE_NTS) {

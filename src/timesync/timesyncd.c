@@ -301,18 +301,18 @@ static int run_validate(void) {
  * by default action (exit status 143), a window that the sanitizers' slower start widened. What
  * remains is the dynamic loader and the sanitizer runtime before any code of ours: the test
  * library waits for the mask in /proc/PID/status (wait_signals_blocked). */
-static void block_stop_signals(void) {
+static void stop_signals_mask(int how) {
         sigset_t ss;
 
         sigemptyset(&ss);
         sigaddset(&ss, SIGTERM);
         sigaddset(&ss, SIGINT);
         sigaddset(&ss, SIGHUP);
-        (void) sigprocmask(SIG_BLOCK, &ss, NULL);
+        (void) sigprocmask(how, &ss, NULL);
 }
 
 __attribute__((constructor)) static void block_stop_signals_early(void) {
-        block_stop_signals();
+        stop_signals_mask(SIG_BLOCK);
 }
 
 int main(int argc, char *argv[]) {
@@ -320,15 +320,18 @@ int main(int argc, char *argv[]) {
         int r;
 
         /* Again, should a constructor of a library have unblocked them. */
-        block_stop_signals();
+        stop_signals_mask(SIG_BLOCK);
         log_parse_environment();
 
         r = parse_argv(argc, argv);
         if (r <= 0)
                 return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 
-        if (arg_validate)
+        /* No event loop here: Ctrl-C must work, also on a --config= that blocks (a FIFO). */
+        if (arg_validate) {
+                stop_signals_mask(SIG_UNBLOCK);
                 return run_validate();
+        }
 
         umask(0022);
         /* libssl writes to the KE socket with write(): a peer that hangs up must give EPIPE,

@@ -9,8 +9,9 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
-tools/install-deps.sh
-[ -d build ] || meson setup build >/dev/null
+tools/install-deps.sh --demo
+# No man pages (scdoc is not among the demo's packages); a build dir of the full set keeps its own.
+[ -d build ] || meson setup build -Dman=disabled >/dev/null
 ninja -C build >/dev/null
 test/tools/fetch-peers.sh "$top/build-peers" >/dev/null
 export TSNTS_PEERS_DIR="$top/build-peers" TSNTS_BUILD_DIR="$top/build"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Installs everything needed to build timesyncd-nts and run its whole test suite on Debian 12.
-# Idempotent and quick when everything is present. Peer servers (chrony, NTPsec) are not
+# Installs everything needed to build timesyncd-nts and run its whole test suite on Debian 12;
+# with --demo only what tools/demo.sh needs (a build without man pages, a local chronyd from
+# fetch-peers.sh, a private D-Bus, timedatectl). Idempotent and quick when everything is present. Peer servers (chrony, NTPsec) are not
 # installed as packages (their maintainer scripts would start services): test/tools/fetch-peers.sh
 # extracts them into the build tree instead, and test/tools/fetch-dns.sh does the same for NSD and
 # systemd-resolved.
@@ -22,6 +23,19 @@ packages=(
         debhelper dpkg-dev fakeroot lintian mkosi systemd-container debootstrap debian-archive-keyring
         qemu-system-x86 e2fsprogs
 )
+
+# tools/demo.sh: build the daemon, the test certificates, chronyd's runtime libraries (fetch-
+# peers.sh installs those itself), dbus-daemon, timedatectl, setpriv/unshare, ps, ip, python3.
+demo_packages=(
+        gcc meson ninja-build pkg-config libsystemd-dev libssl-dev libssl3
+        openssl dbus systemd util-linux procps iproute2 python3 ca-certificates
+)
+
+case ${1:-} in
+--demo) packages=("${demo_packages[@]}") ;;
+"") ;;
+*) echo "usage: $0 [--demo]" >&2; exit 2 ;;
+esac
 
 missing=()
 for p in "${packages[@]}"; do

@@ -30,9 +30,15 @@ static int parse_assignment(ParseState *st, unsigned line, const char *lvalue, c
                                 st->spec->userdata);
         }
 
-        if (!startswith(lvalue, "X-"))
-                log_syntax(st->filename, line, LOG_WARNING, 0,
-                           "Unknown key name '%s' in section '%s', ignoring.", lvalue, st->section);
+        if (startswith(lvalue, "X-"))
+                return 0;
+        if (st->spec->unknown) {
+                int r = st->spec->unknown(st->filename, line, st->section, lvalue, st->spec->userdata);
+                if (r != 0)
+                        return r < 0 ? r : 0;
+        }
+        log_syntax(st->filename, line, LOG_WARNING, 0, "Unknown key name '%s' in section '%s', ignoring.",
+                   lvalue, st->section);
         return 0;
 }
 

@@ -39,9 +39,16 @@ typedef struct ConfigTableItem {
         void *data;             /* passed to parse as is */
 } ConfigTableItem;
 
+/* Called for a key that no table item names, in a known section ("X-" keys excepted). Returns
+ * 1 when it said what it had to say, 0 for the generic "Unknown key name" warning, negative
+ * only for failures that must stop parsing. */
+typedef int (*ConfigUnknownCallback)(const char *filename, unsigned line, const char *section,
+                                     const char *lvalue, void *userdata);
+
 typedef struct ConfigSpec {
         const char *const *sections;    /* NULL-terminated: the sections that exist */
         const ConfigTableItem *table;   /* ends with an item whose lvalue is NULL */
+        ConfigUnknownCallback unknown;  /* optional */
         void *userdata;
 } ConfigSpec;
 

@@ -2,6 +2,7 @@
 
 #include <stdio.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <systemd/sd-journal.h>
 
 #include "log.h"
@@ -111,12 +112,25 @@ static bool stderr_is_journal(void) {
         return (unsigned long long) st.st_dev == dev && (unsigned long long) st.st_ino == ino;
 }
 
+/* Messages logged per level (LOG_EMERG..LOG_DEBUG), whether they were shown or not. */
+static unsigned log_counts[LOG_DEBUG + 1];
+
+unsigned log_get_count(int max_level) {
+        unsigned n = 0;
+
+        for (int l = 0; l <= max_level && l <= LOG_DEBUG; l++)
+                n += log_counts[l];
+        return n;
+}
+
 int log_internalv(int level, int error, const char *file, int line, const char *func,
                   const char *format, va_list ap) {
         char buf[2048];
         LogTarget t = log_target;
         int saved_errno = errno;
 
+        if (level >= 0 && level <= LOG_DEBUG)
+                log_counts[level]++;
         if (level > log_max_level || t == LOG_TARGET_NULL)
                 return -abs(error);
 
@@ -137,6 +151,88 @@ int log_internalv(int level, int error, const char *file, int line, const char *
                             NULL) >= 0) {
                 errno = saved_errno;
                 return -abs(error);
+        }
+
+        fprintf(stderr, "%s\n", buf);
+        errno = saved_errno;
+        return -abs(error);
+}
+
+int log_struct_fields(char **ret, size_t n, int level, int error, const char *file, int line, const char *func,
+                      const char *message_id, const char *const *fields, const char *message) {
+        size_t k = 0;
+        int r;
+
+#define ADD(...)                                                                                \
+        do {                                                                                   \
+                if (k >= n) {                                                                  \
+                        r = -E2BIG;                                                            \
+                        goto fail;                                                             \
+                }                                                                              \
+                if (asprintf(&ret[k], __VA_ARGS__) < 0) {                                      \
+                        r = -ENOMEM;                                                           \
+                        goto fail;                                                             \
+                }                                                                              \
+                k++;                                                                           \
+        } while (false)
+
+        ADD("MESSAGE=%s", message);
+        ADD("PRIORITY=%i", level);
+        ADD("CODE_FILE=%s", file);
+        ADD("CODE_LINE=%i", line);
+        ADD("CODE_FUNC=%s", func);
+        if (error != 0)
+                ADD("ERRNO=%i", abs(error));
+        if (message_id)
+                ADD("MESSAGE_ID=%s", message_id);
+        for (size_t i = 0; fields && fields[i]; i += 2)
+                if (fields[i + 1])
+                        ADD("%s=%s", fields[i], fields[i + 1]);
+#undef ADD
+        return (int) k;
+
+fail:
+        while (k > 0)
+                free(ret[--k]);
+        return r;
+}
+
+int log_struct_internal(int level, int error, const char *file, int line, const char *func, const char *message_id,
+                        const char *const *fields, const char *format, ...) {
+        char buf[2048], *f[24] = {};
+        struct iovec iov[ELEMENTSOF(f)];
+        LogTarget t = log_target;
+        int saved_errno = errno, n;
+        va_list ap;
+
+        if (level >= 0 && level <= LOG_DEBUG)
+                log_counts[level]++;
+        if (level > log_max_level || t == LOG_TARGET_NULL)
+                return -abs(error);
+
+        errno = abs(error);
+        va_start(ap, format);
+        (void) vsnprintf(buf, sizeof buf, format, ap);
+        va_end(ap);
+
+        if (t == LOG_TARGET_AUTO)
+                t = stderr_is_journal() ? LOG_TARGET_JOURNAL : LOG_TARGET_CONSOLE;
+
+        if (t == LOG_TARGET_JOURNAL) {
+                n = log_struct_fields(f, ELEMENTSOF(f), level, error, file, line, func, message_id, fields, buf);
+                if (n >= 0) {
+                        int r;
+
+                        for (int i = 0; i < n; i++)
+                                iov[i] = (struct iovec) { .iov_base = f[i], .iov_len = strlen(f[i]) };
+                        r = sd_journal_sendv(iov, n);
+                        for (int i = 0; i < n; i++)
+                                free(f[i]);
+                        if (r >= 0) {
+                                errno = saved_errno;
+                                return -abs(error);
+                        }
+                }
         }
 
         fprintf(stderr, "%s\n", buf);

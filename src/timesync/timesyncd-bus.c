@@ -51,6 +51,25 @@ static int property_get_fallback_servers(sd_bus *bus, const char *path, const ch
         return property_get_servers(bus, path, interface, property, reply, &m->servers[SERVER_FALLBACK], error);
 }
 
+/* NTS=: the NTS list, unless it holds FallbackNTS= (manager_update_fallback_nts()). */
+static int property_get_system_nts_servers(sd_bus *bus, const char *path, const char *interface,
+                                           const char *property, sd_bus_message *reply, void *userdata,
+                                           sd_bus_error *error) {
+        Manager *m = userdata;
+        ServerName *none = NULL;
+
+        return property_get_servers(bus, path, interface, property, reply,
+                                    m->nts_fallback ? &none : &m->servers[SERVER_NTS], error);
+}
+
+/* FallbackNTS= as configured (or compiled in), used or not, as FallbackNTPServers is. */
+static int property_get_fallback_nts_servers(sd_bus *bus, const char *path, const char *interface,
+                                             const char *property, sd_bus_message *reply, void *userdata,
+                                             sd_bus_error *error) {
+        Manager *m = userdata;
+        return sd_bus_message_append_strv(reply, m->config.fallback_nts_servers);
+}
+
 static int property_get_server_name(sd_bus *bus, const char *path, const char *interface, const char *property,
                                     sd_bus_message *reply, void *userdata, sd_bus_error *error) {
         Manager *m = userdata;
@@ -624,7 +643,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                 method_set_runtime_ntp_servers, SD_BUS_VTABLE_UNPRIVILEGED),
 
         /* NTS, our addition to the stock interface. */
-        SD_BUS_PROPERTY("SystemNTSServers", "as", property_get_servers, offsetof(Manager, servers[SERVER_NTS]),
+        SD_BUS_PROPERTY("SystemNTSServers", "as", property_get_system_nts_servers, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("FallbackNTSServers", "as", property_get_fallback_nts_servers, 0,
                         SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("RuntimeNTSServers", "as", property_get_servers, offsetof(Manager, servers[SERVER_NTS_RUNTIME]),
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
@@ -652,7 +672,7 @@ static const sd_bus_vtable manager_vtable[] = {
          * no runtime ones), and whether the time in use is NTS authenticated. Same getters as
          * SystemNTSServers and NTSAuthenticated; SecureTime changes with NTSAuthenticated
          * (see manager_bus_emit_changed()). */
-        SD_BUS_PROPERTY("NTSKeyExchangeServers", "as", property_get_servers, offsetof(Manager, servers[SERVER_NTS]),
+        SD_BUS_PROPERTY("NTSKeyExchangeServers", "as", property_get_system_nts_servers, 0,
                         SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
         SD_BUS_PROPERTY("SecureTime", "b", property_get_nts_authenticated, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 

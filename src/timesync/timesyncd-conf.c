@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <ctype.h>
+
 #include "conf-parser.h"
 #include "server-name.h"
 #include "string-util.h"
@@ -10,7 +12,18 @@ typedef enum ServerListType {
         SERVER_LIST_NTP,
         SERVER_LIST_FALLBACK,
         SERVER_LIST_NTS,
+        SERVER_LIST_FALLBACK_NTS,
 } ServerListType;
+
+/* The keys of [Time] that concern NTS, first the one a typo most likely meant. */
+static const char *const nts_keys[] = {
+        "NTS", "SecureServers", "FallbackNTS", "NTSTrustedCertificates", "NTSBootstrap", "NTSRequired",
+        "KeyExchangeTimeoutSec", "NTSMaxSources", "NTSMinAgreeingSources",
+};
+static const char *const other_keys[] = {
+        "NTP", "FallbackNTP", "RootDistanceMaxSec", "PollIntervalMinSec", "PollIntervalMaxSec",
+        "ConnectionRetrySec", "SaveIntervalSec",
+};
 
 static const char *const timesync_sections[] = { "Time", NULL };
 
@@ -46,6 +59,96 @@ int timesync_config_servers_extend(char ***list, const char *s, const char *kind
         return 0;
 }
 
+/* Edit distance (insertions, deletions, substitutions and swaps of two neighbours: "NST" is
+ * one from "NTS"), letters compared without case. Keys longer than 32 are no typo of ours. */
+static size_t edit_distance(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b), d[33][33];
+
+        if (la > 32 || lb > 32)
+                return SIZE_MAX;
+        for (size_t i = 0; i <= la; i++)
+                d[i][0] = i;
+        for (size_t j = 0; j <= lb; j++)
+                d[0][j] = j;
+        for (size_t i = 1; i <= la; i++)
+                for (size_t j = 1; j <= lb; j++) {
+                        int ca = tolower((unsigned char) a[i - 1]), cb = tolower((unsigned char) b[j - 1]);
+
+                        d[i][j] = MIN(MIN(d[i - 1][j] + 1, d[i][j - 1] + 1), d[i - 1][j - 1] + (ca == cb ? 0 : 1));
+                        if (i > 1 && j > 1 && ca == tolower((unsigned char) b[j - 2]) &&
+                            tolower((unsigned char) a[i - 2]) == cb)
+                                d[i][j] = MIN(d[i][j], d[i - 2][j - 2] + 1);
+                }
+        return d[la][lb];
+}
+
+static bool startswith_no_case(const char *s, const char *prefix) {
+        for (; *prefix; s++, prefix++)
+                if (tolower((unsigned char) *s) != tolower((unsigned char) *prefix))
+                        return false;
+        return true;
+}
+
+const char *timesync_config_nts_key_resembled(const char *lvalue) {
+        const char *best = NULL;
+        size_t best_d = SIZE_MAX, other_d = SIZE_MAX;
+
+        assert(lvalue);
+
+        for (size_t i = 0; i < ELEMENTSOF(nts_keys); i++) {
+                size_t d = edit_distance(lvalue, nts_keys[i]);
+
+                if (d < best_d) {
+                        best_d = d;
+                        best = nts_keys[i];
+                }
+        }
+        for (size_t i = 0; i < ELEMENTSOF(other_keys); i++)
+                other_d = MIN(other_d, edit_distance(lvalue, other_keys[i]));
+
+        if (startswith_no_case(lvalue, "NTS") || startswith_no_case(lvalue, "Secure") || strstr(lvalue, "NTS")) {
+                /* Far from every key ("NTSServers"): the longest key it begins with. */
+                if (best_d > 2)
+                        for (size_t i = 0; i < ELEMENTSOF(nts_keys); i++)
+                                if (startswith_no_case(lvalue, nts_keys[i]) &&
+                                    (best_d > 2 || strlen(nts_keys[i]) > strlen(best))) {
+                                        best = nts_keys[i];
+                                        best_d = 0;
+                                }
+                return best;
+        }
+        /* A three letter key one edit from NTS is a typo of it; "NTQ" is not far from NTP
+         * either, and then NTS wins: in doubt, fail closed. */
+        if (best_d <= (strlen(best) <= 3 ? 1U : 2U) && best_d <= other_d)
+                return best;
+        return NULL;
+}
+
+/* An unknown key that looks like an NTS setting: what it meant to set is missing, and it may
+ * have been the only NTS server. Fail closed as NTSRequired=yes does. */
+static int config_parse_unknown(const char *filename, unsigned line, const char *section, const char *lvalue,
+                                void *userdata) {
+        TimesyncConfig *c = userdata;
+        const char *known;
+
+        assert(c);
+
+        known = timesync_config_nts_key_resembled(lvalue);
+        if (!known)
+                return 0;
+
+        log_syntax(filename, line, LOG_ERR, 0,
+                   "Unknown key name '%s' in section '%s' looks like an NTS setting (did you mean %s=?): "
+                   "time comes only from NTS servers, as with NTSRequired=yes.",
+                   lvalue, section, known);
+        if (!c->nts_unknown_key) {
+                c->nts_unknown_key = strjoin(lvalue, "= (did you mean ", known, "=?)");
+                if (!c->nts_unknown_key)
+                        return log_oom();
+        }
+        return 1;
+}
+
 static int config_parse_servers(const char *filename, unsigned line, const char *section,
                                 const char *lvalue, int ltype, const char *rvalue, void *data,
                                 void *userdata) {
@@ -54,6 +157,10 @@ static int config_parse_servers(const char *filename, unsigned line, const char 
 
         assert(c);
         assert(list);
+
+        /* Unlike FallbackNTP=, an empty FallbackNTS= is a setting: no NTS fallback. */
+        if (ltype == SERVER_LIST_FALLBACK_NTS)
+                c->fallback_nts_set = true;
 
         if (isempty(rvalue)) {
                 *list = strv_free(*list);
@@ -67,7 +174,9 @@ static int config_parse_servers(const char *filename, unsigned line, const char 
         if (ltype == SERVER_LIST_NTS)
                 c->nts_set = true;
 
-        return timesync_config_servers_extend(list, rvalue, ltype == SERVER_LIST_NTS ? "NTS" : "NTP", filename, line);
+        return timesync_config_servers_extend(list, rvalue,
+                                              IN_SET(ltype, SERVER_LIST_NTS, SERVER_LIST_FALLBACK_NTS) ? "NTS" : "NTP",
+                                              filename, line);
 }
 
 /* Time spans with a range: PollIntervalMinSec=, ConnectionRetrySec=, KeyExchangeTimeoutSec=. */
@@ -181,6 +290,14 @@ static int timesync_config_finish(TimesyncConfig *c) {
                 if (r < 0)
                         return r;
         }
+        if (!c->fallback_nts_set) {
+                r = timesync_config_servers_extend(&c->fallback_nts_servers, DEFAULT_FALLBACK_NTS, "NTS", NULL, 0);
+                if (r < 0)
+                        return r;
+        }
+        /* Also over an NTSRequired=no read after it: the key meant something about NTS. */
+        if (c->nts_unknown_key)
+                c->nts_required = true;
 
         /* The single-valued ranges were checked as they were read (config_parse_sec_in_range()). */
         if (c->poll_interval_max_usec < c->poll_interval_min_usec) {
@@ -203,6 +320,7 @@ static int timesync_config_parse(TimesyncConfig *c, const char *root, const char
         const ConfigTableItem table[] = {
                 T("NTP", config_parse_servers, SERVER_LIST_NTP, ntp_servers),
                 T("FallbackNTP", config_parse_servers, SERVER_LIST_FALLBACK, fallback_servers),
+                T("FallbackNTS", config_parse_servers, SERVER_LIST_FALLBACK_NTS, fallback_nts_servers),
                 T("RootDistanceMaxSec", config_parse_sec, 0, root_distance_max_usec),
                 T("PollIntervalMinSec", config_parse_sec_in_range, TIME_SPAN_POLL_INTERVAL_MIN,
                   poll_interval_min_usec),
@@ -227,6 +345,7 @@ static int timesync_config_parse(TimesyncConfig *c, const char *root, const char
         const ConfigSpec spec = {
                 .sections = timesync_sections,
                 .table = table,
+                .unknown = config_parse_unknown,
                 .userdata = c,
         };
         int r, q;
@@ -269,6 +388,7 @@ bool timesync_config_servers_equal(const TimesyncConfig *a, const TimesyncConfig
         return strv_equal(a->ntp_servers, b->ntp_servers) && a->nts_max_sources == b->nts_max_sources &&
                strv_equal(a->fallback_servers, b->fallback_servers) &&
                strv_equal(a->nts_servers, b->nts_servers) && a->nts_set == b->nts_set &&
+               strv_equal(a->fallback_nts_servers, b->fallback_nts_servers) &&
                a->nts_required == b->nts_required &&
                streq_ptr(a->nts_trusted_certificates, b->nts_trusted_certificates) &&
                a->nts_trusted_certificates_invalid == b->nts_trusted_certificates_invalid;
@@ -280,5 +400,7 @@ void timesync_config_done(TimesyncConfig *c) {
         c->ntp_servers = strv_free(c->ntp_servers);
         c->fallback_servers = strv_free(c->fallback_servers);
         c->nts_servers = strv_free(c->nts_servers);
+        c->fallback_nts_servers = strv_free(c->fallback_nts_servers);
+        c->nts_unknown_key = mfree(c->nts_unknown_key);
         c->nts_trusted_certificates = mfree(c->nts_trusted_certificates);
 }

@@ -44,6 +44,13 @@ typedef struct TimesyncConfig {
         char **ntp_servers;             /* NTP= */
         char **fallback_servers;        /* FallbackNTP=, or DEFAULT_FALLBACK_NTP */
         char **nts_servers;             /* NTS= and SecureServers=, one list */
+        /* FallbackNTS=, or DEFAULT_FALLBACK_NTS: NTS servers used where stock would use
+         * FallbackNTP= (nothing else names a server, NTSRequired= is off); while it names any,
+         * FallbackNTP= is not used. */
+        char **fallback_nts_servers;
+        /* An unknown key that looks like an NTS setting, as "KEY= (did you mean NTS=?)": it
+         * turned NTSRequired= on, since the NTS servers it may have named are missing. */
+        char *nts_unknown_key;
         char *nts_trusted_certificates; /* NTSTrustedCertificates=; NULL: the system's CA store */
         /* NTSTrustedCertificates= was given a value that was refused, and no valid one is in
          * effect: key exchanges are refused rather than trusting the system's CA store. */
@@ -63,6 +70,8 @@ typedef struct TimesyncConfig {
         /* Stock 252: any non-empty FallbackNTP= replaces the compiled-in list, even if it
          * is emptied again later; "FallbackNTP=" alone does not. */
         bool fallback_set;
+        /* FallbackNTS= was assigned, even empty: the compiled-in list is not used. */
+        bool fallback_nts_set;
         /* NTS= named servers, valid or not, since it was last emptied: NTS is wanted, and a
          * typo in every name must not make the time unauthenticated. */
         bool nts_set;
@@ -86,6 +95,11 @@ int timesync_config_read(TimesyncConfig *c, const char *path, usec_t test_poll_i
  * certificate authorities: what decides where time comes from, and so whether a reload selects
  * servers again. */
 bool timesync_config_servers_equal(const TimesyncConfig *a, const TimesyncConfig *b);
+
+/* The known NTS key that lvalue, a key no parser knows, resembles: it begins with "NTS" or
+ * "Secure" (in any case), it has "NTS" in it, or it is at most two edits (one for a three letter key) from an NTS
+ * key and no closer to another key. NULL when it does not look like an NTS setting. */
+const char *timesync_config_nts_key_resembled(const char *lvalue);
 
 /* Appends the whitespace separated server names in s to *list, skipping duplicates and, with a
  * warning ("<filename>:<line>: " first when filename is set; "Invalid <kind> server name ...",

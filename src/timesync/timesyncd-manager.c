@@ -14,6 +14,7 @@
 #include "timesyncd-network.h"
 #include "timesyncd-nts.h"
 #include "timesyncd-several.h"
+#include "timesyncd-messages.h"
 
 static int manager_clock_watch_setup(Manager *m);
 static void manager_select_next(Manager *m);
@@ -215,7 +216,11 @@ static void manager_no_server(Manager *m) {
         }
         if (nts && !m->nts_unavailable) {
                 /* Every NTS server backs off after failed key exchanges: look again. */
-                manager_notify_status(m, "No NTS server usable, retrying.");
+                if (m->nts_fallback)
+                        manager_notify_status(m, "No FallbackNTS= server reachable (TCP port 4460 blocked? DNS?), "
+                                              "no plain NTP: set NTS= to reachable servers. Retrying.");
+                else
+                        manager_notify_status(m, "No NTS server usable, retrying.");
                 manager_enter(m, MANAGER_WAITING, NULL);
                 return;
         }
@@ -307,6 +312,32 @@ static int manager_add_servers(Manager *m, ServerType type, char **names, int le
         return 0;
 }
 
+/* FallbackNTS= stands in for NTS= where stock would use FallbackNTP=: no NTS= (not even an
+ * invalid one), no runtime NTS servers, no NTP=, no per-link or runtime NTP servers, and not
+ * under NTSRequired=yes (which wants the servers of NTS=). The names go into the NTS list, so
+ * that one or several of them are used as NTS= servers would be. Returns whether that list
+ * changed. */
+static bool manager_update_fallback_nts(Manager *m) {
+        bool want = m->config.fallback_nts_servers && !m->config.nts_set && !m->config.nts_required &&
+                    !m->servers[SERVER_NTS_RUNTIME] && !m->servers[SERVER_SYSTEM] &&
+                    !m->servers[SERVER_LINK] && !m->servers[SERVER_RUNTIME];
+
+        if (want == m->nts_fallback)
+                return false;
+
+        /* Without NTS= the list holds nothing else. */
+        manager_flush_servers(m, SERVER_NTS);
+        m->nts_fallback = want;
+        if (!want)
+                return true;
+
+        if (manager_add_servers(m, SERVER_NTS, m->config.fallback_nts_servers, LOG_WARNING) < 0)
+                return true;
+        log_info("No NTS=, NTP= or network servers: using the %zu NTS servers of FallbackNTS=, "
+                 "never FallbackNTP=.", strv_length(m->config.fallback_nts_servers));
+        return true;
+}
+
 /* A server list was replaced: selection starts again from the first server. With nts_added,
  * NTS servers may have come (libssl is loaded, or its absence logged once, now). */
 static void manager_servers_changed(Manager *m, bool nts_added) {
@@ -326,7 +357,7 @@ int manager_set_runtime_servers(Manager *m, ServerType type, char **names) {
         if (r < 0)
                 return r;
 
-        manager_servers_changed(m, type == SERVER_NTS_RUNTIME);
+        manager_servers_changed(m, manager_update_fallback_nts(m) || type == SERVER_NTS_RUNTIME);
         return 0;
 }
 
@@ -352,6 +383,12 @@ int manager_set_link_servers(Manager *m, char **names) {
         r = manager_add_servers(m, SERVER_LINK, names, LOG_DEBUG);
         if (r < 0)
                 return r;
+        if (manager_update_fallback_nts(m)) {
+                /* Selection follows from manager_set_online(). */
+                manager_nts_servers_changed(m);
+                if (m->nts_fallback && !m->nts_unavailable)
+                        (void) manager_nts_prepare(m);
+        }
         (void) manager_bus_emit_changed(m, "LinkNTPServers", NULL);
         return 1;
 }
@@ -454,7 +491,10 @@ int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *serve
         if (!m->synchronized) {
                 m->synchronized = true;
                 m->source_settings.synchronized = true;
-                log_info("Initial clock synchronization to %s (offset %+.6f s%s%s%s).", server,
+                log_struct(LOG_INFO, TIMESYNC_MESSAGE_TIME_SYNC,
+                           ((const char *const[]) { "NTP_SERVER", server, "NTS_AUTHENTICATED",
+                                                    authenticated ? "yes" : "no", NULL }),
+                           "Initial clock synchronization to %s (offset %+.6f s%s%s%s).", server,
                          (double) a->offset_nsec / NTP_NSEC_PER_SEC, authenticated ? ", NTS authenticated" : "",
                          strempty(agreement),
                          clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? ", observe mode: test clock adjusted" :
@@ -738,6 +778,7 @@ static int manager_add_config_servers(Manager *m) {
         manager_flush_servers(m, SERVER_SYSTEM);
         manager_flush_servers(m, SERVER_FALLBACK);
         manager_flush_servers(m, SERVER_NTS);
+        m->nts_fallback = false;
 
         r = manager_add_servers(m, SERVER_SYSTEM, m->config.ntp_servers, LOG_WARNING);
         if (r < 0)
@@ -748,7 +789,11 @@ static int manager_add_config_servers(Manager *m) {
         if (m->config.nts_set && !m->servers[SERVER_NTS])
                 log_error("NTS= names no valid server. There is no fallback to unauthenticated NTP: time "
                           "comes only from NTS servers set at runtime, if any.");
-        return manager_add_servers(m, SERVER_FALLBACK, m->config.fallback_servers, LOG_WARNING);
+        r = manager_add_servers(m, SERVER_FALLBACK, m->config.fallback_servers, LOG_WARNING);
+        if (r < 0)
+                return r;
+        (void) manager_update_fallback_nts(m);
+        return 0;
 }
 
 int manager_load_config(Manager *m) {

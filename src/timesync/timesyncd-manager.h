@@ -104,6 +104,8 @@ struct Manager {
         usec_t nts_last_ke_realtime;
         char nts_status[256];           /* why NTS does not work, "" when it does */
         bool nts_missing_reported;      /* NTSRequired=yes without NTS servers: logged, in nts_status */
+        /* The SERVER_NTS list holds FallbackNTS=, not NTS=: nothing else names a server. */
+        bool nts_fallback;
         bool status_notified;           /* a STATUS= was sent */
 
         /* Several NTS sources at once (timesyncd-several.c): NTS with two or more servers in

@@ -18,6 +18,7 @@
 #include "timesyncd-clock.h"
 #include "timesyncd-nts-client.h"
 #include "timesyncd-nts-jar.h"
+#include "timesyncd-messages.h"
 
 /* At most this many addresses of one KE server are tried in one exchange. */
 #define NTS_KE_MAX_ADDRESSES 16
@@ -637,8 +638,13 @@ static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const cha
                 c->ke_failures++;
 
         snprintf(c->last_error, sizeof c->last_error, "%s", reason);
-        log_warning("NTS key exchange with %s failed: %s. Trying again in %s at the earliest.",
-                    c->server, reason, FORMAT_TIMESPAN(wait, USEC_PER_MSEC));
+        /* The TLS layer's verification errors all say "certificate" (nts-tls.c). */
+        log_struct(LOG_WARNING,
+                   strstr(reason, "certificate") ? TIMESYNC_MESSAGE_NTS_CERTIFICATE : TIMESYNC_MESSAGE_NTS_KE_FAILED,
+                   ((const char *const[]) { "NTS_SERVER", c->server, "NTS_ADDRESS", c->ke_address, "NTS_ERROR",
+                                            reason, NULL }),
+                   "NTS key exchange with %s failed: %s. Trying again in %s at the earliest.", c->server, reason,
+                   FORMAT_TIMESPAN(wait, USEC_PER_MSEC));
         nts_client_report(c, NTS_CLIENT_EVENT_KE_FAILED);
 }
 
@@ -1160,7 +1166,8 @@ bool nts_client_bootstrap_done(NTSClient *c) {
         if (!c->bootstrap)
                 return false;
 
-        log_notice("Bootstrap: the clock took the time of %s; repeating the key exchange with full certificate checks.",
+        log_struct(LOG_NOTICE, TIMESYNC_MESSAGE_NTS_BOOTSTRAP, ((const char *const[]) { "NTS_SERVER", c->server, NULL }),
+                   "Bootstrap: the clock took the time of %s; repeating the key exchange with full certificate checks.",
                    c->server);
         nts_client_forget_keys(c);
         (void) nts_client_start_ke(c);

@@ -8,6 +8,7 @@
 #include "timesyncd-bus.h"
 #include "timesyncd-manager.h"
 #include "timesyncd-nts.h"
+#include "timesyncd-messages.h"
 
 bool manager_nts_enabled(Manager *m) {
         return m->servers[SERVER_NTS] || m->servers[SERVER_NTS_RUNTIME] || m->config.nts_set ||
@@ -25,8 +26,12 @@ int manager_nts_prepare(Manager *m) {
         if (!manager_nts_servers_named(m))
                 return 0;
 
-        log_info("NTS servers are configured: time comes only from them; NTP=, FallbackNTP= and "
-                 "per-link servers are not used.");
+        if (m->nts_fallback)
+                log_info("FallbackNTS= servers are in use: time comes only from them, FallbackNTP= is not "
+                         "used; servers from the network or NTP= would come first.");
+        else
+                log_info("NTS servers are configured: time comes only from them; NTP=, FallbackNTP= and "
+                         "per-link servers are not used.");
 
         r = nts_client_load_libraries();
         if (!HAVE_NTS) {
@@ -60,10 +65,23 @@ void manager_nts_missing(Manager *m) {
         if (m->nts_missing_reported)
                 return;
         m->nts_missing_reported = true;
-        log_error("NTSRequired=yes but no NTS server is configured: the clock is not synchronized. "
-                  "NTP=, FallbackNTP=, per-link and runtime NTP servers are not used; set NTS= "
-                  "(or SecureServers=), or runtime NTS servers.");
+        if (m->config.nts_unknown_key) {
+                snprintf(m->nts_status, sizeof m->nts_status, "Unknown key %s: no NTS server",
+                         m->config.nts_unknown_key);
+                log_struct(LOG_ERR, TIMESYNC_MESSAGE_NO_NTS_SERVER,
+                           ((const char *const[]) { "NTS_STATUS", m->nts_status, NULL }),
+                           "Unknown key %s in the configuration: the clock is not synchronized. Plain NTP "
+                           "servers are not used, as with NTSRequired=yes; correct the key.",
+                           m->config.nts_unknown_key);
+                (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+                manager_notify_status(m, "Unknown key %s: not synchronizing.", m->config.nts_unknown_key);
+                return;
+        }
         snprintf(m->nts_status, sizeof m->nts_status, "NTSRequired=yes but no NTS server is configured");
+        log_struct(LOG_ERR, TIMESYNC_MESSAGE_NO_NTS_SERVER, ((const char *const[]) { "NTS_STATUS", m->nts_status, NULL }),
+                   "NTSRequired=yes but no NTS server is configured: the clock is not synchronized. "
+                   "NTP=, FallbackNTP=, per-link and runtime NTP servers are not used; set NTS= "
+                   "(or SecureServers=), or runtime NTS servers.");
         (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
         manager_notify_status(m, "NTSRequired=yes but no NTS server is configured.");
 }
@@ -86,8 +104,9 @@ bool manager_nts_all_refuse(Manager *m) {
 void manager_nts_enter_refused(Manager *m) {
         static const char text[] = "Every NTS server refuses service (kiss code DENY or RSTR)";
 
-        log_warning("%s: none is asked again until the NTS servers change (reload, runtime servers, restart); "
-                    "there is no fallback to unauthenticated NTP.", text);
+        log_struct(LOG_WARNING, TIMESYNC_MESSAGE_NO_NTS_SERVER, ((const char *const[]) { "NTS_STATUS", text, NULL }),
+                   "%s: none is asked again until the NTS servers change (reload, runtime servers, restart); "
+                   "there is no fallback to unauthenticated NTP.", text);
         if (!streq(m->nts_status, text)) {
                 snprintf(m->nts_status, sizeof m->nts_status, "%s", text);
                 (void) manager_bus_emit_changed(m, "NTSStatus", NULL);

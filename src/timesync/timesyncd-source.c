@@ -13,6 +13,7 @@
 #include "timesyncd-clock.h"
 #include "timesyncd-nts-client.h"
 #include "timesyncd-source.h"
+#include "timesyncd-messages.h"
 
 /* Kiss codes (RFC 5905 section 7.4) we act on. */
 #define KISS_RATE "RATE"
@@ -624,7 +625,9 @@ static void source_handle_kiss(Source *s, const NTPHeader *h) {
                 source_fail(s, reason);
                 return;
         } else if (ntp_header_is_kiss(h, KISS_DENY) || ntp_header_is_kiss(h, KISS_RSTR)) {
-                log_warning("Server %s refuses service (kiss code %s), not using it any more.", source_name(s), code);
+                log_struct(LOG_WARNING, TIMESYNC_MESSAGE_REPLY_REFUSED,
+                           ((const char *const[]) { "NTP_SERVER", source_name(s), "KISS_CODE", code, NULL }),
+                           "Server %s refuses service (kiss code %s), not using it any more.", source_name(s), code);
                 snprintf(s->last_error, sizeof s->last_error, "refuses service (kiss code %s)", code);
                 s->n_failures++;
                 /* Its other addresses too: it is the same operator. */

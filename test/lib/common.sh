@@ -189,6 +189,19 @@ wait_exec() {
         wait_for 5 _comm_is "$1" "${2:0:15}" || fail "process $1 did not become '$2' within 5 s"
 }
 
+_sigterm_blocked() {
+        local mask
+        mask=$(awk '$1 == "SigBlk:" { print $2 }' "/proc/$1/status" 2>/dev/null) || return 1
+        [ -n "$mask" ] && (( (0x$mask >> 14) & 1 ))
+}
+
+# wait_signals_blocked PID: waits until PID blocks SIGTERM (bit 14 of SigBlk in /proc/PID/status),
+# the moment from which a daemon of ours handles SIGTERM: between its exec and then the dynamic
+# loader (and a sanitizer's runtime) run, and a SIGTERM kills by default action (status 143).
+wait_signals_blocked() {
+        wait_for 5 _sigterm_blocked "$1" || fail "process $1 did not block SIGTERM within 5 s"
+}
+
 # Fails unless bit 25 (CAP_SYS_TIME) is clear in the bounding, permitted and effective sets of
 # PID, read from /proc/PID/status.
 assert_no_sys_time() {

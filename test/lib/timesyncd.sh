@@ -46,29 +46,44 @@ daemon_test_init() {
         fi
 }
 
-# write_conf FILE LINE...: a timesyncd.conf with a [Time] section.
+# write_conf FILE LINE...: a timesyncd.conf with a [Time] section. Its first line is an empty
+# FallbackNTS=, so that a daemon without NTS= and NTP= never looks up the compiled-in public
+# NTS servers (-Ddefault-nts-servers=); a LINE that sets FallbackNTS= comes after it and wins.
 write_conf() {
         local f=$1
         shift
-        { echo "[Time]"; printf '%s\n' "$@"; } >"$f"
+        { echo "[Time]"; echo "FallbackNTS="; printf '%s\n' "$@"; } >"$f"
         chmod 0644 "$f"
 }
 
 # start_timesyncd CONF [ARG...]: the daemon in observe mode, logs in $TIMESYNCD_LOG. An empty
 # CONF: no --config=, the standard search (see use_config_root).
-# Optional: TIMESYNCD_LOG_LEVEL (default debug); the array TIMESYNCD_WRAPPER, commands put
+# Optional: TIMESYNCD_LOG_LEVEL (default debug), TIMESYNCD_LOG_TARGET (default console); the array TIMESYNCD_WRAPPER, commands put
 # before the daemon (an unshare that changes its mount namespace...), each of which must exec
 # the next so that the PID stays the daemon's. Both may be unset (inside netns_exec...).
 start_timesyncd() {
         local conf=$1 config=()
         shift
         [ -z "$conf" ] || config=(--config="$conf")
+        # The compiled-in FallbackNTS= names public servers: a daemon of a test never uses it
+        # through this machine's resolver (see write_conf and use_config_root); a test of the
+        # default itself sets TSNTS_DEFAULT_NTS_OK=1 in a namespace with its own hosts file.
+        if [ "${TSNTS_DEFAULT_NTS_OK:-0}" != 1 ]; then
+                if [ -n "$conf" ]; then
+                        grep -q '^FallbackNTS=' "$conf" ||
+                                fail "start_timesyncd: $conf has no FallbackNTS= line (use write_conf)"
+                else
+                        [ -n "${TIMESYNCD_WRAPPER+x}" ] ||
+                                fail "start_timesyncd: the standard search needs use_config_root"
+                fi
+        fi
         start_daemon "$TIMESYNCD_LOG" ${TIMESYNCD_WRAPPER[@]+"${TIMESYNCD_WRAPPER[@]}"} \
-                env SYSTEMD_LOG_LEVEL="${TIMESYNCD_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET=console \
+                env SYSTEMD_LOG_LEVEL="${TIMESYNCD_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET="${TIMESYNCD_LOG_TARGET:-console}" \
                 "$TIMESYNCD" --observe ${config[@]+"${config[@]}"} --state-dir="$TEST_TMPDIR/state" \
                 --runtime-dir="$TEST_TMPDIR/runtime" "$@"
         TIMESYNCD_PID=$DAEMON_PID
         wait_exec "$TIMESYNCD_PID" systemd-timesyncd
+        wait_signals_blocked "$TIMESYNCD_PID"
         assert_no_sys_time "$TIMESYNCD_PID" systemd-timesyncd
 }
 
@@ -82,6 +97,10 @@ use_config_root() {
         for d in /etc/systemd /run/systemd /usr/local/lib/systemd /usr/lib/systemd; do
                 mkdir -p "$1$d"
         done
+        # As in write_conf: no compiled-in public NTS server, unless a test's own drop-in
+        # (named after this one) sets FallbackNTS= again.
+        mkdir -p "$1/usr/lib/systemd/timesyncd.conf.d"
+        printf '[Time]\nFallbackNTS=\n' >"$1/usr/lib/systemd/timesyncd.conf.d/00-test-no-fallback-nts.conf"
         chmod -R a+rX "$1"
         # shellcheck disable=SC2016 # $0, $d and $@ are the inner shell's
         TIMESYNCD_WRAPPER=(unshare --mount --propagation private
@@ -167,6 +186,19 @@ stop_timesyncd() {
         wait "$TIMESYNCD_PID" 2>/dev/null || rc=$?
         [ "$rc" = 0 ] || fail "systemd-timesyncd exited with $rc on SIGTERM"
         ! grep -q "(a bug)" "$TIMESYNCD_LOG" 2>/dev/null || fail "the daemon stalled: $(grep -m1 "(a bug)" "$TIMESYNCD_LOG")"
+}
+
+# restart_fresh_timesyncd CONF [ARG...]: stops the daemon of an earlier start_timesyncd if it
+# runs, forgets the cookie jars, empties the daemon log (and the notification log if there is
+# one), and starts it again with CONF and ARGs: each case of a test from the same state.
+restart_fresh_timesyncd() {
+        if [ -n "${TIMESYNCD_PID:-}" ] && pid_alive "$TIMESYNCD_PID"; then
+                stop_timesyncd
+        fi
+        rm -f "$TEST_TMPDIR"/state/nts-*.jar
+        : >"$TIMESYNCD_LOG"
+        [ -z "${NOTIFY_OUT:-}" ] || : >"$NOTIFY_OUT"
+        start_timesyncd "$@"
 }
 
 # write_nts_conf FILE KEHOST:KEPORT [LINE...]: NTS= that one server, trusting only the test CA

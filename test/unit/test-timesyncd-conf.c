@@ -396,10 +396,11 @@ static void test_nts_required_from_a_vendor_dropin_and_an_admin_override(void) {
         ASSERT_TRUE(vendor.config.nts_required);
         ASSERT_FALSE(vendor.config.nts_set);
         ASSERT_FALSE(off.config.nts_required);
-        /* The typo is only warned about; NTSRequired= still holds. */
+        /* NTSRequired= still holds, and the typo is an error that names the key it resembles. */
         ASSERT_TRUE(typo.config.nts_required);
         ASSERT_SERVERS(typo.config.nts_servers);
-        ASSERT_CONTAINS(typo.log, "60-typo.conf:2: Unknown key name 'NTSServers' in section 'Time', ignoring.");
+        ASSERT_CONTAINS(typo.log, "60-typo.conf:2: Unknown key name 'NTSServers' in section 'Time' looks like an "
+                                  "NTS setting (did you mean NTS=?)");
 }
 
 static void test_nts_with_only_invalid_names_still_counts_as_set(void) {
@@ -491,6 +492,119 @@ static void test_servers_extend_without_file_warns_plainly(void) {
         ASSERT_STREQ(out, "Invalid NTP server name or address, ignoring: b..example\n");
 }
 
+static void assert_compiled_in_fallback_nts(char **l) {
+        _cleanup_strv_free_ char **expected = strv_split_whitespace(DEFAULT_FALLBACK_NTS);
+
+        ASSERT_TRUE(expected);
+        assert_strv(l, (const char *const *) expected);
+}
+
+static void test_fallback_nts_defaults_to_the_compiled_in_list(void) {
+        _cleanup_(loaded_done) Loaded l = load_tree(NULL);
+
+        assert_compiled_in_fallback_nts(l.config.fallback_nts_servers);
+        ASSERT_TRUE(!l.config.fallback_nts_set);
+}
+
+static void test_default_fallback_nts_list_has_four_operators(void) {
+        /* The meson option's default: four operators, none of which decides the time alone. */
+        if (streq(DEFAULT_FALLBACK_NTS, "time.cloudflare.com nts.netnod.se ptbtime1.ptb.de ntppool1.time.nl")) {
+                _cleanup_(loaded_done) Loaded l = load_tree(NULL);
+
+                ASSERT_SERVERS(l.config.fallback_nts_servers, "time.cloudflare.com", "nts.netnod.se",
+                               "ptbtime1.ptb.de", "ntppool1.time.nl");
+        }
+}
+
+static void test_fallback_nts_replaces_the_compiled_in_list(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nFallbackNTS=a.example pool:p.example:4461 srv:s.example\n");
+
+        ASSERT_OK(l.r);
+        ASSERT_SERVERS(l.config.fallback_nts_servers, "a.example", "pool:p.example:4461", "srv:s.example");
+}
+
+static void test_empty_fallback_nts_in_a_dropin_turns_it_off(void) {
+        /* Unlike FallbackNTP=: an empty assignment is the way to get stock's behaviour. */
+        _cleanup_(loaded_done) Loaded l = LOAD(ETC_D "50-stock.conf", "[Time]\nFallbackNTS=\n");
+
+        ASSERT_SERVERS(l.config.fallback_nts_servers);
+        ASSERT_TRUE(l.config.fallback_nts_set);
+        assert_compiled_in_fallback(l.config.fallback_servers);
+}
+
+static void test_fallback_nts_changes_compare_unequal(void) {
+        _cleanup_(loaded_done) Loaded a = load_tree(NULL);
+        _cleanup_(loaded_done) Loaded b = LOAD(MAIN, "[Time]\nFallbackNTS=other.example\n");
+
+        ASSERT_TRUE(!timesync_config_servers_equal(&a.config, &b.config));
+}
+
+static void test_nts_looking_unknown_keys_are_recognized(void) {
+        static const struct {
+                const char *key, *resembles;
+        } cases[] = {
+                { "NTSServers", "NTS" },
+                { "ntsservers", "NTS" },
+                { "NTSRequire", "NTSRequired" },
+                { "NTSRequred", "NTSRequired" },
+                { "SecureServer", "SecureServers" },
+                { "SecureTime", "SecureServers" },
+                { "NST", "NTS" },
+                { "NTSS", "NTS" },
+                { "FallbackNTSServers", "FallbackNTS" },
+                { "FallbackNST", "FallbackNTS" },
+                { "KeyExchangeTimoutSec", "KeyExchangeTimeoutSec" },
+                { "NTSMaxSource", "NTSMaxSources" },
+                { "NTSTrustedCertificate", "NTSTrustedCertificates" },
+        };
+        static const char *const not_nts[] = { "Foo", "NTPServers", "Servers", "PollIntervalMin",
+                                               "FallbackNTPServers", "RootDistanceMax", "N" };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *got = timesync_config_nts_key_resembled(cases[i].key);
+
+                if (!streq_ptr(got, cases[i].resembles)) {
+                        fprintf(stderr, "%s: got %s, expected %s\n", cases[i].key, got ? got : "(none)",
+                                cases[i].resembles);
+                        abort();
+                }
+        }
+        for (size_t i = 0; i < ELEMENTSOF(not_nts); i++)
+                if (timesync_config_nts_key_resembled(not_nts[i])) {
+                        fprintf(stderr, "%s looks like an NTS key\n", not_nts[i]);
+                        abort();
+                }
+}
+
+static void test_nts_looking_unknown_key_turns_nts_required_on_with_a_hint(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nNTSServers=localhost:4460\nFallbackNTP=192.0.2.1\n");
+
+        ASSERT_OK(l.r);
+        ASSERT_TRUE(l.config.nts_required);
+        ASSERT_TRUE(!l.config.nts_set);
+        ASSERT_STREQ(l.config.nts_unknown_key, "NTSServers= (did you mean NTS=?)");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:2: Unknown key name 'NTSServers' in section 'Time' looks like an "
+                               "NTS setting (did you mean NTS=?)");
+}
+
+static void test_nts_looking_unknown_key_wins_over_a_later_nts_required_no(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nSecureServer=a.example\n",
+                                               ETC_D "90-off.conf", "[Time]\nNTSRequired=no\n");
+
+        ASSERT_TRUE(l.config.nts_required);
+        ASSERT_STREQ(l.config.nts_unknown_key, "SecureServer= (did you mean SecureServers=?)");
+}
+
+static void test_other_unknown_keys_stay_warnings(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nPollIntervalMin=64\n");
+
+        ASSERT_TRUE(!l.config.nts_required);
+        ASSERT_TRUE(!l.config.nts_unknown_key);
+        ASSERT_CONTAINS(l.log, "Unknown key name 'PollIntervalMin' in section 'Time', ignoring.");
+}
+
 TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_default_fallback_list_is_the_debian_pool),
           TEST_CASE(test_ntp_servers_are_appended_across_files_without_duplicates),
@@ -530,4 +644,13 @@ TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_broken_dropin_keeps_earlier_values_and_still_validates),
           TEST_CASE(test_explicit_file_is_the_only_one_read),
           TEST_CASE(test_missing_explicit_file_is_enoent_with_defaults),
-          TEST_CASE(test_servers_extend_without_file_warns_plainly));
+          TEST_CASE(test_servers_extend_without_file_warns_plainly),
+          TEST_CASE(test_fallback_nts_defaults_to_the_compiled_in_list),
+          TEST_CASE(test_default_fallback_nts_list_has_four_operators),
+          TEST_CASE(test_fallback_nts_replaces_the_compiled_in_list),
+          TEST_CASE(test_empty_fallback_nts_in_a_dropin_turns_it_off),
+          TEST_CASE(test_fallback_nts_changes_compare_unequal),
+          TEST_CASE(test_nts_looking_unknown_keys_are_recognized),
+          TEST_CASE(test_nts_looking_unknown_key_turns_nts_required_on_with_a_hint),
+          TEST_CASE(test_nts_looking_unknown_key_wins_over_a_later_nts_required_no),
+          TEST_CASE(test_other_unknown_keys_stay_warnings));

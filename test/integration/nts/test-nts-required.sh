@@ -39,13 +39,7 @@ missing="NTSRequired=yes but no NTS server is configured"
 # start: the daemon on the private root, polling every second, so that a daemon that used a
 # plain server would send it something within any of the waits below.
 start() {
-        if [ -n "${TIMESYNCD_PID:-}" ] && pid_alive "$TIMESYNCD_PID"; then
-                stop_timesyncd
-        fi
-        rm -f "$TEST_TMPDIR"/state/nts-*.jar
-        : >"$TIMESYNCD_LOG"
-        : >"$NOTIFY_OUT"
-        start_timesyncd "" --test-poll-interval=1s
+        restart_fresh_timesyncd "" --test-poll-interval=1s
 }
 
 plain_servers=(plain fallback link runtime)
@@ -129,7 +123,8 @@ test_runtime_nts_servers_proceed_and_their_removal_says_why_again() {
 }
 
 # The mistake NTSRequired= is for: a mistyped NTS= key in one file, NTSRequired=yes in a
-# vendor drop-in. "Unknown key", the reason, and never the fallback (standing in for the pool).
+# vendor drop-in. "Unknown key" naming NTS=, the reason, and never the fallback (standing in for
+# the pool).
 test_mistyped_nts_key_with_nts_required_never_uses_the_fallback() {
         mark_ntp_served "${plain_servers[@]}"
         write_conf "$main" "NTSServers=localhost:$ke" "FallbackNTP=127.0.0.1:$port_fallback" \
@@ -139,9 +134,11 @@ test_mistyped_nts_key_with_nts_required_never_uses_the_fallback() {
         sleep 3
         assert_plain_servers_unused "${plain_servers[@]}"
         [ "$(ntp_served fallback)" = 0 ] || fail "the FallbackNTP= server got $(ntp_served fallback) packets"
-        log_has "timesyncd.conf:2: Unknown key name 'NTSServers' in section 'Time', ignoring." ||
-                fail "no 'Unknown key' warning for NTSServers="
-        log_has "$missing" || fail "no '$missing' in the log"
+        # Line 3: write_conf's FallbackNTS= is line 2.
+        log_has "timesyncd.conf:3: Unknown key name 'NTSServers' in section 'Time' looks like an NTS setting (did you mean NTS=?)" ||
+                fail "no 'Unknown key' error for NTSServers="
+        log_has "Unknown key NTSServers= (did you mean NTS=?) in the configuration: the clock is not synchronized" ||
+                fail "no reason in the log"
         [ "$(timesync_property FallbackNTPServers)" = "127.0.0.1:$port_fallback" ] || fail "FallbackNTPServers is wrong"
         stop_timesyncd
 }

@@ -226,6 +226,23 @@ test_sigterm_in_a_key_exchange_and_around_cookie_writes_exits_cleanly() {
              "cookies in the file after each:$counts"
 }
 
+# SIGTERM at the earliest moment start_timesyncd allows (the daemon blocks SIGTERM: from then
+# on it must handle it), KILLS times in a row, with and without a key exchange under way: every
+# exit is status 0, never 143 (killed by the signal's default action).
+test_sigterm_the_moment_the_daemon_starts_exits_cleanly() {
+        local i rc
+        start_slow_mock early 127.0.0.4
+        nts_conf "localhost:$MOCK_KE"
+        for (( i = 0; i < KILLS; i++ )); do
+                start_timesyncd "$TEST_TMPDIR/ts.conf"
+                kill -TERM "$TIMESYNCD_PID"
+                rc=0
+                wait "$TIMESYNCD_PID" 2>/dev/null || rc=$?
+                [ "$rc" = 0 ] || fail "SIGTERM $((i + 1)) right after the start: exit status $rc"
+        done
+        echo "result: $KILLS SIGTERMs the moment the daemon blocked them: every exit 0"
+}
+
 test_corrupt_state_file_is_discarded_and_sync_follows() {
         local ke ntp jar
         ke=$(free_port)
@@ -248,4 +265,5 @@ run_case test_sigkill_in_the_middle_of_a_key_exchange_leaves_no_state_that_block
 run_case test_kills_around_the_state_file_writes_never_corrupt_it_nor_send_a_cookie_twice
 run_case test_unclean_stop_costs_one_key_exchange_and_never_a_cookie_twice
 run_case test_sigterm_in_a_key_exchange_and_around_cookie_writes_exits_cleanly
+run_case test_sigterm_the_moment_the_daemon_starts_exits_cleanly
 run_case test_corrupt_state_file_is_discarded_and_sync_follows

@@ -481,12 +481,17 @@ int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *serve
 
         /* Once synchronized, a step is rare and is what an attacker wants: a warning with its
          * size and who agreed to it (chrony warns about it too). */
-        if (a->step && m->synchronized)
-                log_warning("%s the clock by %+.6f s after the first synchronization, following %s%s%s%s.",
-                            r > 0 ? "Stepped" : "Observe mode: would have stepped",
-                            (double) a->offset_nsec / NTP_NSEC_PER_SEC, server,
-                            authenticated ? ", NTS authenticated" : ", NOT authenticated", strempty(agreement),
-                            clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? " (the test clock)" : "");
+        if (a->step && m->synchronized) {
+                char offset[32];
+
+                (void) snprintf(offset, sizeof offset, "%+.6f", (double) a->offset_nsec / NTP_NSEC_PER_SEC);
+                log_struct(LOG_WARNING, TIMESYNC_MESSAGE_CLOCK_STEPPED,
+                           ((const char *const[]) { "OFFSET_SEC", offset, "NTP_SERVER", server, NULL }),
+                           "%s the clock by %s s after the first synchronization, following %s%s%s%s.",
+                           r > 0 ? "Stepped" : "Observe mode: would have stepped", offset, server,
+                           authenticated ? ", NTS authenticated" : ", NOT authenticated", strempty(agreement),
+                           clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? " (the test clock)" : "");
+        }
 
         if (!m->synchronized) {
                 m->synchronized = true;

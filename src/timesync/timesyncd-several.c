@@ -6,6 +6,7 @@
 #include "log.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-manager.h"
+#include "timesyncd-messages.h"
 #include "timesyncd-nts.h"
 #include "timesyncd-several.h"
 #include "timesyncd-several-vote.h"
@@ -102,6 +103,18 @@ static void several_select(Manager *m, Source *s, const SourceSetDecision *d) {
 
 /* ---- what the sources say together ---- */
 
+static void several_log_falseticker(const SourceSetEntry *e, const SourceSetDecision *d, int level) {
+        char offset[32];
+
+        (void) snprintf(offset, sizeof offset, "%+.6f", (double) e->candidate.ntp.offset_nsec / NTP_NSEC_PER_SEC);
+        log_struct(level, TIMESYNC_MESSAGE_NTS_FALSETICKER,
+                   ((const char *const[]) { "NTS_SERVER", source_name(e->source), "OFFSET_SEC", offset, NULL }),
+                   "NTS source %s is a falseticker: its offset %s s (+/- %.6f s) lies outside what %zu other "
+                   "sources agree on (%+.6f s to %+.6f s); it is not used, and polled on.", source_name(e->source),
+                   offset, (double) e->root_distance_nsec / NTP_NSEC_PER_SEC, d->select.n_agree,
+                   (double) d->select.low_nsec / NTP_NSEC_PER_SEC, (double) d->select.high_nsec / NTP_NSEC_PER_SEC);
+}
+
 /* Falsetickers are logged once per change, and so is their return; a source whose verdict
  * flips at the edge of an interval says so at most once per SEVERAL_LOG_INTERVAL_USEC (the
  * rest at debug level). */
@@ -119,13 +132,7 @@ static void several_log_verdicts(Manager *m, const NTPSelectVerdict *before, con
                 if (loud)
                         e->logged_usec = t;
                 if (e->verdict == NTP_SELECT_FALSETICKER)
-                        log_full(loud ? LOG_WARNING : LOG_DEBUG, "NTS source %s is a falseticker: its offset %+.6f s (+/- %.6f s) lies outside "
-                                    "what %zu other sources agree on (%+.6f s to %+.6f s); it is not used, and "
-                                    "polled on.", source_name(e->source),
-                                    (double) e->candidate.ntp.offset_nsec / NTP_NSEC_PER_SEC,
-                                    (double) e->root_distance_nsec / NTP_NSEC_PER_SEC, d->select.n_agree,
-                                    (double) d->select.low_nsec / NTP_NSEC_PER_SEC,
-                                    (double) d->select.high_nsec / NTP_NSEC_PER_SEC);
+                        several_log_falseticker(e, d, loud ? LOG_WARNING : LOG_DEBUG);
                 else if (e->verdict == NTP_SELECT_TRUECHIMER)
                         log_full(loud ? LOG_NOTICE : LOG_DEBUG, "NTS source %s agrees with the others again.",
                                  source_name(e->source));
@@ -169,6 +176,10 @@ static void several_report(Manager *m, const SourceSetDecision *d) {
         bool disagree = source_set_disagree(d);
 
         source_set_describe(&m->set, d, text, sizeof text);
+        /* The compiled-in servers, none of which answers: what the administrator can do. */
+        if (m->nts_fallback && d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0)
+                (void) snprintf(text, sizeof text, "No FallbackNTS= server reachable (TCP port 4460 blocked? DNS?), "
+                                "no plain NTP: set NTS= to reachable servers");
         (void) several_pool_failure(m, pool, sizeof pool);
 
         if (!disagree)
@@ -193,6 +204,8 @@ static void several_report(Manager *m, const SourceSetDecision *d) {
                 several_set_nts_status(m, since);
         else if (!isempty(pool))
                 several_set_nts_status(m, pool);
+        else if (d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0 && m->nts_fallback)
+                several_set_nts_status(m, text);
         else if (d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0 && m->set_last_failure[0])
                 several_set_nts_status(m, m->set_last_failure);
         else

@@ -43,6 +43,16 @@ test_unreachable_fallback_nts_gives_no_time_and_one_status_line() {
                 fail "no status line for unreachable FallbackNTS= servers: $(grep STATUS= "$NOTIFY_OUT" | tail -3)"
         assert_plain_servers_unused plain
         stop_timesyncd
+        # Several fallback servers are used together: the same line from the set.
+        restart_with "FallbackNTS=localhost:$dead 127.0.0.1:$dead" "FallbackNTP=127.0.0.1:$plain"
+        wait_for 40 grep -q "STATUS=No FallbackNTS= server reachable (TCP port 4460 blocked? DNS?)" "$NOTIFY_OUT" ||
+                fail "no status line for two unreachable FallbackNTS= servers: $(grep STATUS= "$NOTIFY_OUT" | tail -3)"
+        case "$(timesync_property NTSStatus)" in
+                "No FallbackNTS= server reachable"*) ;;
+                *) fail "NTSStatus is '$(timesync_property NTSStatus)'" ;;
+        esac
+        assert_plain_servers_unused plain
+        stop_timesyncd
         echo "PASS test_unreachable_fallback_nts_gives_no_time_and_one_status_line"
 }
 

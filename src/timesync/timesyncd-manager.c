@@ -500,7 +500,8 @@ int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *serve
                            ((const char *const[]) { "NTP_SERVER", server, "NTS_AUTHENTICATED",
                                                     authenticated ? "yes" : "no", NULL }),
                            "Initial clock synchronization to %s (offset %+.6f s%s%s%s).", server,
-                         (double) a->offset_nsec / NTP_NSEC_PER_SEC, authenticated ? ", NTS authenticated" : "",
+                         (double) a->offset_nsec / NTP_NSEC_PER_SEC,
+                         authenticated ? ", NTS authenticated" : ", plain NTP, not authenticated",
                          strempty(agreement),
                          clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? ", observe mode: test clock adjusted" :
                          m->observe ? ", observe mode: clock left alone" : "");
@@ -530,7 +531,8 @@ void manager_record_message(Manager *m, const SourceSample *p) {
 /* The first reply from a new address: stock's words, and for NTS what `systemctl status`
  * readers want to know. */
 static void manager_announce_contact(Manager *m, const SourceSample *p) {
-        const char *auth = p->authenticated ? ", NTS authenticated" : "";
+        /* Whenever the clock follows plain NTP, the log and STATUS= say so. */
+        const char *auth = p->authenticated ? ", NTS authenticated" : ", plain NTP, not authenticated";
         char addr[SOCKET_ADDRESS_STRING_MAX];
 
         (void) current_address_string(m, addr);

@@ -22,7 +22,7 @@ test_notify_ready_status_and_watchdog() {
         write_conf "$TEST_TMPDIR/ts.conf" "NTP=127.0.0.1:$srv"
         WATCHDOG_USEC=400000 start_timesyncd "$TEST_TMPDIR/ts.conf"
         wait_for 10 grep -q "READY=1" "$out" || fail "no READY=1"
-        wait_for 10 grep -q "STATUS=Contacted time server 127.0.0.1:$srv (127.0.0.1:$srv)." "$out" ||
+        wait_for 10 grep -q "STATUS=Contacted time server 127.0.0.1:$srv (127.0.0.1:$srv), plain NTP, not authenticated." "$out" ||
                 fail "no 'Contacted time server' status: $(cat "$out")"
         wait_for 10 bash -c "[ \$(grep -c WATCHDOG=1 '$out') -ge 2 ]" || fail "no watchdog pings"
         kill -TERM "$TIMESYNCD_PID"

@@ -28,7 +28,7 @@ next_server_after() {
         start_ntp_test_server "$mode" "$p" --mode="$mode"
         restart_with "NTP=127.0.0.1:$p 127.0.0.1:$good" "$@"
         wait_log "$pattern"
-        wait_log "Initial clock synchronization to 127.0.0.1:$good"
+        wait_log "Initial clock synchronization to 127.0.0.1:$good (offset [-+][0-9.]* s, plain NTP, not authenticated"
 }
 
 test_deny_kiss_drops_the_server_and_moves_on() { next_server_after deny "refuses service (kiss code DENY)"; }

@@ -7,7 +7,10 @@
 # slews, the bootstrap, memory against stock and chronyd; figures in $NTS_MKOSI_DIR/memory-guest.txt),
 # then boots that disk again: stock's purge and a reboot.
 # The guest never has a network; this machine's clock is never touched.
-#   test/mkosi/run.sh [--no-nspawn] [--no-qemu] [--reuse-image]
+#   test/mkosi/run.sh [--suite SUITE] [--no-nspawn] [--no-qemu] [--reuse-image]
+# --suite trixie or forky (default bookworm): the image of that Debian suite, with a package
+# built in a debootstrap tree of that suite ($NTS_MKOSI_DIR/chroot; docs/DEBIAN.md, "Other
+# Debian suites").
 # --reuse-image skips the package and image builds and only refreshes the guest's test scripts
 # in the last image (for work on the tests themselves).
 # Work files and caches: $NTS_MKOSI_DIR (default build-mkosi/ in the source tree).
@@ -21,14 +24,25 @@ work=${NTS_MKOSI_DIR:-$src/build-mkosi}
 run_nspawn=1
 run_qemu=1
 build=1
-for a in "$@"; do
-        case "$a" in
+suite=bookworm
+usage() {
+        echo "usage: $0 [--suite bookworm|trixie|forky] [--no-nspawn] [--no-qemu] [--reuse-image]" >&2
+        exit 2
+}
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --suite) [ $# -ge 2 ] || usage; suite=$2; shift ;;
         --no-nspawn) run_nspawn=0 ;;
         --no-qemu) run_qemu=0 ;;
         --reuse-image) build=0 ;;
-        *) echo "usage: $0 [--no-nspawn] [--no-qemu] [--reuse-image]" >&2; exit 2 ;;
+        *) usage ;;
         esac
+        shift
 done
+case "$suite" in
+bookworm) ;;
+*) usage ;;
+esac
 
 step_start=$SECONDS
 step() {

@@ -7,7 +7,10 @@
 # slews, the bootstrap, memory against stock and chronyd; figures in $NTS_MKOSI_DIR/memory-guest.txt),
 # then boots that disk again: stock's purge and a reboot.
 # The guest never has a network; this machine's clock is never touched.
-#   test/mkosi/run.sh [--no-nspawn] [--no-qemu] [--reuse-image]
+#   test/mkosi/run.sh [--suite SUITE] [--no-nspawn] [--no-qemu] [--reuse-image]
+# --suite trixie or forky (default bookworm): the image of that Debian suite, with a package
+# built in a debootstrap tree of that suite ($NTS_MKOSI_DIR/chroot; docs/DEBIAN.md, "Other
+# Debian suites").
 # --reuse-image skips the package and image builds and only refreshes the guest's test scripts
 # in the last image (for work on the tests themselves).
 # Work files and caches: $NTS_MKOSI_DIR (default build-mkosi/ in the source tree).
@@ -21,14 +24,25 @@ work=${NTS_MKOSI_DIR:-$src/build-mkosi}
 run_nspawn=1
 run_qemu=1
 build=1
-for a in "$@"; do
-        case "$a" in
+suite=bookworm
+usage() {
+        echo "usage: $0 [--suite bookworm|trixie|forky] [--no-nspawn] [--no-qemu] [--reuse-image]" >&2
+        exit 2
+}
+while [ $# -gt 0 ]; do
+        case "$1" in
+        --suite) [ $# -ge 2 ] || usage; suite=$2; shift ;;
         --no-nspawn) run_nspawn=0 ;;
         --no-qemu) run_qemu=0 ;;
         --reuse-image) build=0 ;;
-        *) echo "usage: $0 [--no-nspawn] [--no-qemu] [--reuse-image]" >&2; exit 2 ;;
+        *) usage ;;
         esac
+        shift
 done
+case "$suite" in
+bookworm | trixie | forky) ;;
+*) usage ;;
+esac
 
 step_start=$SECONDS
 step() {
@@ -64,10 +78,52 @@ true_time_tools() {
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
 
+# debootstrap 1.0.128 (Debian 12) has no script for forky: a copy of its data directory where
+# forky is testing's script (the one later debootstraps use), for the build tree and for mkosi.
+if [ "$suite" = forky ] && [ ! -e /usr/share/debootstrap/scripts/forky ]; then
+        rm -rf "$work/debootstrap"
+        cp -a /usr/share/debootstrap "$work/debootstrap"
+        ln -s sid "$work/debootstrap/scripts/forky"
+        export DEBOOTSTRAP_DIR="$work/debootstrap"
+fi
+
+# The image's configuration: bookworm's, for another suite with that suite's release and the
+# names its 64-bit time_t transition gave the libraries the unpacked peers need.
+mkosi_conf() {
+        if [ "$suite" = bookworm ]; then
+                cat "$src/test/mkosi/mkosi.conf"
+        else
+                sed -E -e "s/^Release=bookworm$/Release=$suite/" \
+                        -e '/^Packages=/s/,(libssl3|libgnutls30|libnettle8)(,|$)/,\1t64\2/g' \
+                        -e '/^Packages=/s/,(libssl3|libgnutls30|libnettle8)(,|$)/,\1t64\2/g' \
+                        "$src/test/mkosi/mkosi.conf"
+        fi
+}
+
+# build_tree: a debootstrap tree of the suite with the package's build dependencies, made once
+# and kept in $work/chroot.
+build_tree() {
+        local t="$work/chroot"
+        [ -e "$t/.complete" ] && return 0
+        rm -rf "$t"
+        debootstrap --variant=minbase \
+                --include=build-essential,debhelper,meson,pkg-config,libsystemd-dev,libssl-dev,scdoc,fakeroot \
+                "$suite" "$t" http://deb.debian.org/debian >"$work/debootstrap.log" 2>&1 || {
+                tail -n 20 "$work/debootstrap.log" >&2
+                return 1
+        }
+        touch "$t/.complete"
+}
+
 image="$work/out/image"
 if [ "$build" = 1 ]; then
-        step "package"
-        "$src/tools/build-deb.sh" "$work/debs" >/dev/null
+        step "package ($suite)"
+        if [ "$suite" = bookworm ]; then
+                "$src/tools/build-deb.sh" "$work/debs" >/dev/null
+        else
+                build_tree
+                "$src/tools/build-deb.sh" --root "$work/chroot" "$work/debs" >/dev/null
+        fi
 
         step "peers and test tools"
         "$src/test/tools/fetch-peers.sh" "$work/peers" >/dev/null
@@ -109,7 +165,8 @@ if [ "$build" = 1 ]; then
         # A changed mkosi.conf (the package list) rebuilds that cache too.
         rm -rf "$work/tree"
         mkdir -p "$work/tree" "$work/cache" "$work/out"
-        cp "$src/test/mkosi/mkosi.conf" "$src/test/mkosi/mkosi.postinst" "$work/tree/"
+        mkosi_conf >"$work/tree/mkosi.conf"
+        cp "$src/test/mkosi/mkosi.postinst" "$work/tree/"
         extra="$work/tree/mkosi.extra"
         cp -a "$src/test/mkosi/guest" "$extra"
         mkdir -p "$extra/opt/nts-test/debs" "$extra/opt/nts-test/bin" "$extra/etc/nts-test"
@@ -131,7 +188,7 @@ if [ "$build" = 1 ]; then
                 "$work/certs/expired-chain.pem" "$work/fresh-chain.pem" "$work/certs/ahead-chain.pem" \
                 "$extra/etc/nts-test/"
         force=-f
-        conf_sum=$(sha256sum <"$src/test/mkosi/mkosi.conf")
+        conf_sum=$(sha256sum <"$work/tree/mkosi.conf")
         [ "$conf_sum" = "$(cat "$work/out/mkosi.conf.sha256" 2>/dev/null)" ] || force=-ff
         (cd "$work/tree" && mkosi --cache "$work/cache" --output "$image" $force build \
                 >"$work/mkosi.log" 2>&1) || {

@@ -16,6 +16,11 @@ PHASE_FILE=$PERSIST/phase
 DROPIN=/run/systemd/timesyncd.conf.d/50-nts-test.conf
 UNIT_DROPIN=/run/systemd/system/systemd-timesyncd.service.d/50-nts-test.conf
 BUS=(org.freedesktop.timesync1 /org/freedesktop/timesync1 org.freedesktop.timesync1.Manager)
+# Where the daemon and its unit are, as in stock: /lib/systemd on Debian 12, /usr/lib/systemd
+# from Debian 13 on (the package puts them where the suite's stock does).
+LIBSD=/usr/lib/systemd
+# shellcheck source=/dev/null # the guest's os-release
+[ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" != bookworm ] || LIBSD=/lib/systemd
 failures=0
 
 [ -d /results ] && exec > >(tee -a /results/log) 2>&1
@@ -66,7 +71,7 @@ stock_removed() {
 }
 
 daemon_owned_by_package() {
-        dpkg-query -S /lib/systemd/systemd-timesyncd | grep -q '^timesyncd-nts:'
+        dpkg-query -S $LIBSD/systemd-timesyncd | grep -q '^timesyncd-nts:'
 }
 
 user_conffile_kept() {
@@ -262,7 +267,7 @@ nspawn_suite() {
         # No BusName=: systemd-timesyncd.service has that name already.
         systemd-run -q --unit=nts-observe -p Type=notify -p User=systemd-timesync \
                 -p StateDirectory=systemd/timesync \
-                -p RuntimeDirectory=systemd/timesync /lib/systemd/systemd-timesyncd --observe
+                -p RuntimeDirectory=systemd/timesync $LIBSD/systemd-timesyncd --observe
         check observe_daemon_takes_the_bus_name wait_for 10 busctl status org.freedesktop.timesync1
         dbus_checks
         # shellcheck disable=SC2016 # expanded by the inner bash
@@ -443,7 +448,7 @@ not_above() {
 security_checks() {
         local ours_offline stock_offline
         OURS_EXPOSURE=$(exposure systemd-timesyncd.service)
-        ours_offline=$(exposure --offline=yes /lib/systemd/system/systemd-timesyncd.service)
+        ours_offline=$(exposure --offline=yes $LIBSD/system/systemd-timesyncd.service)
         stock_offline=$(exposure --offline=yes $T/stock/systemd-timesyncd.service)
         info "exposure: ours running ${OURS_EXPOSURE:-?}, ours offline ${ours_offline:-?}, stock offline ${stock_offline:-?}"
         check security_exposure_is_measured test -n "$OURS_EXPOSURE"
@@ -1122,6 +1127,11 @@ qemu_suite() {
         check chronyd_nts_server_starts start_chrony chrony 11123 14460 "local stratum 1"
         nts_config
         check nts_authenticated_against_chronyd wait_for 60 authenticated
+        # Why not, from both sides: their logs are in the guest's journal, gone with the guest.
+        authenticated || {
+                journalctl -q -u nts-chrony -n 20 --no-pager | sed 's/^/INFO   chronyd: /'
+                journalctl -q -u systemd-timesyncd -n 20 --no-pager | sed 's/^/INFO   timesyncd: /'
+        }
         check timesync_status_shows_the_nts_server timesync_status_shows_server
         check unit_status_text_says_nts_authenticated bash -c \
                 "systemctl show -p StatusText --value systemd-timesyncd | grep -q ', NTS authenticated\.\$'"

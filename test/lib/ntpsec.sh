@@ -15,22 +15,35 @@ export NTPD NTPQ
 # Fixed in NTPsec: the NTS-KE port is compiled in.
 export NTPSEC_NTP_PORT=123 NTPSEC_KE_PORT=4460
 
+# _ntpsec_in NS CMD...: CMD inside NS; "-" is the namespace the caller is in.
+_ntpsec_in() {
+        local ns=$1
+        shift
+        if [ "$ns" = - ]; then
+                "$@"
+        else
+                ip netns exec "$ns" "$@"
+        fi
+}
+
 _ntpsec_ke_listening() {
         local rundir=$1 ns=$2
         pid_alive "$(cat "$rundir/daemon.pid")" || fail "ntpd exited during startup: $(tail -n 5 "$rundir/ntpd.log")"
-        ip netns exec "$ns" ss -Hltn "sport = :$NTPSEC_KE_PORT" | grep -q LISTEN
+        _ntpsec_in "$ns" ss -Hltn "sport = :$NTPSEC_KE_PORT" | grep -q LISTEN
 }
 
 # Orphan mode needs about a second before ntpd stops answering "unsynchronised, stratum 16".
 _ntpsec_synchronised() {
-        local ns=$1 answer leap stratum
-        answer=$(ntp_probe --netns "$ns" 127.0.0.1 "$NTPSEC_NTP_PORT" 2>/dev/null) || return 1
+        local ns=$1 answer leap stratum netns=()
+        [ "$ns" = - ] || netns=(--netns "$ns")
+        answer=$(ntp_probe ${netns[@]+"${netns[@]}"} 127.0.0.1 "$NTPSEC_NTP_PORT" 2>/dev/null) || return 1
         read -r leap stratum <<<"$answer"
         [ "$leap" != 3 ] && [ "$stratum" != 16 ]
 }
 
 # start_ntpsec_nts_server RUNDIR CERTDIR NS [CONFIG-LINE...]
-# Runs ntpd inside NS (see netns_create) without CAP_SYS_TIME, as a stratum-1 orphan with NTS on
+# Runs ntpd inside NS (see netns_create; "-": the namespace of the caller, which the test
+# made its own) without CAP_SYS_TIME, as a stratum-1 orphan with NTS on
 # 4460/tcp and 123/udp. Returns when the KE port listens and NTP answers are synchronised.
 # Sets NTPSEC_PID. Logs: RUNDIR/ntpd.log (its own log) and RUNDIR/ntpd.out.log.
 start_ntpsec_nts_server() {
@@ -53,7 +66,9 @@ start_ntpsec_nts_server() {
                 for line; do echo "$line"; done
         } >"$rundir/ntp.conf"
         # No -u: without CAP_SYS_TIME ntpd cannot drop root and would exit.
-        start_daemon "$rundir/ntpd.out.log" ip netns exec "$ns" "${NOSYSTIME[@]}" \
+        local netns=()
+        [ "$ns" = - ] || netns=(ip netns exec "$ns")
+        start_daemon "$rundir/ntpd.out.log" ${netns[@]+"${netns[@]}"} "${NOSYSTIME[@]}" \
                 "$NTPD" -n -c "$rundir/ntp.conf" -p "$rundir/ntpd.pid" -l "$rundir/ntpd.log"
         NTPSEC_PID=$DAEMON_PID
         echo "$NTPSEC_PID" >"$rundir/daemon.pid"

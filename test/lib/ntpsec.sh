@@ -46,15 +46,26 @@ _ntpsec_synchronised() {
 # made its own) without CAP_SYS_TIME, as a stratum-1 orphan with NTS on
 # 4460/tcp and 123/udp. Returns when the KE port listens and NTP answers are synchronised.
 # Sets NTPSEC_PID. Logs: RUNDIR/ntpd.log (its own log) and RUNDIR/ntpd.out.log.
+# With NTPSEC_TREE, a Debian tree of a newer suite (fetch-peers.sh: DEST/SUITE/tree), that
+# tree's ntpd runs instead, chrooted, in a mount namespace of its own where RUNDIR (with a copy
+# of the server certificate and key) is bind-mounted on the tree's /mnt.
 start_ntpsec_nts_server() {
-        local rundir=$1 certdir=$2 ns=$3 line
+        local rundir=$1 certdir=$2 ns=$3 line dir=$1 ntpd=("$NTPD")
         shift 3
         mkdir -p "$rundir"
+        if [ -n "${NTPSEC_TREE:-}" ]; then
+                cp "$certdir/server-chain.pem" "$certdir/server.key" "$rundir/"
+                dir=/mnt certdir=/mnt
+                # shellcheck disable=SC2016 # the inner shell's $0 and $1
+                ntpd=(unshare --mount --propagation private sh -c
+                      'tree=$1; shift; mount --bind "$0" "$tree/mnt" && exec chroot "$tree" /usr/sbin/ntpd "$@"'
+                      "$rundir" "$NTPSEC_TREE")
+        fi
         {
                 echo "nts enable"
                 echo "nts cert $certdir/server-chain.pem"
                 echo "nts key $certdir/server.key"
-                echo "nts cookie $rundir/nts-keys"
+                echo "nts cookie $dir/nts-keys"
                 echo "nts mintls TLS1.3"
                 echo "tos orphan 1 orphanwait 0"
                 echo "disable ntp"
@@ -62,14 +73,14 @@ start_ntpsec_nts_server() {
                 echo "restrict default kod limited nomodify noquery"
                 echo "restrict 127.0.0.1"
                 echo "restrict ::1"
-                echo "statsdir $rundir/"
+                echo "statsdir $dir/"
                 for line; do echo "$line"; done
         } >"$rundir/ntp.conf"
         # No -u: without CAP_SYS_TIME ntpd cannot drop root and would exit.
         local netns=()
         [ "$ns" = - ] || netns=(ip netns exec "$ns")
         start_daemon "$rundir/ntpd.out.log" ${netns[@]+"${netns[@]}"} "${NOSYSTIME[@]}" \
-                "$NTPD" -n -c "$rundir/ntp.conf" -p "$rundir/ntpd.pid" -l "$rundir/ntpd.log"
+                "${ntpd[@]}" -n -c "$dir/ntp.conf" -p "$dir/ntpd.pid" -l "$dir/ntpd.log"
         NTPSEC_PID=$DAEMON_PID
         echo "$NTPSEC_PID" >"$rundir/daemon.pid"
         wait_for 10 _ntpsec_ke_listening "$rundir" "$ns" ||
@@ -77,6 +88,15 @@ start_ntpsec_nts_server() {
         wait_for 10 _ntpsec_synchronised "$ns" ||
                 fail "ntpd still answers unsynchronised after 10 s"
         assert_no_sys_time "$NTPSEC_PID" ntpd
+}
+
+# ntpsec_version: "1.2.2", the version of the ntpd that start_ntpsec_nts_server starts.
+ntpsec_version() {
+        if [ -n "${NTPSEC_TREE:-}" ]; then
+                chroot "$NTPSEC_TREE" /usr/sbin/ntpd --version 2>&1
+        else
+                "$NTPD" --version 2>&1
+        fi | sed -n 's/^ntpd ntpsec-\([0-9][0-9.]*\).*/\1/p'
 }
 
 # stop_ntpsec RUNDIR

@@ -3,20 +3,21 @@
 # Puts Debian's chrony and NTPsec binaries under DEST/root without installing those packages:
 # their maintainer scripts would start system services, and the two packages conflict.
 # Only their runtime libraries are installed (never upgraded); the .debs are downloaded and
-# unpacked. Also ntpd-rs and chrony of Debian 13 (trixie) and testing (forky): their .debs come
-# from those suites of the machine's Debian archive through a private apt configuration
-# (fetch_suite_packages), never installed. ntp-daemon needs no more than the host's glibc and
-# runs from DEST/SUITE/root; chronyd needs its suite's, so it is also unpacked into
-# DEST/SUITE/tree, a minimal debootstrap tree of the suite (about 230 MB and 3 minutes each),
-# where the tests run it chrooted. Idempotent: DEST/.stamp, DEST/SUITE/.stamp and
-# DEST/SUITE/.tree-stamp mark complete parts and make a second run instant. A suite that cannot
-# be fetched is reported and left out (its tests skip); the bookworm peers are required.
+# unpacked. Also ntpd-rs, chrony and NTPsec of Debian 13 (trixie) and testing (forky): their
+# .debs come from those suites of the machine's Debian archive through a private apt
+# configuration (fetch_suite_packages), never installed. ntp-daemon needs no more than the
+# host's glibc and runs from DEST/SUITE/root; chronyd and ntpd need their suite's, so they are
+# also unpacked into DEST/SUITE/tree, a minimal debootstrap tree of the suite (about 230 MB and
+# 3 minutes each), where the tests run them chrooted. Idempotent: DEST/.stamp,
+# DEST/SUITE/.stamp and DEST/SUITE/.tree-stamp mark complete parts and make a second run
+# instant. A suite that cannot be fetched is reported and left out (its tests skip); the
+# bookworm peers are required.
 #   fetch-peers.sh DEST
 # Then: DEST/root/usr/sbin/chronyd, DEST/root/usr/bin/chronyc, DEST/root/usr/sbin/ntpd,
 #       DEST/root/usr/bin/ntpq (needs PYTHONPATH, see test/lib/ntpsec.sh),
 #       DEST/trixie/root/usr/bin/ntp-daemon (ntpd-rs 1.4), DEST/forky/root/usr/bin/ntp-daemon
-#       (ntpd-rs 1.9), DEST/trixie/tree/usr/sbin/chronyd (4.6.1), DEST/forky/tree/usr/sbin/chronyd
-#       (4.9).
+#       (ntpd-rs 1.9), DEST/trixie/tree/usr/sbin/{chronyd,ntpd} (chrony 4.6.1, NTPsec 1.2.3),
+#       DEST/forky/tree/usr/sbin/{chronyd,ntpd} (chrony 4.9, NTPsec 1.2.5).
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=fetch-lib.sh
 . "$(dirname "$0")/fetch-lib.sh"
@@ -29,10 +30,12 @@ packages=(chrony ntpsec python3-ntp)
 runtime_libs=(libc6 libcap2 libedit2 libgnutls30 libnettle8 libseccomp2 libbsd0 libssl3 python3 netbase)
 
 # The packages of the newer suites, unpacked into DEST/SUITE/root. ntpd-rs runs from there on
-# this host; chronyd needs that suite's glibc, so it runs chrooted in DEST/SUITE/tree, a
-# minimal tree of the suite (debootstrap) with chrony unpacked into it and its libraries.
+# this host; chronyd and NTPsec's ntpd need that suite's glibc, so they run chrooted in
+# DEST/SUITE/tree, a minimal tree of the suite (debootstrap) with their libraries, into which
+# tree_packages are unpacked.
 newer_suites=(trixie forky)
-newer_packages=(ntpd-rs chrony)
+newer_packages=(ntpd-rs chrony ntpsec)
+tree_packages=(chrony ntpsec)
 tree_libs=(libcap2 libedit2 libgnutls30t64 libnettle8t64 libseccomp2 libbsd0 libssl3t64)
 
 report() {
@@ -44,7 +47,7 @@ report() {
         for suite in "${newer_suites[@]}"; do
                 if suite_fetched "$suite"; then
                         echo "$suite:  $dest/$suite/root ($(paste -sd, "$dest/$suite/.stamp"))"
-                        [ ! -e "$dest/$suite/.tree-stamp" ] || echo "$suite:  chrooted chronyd: $dest/$suite/tree/usr/sbin/chronyd"
+                        [ ! -e "$dest/$suite/.tree-stamp" ] || echo "$suite:  chrooted: $dest/$suite/tree/usr/sbin/chronyd, .../ntpd"
                 else
                         echo "$suite:  not fetched (its tests skip)"
                 fi
@@ -71,7 +74,7 @@ all_fetched() {
 
 # build_suite_tree SUITE: DEST/SUITE/tree from SUITE's debs of fetch_suite_packages.
 build_suite_tree() {
-        local suite=$1 tree=$dest/$1/tree uri script=() libs deb
+        local suite=$1 tree=$dest/$1/tree uri script=() libs deb p bin
         uri=$(debian_archive_uri)
         [ -n "$uri" ] || return 1
         command -v debootstrap >/dev/null || install_runtime_libs debootstrap || return 1
@@ -84,15 +87,19 @@ build_suite_tree() {
                 debootstrap --variant=minbase --include="$libs" "$suite" "$tree" "$uri" ${script[@]+"${script[@]}"} >&2 || return 1
                 touch "$tree/.debootstrap-done"
         fi
-        for deb in "$dest/$suite"/debs/chrony_*.deb; do
-                dpkg-deb -x "$deb" "$tree"
+        for p in "${tree_packages[@]}"; do
+                for deb in "$dest/$suite/debs/${p}_"*.deb; do
+                        dpkg-deb -x "$deb" "$tree"
+                done
         done
         # A minimal tree has no /etc/hosts: "localhost" would not resolve in it.
         printf '127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n' >"$tree/etc/hosts"
-        if chroot "$tree" ldd /usr/sbin/chronyd | grep -q 'not found'; then
-                echo "fetch-peers: chronyd of $suite has unresolved libraries in its tree" >&2
-                return 1
-        fi
+        for bin in /usr/sbin/chronyd /usr/sbin/ntpd; do
+                if ! chroot "$tree" ldd "$bin" >/dev/null || chroot "$tree" ldd "$bin" | grep -q 'not found'; then
+                        echo "fetch-peers: $bin of $suite is missing or has unresolved libraries in its tree" >&2
+                        return 1
+                fi
+        done
 }
 
 # fetch_newer_suite SUITE: the newer_packages of SUITE, or a warning.
@@ -112,6 +119,8 @@ fetch_newer_suite() {
                 echo "$(dpkg-deb -f "$deb" Package) $(dpkg-deb -f "$deb" Version)"
         done >"$dest/$suite/.stamp.tmp"
         mv "$dest/$suite/.stamp.tmp" "$dest/$suite/.stamp"
+        # New packages for the tree too (its debootstrap part stays).
+        rm -f "$dest/$suite/.tree-stamp"
         fetch_newer_tree "$suite"
 }
 
@@ -120,7 +129,7 @@ fetch_newer_tree() {
         local suite=$1
         [ ! -e "$dest/$suite/.tree-stamp" ] || return 0
         if ! build_suite_tree "$suite"; then
-                echo "fetch-peers: WARNING: no $suite tree for its chronyd; its tests will skip" >&2
+                echo "fetch-peers: WARNING: no $suite tree for its chronyd and ntpd; their tests will skip" >&2
                 rm -rf "${dest:?}/$suite/tree"
                 return 0
         fi

@@ -3,9 +3,10 @@
 # One NTS server implementation against the daemon and nts-query, the cells of one column of
 # docs/INTEROP.md:
 #   test-interop.sh PEER      PEER: chrony-bookworm, chrony-trixie, chrony-forky,
-#                                   ntpsec-bookworm, ntpd-rs-trixie, ntpd-rs-forky
-# chronyd of trixie and forky needs a newer glibc than the host's: it runs chrooted in a tree of
-# its suite (CHRONY_TREE in test/lib/chrony.sh).
+#                                   ntpsec-bookworm, ntpsec-trixie, ntpsec-forky,
+#                                   ntpd-rs-trixie, ntpd-rs-forky
+# chronyd and NTPsec's ntpd of trixie and forky need a newer glibc than the host's: they run
+# chrooted in a tree of their suite (CHRONY_TREE, NTPSEC_TREE in test/lib).
 # The whole test runs in a network namespace of its own (NTPsec's ports are fixed), where the
 # server, the daemon and nts-query meet on loopback.
 # Each case asserts what it records; the records (row, value, case) go to
@@ -32,18 +33,22 @@ ip link set lo up
 
 case $peer in
 chrony-bookworm | ntpsec-bookworm) ;;
-chrony-trixie | chrony-forky)
-        CHRONY_TREE=$TSNTS_PEERS_DIR/${peer#chrony-}/tree
-        if [ ! -e "$TSNTS_PEERS_DIR/${peer#chrony-}/.tree-stamp" ] || [ ! -x "$CHRONY_TREE/usr/sbin/chronyd" ]; then
-                skip "no ${peer#chrony-} tree with chronyd ($CHRONY_TREE); run: test/tools/fetch-peers.sh $TSNTS_PEERS_DIR"
+chrony-trixie | chrony-forky | ntpsec-trixie | ntpsec-forky)
+        tree=$TSNTS_PEERS_DIR/${peer#*-}/tree
+        if [ ! -e "$TSNTS_PEERS_DIR/${peer#*-}/.tree-stamp" ]; then
+                skip "no ${peer#*-} tree ($tree); run: test/tools/fetch-peers.sh $TSNTS_PEERS_DIR"
         fi
+        case $peer in
+        chrony-*) CHRONY_TREE=$tree ;;
+        ntpsec-*) NTPSEC_TREE=$tree ;;
+        esac
         ;;
 ntpd-rs-trixie | ntpd-rs-forky) NTPD_RS=$(ntpd_rs_bin "${peer#ntpd-rs-}") ;;
 *) fail "unknown peer $peer" ;;
 esac
 
 daemon_test_init --certs --timedatectl --bus
-if [ "$peer" = ntpsec-bookworm ]; then
+if [ "${peer%-*}" = ntpsec ]; then
         ntp=$NTPSEC_NTP_PORT ke=$NTPSEC_KE_PORT
 else
         ntp=$(free_port)
@@ -95,7 +100,7 @@ peer_keys_file() {
 peer_label() {
         case $peer in
         chrony-*) echo "chrony $(chrony_version) (${peer##*-})" ;;
-        ntpsec-*) echo "NTPsec $("$NTPD" --version 2>&1 | sed -n 's/^ntpd ntpsec-\([0-9][0-9.]*\).*/\1/p') (${peer##*-})" ;;
+        ntpsec-*) echo "NTPsec $(ntpsec_version) (${peer##*-})" ;;
         ntpd-rs-*) echo "ntpd-rs $(ntpd_rs_version "$NTPD_RS") (${peer##*-})" ;;
         esac
 }
@@ -220,8 +225,8 @@ test_new_server_keys_lead_to_ntsn_and_new_key_exchange() {
         rm -f "$(peer_keys_file)"
         lines_before=$(wc -l <"$TIMESYNCD_LOG")
         peer_start
-        if [ "$peer" = ntpsec-bookworm ]; then
-                # NTPsec 1.2.2 sends no NTS NAK for a cookie it cannot open: the request goes
+        if [ "${peer%-*}" = ntpsec ]; then
+                # NTPsec sends no NTS NAK for a cookie it cannot open: the request goes
                 # unanswered, and the daemon waits until its cookies run out.
                 wait_for 60 _timeout_after_restart || fail "no timeout after the server's new keys"
                 tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG" | grep -q "NTSN\|NTP reply from" &&
@@ -240,7 +245,7 @@ test_new_server_keys_lead_to_ntsn_and_new_key_exchange() {
 
 test_server_record_names_the_ntp_server() {
         peer_stop
-        if [ "$peer" = ntpsec-bookworm ]; then
+        if [ "${peer%-*}" = ntpsec ]; then
                 peer_start
                 query_json --count=1
                 expect_exit 0 "$out" "nts-query"

@@ -153,9 +153,12 @@ if all_fetched; then
         exit 0
 fi
 
+# Side by side: each is mostly downloads and debootstrap's unpacking (3 minutes a tree). Each
+# suite has its own apt lists and directories; a failure is a warning inside.
 for suite in "${newer_suites[@]}"; do
-        fetch_newer_suite "$suite"
+        fetch_newer_suite "$suite" &
 done
+wait
 
 if [ -e "$stamp" ]; then
         report

@@ -6,6 +6,8 @@
 _TSNTS_CHRONY_SH=1
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/suite-tree.sh"
 
 # Exported so that functions run through netns_exec or in_systemd_run see them.
 CHRONYD=$(peers_bin usr/sbin/chronyd)
@@ -40,12 +42,8 @@ start_chrony_nts_server() {
         chmod 0700 "$rundir"
         rm -f "$rundir/chronyd.sock"
         if [ -n "${CHRONY_TREE:-}" ]; then
-                cp "$certdir/server-chain.pem" "$certdir/server.key" "$rundir/"
+                suite_tree_command chronyd "$CHRONY_TREE" "$rundir" "$certdir" /usr/sbin/chronyd
                 dir=/mnt certdir=/mnt
-                # shellcheck disable=SC2016 # the inner shell's $0 and $1
-                chronyd=(unshare --mount --propagation private sh -c
-                         'tree=$1; shift; mount --bind "$0" "$tree/mnt" && exec chroot "$tree" /usr/sbin/chronyd "$@"'
-                         "$rundir" "$CHRONY_TREE")
         fi
         {
                 echo "local stratum 1"

@@ -7,6 +7,8 @@
 _TSNTS_NTPSEC_SH=1
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/suite-tree.sh"
 
 # Exported so that functions run through netns_exec or in_systemd_run see them.
 NTPD=$(peers_bin usr/sbin/ntpd)
@@ -54,12 +56,8 @@ start_ntpsec_nts_server() {
         shift 3
         mkdir -p "$rundir"
         if [ -n "${NTPSEC_TREE:-}" ]; then
-                cp "$certdir/server-chain.pem" "$certdir/server.key" "$rundir/"
+                suite_tree_command ntpd "$NTPSEC_TREE" "$rundir" "$certdir" /usr/sbin/ntpd
                 dir=/mnt certdir=/mnt
-                # shellcheck disable=SC2016 # the inner shell's $0 and $1
-                ntpd=(unshare --mount --propagation private sh -c
-                      'tree=$1; shift; mount --bind "$0" "$tree/mnt" && exec chroot "$tree" /usr/sbin/ntpd "$@"'
-                      "$rundir" "$NTPSEC_TREE")
         fi
         {
                 echo "nts enable"

@@ -36,9 +36,9 @@ _ntpsec_ke_listening() {
 
 # Orphan mode needs about a second before ntpd stops answering "unsynchronised, stratum 16".
 _ntpsec_synchronised() {
-        local ns=$1 answer leap stratum netns=()
-        [ "$ns" = - ] || netns=(--netns "$ns")
-        answer=$(ntp_probe ${netns[@]+"${netns[@]}"} 127.0.0.1 "$NTPSEC_NTP_PORT" 2>/dev/null) || return 1
+        local ns=$1 answer leap stratum probe_in=()
+        [ "$ns" = - ] || probe_in=(--netns "$ns")
+        answer=$(ntp_probe ${probe_in[@]+"${probe_in[@]}"} 127.0.0.1 "$NTPSEC_NTP_PORT" 2>/dev/null) || return 1
         read -r leap stratum <<<"$answer"
         [ "$leap" != 3 ] && [ "$stratum" != 16 ]
 }
@@ -75,9 +75,9 @@ start_ntpsec_nts_server() {
                 for line; do echo "$line"; done
         } >"$rundir/ntp.conf"
         # No -u: without CAP_SYS_TIME ntpd cannot drop root and would exit.
-        local netns=()
-        [ "$ns" = - ] || netns=(ip netns exec "$ns")
-        start_daemon "$rundir/ntpd.out.log" ${netns[@]+"${netns[@]}"} "${NOSYSTIME[@]}" \
+        local run_in=()
+        [ "$ns" = - ] || run_in=(ip netns exec "$ns")
+        start_daemon "$rundir/ntpd.out.log" ${run_in[@]+"${run_in[@]}"} "${NOSYSTIME[@]}" \
                 "${ntpd[@]}" -n -c "$dir/ntp.conf" -p "$dir/ntpd.pid" -l "$dir/ntpd.log"
         NTPSEC_PID=$DAEMON_PID
         echo "$NTPSEC_PID" >"$rundir/daemon.pid"

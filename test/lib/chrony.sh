@@ -6,6 +6,8 @@
 _TSNTS_CHRONY_SH=1
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+# shellcheck source-path=SCRIPTDIR
+. "$(dirname "${BASH_SOURCE[0]}")/suite-tree.sh"
 
 # Exported so that functions run through netns_exec or in_systemd_run see them.
 CHRONYD=$(peers_bin usr/sbin/chronyd)
@@ -27,14 +29,22 @@ _chrony_listening() {
 # both ports and the command socket are up. Sets CHRONYD_PID. Log: RUNDIR/chronyd.log.
 # Optional: the array CHRONY_ENV, VAR=VALUE words for chronyd's environment (true-time.so), and
 # CHRONY_BIND4, another loopback address instead of 127.0.0.1 (chronyd as a client takes no two
-# sources on one address, so the bench's four servers of one chronyd sit on 127.0.0.1 to .4).
+# sources on one address, so the bench's four servers of one chronyd sit on 127.0.0.1 to .4),
+# and CHRONY_TREE, a Debian tree of a newer suite (fetch-peers.sh: DEST/SUITE/tree) whose
+# chronyd runs instead, chrooted, in a mount namespace of its own where RUNDIR (with a copy of
+# the server certificate and key) is bind-mounted on the tree's /mnt.
 start_chrony_nts_server() {
         local rundir=$1 certdir=$2 ntpport=$3 keport=$4 bind4=${CHRONY_BIND4:-127.0.0.1} line
+        local dir=$1 chronyd=("$CHRONYD")
         shift 4
         mkdir -p "$rundir"
         # chronyd refuses a command socket directory that others can read.
         chmod 0700 "$rundir"
         rm -f "$rundir/chronyd.sock"
+        if [ -n "${CHRONY_TREE:-}" ]; then
+                suite_tree_command chronyd "$CHRONY_TREE" "$rundir" "$certdir" /usr/sbin/chronyd
+                dir=/mnt certdir=/mnt
+        fi
         {
                 echo "local stratum 1"
                 echo "allow 127.0.0.0/8"
@@ -45,15 +55,15 @@ start_chrony_nts_server() {
                 echo "ntsport $keport"
                 echo "ntsservercert $certdir/server-chain.pem"
                 echo "ntsserverkey $certdir/server.key"
-                echo "ntsdumpdir $rundir"
+                echo "ntsdumpdir $dir"
                 echo "ntsprocesses 0"
                 echo "cmdport 0"
-                echo "bindcmdaddress $rundir/chronyd.sock"
-                echo "pidfile $rundir/chronyd.pid"
+                echo "bindcmdaddress $dir/chronyd.sock"
+                echo "pidfile $dir/chronyd.pid"
                 for line; do echo "$line"; done
         } >"$rundir/chrony.conf"
         start_daemon "$rundir/chronyd.log" ${CHRONY_ENV[@]+env "${CHRONY_ENV[@]}"} \
-                "$CHRONYD" -x -d -u root -f "$rundir/chrony.conf"
+                "${chronyd[@]}" -x -d -u root -f "$dir/chrony.conf"
         CHRONYD_PID=$DAEMON_PID
         echo "$CHRONYD_PID" >"$rundir/daemon.pid"
         wait_for 10 _chrony_listening "$rundir" "$ntpport" "$keport" "$bind4" ||
@@ -70,6 +80,15 @@ start_nts_peer() {
         NTS_PEER_NTP_PORT=$(free_port)
         NTS_PEER_KE_PORT=$(free_port)
         start_chrony_nts_server "$NTS_PEER_DIR" "$CERTDIR" "$NTS_PEER_NTP_PORT" "$NTS_PEER_KE_PORT" "$@"
+}
+
+# chrony_version: "4.3", the version of the chronyd that start_chrony_nts_server starts.
+chrony_version() {
+        if [ -n "${CHRONY_TREE:-}" ]; then
+                chroot "$CHRONY_TREE" /usr/sbin/chronyd -v
+        else
+                "$CHRONYD" -v
+        fi | sed -n 's/^chronyd (chrony) version \([^ ]*\).*/\1/p'
 }
 
 # stop_chrony RUNDIR: stops the server started with that RUNDIR (its ntskeys file stays).

@@ -1,0 +1,269 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# One NTS server implementation against the daemon and nts-query, the cells of one column of
+# docs/INTEROP.md:
+#   test-interop.sh PEER      PEER: chrony-bookworm, chrony-trixie, chrony-forky,
+#                                   ntpsec-bookworm, ntpsec-trixie, ntpsec-forky,
+#                                   ntpd-rs-trixie, ntpd-rs-forky
+# chronyd and NTPsec's ntpd of trixie and forky need a newer glibc than the host's: they run
+# chrooted in a tree of their suite (CHRONY_TREE, NTPSEC_TREE in test/lib).
+# The whole test runs in a network namespace of its own (NTPsec's ports are fixed), where the
+# server, the daemon and nts-query meet on loopback.
+# Each case asserts what it records; the records (row, value, case) go to
+# BUILD/test/integration/peers/interop/PEER.tsv, which interop-matrix.sh turns into the table.
+# A peer that fetch-peers.sh did not fetch skips the test.
+set -euo pipefail
+# shellcheck source-path=SCRIPTDIR/../../../lib source=../../../lib/chrony.sh
+. "$(dirname "$0")/../../../lib/chrony.sh"
+# shellcheck source-path=SCRIPTDIR/../../../lib source=../../../lib/ntpsec.sh
+. "$(dirname "$0")/../../../lib/ntpsec.sh"
+# shellcheck source-path=SCRIPTDIR/../../../lib source=../../../lib/ntpd-rs.sh
+. "$(dirname "$0")/../../../lib/ntpd-rs.sh"
+# shellcheck source-path=SCRIPTDIR/../../../lib source=../../../lib/nts-query.sh
+. "$(dirname "$0")/../../../lib/nts-query.sh"
+# shellcheck source-path=SCRIPTDIR/../../../lib source=../../../lib/timesyncd.sh
+. "$(dirname "$0")/../../../lib/timesyncd.sh"
+
+peer=${1:?usage: test-interop.sh PEER}
+if [ -z "${_TSNTS_INTEROP_NETNS:-}" ]; then
+        [ "$(id -u)" = 0 ] || missing_prerequisite "integration tests need root (network namespaces, setpriv)"
+        _TSNTS_INTEROP_NETNS=1 exec unshare --net -- "$BASH" "$0" "$@"
+fi
+ip link set lo up
+
+case $peer in
+chrony-bookworm | ntpsec-bookworm) ;;
+chrony-trixie | chrony-forky | ntpsec-trixie | ntpsec-forky)
+        tree=$TSNTS_PEERS_DIR/${peer#*-}/tree
+        if [ ! -e "$TSNTS_PEERS_DIR/${peer#*-}/.tree-stamp" ]; then
+                skip "no ${peer#*-} tree ($tree); run: test/tools/fetch-peers.sh $TSNTS_PEERS_DIR"
+        fi
+        case $peer in
+        chrony-*) CHRONY_TREE=$tree ;;
+        ntpsec-*) NTPSEC_TREE=$tree ;;
+        esac
+        ;;
+ntpd-rs-trixie | ntpd-rs-forky) NTPD_RS=$(ntpd_rs_bin "${peer#ntpd-rs-}") ;;
+*) fail "unknown peer $peer" ;;
+esac
+
+daemon_test_init --certs --timedatectl --bus
+if [ "${peer%-*}" = ntpsec ]; then
+        ntp=$NTPSEC_NTP_PORT ke=$NTPSEC_KE_PORT
+else
+        ntp=$(free_port)
+        ke=$(free_port)
+fi
+rundir=$TEST_TMPDIR/peer
+out=$TEST_TMPDIR/out
+
+# ---- the peer: start (with its keys of an earlier start, if any) and its label ----
+
+# peer_start [--server-record]: starts the server on NTP port $ntp and KE port $ke; with
+# --server-record it names "localhost" as the NTP server in a Server record (not NTPsec, which
+# has no setting for that).
+peer_start() {
+        local server=()
+        case $peer in
+        ntpsec-*)
+                [ "${1:-}" != --server-record ] || fail "NTPsec sends no Server record"
+                start_ntpsec_nts_server "$rundir" "$CERTDIR" -
+                ;;
+        chrony-*)
+                [ "${1:-}" != --server-record ] || server=("ntsntpserver localhost")
+                start_chrony_nts_server "$rundir" "$CERTDIR" "$ntp" "$ke" ${server[@]+"${server[@]}"}
+                ;;
+        ntpd-rs-*)
+                [ "${1:-}" != --server-record ] || server=('ntp-server = "localhost"')
+                start_ntpd_rs_nts_server "$NTPD_RS" "$rundir" "$CERTDIR" "$ntp" "$ke" ${server[@]+"${server[@]}"}
+                ;;
+        esac
+}
+
+peer_stop() {
+        case $peer in
+        chrony-*) stop_chrony "$rundir" ;;
+        ntpsec-*) stop_ntpsec "$rundir" ;;
+        ntpd-rs-*) stop_ntpd_rs "$rundir" ;;
+        esac
+}
+
+# The server's file of its cookie keys: without it a restart makes new keys.
+peer_keys_file() {
+        case $peer in
+        chrony-*) echo "$rundir/ntskeys" ;;
+        ntpsec-*) echo "$rundir/nts-keys" ;;
+        ntpd-rs-*) echo "$rundir/keys" ;;
+        esac
+}
+
+peer_label() {
+        case $peer in
+        chrony-*) echo "chrony $(chrony_version) (${peer##*-})" ;;
+        ntpsec-*) echo "NTPsec $(ntpsec_version) (${peer##*-})" ;;
+        ntpd-rs-*) echo "ntpd-rs $(ntpd_rs_version "$NTPD_RS") (${peer##*-})" ;;
+        esac
+}
+
+# ---- the records ----
+
+records_dir="$TSNTS_BUILD_DIR/test/integration/peers/interop"
+records="$records_dir/$peer.tsv"
+mkdir -p "$records_dir"
+# A file of an earlier run would mix with this one's: made anew, and complete only at the end.
+printf '#\t%s\n' "$(peer_label)" >"$records.tmp"
+
+# record ROW VALUE: one cell, checked by the case that runs now ($current_case).
+record() {
+        printf '%s\t%s\t%s\n' "$1" "$2" "test-interop-$peer: $current_case" >>"$records.tmp"
+}
+
+case_() {
+        current_case=$1
+        run_case "$@"
+}
+
+# ---- nts-query ----
+
+# query_json ARG...: nts-query --json against the peer, trusting only the test CA.
+query_json() {
+        nts_query_json "$out" --ca="$CERTDIR/ca.pem" "$@" "localhost:$ke"
+}
+
+# jq_ EXPR: a value of the last query's JSON (Python expression over j).
+jq_() {
+        /usr/bin/python3 -c 'import json, sys; j = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$out.json" "$1"
+}
+
+aead_name() {
+        case $1 in
+        15) echo AEAD_AES_SIV_CMAC_256 ;;
+        16) echo AEAD_AES_SIV_CMAC_384 ;;
+        17) echo AEAD_AES_SIV_CMAC_512 ;;
+        30) echo AEAD_AES_128_GCM_SIV ;;
+        esac
+}
+
+test_key_exchange_with_our_default_offer() {
+        local aead sizes crit port
+        nts_query "$out" --ca="$CERTDIR/ca.pem" "localhost:$ke"
+        save_output "interop-$peer" "$out"
+        expect_exit 0 "$out" "nts-query against $(peer_label)"
+        expect_output "$out" '^Result: +4 of 4 exchanges verified' "4 verified exchanges"
+        query_json --count=1
+        expect_exit 0 "$out" "nts-query --json"
+        json_check "$out.json" "${JSON_STABLE_KEYS[@]}" "j['verified'] == 1" "j['ke']['ntp_address'].endswith(':$ntp')"
+        aead=$(jq_ "j['ke']['aead']")
+        sizes=$(jq_ "' '.join(sorted(set(str(s) for s in j['ke']['cookie_sizes'])))")
+        crit=$(jq_ "[r['critical'] for r in j['ke']['records'] if r['type'] == 4][0]")
+        port=$(jq_ "[r for r in j['ke']['records'] if r['type'] == 7] != []")
+        [ "$port" = True ] || [ "$ntp" = 123 ] || fail "no Port Negotiation record although the NTP port is $ntp"
+        record "AEAD chosen from our offer (17, 16, 15)" "$aead, $(aead_name "$aead")"
+        record "cookies with that AEAD" "$(jq_ "len(j['ke']['cookie_sizes'])") of $sizes bytes"
+        record "AEAD record critical bit" "$([ "$crit" = True ] && echo set || echo "not set")"
+        if [ "$ntp" = 123 ]; then
+                record "Port record" "$([ "$port" = True ] && echo "yes, although its port is 123" || echo "none (its port is 123)")"
+        else
+                record "Port record" "yes (its NTP port is not 123)"
+        fi
+        record "nts-query output" "interop-$peer.txt"
+}
+
+# Each AEAD of RFC 8915's registry that we implement, offered alone: either the server takes it
+# and the exchange verifies, or it refuses in the key exchange (nts-query exit 6) and says how.
+test_each_aead_offered_alone() {
+        local aead value
+        for aead in 15 16 17; do
+                query_json --count=1 --aead="$aead"
+                case $QUERY_RC in
+                0)
+                        json_check "$out.json" "j['ke']['aead'] == $aead" "j['verified'] == 1"
+                        value="accepted, $(jq_ "len(j['ke']['cookie_sizes'])") cookies of $(jq_ "j['ke']['cookie_sizes'][0]") bytes, verified"
+                        ;;
+                "$QUERY_EXIT_KE")
+                        [ "$aead" != 15 ] || fail "AEAD 15, which RFC 8915 makes mandatory, refused: $(cat "$out")"
+                        if [ "$(jq_ "[r for r in j['ke']['records'] if r['type'] == 2] != []")" = True ]; then
+                                value="refused with an Error record: $(jq_ "j['ke']['error']" | sed 's/.*: server //')"
+                        else
+                                value="refused: no common algorithm (empty AEAD record)"
+                        fi
+                        ;;
+                *) fail "--aead=$aead: exit $QUERY_RC: $(cat "$out")" ;;
+                esac
+                record "offer of only $aead ($(aead_name "$aead"))" "$value"
+        done
+}
+
+test_daemon_is_nts_authenticated_on_dbus() {
+        local aead
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke" "PollIntervalMinSec=16" "PollIntervalMaxSec=16"
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
+        aead=$(grep -o "NTS key exchange with localhost:$ke (.*) done: AEAD_[A-Z0-9_]*" "$TIMESYNCD_LOG" | tail -n 1)
+        aead=${aead##*: }
+        [ -n "$aead" ] || fail "no AEAD in the key exchange log line"
+        assert_nts_on_bus "localhost:$ke" "$aead" "$(peer_label), NTS-KE localhost:$ke"
+        record "daemon reaches NTSAuthenticated=yes (timedatectl)" "yes, $aead"
+}
+
+# A reply used (it passed verification) after the NAK.
+_reply_after_nak() {
+        sed -n '/refused our cookie (NTSN)/,$p' "$TIMESYNCD_LOG" | grep -q "NTP reply from 127.0.0.1:$ntp\|NTP reply from \[::1\]:$ntp"
+}
+
+_timeout_after_restart() {
+        tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG" | grep -q "Timed out waiting for reply from 127.0.0.1:$ntp\|Timed out waiting for reply from \[::1\]:$ntp"
+}
+
+# The server restarts with new keys while the daemon runs: our cookies are refused with an NTSN
+# kiss, and a new key exchange follows, then authenticated replies again.
+test_new_server_keys_lead_to_ntsn_and_new_key_exchange() {
+        wait_log_count "NTS key exchange with localhost:$ke (.*) done" 1
+        # Right after a reply the next request is a whole poll interval (16 s) away.
+        wait_log_count "NTP reply from .*:$ntp" 1 20
+        peer_stop
+        rm -f "$(peer_keys_file)"
+        lines_before=$(wc -l <"$TIMESYNCD_LOG")
+        peer_start
+        if [ "${peer%-*}" = ntpsec ]; then
+                # NTPsec sends no NTS NAK for a cookie it cannot open: the request goes
+                # unanswered, and the daemon waits until its cookies run out.
+                wait_for 60 _timeout_after_restart || fail "no timeout after the server's new keys"
+                tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG" | grep -q "NTSN\|NTP reply from" &&
+                        fail "a NAK or a reply after the server's new keys: $(tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG")"
+                stop_timesyncd
+                record "new server keys" "no NTSN: requests with the old cookies go unanswered"
+                return 0
+        fi
+        wait_log "NTS server localhost:$ke refused our cookie (NTSN), running a new key exchange" 60
+        wait_log_count "NTS key exchange with localhost:$ke (.*) done" 2 20
+        wait_for 20 _reply_after_nak || fail "no authenticated reply used after the new key exchange"
+        log_has "Ignoring reply from .* that fails NTS verification" && fail "a reply failed verification"
+        stop_timesyncd
+        record "new server keys" "NTSN, then a new key exchange"
+}
+
+test_server_record_names_the_ntp_server() {
+        peer_stop
+        if [ "${peer%-*}" = ntpsec ]; then
+                peer_start
+                query_json --count=1
+                expect_exit 0 "$out" "nts-query"
+                json_check "$out.json" "[r for r in j['ke']['records'] if r['type'] == 6] == []"
+                record "Server record" "none (no setting for it)"
+                return 0
+        fi
+        peer_start --server-record
+        query_json --count=1
+        expect_exit 0 "$out" "nts-query with a Server record"
+        json_check "$out.json" "j['ke']['ntp_server'] == 'localhost'" "j['ke']['ntp_port'] == $ntp" "j['verified'] == 1"
+        record "Server record" "yes, followed"
+}
+
+peer_start
+case_ test_key_exchange_with_our_default_offer
+case_ test_each_aead_offered_alone
+case_ test_daemon_is_nts_authenticated_on_dbus
+case_ test_new_server_keys_lead_to_ntsn_and_new_key_exchange
+case_ test_server_record_names_the_ntp_server
+mv "$records.tmp" "$records"

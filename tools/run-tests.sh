@@ -75,8 +75,10 @@ if [ "${SKIP_ASAN:-0}" != 1 ]; then
         export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
         export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
         # The lint suite checks sources, pages and scripts, not what the compiler made of them
-        # (ShellCheck alone is about two minutes): it runs once, in the gcc build.
-        build_and_test build-asan --no-suite lint -- \
+        # (ShellCheck alone is about two minutes): it runs once, in the gcc build. So does the
+        # interop matrix (about three minutes): it asks what each peer answers, and the same
+        # code paths run under the sanitizers in the nts and nts-query suites.
+        build_and_test build-asan --no-suite lint --no-suite interop -- \
                 -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false || status=1
 fi
 

@@ -35,15 +35,19 @@ test_catalog_builds_and_explains_every_id() {
 }
 
 _journal_case() {
-        local jdir=$TEST_TMPDIR/journal dead
+        local jdir=$TEST_TMPDIR/journal dead ke
         mkdir -p "$jdir"
         chmod 0755 "$jdir"
         start_daemon "$TEST_TMPDIR/journal-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/journal-listen.py" \
                 "$jdir/socket" "$TEST_TMPDIR/journal.txt"
         wait_for 5 grep -q READY "$TEST_TMPDIR/journal-listen.log" || fail "journal listener did not start"
+        # Two servers that agree and a dead one: a majority of the three in use synchronizes, and
+        # the dead one's key exchanges fail.
         start_nts_mock j
+        ke=$MOCK_KE
+        start_nts_mock j2
         dead=$(free_port)
-        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$MOCK_KE 127.0.0.1:$dead" "NTSMaxSources=2"
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke localhost:$MOCK_KE 127.0.0.1:$dead" "NTSMaxSources=3"
         # A /run of its own (tmpfs): the journal socket there is the listener's, and nothing of the
         # host's /run is seen or changed.
         # shellcheck disable=SC2016 # $0 and $@ are the inner shell's

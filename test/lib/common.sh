@@ -156,9 +156,11 @@ _port_reserve() {
 }
 
 _ports_release() {
-        local owner
+        local owner pid
         for owner in "$_tsnts_port_dir"/*/owner; do
-                [ "$(cat "$owner" 2>/dev/null)" != $$ ] || rm -rf "$(dirname "$owner")"
+                # read, a builtin: a fork per reservation took 20 s with a few hundred of them.
+                read -r pid <"$owner" 2>/dev/null || continue
+                [ "$pid" != $$ ] || rm -rf "${owner%/owner}"
         done
 }
 

@@ -422,16 +422,17 @@ stop_chronys() {
 }
 
 # start_chronys NAME:OFFSET...: start_chrony_at for each; their ports by NAME in the global
-# associative arrays KE and NTP, and NAMES the NTS= entries ("localhost:KE-PORT") in that order.
-# shellcheck disable=SC2034 # KE, NTP and NAMES are the caller's
+# associative arrays SERVER_KE and SERVER_NTP, and NAMES the NTS= entries ("localhost:KE-PORT")
+# in that order.
+# shellcheck disable=SC2034 # SERVER_KE, SERVER_NTP and NAMES are the caller's
 start_chronys() {
         local spec
-        declare -gA KE=() NTP=()
+        declare -gA SERVER_KE=() SERVER_NTP=()
         NAMES=()
         for spec; do
                 start_chrony_at "${spec%%:*}" "${spec#*:}"
-                KE[${spec%%:*}]=$CHRONY_KE
-                NTP[${spec%%:*}]=$CHRONY_NTP
+                SERVER_KE[${spec%%:*}]=$CHRONY_KE
+                SERVER_NTP[${spec%%:*}]=$CHRONY_NTP
                 NAMES+=("localhost:$CHRONY_KE")
         done
 }

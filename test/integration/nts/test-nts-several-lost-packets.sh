@@ -18,7 +18,7 @@ export NOTIFY_OUT
 export HOUR=$((3600 * 1000000000))
 
 # servers NAME:OFFSET...: a chronyd for each (OFFSET in ns), NTS= listing them in that order,
-# polled every second. Sets the arrays KE and NTP (ports by name) and NAMES.
+# polled every second. Sets the arrays SERVER_KE and SERVER_NTP (ports by name) and NAMES.
 servers() {
         start_chronys "$@"
         write_nts_conf "$TEST_TMPDIR/ts.conf" "${NAMES[*]}" "ConnectionRetrySec=1"
@@ -35,8 +35,8 @@ client() {
 drop() {
         local name udp=() tcp=()
         for name; do
-                udp+=("${NTP[$name]}")
-                tcp+=("${KE[$name]}")
+                udp+=("${SERVER_NTP[$name]}")
+                tcp+=("${SERVER_KE[$name]}")
         done
         nft -f - <<NFT
 table inet tsnts_drop {
@@ -85,14 +85,14 @@ lost_after_sync_inner() {
         servers "liar:$HOUR" a:0 b:0 c:0
         client
         wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 3 of 4 NTS sources agree" 30
-        wait_log "NTS source localhost:${KE[liar]} is a falseticker" 20
+        wait_log "NTS source localhost:${SERVER_KE[liar]} is a falseticker" 20
 
         drop a b c
         for name in a b c; do
-                wait_log "NTS source localhost:${KE[$name]} fails (no reply); it is tried again, and still counts as in use" 30
+                wait_log "NTS source localhost:${SERVER_KE[$name]} fails (no reply); it is tried again, and still counts as in use" 30
         done
         assert_left_alone_says "Only 0 of 4 NTS sources answer and agree, 3 needed (3 do not answer); clock left alone"
-        assert_liar_never_steers "${KE[liar]}"
+        assert_liar_never_steers "${SERVER_KE[liar]}"
         [ "$(dropped_packets)" -gt 0 ] || fail "nothing was dropped"
         echo "result: 3 honest of 4 silenced after the first synchronization: $(dropped_packets) packets dropped," \
              "the liar's time never used; log: $(grep -m1 'Only 0 of 4' "$TIMESYNCD_LOG" | sed 's/^.*Only/Only/')"
@@ -101,7 +101,7 @@ lost_after_sync_inner() {
         undrop
         wait_log_count "3 of 4 NTS sources agree, 1 falseticker\." $((n + 1)) 60
         [ -z "$(timesync_property NTSStatus)" ] || fail "NTSStatus is '$(timesync_property NTSStatus)' after the return"
-        assert_liar_never_steers "${KE[liar]}"
+        assert_liar_never_steers "${SERVER_KE[liar]}"
         stop_timesyncd
         stop_chronys
 }
@@ -115,10 +115,10 @@ lost_from_start_inner() {
         drop a b c
         client
         for name in a b c; do
-                wait_log "NTS source localhost:${KE[$name]} fails (.*); it is tried again, and still counts as in use" 40
+                wait_log "NTS source localhost:${SERVER_KE[$name]} fails (.*); it is tried again, and still counts as in use" 40
         done
         assert_left_alone_says "Only 1 of 4 NTS sources agree, 3 needed (3 do not answer); clock left alone"
-        assert_liar_never_steers "${KE[liar]}"
+        assert_liar_never_steers "${SERVER_KE[liar]}"
         log_has "Initial clock synchronization" && fail "the daemon synchronized"
         [ ! -e "$TEST_TMPDIR/runtime/synchronized" ] || fail "synchronized flag written"
         echo "result: 3 honest of 4 silenced from the start: $(dropped_packets) packets dropped, no synchronization"
@@ -135,14 +135,14 @@ two_liars_inner() {
         client
         wait_log "4 NTS sources disagree by 3600 s; clock left alone" 40
         drop a
-        wait_log "NTS source localhost:${KE[a]} fails (no reply)" 30
-        assert_liar_never_steers "${KE[l1]}"
-        assert_liar_never_steers "${KE[l2]}"
+        wait_log "NTS source localhost:${SERVER_KE[a]} fails (no reply)" 30
+        assert_liar_never_steers "${SERVER_KE[l1]}"
+        assert_liar_never_steers "${SERVER_KE[l2]}"
         log_has "2 of 3 NTS sources agree" && fail "the liars were a majority of those that answer"
         log_has "Initial clock synchronization" && fail "the daemon synchronized"
         undrop
-        wait_log_count "NTS reply from localhost:${KE[a]} verified" 3 40
-        assert_liar_never_steers "${KE[l1]}"
+        wait_log_count "NTS reply from localhost:${SERVER_KE[a]} verified" 3 40
+        assert_liar_never_steers "${SERVER_KE[l1]}"
         log_has "Initial clock synchronization" && fail "the daemon synchronized"
         echo "result: two liars of four, one honest reply lost: $(grep -c 'disagree by 3600 s' "$TIMESYNCD_LOG") lines 'disagree', no step"
         stop_timesyncd
@@ -161,16 +161,16 @@ spare_inner() {
         # Until a fails, the set keeps saying "3 of 3": this count is the one before the spare.
         n=$(log_count "3 of 3 NTS sources agree\.")
         drop a
-        wait_log "NTS source localhost:${KE[a]} does not answer (3 failures in a row): trying localhost:${KE[spare]} in its place" 90
+        wait_log "NTS source localhost:${SERVER_KE[a]} does not answer (3 failures in a row): trying localhost:${SERVER_KE[spare]} in its place" 90
         if [ "$1" = 0 ]; then
                 wait_log "2 of 3 NTS sources agree (1 does not answer)\." 30
-                wait_log "NTS server localhost:${KE[spare]} takes the place of localhost:${KE[a]}, which does not answer: it agrees with the others\." 30
+                wait_log "NTS server localhost:${SERVER_KE[spare]} takes the place of localhost:${SERVER_KE[a]}, which does not answer: it agrees with the others\." 30
                 wait_log_count "3 of 3 NTS sources agree\." $((n + 1)) 30
-                [ "$(source_field "localhost:${KE[a]}" Verdict)" = unused ] || fail "a is '$(source_field "localhost:${KE[a]}" Verdict)'"
+                [ "$(source_field "localhost:${SERVER_KE[a]}" Verdict)" = unused ] || fail "a is '$(source_field "localhost:${SERVER_KE[a]}" Verdict)'"
         else
-                wait_log_count "NTS reply from localhost:${KE[spare]} verified" 5 30
+                wait_log_count "NTS reply from localhost:${SERVER_KE[spare]} verified" 5 30
                 log_has "takes the place of" && fail "the liar took a place"
-                assert_liar_never_steers "${KE[spare]}"
+                assert_liar_never_steers "${SERVER_KE[spare]}"
         fi
         echo "result: spare $1: $(grep -c 'takes the place' "$TIMESYNCD_LOG") replacement(s)"
         undrop

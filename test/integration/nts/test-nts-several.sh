@@ -35,7 +35,7 @@ client() {
 stop_all() {
         stop_timesyncd
         stop_chronys
-        KE=() NTP=() NAMES=()
+        SERVER_KE=() SERVER_NTP=() NAMES=()
 }
 
 # The offset of the first synchronization, in seconds.
@@ -47,7 +47,7 @@ initial_offset() {
 # system clock (which the honest servers serve), never planned a step, and neither selected
 # the liar nor takes its time.
 assert_follows_the_truth() {
-        local liar=localhost:${KE[$1]} offset
+        local liar=localhost:${SERVER_KE[$1]} offset
         wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 3 of 4 NTS sources agree" 30
         offset=$(initial_offset)
         awk -v o="$offset" 'BEGIN { exit !(o < 0.01 && o > -0.01) }' || fail "initial offset $offset s is not the truth"
@@ -61,23 +61,23 @@ test_liar_an_hour_off_listed_first_is_a_falseticker() {
         servers "liar:$HOUR" a:0 b:0 c:0
         client
         assert_follows_the_truth liar
-        wait_log "NTS source localhost:${KE[liar]} is a falseticker: its offset +3\(599\|600\)\.[0-9]* s" 20
-        wait_source_field "localhost:${KE[liar]}" Verdict falseticker
+        wait_log "NTS source localhost:${SERVER_KE[liar]} is a falseticker: its offset +3\(599\|600\)\.[0-9]* s" 20
+        wait_source_field "localhost:${SERVER_KE[liar]}" Verdict falseticker
         # One of the others selected, the other two truechimers.
         [ "$(sources_json | /usr/bin/python3 -c 'import json, sys
 print(sorted(s["Verdict"] for s in json.load(sys.stdin)))')" = "['falseticker', 'selected', 'truechimer', 'truechimer']" ] ||
                 fail "the verdicts are not one falseticker, one selected, two truechimers: $(sources_json)"
         # It keeps being polled, at the normal rate: several more verified replies.
         local n
-        n=$(log_count "NTS reply from localhost:${KE[liar]} verified")
-        wait_log_count "NTS reply from localhost:${KE[liar]} verified" $((n + 3)) 10
+        n=$(log_count "NTS reply from localhost:${SERVER_KE[liar]} verified")
+        wait_log_count "NTS reply from localhost:${SERVER_KE[liar]} verified" $((n + 3)) 10
         [ "$(log_count "is a falseticker")" = 1 ] || fail "the falseticker was logged more than once"
         # Stock's view, unmodified timedatectl: the selected source, never the liar.
         in_systemd_run timedatectl timesync-status >"$TEST_TMPDIR/timesync-status.txt"
         cat "$TEST_TMPDIR/timesync-status.txt"
         grep -Eq "^ +Server: 127\.0\.0\.1 \(localhost:[0-9]+\)$" "$TEST_TMPDIR/timesync-status.txt" ||
                 fail "timesync-status shows no server"
-        grep -q "(localhost:${KE[liar]})" "$TEST_TMPDIR/timesync-status.txt" && fail "timesync-status shows the liar"
+        grep -q "(localhost:${SERVER_KE[liar]})" "$TEST_TMPDIR/timesync-status.txt" && fail "timesync-status shows the liar"
         grep -Eq "^ +Offset: [-+]?[0-9.]+(us|ms)?$" "$TEST_TMPDIR/timesync-status.txt" ||
                 fail "timesync-status does not show a small offset"
         wait_for 5 grep -q "STATUS=3 of 4 NTS sources agree, 1 falseticker; selected localhost:[0-9]*\." "$NOTIFY_OUT" ||
@@ -89,8 +89,8 @@ test_liar_50ms_off_listed_first_is_a_falseticker() {
         servers liar:$((50 * MS)) a:0 b:0 c:0
         client
         assert_follows_the_truth liar
-        wait_source_field "localhost:${KE[liar]}" Verdict falseticker
-        wait_log "NTS source localhost:${KE[liar]} is a falseticker: its offset +0\.0[45][0-9]* s"
+        wait_source_field "localhost:${SERVER_KE[liar]}" Verdict falseticker
+        wait_log "NTS source localhost:${SERVER_KE[liar]} is a falseticker: its offset +0\.0[45][0-9]* s"
         stop_all
 }
 
@@ -110,7 +110,7 @@ test_two_servers_an_hour_apart_leave_the_clock_alone() {
                 "$text since "*.) ;;
                 *) fail "STATUS= is '$(last_status)'" ;;
         esac
-        [ "$(source_field "localhost:${KE[a]}" Verdict)" = undecided ] || fail "a is not undecided"
+        [ "$(source_field "localhost:${SERVER_KE[a]}" Verdict)" = undecided ] || fail "a is not undecided"
         stop_all
 }
 
@@ -127,7 +127,7 @@ test_killed_server_leaves_the_others_to_carry_on_and_rejoins() {
         # The selected one dies.
         selected=$(timesync_property ServerName)
         for name in a b c; do
-                [ "localhost:${KE[$name]}" != "$selected" ] || victim=$name
+                [ "localhost:${SERVER_KE[$name]}" != "$selected" ] || victim=$name
         done
         [ -n "${victim:-}" ] || fail "ServerName $selected is none of the servers"
 
@@ -140,10 +140,10 @@ test_killed_server_leaves_the_others_to_carry_on_and_rejoins() {
         wait_log_count "NTP reply from" $((n + 4)) 10
 
         # Back on the same ports with the same keys: its cookies are good again.
-        before=$(log_count "Contacted time server 127.0.0.1:${NTP[$victim]}")
-        start_chrony_nts_server "$TEST_TMPDIR/chrony-$victim" "$CERTDIR" "${NTP[$victim]}" "${KE[$victim]}"
+        before=$(log_count "Contacted time server 127.0.0.1:${SERVER_NTP[$victim]}")
+        start_chrony_nts_server "$TEST_TMPDIR/chrony-$victim" "$CERTDIR" "${SERVER_NTP[$victim]}" "${SERVER_KE[$victim]}"
         wait_source_field "$selected" Verdict truechimer 40
-        [ "$(log_count "Contacted time server 127.0.0.1:${NTP[$victim]}")" -gt "$before" ] || fail "$selected did not rejoin"
+        [ "$(log_count "Contacted time server 127.0.0.1:${SERVER_NTP[$victim]}")" -gt "$before" ] || fail "$selected did not rejoin"
         wait_log "3 of 3 NTS sources agree\." 10
         stop_all
 }
@@ -172,16 +172,16 @@ test_only_the_first_nts_max_sources_servers_are_used() {
         client
         wait_log "Using 2 NTS servers together" 10
         wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 2 of 2 NTS sources agree" 30
-        log_has "Starting NTS key exchange with localhost:${KE[c]}\." && fail "the third server was used with NTSMaxSources=2"
+        log_has "Starting NTS key exchange with localhost:${SERVER_KE[c]}\." && fail "the third server was used with NTSMaxSources=2"
         stop_timesyncd
 
         # One at a time: the first server alone, as with one NTS= entry.
         settings NTSMaxSources=1
         client
-        wait_log "Initial clock synchronization to localhost:${KE[a]} (offset [-+0-9.]* s, NTS authenticated, observe mode" 30
+        wait_log "Initial clock synchronization to localhost:${SERVER_KE[a]} (offset [-+0-9.]* s, NTS authenticated, observe mode" 30
         log_has "NTS servers together" && fail "NTSMaxSources=1 used several servers"
         log_has "NTS sources agree" && fail "NTSMaxSources=1 spoke of agreeing sources"
-        log_has "Starting NTS key exchange with localhost:${KE[b]}\." && fail "the second server was used with NTSMaxSources=1"
+        log_has "Starting NTS key exchange with localhost:${SERVER_KE[b]}\." && fail "the second server was used with NTSMaxSources=1"
         stop_all
 }
 
@@ -248,15 +248,15 @@ test_every_source_keeps_its_own_cookie_jar() {
         wait_log "3 of 3 NTS sources agree\." 30
         stop_timesyncd
         for name in a b c; do
-                jar=$(nts_jar_file "localhost:${KE[$name]}")
+                jar=$(nts_jar_file "localhost:${SERVER_KE[$name]}")
                 cookies=$(grep -c '^cookie=' "$jar" 2>/dev/null || true)
-                [ "${cookies:-0}" -ge 7 ] || fail "${cookies:-no} cookies of localhost:${KE[$name]} saved in $jar"
+                [ "${cookies:-0}" -ge 7 ] || fail "${cookies:-no} cookies of localhost:${SERVER_KE[$name]} saved in $jar"
         done
         : >"$TIMESYNCD_LOG"
         start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
         wait_log "3 of 3 NTS sources agree\." 30
         for name in a b c; do
-                log_has "Resuming NTS with localhost:${KE[$name]}: " || fail "localhost:${KE[$name]} did not resume from its jar"
+                log_has "Resuming NTS with localhost:${SERVER_KE[$name]}: " || fail "localhost:${SERVER_KE[$name]} did not resume from its jar"
         done
         log_has "Starting NTS key exchange" && fail "a key exchange ran although every source had its cookies"
         stop_all
@@ -276,7 +276,7 @@ test_sources_is_announced_at_most_once_per_poll_round() {
         track_pid "$monitor"
         sleep 0.5 # subscribed
         client 250ms
-        wait_log "NTS source localhost:${KE[liar]} is a falseticker" 20
+        wait_log "NTS source localhost:${SERVER_KE[liar]} is a falseticker" 20
         wait_log_count "NTP reply from" 40 30
         sleep 0.5 # the last signal has reached the monitor
         kill "$monitor" 2>/dev/null || true
@@ -286,7 +286,7 @@ test_sources_is_announced_at_most_once_per_poll_round() {
         echo "result: $replies replies of 3 sources, $signals PropertiesChanged signals for Sources"
         [ "$signals" -ge 1 ] || fail "no PropertiesChanged for Sources"
         [ "$signals" -le $((replies / 2 + 4)) ] || fail "$signals signals for Sources for $replies replies of 3 sources"
-        [ "$(source_field "localhost:${KE[liar]}" Verdict)" = falseticker ] || fail "the liar is not a falseticker on the bus"
+        [ "$(source_field "localhost:${SERVER_KE[liar]}" Verdict)" = falseticker ] || fail "the liar is not a falseticker on the bus"
         stop_all
 }
 
@@ -298,7 +298,7 @@ check_refusal() {
         start_nts_mock "kiss-$code" --kiss="$code" --kiss-after=3
         m=localhost:$MOCK_KE
         servers a:0 b:0 c:0
-        spare=localhost:${KE[c]}
+        spare=localhost:${SERVER_KE[c]}
         NAMES=("$m" "${NAMES[@]}")
         settings NTSMaxSources=3
         client
@@ -433,8 +433,8 @@ test_rate_kiss_slows_down_only_the_source_that_sent_it() {
         : >"$TIMESYNCD_LOG"
         start_timesyncd "$TEST_TMPDIR/ts.conf"
         wait_log "Server $m asks us to slow down (kiss code RATE), polling every 32s\." 20
-        wait_log "NTP reply from 127\.0\.0\.1:${NTP[a]}: .*next poll in 16s\." 20
-        wait_log "NTP reply from 127\.0\.0\.1:${NTP[b]}: .*next poll in 16s\." 20
+        wait_log "NTP reply from 127\.0\.0\.1:${SERVER_NTP[a]}: .*next poll in 16s\." 20
+        wait_log "NTP reply from 127\.0\.0\.1:${SERVER_NTP[b]}: .*next poll in 16s\." 20
         [ "$(log_count "asks us to slow down")" = 1 ] || fail "$(log_count "asks us to slow down") slow-downs logged, expected 1"
         log_has "refuses service" && fail "RATE was taken for a refusal"
         stop_all

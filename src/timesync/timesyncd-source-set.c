@@ -508,12 +508,3 @@ bool source_set_identify(SourceSet *set, const void *source, const SourceIdentit
         e->identity = *id;
         return mark_duplicates(set);
 }
-
-size_t source_set_n_distinct(const SourceSet *set) {
-        size_t n = 0;
-
-        for (size_t i = 0; i < set->n_entries; i++)
-                if (!set->entries[i].duplicate_of)
-                        n++;
-        return n;
-}

@@ -139,8 +139,6 @@ SourceSetEntry *source_set_find(SourceSet *set, const void *source);
  * server and certificate key): marks again which sources are duplicates of one listed before
  * them (entry order). Returns true when that changed. */
 bool source_set_identify(SourceSet *set, const void *source, const SourceIdentity *id);
-/* The sources that are not duplicates. */
-size_t source_set_n_distinct(const SourceSet *set);
 
 /* Every source that answers starts over (PENDING, no candidate): after the clock jumped by
  * someone else's hand. A failing one stays failing. */

@@ -184,7 +184,7 @@ static void test_liar_listed_twice_beside_an_honest_server(void) {
         same_port = identity_of(&(Side) { .ntp = "192.0.2.1" });
         ASSERT_FALSE(source_set_identify(&set, SRC(1), &same_port));
         identify(&set, 2, "192.0.2.2");
-        ASSERT_EQ(source_set_n_distinct(&set), 2u);
+        ASSERT_EQ(judge(&set).n_in_use, 2u);
 
         source_set_sample(&set, SRC(0), &liar);
         source_set_sample(&set, SRC(1), &liar);
@@ -230,7 +230,7 @@ static void test_duplicate_pending_and_its_twin_removed(void) {
         source_set_remove(&set, SRC(0));
         ASSERT_FALSE(set.entries[0].duplicate_of);
         ASSERT_TRUE(set.entries[1].duplicate_of == SRC(1));
-        ASSERT_EQ(source_set_n_distinct(&set), 1u);
+        ASSERT_EQ(judge(&set).n_in_use, 1u);
         source_set_done(&set);
 }
 

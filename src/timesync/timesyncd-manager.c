@@ -217,8 +217,7 @@ static void manager_no_server(Manager *m) {
         if (nts && !m->nts_unavailable) {
                 /* Every NTS server backs off after failed key exchanges: look again. */
                 if (m->nts_fallback)
-                        manager_notify_status(m, "No FallbackNTS= server reachable (TCP port 4460 blocked? DNS?), "
-                                              "no plain NTP: set NTS= to reachable servers. Retrying.");
+                        manager_notify_status(m, MANAGER_FALLBACK_NTS_UNREACHABLE ". Retrying.");
                 else
                         manager_notify_status(m, "No NTS server usable, retrying.");
                 manager_enter(m, MANAGER_WAITING, NULL);

@@ -170,6 +170,11 @@ ServerName *manager_server_of(Manager *m, const Source *s);
 /* Saves the clock file now. */
 void manager_save_clock(Manager *m);
 
+/* What STATUS= and NTSStatus say when none of the FallbackNTS= servers answers, with one server
+ * at a time and with several. */
+#define MANAGER_FALLBACK_NTS_UNREACHABLE \
+        "No FallbackNTS= server reachable (TCP port 4460 blocked? DNS?), no plain NTP: set NTS= to reachable servers"
+
 /* For the policies of timesyncd-manager.c (one server at a time) and timesyncd-several.c
  * (several NTS sources together). */
 

@@ -178,8 +178,7 @@ static void several_report(Manager *m, const SourceSetDecision *d) {
         source_set_describe(&m->set, d, text, sizeof text);
         /* The compiled-in servers, none of which answers: what the administrator can do. */
         if (m->nts_fallback && d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0)
-                (void) snprintf(text, sizeof text, "No FallbackNTS= server reachable (TCP port 4460 blocked? DNS?), "
-                                "no plain NTP: set NTS= to reachable servers");
+                (void) snprintf(text, sizeof text, "%s", MANAGER_FALLBACK_NTS_UNREACHABLE);
         (void) several_pool_failure(m, pool, sizeof pool);
 
         if (!disagree)

@@ -7,7 +7,8 @@
 # test/tools/fetch-peers.sh into the peers directory: TSNTS_PEERS_DIR, else build-peers/ of
 # the tree when tools/demo.sh or tools/run-tests.sh filled it, else the harness's default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/timesyncd-nts/peers. Every daemon runs without CAP_SYS_TIME (the test harness drops it),
-# ours with --observe, chronyd with -x or -Q; traffic stays on loopback. The harness's clock
+# ours with --observe, chronyd with -x or -Q, ntpd-rs (when fetched) with no-clock-write.so;
+# traffic stays on loopback. The harness's clock
 # guard fails the run if the kernel clock discipline changed.
 #
 # BENCH_POLLS (default 1000) polls at 2^BENCH_POLL_LOG2 s (default -2: 0.25 s; ours with
@@ -63,6 +64,19 @@ BENCH_KE=$TSNTS_BUILD_DIR/bench/bench-ke
 BENCH_MEMORY=$TSNTS_BUILD_DIR/bench/bench-memory-stages
 BUNDLE=/etc/ssl/certs/ca-certificates.crt
 STOCK_TIMESYNCD=/lib/systemd/systemd-timesyncd
+# The second anchor: ntpd-rs's ntp-daemon of the newest suite test/tools/fetch-peers.sh fetched
+# that runs on this host (forky's 1.9, else trixie's 1.4). It exits when it may not set the
+# clock, so it runs with no-clock-write.so, which turns its clock changes into reads; like
+# every client here it has no CAP_SYS_TIME. Without one the rows say "not measured".
+NO_CLOCK_WRITE=$TSNTS_BUILD_DIR/test/tools/no-clock-write.so
+NTPD_RS=
+for suite in forky trixie; do
+        b=$TSNTS_PEERS_DIR/$suite/root/usr/bin/ntp-daemon
+        if [ -x "$b" ] && [ -e "$NO_CLOCK_WRITE" ] && "$b" --version >/dev/null 2>&1; then
+                NTPD_RS=$b
+                break
+        fi
+done
 
 for t in "${BENCH_TOOLS[@]}"; do
         command -v "$t" >/dev/null || fail "$t is still missing after tools/install-deps.sh"
@@ -139,7 +153,7 @@ declare -A NTP KE
 # Four sources each for the clients with several NTS servers (issue 16): ours-nts4-1 ... -4 and
 # chrony-nts4-1 ... -4.
 for s in ke first ours-nts ours-nobus ours-plain chrony-nts strace-ours strace-chrony \
-        ours-nts4-{1..4} chrony-nts4-{1..4}; do
+        ours-nts4-{1..4} chrony-nts4-{1..4} ${NTPD_RS:+ntpdrs-nts}; do
         NTP[$s]=$(free_port)
         KE[$s]=$(free_port)
         # chronyd takes no two sources on one address: its four servers listen on 127.0.0.1
@@ -364,6 +378,37 @@ start_ours ours-nts4 "NTS=localhost:${KE[ours-nts4-1]} localhost:${KE[ours-nts4-
 start_chrony_client chrony-nts
 start_chrony_client strace-chrony
 start_chrony_client chrony-nts4
+# ntpd-rs polls at least 1 s apart: it turns a negative exponent into 2^0 s
+# (PollInterval::as_system_duration() in ntp-proto).
+NTPD_RS_POLL_LOG2=$(( POLL_LOG2 < 0 ? 0 : POLL_LOG2 ))
+# ntpd-rs with one NTS source polled at that interval; minimum-agreeing-sources = 1 so that
+# it runs its whole clock algorithm on that source, as ours and chronyd do; warnings only in its
+# log (it logs every sample at info).
+start_ntpd_rs_client() {
+        local name=$1 dir=$W/$1
+        mkdir -p "$dir"
+        cat >"$dir/ntp.toml" <<TOML
+[observability]
+log-level = "warn"
+observation-path = "$dir/observe"
+
+[synchronization]
+minimum-agreeing-sources = 1
+
+[source-defaults]
+poll-interval-limits = { min = $NTPD_RS_POLL_LOG2, max = $NTPD_RS_POLL_LOG2 }
+initial-poll-interval = $NTPD_RS_POLL_LOG2
+
+[[source]]
+mode = "nts"
+address = "localhost:${KE[$name]}"
+certificate-authority = "$CA"
+TOML
+        start_daemon "$dir/daemon.log" env NO_COLOR=1 NO_CLOCK_WRITE_QUIET=1 LD_PRELOAD="$NO_CLOCK_WRITE" \
+                "$NTPD_RS" -c "$dir/ntp.toml"
+        PID[$name]=$DAEMON_PID
+}
+[ -z "$NTPD_RS" ] || start_ntpd_rs_client ntpdrs-nts
 for n in ours-nts ours-nobus ours-plain strace-ours ours-nts4; do
         wait_exec "${PID[$n]}" systemd-timesyncd
         assert_no_sys_time "${PID[$n]}" "$n"
@@ -372,6 +417,10 @@ for n in chrony-nts strace-chrony chrony-nts4; do
         wait_exec "${PID[$n]}" chronyd
         assert_no_sys_time "${PID[$n]}" "$n"
 done
+if [ -n "$NTPD_RS" ]; then
+        wait_exec "${PID[ntpdrs-nts]}" ntp-daemon
+        assert_no_sys_time "${PID[ntpdrs-nts]}" ntpdrs-nts
+fi
 synced() {
         grep -q "Initial clock synchronization" "$W/ours-nts/daemon.log" &&
                 grep -q "Initial clock synchronization" "$W/ours-nobus/daemon.log" &&
@@ -380,7 +429,8 @@ synced() {
                 grep -q "Initial clock synchronization" "$W/ours-nts4/daemon.log" &&
                 grep -q "4 of 4 NTS sources agree" "$W/ours-nts4/daemon.log" &&
                 [ "$(served chrony-nts)" -ge 1 ] && [ "$(served strace-chrony)" -ge 1 ] &&
-                [ "$(chrony_serverstat "$W/srv-chrony-nts4-4" "NTP packets received")" -ge 1 ]
+                [ "$(chrony_serverstat "$W/srv-chrony-nts4-4" "NTP packets received")" -ge 1 ] &&
+                { [ -z "$NTPD_RS" ] || [ "$(served ntpdrs-nts)" -ge 1 ]; }
 }
 wait_for 30 synced || fail "not every client synchronized within 30 s: $(for n in ours-nts ours-nobus ours-plain strace-ours ours-nts4; do
         printf '%s %s sync lines; ' "$n" "$(grep -c "Initial clock synchronization\|4 of 4 NTS sources agree" "$W/$n/daemon.log")"; done
@@ -397,7 +447,7 @@ kb() { awk -v f="$2:" '$1 == f { print $2 }' "/proc/$1/${3:-status}"; }
 # traced meanwhile: strace slows what it traces and loads the machine for the others, so the
 # system calls are counted afterwards.
 CPU_ROUNDS=${BENCH_CPU_ROUNDS:-5}
-CPU_CLIENTS=(ours-nts ours-nobus ours-plain chrony-nts ours-nts4 chrony-nts4)
+CPU_CLIENTS=(ours-nts ours-nobus ours-plain chrony-nts ours-nts4 chrony-nts4 ${NTPD_RS:+ntpdrs-nts})
 round_sec=$(awk -v p="$POLLS" -v s="$POLL_SEC" -v r="$CPU_ROUNDS" 'BEGIN { print p * s / r }')
 declare -A CPU0 POLL0 BUSCPU0 NPOLL
 for n in "${CPU_CLIENTS[@]}"; do
@@ -428,19 +478,25 @@ t_end=$EPOCHREALTIME
 rounds_of() { paste -sd, "$W/cpu-$1.rounds" | sed 's/,/, /g'; }
 # round_ratios A B: the per-round ratios A/B, one per line.
 round_ratios() { paste "$W/cpu-$1.rounds" "$W/cpu-$2.rounds" | awk '$1 != "n/a" && $2 != "n/a" && $2 > 0 { printf "%.3f\n", $1 / $2 }'; }
-declare -A CPUPOLL BUSPOLL CPURATIO CPURATIOS RSS HWM PSS ANON LIBS SSL
+declare -A CPUPOLL BUSPOLL CPURATIO CPURATIOS RSS HWM PSS ANON LIBS SSL THREADS
 for n in "${CPU_CLIENTS[@]}"; do
         CPUPOLL[$n]=$(fmt "$(grep -v n/a "$W/cpu-$n.rounds" | median)" 1)
         BUSPOLL[$n]=$(fmt "$(grep -v n/a "$W/bus-$n.rounds" | median)" 1)
 done
-for pair in ours-nts:chrony-nts ours-nobus:chrony-nts ours-nts4:chrony-nts4 chrony-nts4:chrony-nts; do
+for pair in ours-nts:chrony-nts ours-nobus:chrony-nts ours-nts4:chrony-nts4 chrony-nts4:chrony-nts \
+        ours-nts:ntpdrs-nts ntpdrs-nts:chrony-nts; do
+        if [ ! -e "$W/cpu-${pair%%:*}.rounds" ] || [ ! -e "$W/cpu-${pair##*:}.rounds" ]; then
+                CPURATIO[$pair]=n/a
+                CPURATIOS[$pair]="not measured"
+                continue
+        fi
         CPURATIO[$pair]=$(fmt "$(round_ratios "${pair%%:*}" "${pair##*:}" | median)" 2)
         CPURATIOS[$pair]=$(round_ratios "${pair%%:*}" "${pair##*:}" | awk '{ printf "%s%.2f", (NR > 1 ? ", " : ""), $1 } END { print "" }')
 done
 BUSPOLL[ours-nobus]="none (no bus)"
 BUSPOLL[chrony-nts]="none (no bus)"
 BUSPOLL[chrony-nts4]="none (no bus)"
-for n in ours-nts ours-plain chrony-nts ours-nts4 chrony-nts4; do
+for n in ours-nts ours-plain chrony-nts ours-nts4 chrony-nts4 ${NTPD_RS:+ntpdrs-nts}; do
         p=${PID[$n]}
         RSS[$n]=$(kb "$p" VmRSS)
         HWM[$n]=$(kb "$p" VmHWM)
@@ -448,6 +504,7 @@ for n in ours-nts ours-plain chrony-nts ours-nts4 chrony-nts4; do
         ANON[$n]=$(kb "$p" RssAnon)
         awk '$6 ~ /\.so/ { print $6 }' "/proc/$p/maps" | sort -u | xargs -n1 basename >"$W/$n.libs"
         LIBS[$n]=$(wc -l <"$W/$n.libs")
+        THREADS[$n]=$(find "/proc/$p/task" -mindepth 1 -maxdepth 1 | wc -l)
         SSL[$n]=$(grep -cE 'libssl|libcrypto' "$W/$n.libs" || true)
 done
 # Where ours' memory is: libcrypto's and libssl's pages, libcrypto's relocated data, the heap.
@@ -500,7 +557,7 @@ done
 # load of eight clients on 2 CPUs the figures differ; both are reported.
 QUIET_ROUNDS=${BENCH_QUIET_ROUNDS:-5}
 log "quiet pair: ours-nts and chrony-nts alone, $QUIET_ROUNDS rounds"
-for n in ours-nobus ours-plain strace-ours strace-chrony ours-nts4 chrony-nts4; do
+for n in ours-nobus ours-plain strace-ours strace-chrony ours-nts4 chrony-nts4 ${NTPD_RS:+ntpdrs-nts}; do
         stop_daemon "${PID[$n]}"
 done
 sleep 2
@@ -712,6 +769,48 @@ chrony_version=$("$CHRONYD" -v | cut -d' ' -f1-4)
 git_rev=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
 
 row() { printf '| %s | %s | %s | %s | %s |\n' "$@"; }
+# per_sec US_PER_POLL POLLS: CPU per second of the CPU rounds' window.
+per_sec() { awk -v c="$1" -v p="$2" -v w="$window" 'BEGIN { if (c == "n/a" || w <= 0) print "n/a"; else printf "%.1f\n", c * p / w }'; }
+# ntpd_rs_section: section 5's paragraph on ntpd-rs, measured in the same rounds.
+ntpd_rs_section() {
+        local n=ntpdrs-nts version
+        if [ -z "$NTPD_RS" ]; then
+                echo "Not measured in this run: no ntp-daemon of trixie or forky in $TSNTS_PEERS_DIR"
+                echo "(test/tools/fetch-peers.sh fetches them) or no no-clock-write.so in the build."
+                return
+        fi
+        version=$("$NTPD_RS" --version 2>&1 | head -n1)
+        cat <<SECTION
+$version (Debian's, run on this host from its suite's tree), one NTS source on its own chronyd
+4.3 server, \`poll-interval-limits\` and \`initial-poll-interval\` at $NTPD_RS_POLL_LOG2 ($(awk -v l="$NTPD_RS_POLL_LOG2" 'BEGIN { printf "%g", 2 ^ l }') s: it polls at
+least 1 s apart, a smaller exponent is taken as 0, so where the others poll more often it made
+fewer polls in the same window and its CPU per poll carries more of its idle wakeups),
+\`minimum-agreeing-sources = 1\` so that it runs its whole clock algorithm on that one source,
+log level \`warn\`, in the same rounds as the clients above. ntp-daemon exits at start ("Could
+not control clock: Insufficient permissions to interact with the clock", exit status 70) when it
+may not set the clock, whatever its configuration, and it has no option that leaves the clock
+alone. It ran with test/tools/no-clock-write.so preloaded, which turns every clock_adjtime()
+that would change the clock into one that reads it, and, like every client here, without
+CAP_SYS_TIME: the kernel would refuse the change anyway, the preload only keeps the refusal
+from stopping it. Its steering is therefore computed and not applied, as ours in observe mode.
+
+| | ours, NTS | ntpd-rs, NTS | chronyd, NTS | ours / ntpd-rs | ntpd-rs / chronyd |
+|---|---|---|---|---|---|
+| polls in the window | ${NPOLL[ours-nts]} | ${NPOLL[$n]:-n/a} | ${NPOLL[chrony-nts]} | | |
+| CPU per poll (us, median of rounds; ratios: median of the rounds' ratios) | ${CPUPOLL[ours-nts]} | ${CPUPOLL[$n]:-n/a} | ${CPUPOLL[chrony-nts]} | ${CPURATIO[ours-nts:$n]} | ${CPURATIO[$n:chrony-nts]} |
+| CPU per second of the window (us) | $(per_sec "${CPUPOLL[ours-nts]}" "${NPOLL[ours-nts]}") | $(per_sec "${CPUPOLL[$n]:-n/a}" "${NPOLL[$n]:-0}") | $(per_sec "${CPUPOLL[chrony-nts]}" "${NPOLL[chrony-nts]}") | | |
+| CPU per poll, each round (us) | $(rounds_of ours-nts) | $(rounds_of "$n") | $(rounds_of chrony-nts) | ${CPURATIOS[ours-nts:$n]} | ${CPURATIOS[$n:chrony-nts]} |
+| RSS steady (KiB) | ${RSS[ours-nts]} | ${RSS[$n]:-n/a} | ${RSS[chrony-nts]} | $(ratio "${RSS[ours-nts]}" "${RSS[$n]:-n/a}") | $(ratio "${RSS[$n]:-n/a}" "${RSS[chrony-nts]}") |
+| RSS peak (KiB) | ${HWM[ours-nts]} | ${HWM[$n]:-n/a} | ${HWM[chrony-nts]} | $(ratio "${HWM[ours-nts]}" "${HWM[$n]:-n/a}") | $(ratio "${HWM[$n]:-n/a}" "${HWM[chrony-nts]}") |
+| PSS (KiB) | ${PSS[ours-nts]} | ${PSS[$n]:-n/a} | ${PSS[chrony-nts]} | $(ratio "${PSS[ours-nts]}" "${PSS[$n]:-n/a}") | $(ratio "${PSS[$n]:-n/a}" "${PSS[chrony-nts]}") |
+| anonymous memory (KiB) | ${ANON[ours-nts]} | ${ANON[$n]:-n/a} | ${ANON[chrony-nts]} | $(ratio "${ANON[ours-nts]}" "${ANON[$n]:-n/a}") | $(ratio "${ANON[$n]:-n/a}" "${ANON[chrony-nts]}") |
+| shared libraries mapped | ${LIBS[ours-nts]} | ${LIBS[$n]:-n/a} | ${LIBS[chrony-nts]} | | |
+
+ntp-daemon links only libc, libm and libgcc_s (Rust's standard library and its TLS stack,
+rustls, are in the binary; no libssl or libcrypto) and runs ${THREADS[$n]} threads at the end of the
+window; its polls are counted by its server as the others'.
+SECTION
+}
 prow() {
         local c=$1
         # shellcheck disable=SC2016 # the backticks are Markdown's
@@ -732,7 +831,8 @@ instruction counts from callgrind, which do not depend on load at all. \`perf st
 instructions\` does not work on this machine (the counter is not supported in this VM).
 
 Every daemon ran without CAP_SYS_TIME (\`setpriv --bounding-set=-sys_time\`, checked in
-/proc/PID/status), ours with \`--observe\`, chronyd with \`-x\` or \`-Q\`; all traffic on loopback
+/proc/PID/status), ours with \`--observe\`, chronyd with \`-x\` or \`-Q\`, ntpd-rs with its clock
+changes turned into reads (section 5); all traffic on loopback
 against chronyd 4.3 NTS servers (\`local stratum 1\`, one server per measured client so that
 its counters are that client's polls). The clock guard of test/lib checked that the kernel
 clock discipline was unchanged.
@@ -1108,6 +1208,10 @@ in the run of cf1a3e9; the first version wrote it twice per poll and paid 8x chr
 poll for it. A key exchange every
 time the cookies run out is not in these figures (with 8 cookies refilled on every reply it
 happens only after lost replies); one costs $(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2) ms CPU (section 2).
+
+### The second anchor: ntpd-rs
+
+$(ntpd_rs_section)
 
 ## 6. Weight
 

@@ -339,7 +339,12 @@ start_ours() {
         mkdir -p "$state" "$W/$name/runtime"
         chmod 0777 "$W/$name" "$state" "$W/$name/runtime"
         if [ "$name" = ours-nobus ]; then
-                bus=unix:path=$W/$name/no-bus
+                # sd-bus waits for the socket with an inotify watch on every directory of its
+                # path: under the busy /tmp each file anyone creates there would wake the daemon
+                # (and it would try to connect). Under /run, as the real /run/dbus is.
+                NOBUS_DIR=$(mktemp -d /run/tsnts-bench-nobus.XXXXXX)
+                at_cleanup rm -rf "$NOBUS_DIR"
+                bus=unix:path=$NOBUS_DIR/no-bus
         else
                 TEST_TMPDIR=$W/$name start_system_bus
                 BUSPID[$name]=$DBUS_PID
@@ -1197,8 +1202,12 @@ poll, sent with the reply (the daemon sent two, each with every steady property,
 5f8ac2b). The per-packet path alone (section 1,
 request + verify = $pkt_pair ns) makes $pkt_day ms for 1000 polls: the crypto is a small part
 of the per-poll cost. The row without a system bus is the same daemon with
-\`DBUS_SYSTEM_BUS_ADDRESS\` naming a socket where nothing listens: no connection, no signal,
-no bus descriptor in its event loop. The difference to "ours, NTS", $bus_cost us per poll, is
+\`DBUS_SYSTEM_BUS_ADDRESS\` naming a socket where nothing listens, in a directory of its own
+under /run: no connection, no signal, no bus descriptor in its event loop. It waits for the
+socket as the real /run/dbus is waited for, with an inotify watch on each directory of the
+path; under /tmp, where the other clients and tests create files all the time, every such
+file woke it and it tried to connect (460 us per poll in a run of 2026-12-05 against 217 us
+on a quiet machine). The difference to "ours, NTS", $bus_cost us per poll, is
 what the PropertiesChanged signal of each reply costs the daemon itself (building and sending
 it, the bus connection's work in each pass of the event loop); chronyd has no bus. The cookie
 jar is no longer in these figures: it is written at a clean stop only (section 7). Until

@@ -62,18 +62,6 @@ static int crypto_fail(int r) {
         return r;
 }
 
-static bool cipher_available(const char *name) {
-        EVP_CIPHER *cipher;
-
-        cipher = sym_EVP_CIPHER_fetch(NULL, name, NULL);
-        if (!cipher) {
-                sym_ERR_clear_error();
-                return false;
-        }
-        sym_EVP_CIPHER_free(cipher);
-        return true;
-}
-
 bool NTS_aead_supported(NTS_AEADAlgorithm id) {
         const NTS_AEADParam *p;
 
@@ -84,7 +72,7 @@ bool NTS_aead_supported(NTS_AEADAlgorithm id) {
                 return false;
 
         if (p->cipher)
-                return cipher_available(p->cipher);
+                return crypto_cipher_available(p->cipher);
         return siv_key_size_supported(p->key_size);
 }
 
@@ -208,6 +196,10 @@ static int gcm_siv_check_args(const NTS_AEADContext *c, const struct iovec *ad, 
         return 0;
 }
 
+static int check_args(const NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, const struct iovec *nonce) {
+        return c->param->cipher ? gcm_siv_check_args(c, ad, n_ad, nonce) : siv_check_args(n_ad, nonce);
+}
+
 /* The work context as a fresh copy of the keyed one, with this packet's nonce and associated
  * data. */
 static int gcm_siv_start(NTS_AEADContext *c, bool encrypt, const struct iovec *ad, size_t n_ad,
@@ -230,68 +222,42 @@ static int gcm_siv_start(NTS_AEADContext *c, bool encrypt, const struct iovec *a
  * one: an empty plaintext or ciphertext is passed as this. */
 static const uint8_t gcm_siv_empty[1];
 
-static int gcm_siv_encrypt(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, const struct iovec *nonce,
-                           const struct iovec *plaintext, struct iovec *out) {
-        uint8_t *ct = out->iov_base, *tag = ct + plaintext->iov_len;
+/* out: ciphertext || tag (RFC 8452 section 4), room checked by the caller. */
+static int gcm_siv_seal(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, const struct iovec *nonce,
+                        const struct iovec *plaintext, uint8_t *out) {
+        uint8_t *tag = out + plaintext->iov_len;
         int r, l, lf;
-
-        r = gcm_siv_check_args(c, ad, n_ad, nonce);
-        if (r < 0)
-                return r;
-        if (plaintext->iov_len > INT_MAX - NTS_AEAD_TAG_SIZE)
-                return -EINVAL;
-        if (out->iov_len < plaintext->iov_len + NTS_AEAD_TAG_SIZE)
-                return -ENOBUFS;
 
         r = gcm_siv_start(c, true, ad, n_ad, nonce);
         if (r < 0)
-                return crypto_fail(r);
-        /* ciphertext || tag (RFC 8452 section 4) */
-        if (!sym_EVP_EncryptUpdate(c->gcm_work, ct, &l, plaintext->iov_len > 0 ? plaintext->iov_base : gcm_siv_empty,
+                return r;
+        if (!sym_EVP_EncryptUpdate(c->gcm_work, out, &l, plaintext->iov_len > 0 ? plaintext->iov_base : gcm_siv_empty,
                                    (int) plaintext->iov_len) ||
             !sym_EVP_EncryptFinal_ex(c->gcm_work, tag, &lf) ||
             !sym_EVP_CIPHER_CTX_ctrl(c->gcm_work, EVP_CTRL_AEAD_GET_TAG, NTS_AEAD_TAG_SIZE, tag))
-                return crypto_fail(-EIO);
-
-        out->iov_len = plaintext->iov_len + NTS_AEAD_TAG_SIZE;
+                return -EIO;
         return 0;
 }
 
-static int gcm_siv_decrypt(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, const struct iovec *nonce,
-                           const struct iovec *ciphertext, struct iovec *out) {
-        uint8_t scratch[1];
-        const uint8_t *ct = ciphertext->iov_base;
-        uint8_t *pt;
-        size_t n;
+/* in: ciphertext || tag, at least a tag long (checked by the caller); out: room for the
+ * plaintext. */
+static int gcm_siv_open(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, const struct iovec *nonce,
+                        const uint8_t *in, size_t size, uint8_t *out) {
+        size_t n = size - NTS_AEAD_TAG_SIZE;
+        uint8_t scratch[1], *pt = n > 0 ? out : scratch;
         int r, l, lf;
-
-        r = gcm_siv_check_args(c, ad, n_ad, nonce);
-        if (r < 0)
-                return r;
-        if (ciphertext->iov_len < NTS_AEAD_TAG_SIZE)
-                return -EBADMSG;
-        if (ciphertext->iov_len > INT_MAX)
-                return -EINVAL;
-        n = ciphertext->iov_len - NTS_AEAD_TAG_SIZE;
-        if (out->iov_len < n)
-                return -ENOBUFS;
-        pt = n > 0 ? out->iov_base : scratch;
 
         r = gcm_siv_start(c, false, ad, n_ad, nonce);
         if (r >= 0 &&
-            (!sym_EVP_CIPHER_CTX_ctrl(c->gcm_work, EVP_CTRL_AEAD_SET_TAG, NTS_AEAD_TAG_SIZE, (void *) (ct + n)) ||
-             !sym_EVP_DecryptUpdate(c->gcm_work, pt, &l, n > 0 ? ct : gcm_siv_empty, (int) n)))
+            (!sym_EVP_CIPHER_CTX_ctrl(c->gcm_work, EVP_CTRL_AEAD_SET_TAG, NTS_AEAD_TAG_SIZE, (void *) (in + n)) ||
+             !sym_EVP_DecryptUpdate(c->gcm_work, pt, &l, n > 0 ? in : gcm_siv_empty, (int) n)))
                 r = -EIO;
         /* The final call compares the tags. Whatever failed, nothing decrypted is left. */
         if (r >= 0 && !sym_EVP_DecryptFinal_ex(c->gcm_work, scratch, &lf))
                 r = -EBADMSG;
-        if (r < 0) {
+        if (r < 0)
                 explicit_bzero_safe(pt, n);
-                return crypto_fail(r);
-        }
-
-        out->iov_len = n;
-        return 0;
+        return r;
 }
 
 int NTS_aead_encrypt(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, const struct iovec *nonce,
@@ -305,10 +271,7 @@ int NTS_aead_encrypt(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, co
         assert(plaintext);
         assert(out);
 
-        if (c->param->cipher)
-                return gcm_siv_encrypt(c, ad, n_ad, nonce, plaintext, out);
-
-        r = siv_check_args(n_ad, nonce);
+        r = check_args(c, ad, n_ad, nonce);
         if (r < 0)
                 return r;
         if (plaintext->iov_len > INT_MAX - NTS_AEAD_TAG_SIZE)
@@ -316,8 +279,12 @@ int NTS_aead_encrypt(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, co
         if (out->iov_len < plaintext->iov_len + NTS_AEAD_TAG_SIZE)
                 return -ENOBUFS;
 
-        n = siv_components(ad, n_ad, nonce, s);
-        r = siv_seal(c->key, s, n, plaintext, out->iov_base);
+        if (c->param->cipher)
+                r = gcm_siv_seal(c, ad, n_ad, nonce, plaintext, out->iov_base);
+        else {
+                n = siv_components(ad, n_ad, nonce, s);
+                r = siv_seal(c->key, s, n, plaintext, out->iov_base);
+        }
         if (r < 0)
                 return crypto_fail(r);
 
@@ -336,10 +303,7 @@ int NTS_aead_decrypt(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, co
         assert(ciphertext);
         assert(out);
 
-        if (c->param->cipher)
-                return gcm_siv_decrypt(c, ad, n_ad, nonce, ciphertext, out);
-
-        r = siv_check_args(n_ad, nonce);
+        r = check_args(c, ad, n_ad, nonce);
         if (r < 0)
                 return r;
         if (ciphertext->iov_len < NTS_AEAD_TAG_SIZE)
@@ -349,10 +313,16 @@ int NTS_aead_decrypt(NTS_AEADContext *c, const struct iovec *ad, size_t n_ad, co
         if (out->iov_len < ciphertext->iov_len - NTS_AEAD_TAG_SIZE)
                 return -ENOBUFS;
 
-        n = siv_components(ad, n_ad, nonce, s);
-        r = siv_open(c->key, s, n, ciphertext->iov_base, ciphertext->iov_len, out->iov_base);
+        if (c->param->cipher)
+                r = gcm_siv_open(c, ad, n_ad, nonce, ciphertext->iov_base, ciphertext->iov_len, out->iov_base);
+        else {
+                n = siv_components(ad, n_ad, nonce, s);
+                r = siv_open(c->key, s, n, ciphertext->iov_base, ciphertext->iov_len, out->iov_base);
+        }
+        /* A forged AES-SIV reply leaves nothing in libcrypto's error queue; GCM-SIV's tag check
+         * in libcrypto may. */
         if (r < 0)
-                return r == -EBADMSG ? r : crypto_fail(r);
+                return r == -EBADMSG && !c->param->cipher ? r : crypto_fail(r);
 
         out->iov_len = ciphertext->iov_len - NTS_AEAD_TAG_SIZE;
         return 0;

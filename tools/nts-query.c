@@ -73,7 +73,7 @@ static const char *const query_exit_table[_QUERY_EXIT_MAX] = {
 #define QUERY_ATTEMPTS_MAX (2 * QUERY_SOURCES_MAX + NTS_POOL_MAX_FRUITLESS)
 
 /* Every AEAD algorithm --aead= knows by name or number. Only those the crypto module can use
- * (NTS_aead_param()) may be offered: AES-GCM-SIV is named only to refuse it clearly
+ * (NTS_aead_param()) may be offered: AEAD_AES_256_GCM_SIV is named only to refuse it clearly
  * (docs/NTS.md, "AEAD algorithms"). */
 static const NTS_AEADAlgorithm known_aead[] = {
         NTS_AEAD_AES_SIV_CMAC_256, NTS_AEAD_AES_SIV_CMAC_384, NTS_AEAD_AES_SIV_CMAC_512,
@@ -195,7 +195,7 @@ static void help(void) {
                "                        each NTP exchange (default 5s)\n"
                "  -4 / -6               Use IPv4 / IPv6 addresses only\n"
                "     --aead=LIST        Offer only these AEAD algorithms, in this order: names\n"
-               "                        (AES_SIV_CMAC_256) or numbers (15, 16, 17), comma\n"
+               "                        (AES_SIV_CMAC_256) or numbers (15, 16, 17, 30), comma\n"
                "                        separated\n"
                "     --json             Print one JSON object for machines\n"
                "     --plain[=HOST[:PORT]]\n"
@@ -301,11 +301,12 @@ static int parse_aead_list(const char *s) {
 
                 if (parse_aead_one(w, &a) < 0)
                         return log_error_errno(EINVAL, "Unknown AEAD algorithm '%s'; known: "
-                                               "AES_SIV_CMAC_256 (15), AES_SIV_CMAC_384 (16), AES_SIV_CMAC_512 (17).", w);
+                                               "AES_SIV_CMAC_256 (15), AES_SIV_CMAC_384 (16), AES_SIV_CMAC_512 (17), "
+                                               "AES_128_GCM_SIV (30).", w);
                 if (!NTS_aead_param(a))
-                        return log_error_errno(EOPNOTSUPP, "%s (%u) is never offered: servers derive its keys in two "
-                                               "incompatible ways (chrony 4.4 to 4.6 unlike RFC 8915), and no test "
-                                               "exchanges it with a server. See nts-query(1).",
+                        return log_error_errno(EOPNOTSUPP, "%s (%u) is never offered: no NTS server offers it, and "
+                                               "how servers derive its keys is not settled (chrony's record 1024 "
+                                               "covers only AES_128_GCM_SIV). See nts-query(1).",
                                                NTS_aead_name(a), a);
                 for (size_t i = 0; i < arg_n_aead; i++)
                         if (arg_aead[i] == a)
@@ -1098,6 +1099,8 @@ static const char *const record_type_table[] = {
 };
 
 static const char *record_type_name(uint16_t type) {
+        if (type == NTS_KE_RECORD_COMPLIANT_128GCM_EXPORT)
+                return "Compliant 128GCM Export";
         return type < ELEMENTSOF(record_type_table) ? record_type_table[type] : "unknown";
 }
 
@@ -1341,6 +1344,11 @@ static void json_exchange(JsonWriter *w, const char *key, const Exchange *x, boo
         json_write_string(w, "kiss", x->error == -EPROTO ? x->result.kiss : NULL);
         if (authenticated)
                 json_write_integer(w, "new_cookies", (int64_t) x->n_new_cookies);
+        json_write_integer(w, "request_size", (int64_t) x->result.request_size);
+        if (x->result.reply_size > 0)
+                json_write_integer(w, "reply_size", (int64_t) x->result.reply_size);
+        else
+                json_write_null(w, "reply_size");
         json_end_object(w);
 }
 

@@ -169,22 +169,10 @@ static const char *aes_name(size_t half, bool ctr) {
         }
 }
 
-static bool aes_available(const char *name) {
-        EVP_CIPHER *cipher;
-
-        cipher = sym_EVP_CIPHER_fetch(NULL, name, NULL);
-        if (!cipher) {
-                sym_ERR_clear_error();
-                return false;
-        }
-        sym_EVP_CIPHER_free(cipher);
-        return true;
-}
-
 bool siv_key_size_supported(size_t size) {
         const char *cbc = size % 2 == 0 ? aes_name(size / 2, false) : NULL;
 
-        return cbc && aes_available(cbc) && aes_available(aes_name(size / 2, true));
+        return cbc && crypto_cipher_available(cbc) && crypto_cipher_available(aes_name(size / 2, true));
 }
 
 static int aes_ctx_new(size_t half, bool ctr, const uint8_t *key, EVP_CIPHER_CTX **ret) {

@@ -103,3 +103,17 @@ const char *crypto_last_error(char *buf, size_t size) {
         sym_ERR_clear_error();
         return buf;
 }
+
+bool crypto_cipher_available(const char *name) {
+        EVP_CIPHER *cipher;
+
+        assert(name);
+
+        cipher = sym_EVP_CIPHER_fetch(NULL, name, NULL);
+        if (!cipher) {
+                sym_ERR_clear_error();
+                return false;
+        }
+        sym_EVP_CIPHER_free(cipher);
+        return true;
+}

@@ -52,6 +52,10 @@ int dlopen_libcrypto(int log_level);
 /* True when libcrypto has already been loaded into this process by us. */
 bool libcrypto_loaded(void);
 
+/* Whether the loaded libcrypto has the cipher of that name ("AES-128-CTR"); a failed lookup
+ * leaves nothing in the error queue. libcrypto must be loaded. */
+bool crypto_cipher_available(const char *name);
+
 /* The last libcrypto error as text, for log messages; clears the error queue. */
 const char *crypto_last_error(char *buf, size_t size);
 #else

@@ -39,6 +39,14 @@ enum {
                                               * want, exactly as a Server record gave it (section
                                               * 5), without port; one record per member. A pool
                                               * with no other member gives a denied one anyway. */
+
+        /* chrony's "Compliant AES-128-GCM-SIV Exporter Context" record
+         * (https://chrony-project.org/doc/spec/nts-compliant-128gcm.html), from the range of
+         * private use: empty and not critical. A client that offers AEAD_AES_128_GCM_SIV sends
+         * it; a server that chose that algorithm and knows the record echoes it, and only then
+         * do both put 30 into the exporter context (RFC 8915 section 5.1). Without it chrony
+         * 4.4 and later put 15 there for this algorithm. */
+        NTS_KE_RECORD_COMPLIANT_128GCM_EXPORT = 1024,
 };
 
 /* RFC 8915 section 4.1.3 (registry: section 7.8): codes of the Error record. */
@@ -52,9 +60,9 @@ enum {
 #define NTS_PROTOCOL_NTPV4 0
 
 /* AEAD algorithm identifiers from the IANA AEAD registry (RFC 5116 section 6):
- * RFC 5297 section 6 for AES-SIV-CMAC, RFC 8452 section 8 for AES-GCM-SIV. We never offer
- * AES-GCM-SIV (docs/NTS.md, "AEAD algorithms"); its numbers are here so that a server's choice
- * or an Error record naming them can still be printed. */
+ * RFC 5297 section 6 for AES-SIV-CMAC, RFC 8452 section 8 for AES-GCM-SIV. Of AES-GCM-SIV we
+ * offer only AEAD_AES_128_GCM_SIV, where libcrypto has it (docs/NTS.md, "AEAD algorithms");
+ * the number of AEAD_AES_256_GCM_SIV is here so that a server's choice of it can be named. */
 #define NTS_AEAD_ID_AES_SIV_CMAC_256 15
 #define NTS_AEAD_ID_AES_SIV_CMAC_384 16
 #define NTS_AEAD_ID_AES_SIV_CMAC_512 17
@@ -78,10 +86,14 @@ enum {
 /* RFC 8915 section 5.3: the Unique Identifier is at least 32 random octets. */
 #define NTS_UID_SIZE 32
 
-/* RFC 8915 section 5.6: nonce plus its padding is at least 16 octets. We send 16-byte nonces
- * (RFC 5297 allows AES-SIV any length). */
+/* RFC 8915 section 5.6: the nonce with the padding after it and the additional padding after
+ * the ciphertext is at least N_REQ octets, the lesser of 16 and the algorithm's longest nonce.
+ * We send 16-byte nonces with AES-SIV (RFC 5297 allows any length), and the 12 bytes that
+ * AES-GCM-SIV takes (RFC 8452 section 4: N_MIN = N_MAX = 12), so no additional padding is
+ * ever needed. */
 #define NTS_MIN_NONCE_FIELD_SIZE 16
 #define NTS_SIV_NONCE_SIZE 16
+#define NTS_GCM_SIV_NONCE_SIZE 12
 #define NTS_AEAD_TAG_SIZE 16
 
 /* RFC 8915 section 4.1.6: servers SHOULD send eight cookies; section 5.7: a client keeps

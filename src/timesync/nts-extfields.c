@@ -104,9 +104,10 @@ static int ef_append_authenticator(struct iovec *out, const uint8_t *packet, NTS
         assert(p);
 
         /* RFC 8915 section 5.6: nonce and ciphertext are each padded to a word, and the nonce's
-         * share is at least 16 octets (a shorter nonce would need padding after the ciphertext;
-         * every algorithm we use takes 16-byte nonces). */
-        assert(p->nonce_size >= NTS_MIN_NONCE_FIELD_SIZE);
+         * share is at least N_REQ octets, the lesser of 16 and the algorithm's longest nonce; a
+         * shorter nonce would need padding after the ciphertext. We send 16 bytes with AES-SIV
+         * and the only length AES-GCM-SIV takes (12, its N_REQ), so none is needed. */
+        assert(p->nonce_size >= NTS_MIN_NONCE_FIELD_SIZE || p->nonce_size == NTS_GCM_SIV_NONCE_SIZE);
         nonce_field = ALIGN4(p->nonce_size);
         ct_size = plaintext->iov_len + p->tag_size;
         if (ct_size > UINT16_MAX)
@@ -178,6 +179,9 @@ int NTS_ef_open_authenticator(const uint8_t *packet, const NTS_ExtensionField *a
                      n = IOVEC_MAKE(b + AUTH_LENGTHS_SIZE, nonce_size),
                      c = IOVEC_MAKE(b + AUTH_LENGTHS_SIZE + ALIGN4(nonce_size), ct_size);
         r = NTS_aead_decrypt(aead, &ad, 1, &n, &c, out);
+        if (r == -EINVAL)
+                /* A nonce length the algorithm cannot take (AES-GCM-SIV takes only 12). */
+                return -EBADMSG;
         if (r < 0) {
                 *reason = NTS_ERROR_NTP_AUTH_FAILED;
                 return r;

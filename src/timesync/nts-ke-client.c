@@ -174,7 +174,7 @@ static void ke_client_finish(NTS_KEClient *c, const NTS_Agreement *a) {
         NTS_KEResult *res = c->result;
         int r;
 
-        r = NTS_tls_export_keys(c->tls, a->aead, &c2s_key, &s2c_key);
+        r = NTS_tls_export_keys(c->tls, a->aead, NTS_exporter_aead(a), &c2s_key, &s2c_key);
         if (r < 0) {
                 ke_client_fail(c, NTS_KE_STAGE_TLS, r, NTS_OK, "exporting the keys failed: %s",
                                ke_client_tls_reason(c, r));
@@ -560,7 +560,7 @@ static int ke_client_copy_params(NTS_KEClient *c, const NTS_KEClientParams *p) {
         c->tls_options.ca_dir = c->ca_dir;
 
         /* The request is encoded once, here: it carries the denied names, so they need no copy. */
-        c->request_size = NTS_request_size(p->n_aead, p->deny, p->n_deny);
+        c->request_size = NTS_request_size(p->aead, p->n_aead, p->deny, p->n_deny);
         c->request = malloc(c->request_size);
         c->response = malloc(NTS_KE_MAX_MESSAGE_SIZE);
         if (!c->request || !c->response)

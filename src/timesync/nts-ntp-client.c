@@ -130,11 +130,13 @@ static int ntp_client_query(const SocketAddress *server, const NTS_NTPQueryParam
         t1 = realtime_nsec();
         if (send(fd, request, (size_t) n, 0) < 0)
                 return -errno;
+        ret->request_size = (size_t) n;
 
         len = ntp_client_receive(fd, &h.transmit, deadline, reply, sizeof(reply), &t4,
                                  &ret->header);
         if (len < 0)
                 return (int) len;
+        ret->reply_size = (size_t) len;
 
         if (p->s2c) {
                 r = NTS_parse_extension_fields(&IOVEC_MAKE(reply, (size_t) len), &q, p->s2c,

@@ -26,6 +26,8 @@ typedef struct NTS_NTPResult {
         NTPSample sample;               /* offset (server clock minus ours) and delay */
         struct iovec cookies[NTS_MAX_COOKIES];
         size_t n_cookies;
+        size_t request_size;            /* UDP payload sent; 0 if nothing was sent */
+        size_t reply_size;              /* UDP payload of the reply, once one arrived */
 } NTS_NTPResult;
 
 void NTS_ntp_result_done(NTS_NTPResult *r);

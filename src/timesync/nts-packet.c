@@ -67,10 +67,21 @@ int NTS_record_append(struct iovec *out, uint16_t type, bool critical, const voi
         return 0;
 }
 
-size_t NTS_request_size(size_t n_aead, char *const *deny, size_t n_deny) {
+static bool offers_128gcm(const NTS_AEADAlgorithm *aead, size_t n_aead) {
+        for (size_t i = 0; i < n_aead; i++)
+                if (aead[i] == NTS_AEAD_AES_128_GCM_SIV)
+                        return true;
+        return false;
+}
+
+size_t NTS_request_size(const NTS_AEADAlgorithm *aead, size_t n_aead, char *const *deny, size_t n_deny) {
         size_t size = 3 * NTS_KE_RECORD_HEADER_SIZE + 2 + 2 * n_aead;
 
+        assert(aead || n_aead == 0);
         assert(deny || n_deny == 0);
+
+        if (offers_128gcm(aead, n_aead))
+                size += NTS_KE_RECORD_HEADER_SIZE;
 
         for (size_t i = 0; i < n_deny; i++)
                 size += NTS_KE_RECORD_HEADER_SIZE + strlen(deny[i]);
@@ -109,6 +120,14 @@ ssize_t NTS_encode_request(void *buf, size_t size, const NTS_AEADAlgorithm *aead
                 return r;
         for (size_t i = 0; i < n_aead; i++)
                 unaligned_write_be16(p + 2 * i, (uint16_t) aead[i]);
+
+        /* Asks for the RFC's exporter context with AEAD_AES_128_GCM_SIV. Not critical: a
+         * server that does not know the record skips it. */
+        if (offers_128gcm(aead, n_aead)) {
+                r = NTS_record_append(&out, NTS_KE_RECORD_COMPLIANT_128GCM_EXPORT, false, NULL, 0);
+                if (r < 0)
+                        return r;
+        }
 
         /* draft-venhoek-nts-pool section 6.6: not critical, or a server without pool support
          * would answer with an Error record (RFC 8915 section 4) instead of ignoring it. */
@@ -303,6 +322,14 @@ ssize_t NTS_decode_response(const struct iovec *msg, const NTS_AEADAlgorithm *of
                         have_port = true;
                         break;
 
+                case NTS_KE_RECORD_COMPLIANT_128GCM_EXPORT:
+                        /* chrony's record: empty. It matters only with AEAD_AES_128_GCM_SIV
+                         * (NTS_exporter_aead()); twice says nothing new. */
+                        if (size != 0)
+                                return refuse_record(ret, NTS_ERROR_KE_BAD_RECORD_LENGTH, rec.type);
+                        ret->compliant_128gcm = true;
+                        break;
+
                 default:
                         /* RFC 8915 section 4: a record we do not know may be skipped only
                          * when the server did not mark it critical. */
@@ -321,4 +348,15 @@ ssize_t NTS_decode_response(const struct iovec *msg, const NTS_AEADAlgorithm *of
 
         ret->error = NTS_OK;
         return (ssize_t) (msg->iov_len - rest.iov_len);
+}
+
+uint16_t NTS_exporter_aead(const NTS_Agreement *a) {
+        assert(a);
+
+        /* The server echoes record 1024 only when it chose AEAD_AES_128_GCM_SIV and takes the
+         * RFC's context. chrony 4.4 to 4.6.0 do not know the record, and chrony 4.6.1 and
+         * later fall back to that old context without it: 15 for this algorithm. */
+        if (a->aead == NTS_AEAD_AES_128_GCM_SIV && !a->compliant_128gcm)
+                return NTS_AEAD_ID_AES_SIV_CMAC_256;
+        return (uint16_t) a->aead;
 }

@@ -534,7 +534,7 @@ uint32_t NTS_tls_events(const NTS_TLS *t) {
         return t->events;
 }
 
-static int tls_export_key(NTS_TLS *t, NTS_AEADAlgorithm aead, uint8_t direction, struct iovec *key,
+static int tls_export_key(NTS_TLS *t, uint16_t context_aead, uint8_t direction, struct iovec *key,
                           size_t key_size) {
         uint8_t context[NTS_EXPORTER_CONTEXT_SIZE];
 
@@ -542,7 +542,7 @@ static int tls_export_key(NTS_TLS *t, NTS_AEADAlgorithm aead, uint8_t direction,
                 return -ENOBUFS;
 
         unaligned_write_be16(context, NTS_PROTOCOL_NTPV4);
-        unaligned_write_be16(context + 2, aead);
+        unaligned_write_be16(context + 2, context_aead);
         context[4] = direction;
 
         if (sym_SSL_export_keying_material(t->ssl, key->iov_base, key_size,
@@ -554,7 +554,8 @@ static int tls_export_key(NTS_TLS *t, NTS_AEADAlgorithm aead, uint8_t direction,
         return 0;
 }
 
-int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, struct iovec *c2s, struct iovec *s2c) {
+int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, uint16_t context_aead, struct iovec *c2s,
+                        struct iovec *s2c) {
         const NTS_AEADParam *param;
         size_t key_size;
         int r;
@@ -574,9 +575,9 @@ int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, struct iovec *c2s, s
         ERROR_QUEUE_SCOPE(t);
         t->error[0] = 0;
 
-        r = tls_export_key(t, aead, NTS_EXPORTER_C2S, c2s, key_size);
+        r = tls_export_key(t, context_aead, NTS_EXPORTER_C2S, c2s, key_size);
         if (r >= 0)
-                r = tls_export_key(t, aead, NTS_EXPORTER_S2C, s2c, key_size);
+                r = tls_export_key(t, context_aead, NTS_EXPORTER_S2C, s2c, key_size);
         if (r < 0) {
                 explicit_bzero_safe(c2s->iov_base, c2s->iov_len);
                 explicit_bzero_safe(s2c->iov_base, s2c->iov_len);

@@ -52,8 +52,11 @@ NTS_TLSCertTime NTS_tls_cert_time_failure(const NTS_TLS *t);
 uint32_t NTS_tls_events(const NTS_TLS *t);
 
 /* RFC 8915 section 5.1: exports the C2S and S2C keys for aead (each key_size bytes of the
- * algorithm) into c2s and s2c (iov_len is capacity on entry, key size on return). */
-int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, struct iovec *c2s, struct iovec *s2c);
+ * algorithm) into c2s and s2c (iov_len is capacity on entry, key size on return), with
+ * context_aead as the AEAD ID of the exporter context: NTS_exporter_aead() of the agreement,
+ * which differs from aead only for chrony's AES-128-GCM-SIV keys. */
+int NTS_tls_export_keys(NTS_TLS *t, NTS_AEADAlgorithm aead, uint16_t context_aead, struct iovec *c2s,
+                        struct iovec *s2c);
 
 /* Text of the last failure (certificate verification message, TLS alert, ALPN refusal,
  * system error); "" if none. Valid until the next call on t. */

@@ -91,7 +91,9 @@ int NTS_record_next(struct iovec *msg, NTS_Record *ret);
 int NTS_record_append(struct iovec *out, uint16_t type, bool critical, const void *body, size_t size);
 
 /* Writes a complete client request to buf: Next Protocol NTPv4, AEAD Algorithm Negotiation
- * listing aead[0..n_aead) in order of preference, one NTP Server Deny record (not critical) per
+ * listing aead[0..n_aead) in order of preference, chrony's Compliant AES-128-GCM-SIV Exporter
+ * Context record (1024, empty, not critical) when that list holds AEAD_AES_128_GCM_SIV, one
+ * NTP Server Deny record (not critical) per
  * name in deny[0..n_deny), End of Message. A denied name goes out byte for byte as given: a
  * pool recognizes a member only by the exact body of the Server record it sent.
  * Returns the number of bytes written; -ENOBUFS if size is too small (NTS_request_size() says
@@ -101,7 +103,7 @@ ssize_t NTS_encode_request(void *buf, size_t size, const NTS_AEADAlgorithm *aead
                            char *const *deny, size_t n_deny);
 
 /* The size of that request. */
-size_t NTS_request_size(size_t n_aead, char *const *deny, size_t n_deny);
+size_t NTS_request_size(const NTS_AEADAlgorithm *aead, size_t n_aead, char *const *deny, size_t n_deny);
 
 /* What the server agreed to. Pointers point into the decoded message. */
 typedef struct NTS_Agreement {
@@ -110,6 +112,7 @@ typedef struct NTS_Agreement {
         uint16_t server_code;       /* with NTS_ERROR_SERVER_*: the code the server sent */
 
         NTS_AEADAlgorithm aead;     /* also with NTS_ERROR_KE_AEAD_NOT_OFFERED: what the server chose */
+        bool compliant_128gcm;      /* the server sent record 1024 (NTS_KE_RECORD_COMPLIANT_128GCM_EXPORT) */
         struct iovec server;        /* Server Negotiation body, not NUL-terminated; unset when absent */
         uint16_t port;              /* Port Negotiation value; 0 when absent */
         struct iovec cookies[NTS_MAX_COOKIES];
@@ -127,6 +130,11 @@ typedef struct NTS_Agreement {
  * in ret->error for every other refusal. */
 ssize_t NTS_decode_response(const struct iovec *msg, const NTS_AEADAlgorithm *offered, size_t n_offered,
                             NTS_Agreement *ret);
+
+/* The AEAD ID that goes into the TLS exporter context (RFC 8915 section 5.1) for the keys of
+ * agreement a: its AEAD, except for AEAD_AES_128_GCM_SIV without the server's record 1024,
+ * where chrony (4.4 and later, the servers that offer it) puts AEAD_AES_SIV_CMAC_256. */
+uint16_t NTS_exporter_aead(const NTS_Agreement *a);
 
 /* ---- NTP extension fields (nts-extfields.c) ---- */
 

@@ -18,3 +18,17 @@ suite_tree_command() {
                   'tree=$1 bin=$2; shift 2; mount --bind "$0" "$tree/mnt" && exec chroot "$tree" "$bin" "$@"'
                   "$rundir" "$tree" "$bin")
 }
+
+# suite_tree_run TREE DIR BIN [ARG...]: runs DIR/BIN, a program of this build, chrooted in TREE,
+# so that it loads that suite's libraries (dlopen() finds the tree's libcrypto: OpenSSL 3.5 in
+# trixie, 3.6 in forky), in a mount namespace of its own where DIR is bind-mounted on the
+# tree's /mnt: paths in ARGs name files of DIR as /mnt/FILE. Without CAP_SYS_TIME, like every
+# client of the tests.
+suite_tree_run() {
+        local tree=$1 dir=$2 bin=$3
+        shift 3
+        # shellcheck disable=SC2016 # the inner shell's $0, $1 and $@
+        "${NOSYSTIME[@]}" unshare --mount --propagation private sh -c \
+                'tree=$1; shift; mount --bind "$0" "$tree/mnt" && exec chroot "$tree" "$@"' \
+                "$dir" "$tree" "/mnt/$bin" "$@"
+}

@@ -39,7 +39,7 @@ static const char *check_failure(ssize_t r, const NTS_Agreement *a, const NTS_AE
                 return "an error that NTS_decode_response() does not document";
         }
 
-        if (a->n_cookies != 0 || iovec_is_set(&a->server) || a->port != 0)
+        if (a->n_cookies != 0 || iovec_is_set(&a->server) || a->port != 0 || a->compliant_128gcm)
                 return "a refused response left agreement fields set";
         /* The one field a refusal keeps: the algorithm a server chose that we did not offer. */
         if (a->error == NTS_ERROR_KE_AEAD_NOT_OFFERED ? offered_has(offered, n_offered, a->aead) : a->aead != 0)

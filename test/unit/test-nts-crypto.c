@@ -427,19 +427,33 @@ static void test_parameters_follow_the_rfcs(void) {
         ASSERT_TRUE(!NTS_aead_param((NTS_AEADAlgorithm) 14));
 }
 
-static void test_offer_lists_strongest_siv_first(void) {
-        NTS_AEADAlgorithm offer[8];
-        int n;
+/* The offer where the loaded libcrypto has AES-128-GCM-SIV (OpenSSL 3.2 and later), and where
+ * it does not (3.0, 3.1): the same four in the same order, less what is missing. */
+static const NTS_AEADAlgorithm offer_with_gcm_siv[] = {
+        NTS_AEAD_AES_SIV_CMAC_512, NTS_AEAD_AES_SIV_CMAC_384, NTS_AEAD_AES_128_GCM_SIV, NTS_AEAD_AES_SIV_CMAC_256,
+};
+static const NTS_AEADAlgorithm offer_without_gcm_siv[] = {
+        NTS_AEAD_AES_SIV_CMAC_512, NTS_AEAD_AES_SIV_CMAC_384, NTS_AEAD_AES_SIV_CMAC_256,
+};
 
-        n = ASSERT_OK(NTS_aead_offer(offer, ELEMENTSOF(offer)));
-        ASSERT_EQ(n, 3);
-        ASSERT_EQ(offer[0], NTS_AEAD_AES_SIV_CMAC_512);
-        ASSERT_EQ(offer[1], NTS_AEAD_AES_SIV_CMAC_384);
-        ASSERT_EQ(offer[2], NTS_AEAD_AES_SIV_CMAC_256);
+static void assert_offer(const NTS_AEADAlgorithm *expected, size_t n_expected) {
+        NTS_AEADAlgorithm offer[8];
+
+        ASSERT_EQ((size_t) ASSERT_OK(NTS_aead_offer(offer, ELEMENTSOF(offer))), n_expected);
+        ASSERT_MEMEQ(offer, expected, n_expected * sizeof(offer[0]));
 
         /* A short array gets the most preferred ones. */
         ASSERT_EQ(NTS_aead_offer(offer, 1), 1);
-        ASSERT_EQ(offer[0], NTS_AEAD_AES_SIV_CMAC_512);
+        ASSERT_EQ(offer[0], expected[0]);
+}
+
+static void test_offer_follows_the_loaded_libcrypto(void) {
+        ASSERT_OK(dlopen_libcrypto(LOG_ERR));
+        log_info("libcrypto: %s", sym_OpenSSL_version(OPENSSL_VERSION));
+        if (NTS_aead_supported(NTS_AEAD_AES_128_GCM_SIV))
+                assert_offer(offer_with_gcm_siv, ELEMENTSOF(offer_with_gcm_siv));
+        else
+                assert_offer(offer_without_gcm_siv, ELEMENTSOF(offer_without_gcm_siv));
 }
 
 static typeof(sym_EVP_CIPHER_fetch) real_cipher_fetch;
@@ -449,35 +463,173 @@ static EVP_CIPHER *fetch_any_cipher(OSSL_LIB_CTX *ctx, const char *algorithm, co
         return real_cipher_fetch(ctx, "AES-128-SIV", properties);
 }
 
-static void test_gcm_siv_is_never_offered_whatever_libcrypto_supports(void) {
-        static const NTS_AEADAlgorithm gcm_siv[] = { NTS_AEAD_AES_128_GCM_SIV, NTS_AEAD_AES_256_GCM_SIV };
-        NTS_AEADAlgorithm offer[8];
+/* One without AES-GCM-SIV, as OpenSSL 3.0 and 3.1. */
+static EVP_CIPHER *fetch_without_gcm_siv(OSSL_LIB_CTX *ctx, const char *algorithm, const char *properties) {
+        if (strstr(algorithm, "GCM-SIV"))
+                return NULL;
+        return real_cipher_fetch(ctx, algorithm, properties);
+}
+
+/* The choice of algorithms as a table over what libcrypto has, on any OpenSSL: the probe is
+ * made to say yes to everything, then no to AES-GCM-SIV. AEAD_AES_256_GCM_SIV is never offered
+ * nor keyed. */
+static void test_offer_has_gcm_siv_exactly_where_libcrypto_has_it(void) {
+        static const struct {
+                typeof(sym_EVP_CIPHER_fetch) fetch;
+                const NTS_AEADAlgorithm *offer;
+                size_t n_offer;
+        } table[] = {
+                { fetch_any_cipher, offer_with_gcm_siv, ELEMENTSOF(offer_with_gcm_siv) },
+                { fetch_without_gcm_siv, offer_without_gcm_siv, ELEMENTSOF(offer_without_gcm_siv) },
+        };
         uint8_t key[32] = {};
         NTS_AEADContext *c = NULL;
-        int n;
 
-        /* Until a test exchanges GCM-SIV with a server that derives its keys either way
-         * (docs/NTS.md, "AEAD algorithms"), nothing may offer or key it, also where the loaded
-         * libcrypto has it: the probe is made to say yes to everything. */
         ASSERT_OK(dlopen_libcrypto(LOG_ERR));
         real_cipher_fetch = sym_EVP_CIPHER_fetch;
-        sym_EVP_CIPHER_fetch = fetch_any_cipher;
-        n = NTS_aead_offer(offer, ELEMENTSOF(offer));
-        for (size_t i = 0; i < ELEMENTSOF(gcm_siv); i++)
-                ASSERT_FALSE(NTS_aead_supported(gcm_siv[i]));
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                sym_EVP_CIPHER_fetch = table[i].fetch;
+                assert_offer(table[i].offer, table[i].n_offer);
+                ASSERT_EQ(NTS_aead_supported(NTS_AEAD_AES_128_GCM_SIV), i == 0);
+                ASSERT_FALSE(NTS_aead_supported(NTS_AEAD_AES_256_GCM_SIV));
+                if (i == 1)
+                        ASSERT_ERROR(NTS_aead_new(NTS_AEAD_AES_128_GCM_SIV, &IOVEC_MAKE(key, 16), &c), EOPNOTSUPP);
+        }
         sym_EVP_CIPHER_fetch = real_cipher_fetch;
 
-        ASSERT_EQ(n, 3);
-        ASSERT_EQ(offer[0], NTS_AEAD_AES_SIV_CMAC_512);
-        ASSERT_EQ(offer[1], NTS_AEAD_AES_SIV_CMAC_384);
-        ASSERT_EQ(offer[2], NTS_AEAD_AES_SIV_CMAC_256);
+        ASSERT_TRUE(!NTS_aead_param(NTS_AEAD_AES_256_GCM_SIV));
+        ASSERT_ERROR(NTS_aead_new(NTS_AEAD_AES_256_GCM_SIV, &IOVEC_MAKE(key, 32), &c), EINVAL);
+        ASSERT_ERROR(NTS_aead_new(NTS_AEAD_AES_128_GCM_SIV, &IOVEC_MAKE(key, 32), &c), EINVAL);
+        ASSERT_TRUE(!c);
+}
 
-        for (size_t i = 0; i < ELEMENTSOF(gcm_siv); i++) {
-                ASSERT_TRUE(!NTS_aead_param(gcm_siv[i]));
-                ASSERT_ERROR(NTS_aead_new(gcm_siv[i], &IOVEC_MAKE(key, 16), &c), EINVAL);
-                ASSERT_ERROR(NTS_aead_new(gcm_siv[i], &IOVEC_MAKE(key, 32), &c), EINVAL);
-                ASSERT_TRUE(!c);
+/* RFC 8452 section 4 and appendix C.1: key 16 bytes, nonce 12, tag 16. */
+static void test_gcm_siv_parameters_follow_rfc8452(void) {
+        const NTS_AEADParam *p = NTS_aead_param(NTS_AEAD_AES_128_GCM_SIV);
+
+        ASSERT_TRUE(p);
+        ASSERT_STREQ(p->name, "AEAD_AES_128_GCM_SIV");
+        ASSERT_EQ(p->key_size, 16);
+        ASSERT_EQ(p->nonce_size, 12);
+        ASSERT_EQ(p->tag_size, 16);
+        ASSERT_STREQ(p->cipher, "AES-128-GCM-SIV");
+}
+
+/* The crypto needs the cipher itself; without it (OpenSSL 3.0, 3.1) the tests below say so and
+ * return. The same test binary runs against OpenSSL 3.5 and 3.6 in the trixie and forky trees
+ * (test-nts-crypto-trixie, -forky). */
+static bool gcm_siv_available(const char *test) {
+        if (NTS_aead_supported(NTS_AEAD_AES_128_GCM_SIV))
+                return true;
+        log_info("%s: skipped, the loaded libcrypto (%s) has no AES-128-GCM-SIV (OpenSSL 3.2 and later have it).",
+                 test, sym_OpenSSL_version(OPENSSL_VERSION));
+        return false;
+}
+
+/* RFC 8452 appendix C.1: key, nonce, associated data, plaintext, result (ciphertext || tag). */
+static const struct {
+        const char *key, *nonce, *ad, *pt, *result;
+} rfc8452_c1[] = {
+        { "01000000000000000000000000000000", "030000000000000000000000", "", "",
+          "dc20e2d83f25705bb49e439eca56de25" },
+        { "01000000000000000000000000000000", "030000000000000000000000", "", "0100000000000000",
+          "b5d839330ac7b786578782fff6013b815b287c22493a364c" },
+        { "01000000000000000000000000000000", "030000000000000000000000", "010000000000000000000000", "02000000",
+          "a8fe3e8707eb1f84fb28f8cb73de8e99e2f48a14" },
+        { "e66021d5eb8e4f4066d4adb9c33560e4", "f46e44bb3da0015c94f70887", "", "",
+          "a4194b79071b01a87d65f706e3949578" },
+        { "36864200e0eaf5284d884a0e77d31646", "bae8e37fc83441b16034566b", "46bb91c3c5", "7a806c",
+          "af60eb711bd85bc1e4d3e0a462e074eea428a8" },
+};
+
+static void test_gcm_siv_matches_rfc8452_c1(void) {
+        if (!gcm_siv_available(__func__))
+                return;
+
+        for (size_t i = 0; i < ELEMENTSOF(rfc8452_c1); i++) {
+                HEX(key, rfc8452_c1[i].key);
+                HEX(nonce, rfc8452_c1[i].nonce);
+                HEX(ad, rfc8452_c1[i].ad);
+                HEX(pt, rfc8452_c1[i].pt);
+                HEX(expected, rfc8452_c1[i].result);
+                _cleanup_(NTS_aead_freep) NTS_AEADContext *c = NULL;
+                uint8_t out[64], back[64];
+                struct iovec o = IOVEC_MAKE(out, sizeof(out)), b = IOVEC_MAKE(back, sizeof(back));
+
+                ASSERT_OK(NTS_aead_new(NTS_AEAD_AES_128_GCM_SIV, &key, &c));
+                /* Twice on one key: each packet starts from the keyed state. */
+                for (int k = 0; k < 2; k++) {
+                        o.iov_len = sizeof(out);
+                        ASSERT_OK(NTS_aead_encrypt(c, &ad, ad.iov_len > 0, &nonce, &pt, &o));
+                        ASSERT_EQ(o.iov_len, expected.iov_len);
+                        ASSERT_MEMEQ(out, expected.iov_base, expected.iov_len);
+
+                        b.iov_len = sizeof(back);
+                        ASSERT_OK(NTS_aead_decrypt(c, &ad, ad.iov_len > 0, &nonce, &expected, &b));
+                        ASSERT_EQ(b.iov_len, pt.iov_len);
+                        ASSERT_MEMEQ(back, pt.iov_base, pt.iov_len);
+                }
+
+                /* Any flipped bit, in the ciphertext or the tag, is refused; the key stays usable. */
+                for (size_t j = 0; j < expected.iov_len; j++) {
+                        memcpy(out, expected.iov_base, expected.iov_len);
+                        out[j] ^= 0x40;
+                        b.iov_len = sizeof(back);
+                        ASSERT_ERROR(NTS_aead_decrypt(c, &ad, ad.iov_len > 0, &nonce, &IOVEC_MAKE(out, expected.iov_len), &b),
+                                     EBADMSG);
+                }
+                b.iov_len = sizeof(back);
+                ASSERT_OK(NTS_aead_decrypt(c, &ad, ad.iov_len > 0, &nonce, &expected, &b));
         }
+}
+
+/* What NTS does with it: an empty plaintext under the whole request as associated data, and
+ * replies of every length, all on one key; and the arguments AES-GCM-SIV cannot take. */
+static void test_gcm_siv_round_trip_and_refusals(void) {
+        static const size_t lengths[] = { 0, 1, 15, 16, 17, 100, 1000 };
+        uint8_t ad[84], nonce[NTS_GCM_SIV_NONCE_SIZE + 4], pt[1000], out[1000 + NTS_AEAD_TAG_SIZE], back[1000];
+        struct iovec a = IOVEC_MAKE(ad, sizeof(ad)), n = IOVEC_MAKE(nonce, NTS_GCM_SIV_NONCE_SIZE), o, b;
+
+        if (!gcm_siv_available(__func__))
+                return;
+
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *c = test_aead_new(NTS_AEAD_AES_128_GCM_SIV, 40);
+        _cleanup_(NTS_aead_freep) NTS_AEADContext *other = test_aead_new(NTS_AEAD_AES_128_GCM_SIV, 41);
+
+        test_fill(ad, sizeof(ad), 1);
+        test_fill(nonce, sizeof(nonce), 2);
+        test_fill(pt, sizeof(pt), 3);
+        for (size_t i = 0; i < ELEMENTSOF(lengths); i++) {
+                o = IOVEC_MAKE(out, sizeof(out));
+                ASSERT_OK(NTS_aead_encrypt(c, &a, 1, &n, &IOVEC_MAKE(pt, lengths[i]), &o));
+                ASSERT_EQ(o.iov_len, lengths[i] + NTS_AEAD_TAG_SIZE);
+                /* The ciphertext comes first: as long as the plaintext, and not equal to it. */
+                ASSERT_TRUE(lengths[i] == 0 || memcmp(out, pt, lengths[i]) != 0);
+                b = IOVEC_MAKE(back, sizeof(back));
+                ASSERT_OK(NTS_aead_decrypt(c, &a, 1, &n, &o, &b));
+                ASSERT_EQ(b.iov_len, lengths[i]);
+                ASSERT_MEMEQ(back, pt, lengths[i]);
+
+                b = IOVEC_MAKE(back, sizeof(back));
+                ASSERT_ERROR(NTS_aead_decrypt(other, &a, 1, &n, &o, &b), EBADMSG);
+                ad[0] ^= 1;
+                b = IOVEC_MAKE(back, sizeof(back));
+                ASSERT_ERROR(NTS_aead_decrypt(c, &a, 1, &n, &o, &b), EBADMSG);
+                ad[0] ^= 1;
+        }
+
+        /* Exactly 12 bytes of nonce, always one; at most one associated data component. */
+        o = IOVEC_MAKE(out, sizeof(out));
+        ASSERT_ERROR(NTS_aead_encrypt(c, &a, 1, &IOVEC_MAKE(nonce, 16), &IOVEC_MAKE(pt, 0), &o), EINVAL);
+        ASSERT_ERROR(NTS_aead_encrypt(c, &a, 1, &IOVEC_MAKE(nonce, 11), &IOVEC_MAKE(pt, 0), &o), EINVAL);
+        ASSERT_ERROR(NTS_aead_encrypt(c, &a, 1, NULL, &IOVEC_MAKE(pt, 0), &o), EINVAL);
+        ASSERT_ERROR(NTS_aead_encrypt(c, (const struct iovec[]) { a, a }, 2, &n, &IOVEC_MAKE(pt, 0), &o), EINVAL);
+        b = IOVEC_MAKE(back, sizeof(back));
+        ASSERT_ERROR(NTS_aead_decrypt(c, &a, 1, &IOVEC_MAKE(nonce, 16), &IOVEC_MAKE(out, 16), &b), EINVAL);
+        /* Shorter than a tag cannot be authentic; too small a buffer is refused. */
+        ASSERT_ERROR(NTS_aead_decrypt(c, &a, 1, &n, &IOVEC_MAKE(out, NTS_AEAD_TAG_SIZE - 1), &b), EBADMSG);
+        o = IOVEC_MAKE(out, 20);
+        ASSERT_ERROR(NTS_aead_encrypt(c, &a, 1, &n, &IOVEC_MAKE(pt, 5), &o), ENOBUFS);
 }
 
 TEST_MAIN(TEST_CASE(test_s2v_reproduces_rfc5297_a1_iv),
@@ -496,5 +648,8 @@ TEST_MAIN(TEST_CASE(test_s2v_reproduces_rfc5297_a1_iv),
           TEST_CASE(test_small_output_buffer_is_refused),
           TEST_CASE(test_key_size_must_match_algorithm),
           TEST_CASE(test_parameters_follow_the_rfcs),
-          TEST_CASE(test_offer_lists_strongest_siv_first),
-          TEST_CASE(test_gcm_siv_is_never_offered_whatever_libcrypto_supports));
+          TEST_CASE(test_offer_follows_the_loaded_libcrypto),
+          TEST_CASE(test_offer_has_gcm_siv_exactly_where_libcrypto_has_it),
+          TEST_CASE(test_gcm_siv_parameters_follow_rfc8452),
+          TEST_CASE(test_gcm_siv_matches_rfc8452_c1),
+          TEST_CASE(test_gcm_siv_round_trip_and_refusals));

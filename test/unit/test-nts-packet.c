@@ -180,6 +180,7 @@ static void test_request_is_byte_exact(void) {
                 0x80, 0x01, 0x00, 0x02, 0x00, 0x00,             /* Next Protocol, critical: NTPv4 */
                 0x80, 0x04, 0x00, 0x06, 0x00, 0x1e, 0x00, 0x0f, /* AEAD, critical: 30, 15, 17 */
                 0x00, 0x11,
+                0x04, 0x00, 0x00, 0x00,                         /* 1024 (30 is offered), empty, not critical */
                 0x80, 0x00, 0x00, 0x00,                         /* End of Message, critical */
         };
         static const NTS_AEADAlgorithm aead[] = {
@@ -187,6 +188,7 @@ static void test_request_is_byte_exact(void) {
         };
         uint8_t req[64];
 
+        ASSERT_EQ(NTS_request_size(aead, ELEMENTSOF(aead), NULL, 0), sizeof(expected));
         ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, ELEMENTSOF(aead), NULL, 0)), sizeof(expected));
         ASSERT_MEMEQ(req, expected, sizeof(expected));
 
@@ -222,7 +224,7 @@ static void test_deny_records_are_noncritical_one_per_name_before_end(void) {
         char *deny[] = { (char *) "Member1.Tes", (char *) "127.0.0.2" };
         uint8_t req[128];
 
-        ASSERT_EQ(NTS_request_size(ELEMENTSOF(aead), deny, ELEMENTSOF(deny)), sizeof(expected));
+        ASSERT_EQ(NTS_request_size(aead, ELEMENTSOF(aead), deny, ELEMENTSOF(deny)), sizeof(expected));
         ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, ELEMENTSOF(aead), deny, ELEMENTSOF(deny))),
                   sizeof(expected));
         ASSERT_MEMEQ(req, expected, sizeof(expected));
@@ -244,7 +246,7 @@ static void test_deny_list_bounds(void) {
 
         /* A name of 255 bytes is the longest a Server record may carry; 256 is refused. */
         deny[0] = longest + 1;
-        ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, 1, deny, 1)), NTS_request_size(1, deny, 1));
+        ASSERT_EQ(ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, 1, deny, 1)), NTS_request_size(aead, 1, deny, 1));
         deny[0] = longest;
         ASSERT_ERROR(NTS_encode_request(req, sizeof(req), aead, 1, deny, 1), EINVAL);
         deny[0] = (char *) "";
@@ -254,7 +256,7 @@ static void test_deny_list_bounds(void) {
         for (size_t i = 0; i < ELEMENTSOF(deny); i++)
                 deny[i] = longest + 1;
         size = (size_t) ASSERT_OK(NTS_encode_request(req, sizeof(req), aead, 1, deny, NTS_KE_MAX_DENIED_SERVERS));
-        ASSERT_EQ(size, NTS_request_size(1, deny, NTS_KE_MAX_DENIED_SERVERS));
+        ASSERT_EQ(size, NTS_request_size(aead, 1, deny, NTS_KE_MAX_DENIED_SERVERS));
         ASSERT_TRUE(size < NTS_KE_MAX_MESSAGE_SIZE / 2);
         ASSERT_EQ(nts_server_ke_decode_request(&IOVEC_MAKE(req, size), &decoded), size);
         ASSERT_EQ(decoded.n_denied, NTS_KE_MAX_DENIED_SERVERS);
@@ -451,6 +453,78 @@ static void test_keep_alive_from_a_pool_is_skipped(void) {
 static void test_deny_record_in_a_response_is_skipped(void) {
         ASSERT_ACCEPTED(REC_NTPV4, REC_AEAD(15), { .type = NTS_KE_RECORD_NTP_SERVER_DENY, .body = "x", .size = 1 },
                         REC_COOKIE, REC_END);
+}
+
+/* chrony's record 1024 (empty, not critical) in the answer of a server that chose
+ * AEAD_AES_128_GCM_SIV: the keys come from the RFC's exporter context, with 30. */
+static void test_compliant_128gcm_record_is_noted(void) {
+        const Rec compliant = { .type = NTS_KE_RECORD_COMPLIANT_128GCM_EXPORT };
+        NTS_Agreement a;
+
+        ASSERT_OK(decode_records((const Rec[]) { REC_NTPV4, REC_AEAD(30), compliant, REC_COOKIE, REC_END }, 5, &a));
+        ASSERT_EQ(a.aead, NTS_AEAD_AES_128_GCM_SIV);
+        ASSERT_TRUE(a.compliant_128gcm);
+        ASSERT_EQ(NTS_exporter_aead(&a), NTS_AEAD_ID_AES_128_GCM_SIV);
+
+        /* Without it (chrony 4.4 to 4.6.0, or 4.6.1 and later to a client that did not ask):
+         * the old context, with 15. */
+        ASSERT_OK(decode_records((const Rec[]) { REC_NTPV4, REC_AEAD(30), REC_COOKIE, REC_END }, 4, &a));
+        ASSERT_FALSE(a.compliant_128gcm);
+        ASSERT_EQ(NTS_exporter_aead(&a), NTS_AEAD_ID_AES_SIV_CMAC_256);
+
+        /* With another algorithm the record changes nothing. */
+        ASSERT_OK(decode_records((const Rec[]) { REC_NTPV4, REC_AEAD(15), compliant, REC_COOKIE, REC_END }, 5, &a));
+        ASSERT_EQ(NTS_exporter_aead(&a), NTS_AEAD_ID_AES_SIV_CMAC_256);
+
+        /* Its body is empty; the critical bit is accepted either way, as for the others. */
+        ASSERT_REFUSED(NTS_ERROR_KE_BAD_RECORD_LENGTH, NTS_KE_RECORD_COMPLIANT_128GCM_EXPORT, REC_NTPV4, REC_AEAD(30),
+                       { .type = NTS_KE_RECORD_COMPLIANT_128GCM_EXPORT, .body = "x", .size = 1 }, REC_COOKIE, REC_END);
+        ASSERT_ACCEPTED(REC_NTPV4, REC_AEAD(30), { .type = NTS_KE_RECORD_COMPLIANT_128GCM_EXPORT, .critical = true },
+                        REC_COOKIE, REC_END);
+}
+
+/* The exporter context's AEAD ID for every algorithm, with and without record 1024. */
+static void test_exporter_aead_table(void) {
+        static const struct {
+                NTS_AEADAlgorithm aead;
+                bool compliant;
+                uint16_t context;
+        } table[] = {
+                { NTS_AEAD_AES_SIV_CMAC_256, false, 15 }, { NTS_AEAD_AES_SIV_CMAC_256, true, 15 },
+                { NTS_AEAD_AES_SIV_CMAC_384, false, 16 }, { NTS_AEAD_AES_SIV_CMAC_384, true, 16 },
+                { NTS_AEAD_AES_SIV_CMAC_512, false, 17 }, { NTS_AEAD_AES_SIV_CMAC_512, true, 17 },
+                { NTS_AEAD_AES_128_GCM_SIV, false, 15 },  { NTS_AEAD_AES_128_GCM_SIV, true, 30 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++)
+                ASSERT_EQ(NTS_exporter_aead(&(NTS_Agreement) { .aead = table[i].aead,
+                                                               .compliant_128gcm = table[i].compliant }),
+                          table[i].context);
+}
+
+/* Record 1024 goes out exactly when AEAD_AES_128_GCM_SIV is offered, wherever it stands. */
+static void test_request_asks_for_compliant_128gcm_only_with_it(void) {
+        static const NTS_AEADAlgorithm with[] = { NTS_AEAD_AES_SIV_CMAC_512, NTS_AEAD_AES_128_GCM_SIV },
+                                       without[] = { NTS_AEAD_AES_SIV_CMAC_512, NTS_AEAD_AES_SIV_CMAC_256 };
+        uint8_t req[64];
+        struct iovec rest;
+        NTS_Record rec;
+        ssize_t n;
+
+        for (size_t k = 0; k < 2; k++) {
+                bool found = false;
+
+                n = ASSERT_OK(NTS_encode_request(req, sizeof(req), k == 0 ? with : without, 2, NULL, 0));
+                ASSERT_EQ((size_t) n, NTS_request_size(k == 0 ? with : without, 2, NULL, 0));
+                rest = IOVEC_MAKE(req, (size_t) n);
+                while (NTS_record_next(&rest, &rec) >= 0)
+                        if (rec.type == NTS_KE_RECORD_COMPLIANT_128GCM_EXPORT) {
+                                ASSERT_FALSE(rec.critical);
+                                ASSERT_EQ(rec.body.iov_len, 0);
+                                found = true;
+                        }
+                ASSERT_EQ(found, k == 0);
+        }
 }
 
 static void test_aead_not_offered_is_refused_and_named(void) {
@@ -819,6 +893,9 @@ TEST_MAIN(TEST_CASE(test_record_next_splits_header_and_body),
           TEST_CASE(test_unknown_noncritical_record_is_skipped),
           TEST_CASE(test_keep_alive_from_a_pool_is_skipped),
           TEST_CASE(test_deny_record_in_a_response_is_skipped),
+          TEST_CASE(test_compliant_128gcm_record_is_noted),
+          TEST_CASE(test_exporter_aead_table),
+          TEST_CASE(test_request_asks_for_compliant_128gcm_only_with_it),
           TEST_CASE(test_aead_not_offered_is_refused_and_named),
           TEST_CASE(test_empty_aead_record_means_no_common_algorithm),
           TEST_CASE(test_aead_record_must_name_one_algorithm),

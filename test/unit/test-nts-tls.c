@@ -146,7 +146,7 @@ static void test_handshake_exports_the_keys_the_server_derives(void) {
                 uint8_t server_c2s[NTS_MAX_AEAD_KEY_SIZE], server_s2c[NTS_MAX_AEAD_KEY_SIZE];
                 struct iovec c = IOVEC_MAKE(c2s, sizeof(c2s)), s = IOVEC_MAKE(s2c, sizeof(s2c));
 
-                ASSERT_OK(NTS_tls_export_keys(p.client, algs[i].aead, &c, &s));
+                ASSERT_OK(NTS_tls_export_keys(p.client, algs[i].aead, algs[i].aead, &c, &s));
                 ASSERT_EQ(c.iov_len, algs[i].key_size);
                 ASSERT_EQ(s.iov_len, algs[i].key_size);
                 ASSERT_OK(server_tls_export_keys(p.server, algs[i].aead, algs[i].key_size, server_c2s, server_s2c));
@@ -168,6 +168,46 @@ static void test_handshake_exports_the_keys_the_server_derives(void) {
         pair_free(&p);
 }
 
+/* AEAD_AES_128_GCM_SIV: 16-byte keys, exported with the AEAD ID that NTS_exporter_aead() names:
+ * 30 after the server's record 1024 (RFC 8915 section 5.1), 15 without it (chrony). The server
+ * side here builds the context by hand, as a server of either kind does. */
+static void test_gcm_siv_keys_follow_the_exporter_context(void) {
+        static const struct {
+                bool compliant;
+                uint16_t context_aead;
+        } cases[] = {
+                { true, 30 },
+                { false, 15 },
+        };
+        uint8_t first_c2s[16] = {};
+        Pair p;
+
+        pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost" });
+        ASSERT_OK(pair_handshake(&p));
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                NTS_Agreement a = { .aead = NTS_AEAD_AES_128_GCM_SIV, .compliant_128gcm = cases[i].compliant };
+                uint8_t c2s[NTS_MAX_AEAD_KEY_SIZE], s2c[NTS_MAX_AEAD_KEY_SIZE];
+                uint8_t server_c2s[16], server_s2c[16];
+                struct iovec c = IOVEC_MAKE(c2s, sizeof(c2s)), s = IOVEC_MAKE(s2c, sizeof(s2c));
+
+                ASSERT_EQ(NTS_exporter_aead(&a), cases[i].context_aead);
+                ASSERT_OK(NTS_tls_export_keys(p.client, a.aead, NTS_exporter_aead(&a), &c, &s));
+                ASSERT_EQ(c.iov_len, 16);
+                ASSERT_EQ(s.iov_len, 16);
+                ASSERT_OK(server_tls_export_keys(p.server, (NTS_AEADAlgorithm) cases[i].context_aead, 16,
+                                                 server_c2s, server_s2c));
+                ASSERT_MEMEQ(c2s, server_c2s, 16);
+                ASSERT_MEMEQ(s2c, server_s2c, 16);
+                /* The two contexts give different keys: a wrong guess cannot verify. */
+                if (i == 0)
+                        memcpy(first_c2s, c2s, 16);
+                else
+                        ASSERT_TRUE(memcmp(first_c2s, c2s, 16) != 0);
+        }
+        pair_free(&p);
+}
+
 static void test_export_refuses_small_buffers_and_unknown_aead(void) {
         uint8_t c2s[64], s2c[64];
         struct iovec c = IOVEC_MAKE(c2s, 31), s = IOVEC_MAKE(s2c, sizeof(s2c));
@@ -175,9 +215,9 @@ static void test_export_refuses_small_buffers_and_unknown_aead(void) {
 
         pair_new(&p, &(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "localhost" });
         ASSERT_OK(pair_handshake(&p));
-        ASSERT_ERROR(NTS_tls_export_keys(p.client, NTS_AEAD_AES_SIV_CMAC_256, &c, &s), ENOBUFS);
+        ASSERT_ERROR(NTS_tls_export_keys(p.client, NTS_AEAD_AES_SIV_CMAC_256, 15, &c, &s), ENOBUFS);
         c.iov_len = sizeof(c2s);
-        ASSERT_ERROR(NTS_tls_export_keys(p.client, (NTS_AEADAlgorithm) 1, &c, &s), EOPNOTSUPP);
+        ASSERT_ERROR(NTS_tls_export_keys(p.client, (NTS_AEADAlgorithm) 1, 1, &c, &s), EOPNOTSUPP);
         pair_free(&p);
 }
 
@@ -701,6 +741,7 @@ static void cleanup(void) {
 
 TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_handshake_exports_the_keys_the_server_derives),
+          TEST_CASE(test_gcm_siv_keys_follow_the_exporter_context),
           TEST_CASE(test_export_refuses_small_buffers_and_unknown_aead),
           TEST_CASE(test_name_is_sent_as_sni),
           TEST_CASE(test_ip_literal_verifies_ip_san_and_sends_no_sni),

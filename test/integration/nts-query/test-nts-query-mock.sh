@@ -41,7 +41,7 @@ test_ke_sabotage_is_a_ke_protocol_failure() {
         mode_gives error-record "$QUERY_EXIT_KE" '^Error record: +code 2 \(server reported an internal error\)'
         mode_gives warning-record "$QUERY_EXIT_KE" '^Warning record: +code [0-9]+'
         mode_gives unknown-critical "$QUERY_EXIT_KE" 'unknown critical record'
-        mode_gives wrong-aead "$QUERY_EXIT_KE" 'server chose an AEAD algorithm we did not offer \(AEAD_AES_128_GCM_SIV, 30\)'
+        mode_gives wrong-aead "$QUERY_EXIT_KE" 'server chose an AEAD algorithm we did not offer \(AEAD_AES_(128_GCM_SIV, 30|256_GCM_SIV, 31)\)'
         mode_gives no-aead "$QUERY_EXIT_KE" 'names no AEAD algorithm'
         mode_gives endless-records "$QUERY_EXIT_KE" 'too long|timed out waiting for the response' --timeout=3
 }

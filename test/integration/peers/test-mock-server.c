@@ -192,7 +192,7 @@ static void ke_exchange(NTS_TLS *t, int fd, KEResult *res, unsigned max_reads) {
                 struct iovec c = IOVEC_MAKE(res->c2s, sizeof(res->c2s)), sk = IOVEC_MAKE(res->s2c, sizeof(res->s2c));
 
                 ASSERT_TRUE(p);
-                ASSERT_OK(NTS_tls_export_keys(t, res->agreement.aead, &c, &sk));
+                ASSERT_OK(NTS_tls_export_keys(t, res->agreement.aead, NTS_exporter_aead(&res->agreement), &c, &sk));
                 res->key_size = p->key_size;
         }
         NTS_tls_shutdown(t);

@@ -86,9 +86,12 @@ for row in rows:
     lines.append("| %s | %s |" % (head, " | ".join(values)))
 lines += [
     "",
-    "Our offer is AEAD_AES_SIV_CMAC_512, _384, _256 (17, 16, 15) in that order (docs/NTS.md,",
-    "\"AEAD algorithms\"). The nts-query outputs of the last run are in the build tree, in",
-    "`test/integration/nts-query/`.",
+    "Our offer is AEAD_AES_SIV_CMAC_512, _384, AEAD_AES_128_GCM_SIV, AEAD_AES_SIV_CMAC_256 (17,",
+    "16, 30, 15) in that order, 30 only where libcrypto has it (OpenSSL 3.2 and later): the host's",
+    "OpenSSL 3.0 has not, so the rows without \"OpenSSL 3.5/3.6\" show 17, 16, 15; in those rows",
+    "nts-query runs chrooted in the trixie tree (forky's for forky peers), with that suite's",
+    "OpenSSL (docs/NTS.md, \"AEAD algorithms\"). The nts-query outputs of the last run are in the",
+    "build tree, in `test/integration/nts-query/`.",
 ]
 with open(output, "w") as f:
     f.write("\n".join(lines) + "\n")

@@ -105,6 +105,29 @@ peer_label() {
         esac
 }
 
+# ---- nts-query with AES-128-GCM-SIV ----
+
+# The host's OpenSSL 3.0 has no AES-GCM-SIV, trixie's 3.5 and forky's 3.6 have: nts-query of
+# this build runs chrooted in a tree of one of those (suite_tree_run), for peers of trixie or
+# forky in their own, for the others in trixie's. Empty when no such tree was fetched.
+gcm_tree=
+case $peer in
+*-forky) gcm_tree=$TSNTS_PEERS_DIR/forky/tree ;;
+*) gcm_tree=$TSNTS_PEERS_DIR/trixie/tree ;;
+esac
+[ -e "$(dirname "$gcm_tree")/.tree-stamp" ] || gcm_tree=
+
+# tree_query_json ARG...: like query_json, with the tree's libcrypto (--ca is given here).
+tree_query_json() {
+        local dir=$TEST_TMPDIR/tree-query
+        mkdir -p "$dir"
+        cp "$TSNTS_NTS_QUERY" "$CERTDIR/ca.pem" "$dir/"
+        QUERY_RC=0
+        suite_tree_run "$gcm_tree" "$dir" nts-query --json --ca=/mnt/ca.pem "$@" "localhost:$ke" \
+                >"$out.json" 2>"$out.err" || QUERY_RC=$?
+        cat "$out.json" "$out.err" >"$out"
+}
+
 # ---- the records ----
 
 records_dir="$TSNTS_BUILD_DIR/test/integration/peers/interop"
@@ -260,10 +283,86 @@ test_server_record_names_the_ntp_server() {
         record "Server record" "yes, followed"
 }
 
+# AEAD_AES_128_GCM_SIV (30) offered alone by nts-query with a libcrypto that has it: the
+# servers that take it (chrony 4.6.1 and later) echo record 1024, so both sides derive the
+# RFC's keys, and the exchanges verify; the others have no algorithm in common. For the servers
+# that take it, the packets are measured against AEAD_AES_SIV_CMAC_256, their other algorithm.
+test_aes_128_gcm_siv_offered_alone() {
+        local value sizes="" s30 s15
+        if [ -z "$gcm_tree" ]; then
+                log "no trixie or forky tree (a libcrypto with AES-GCM-SIV): not checked"
+                return 0
+        fi
+        # Our default offer there: 30 and record 1024 added, which a server without them skips.
+        tree_query_json --count=2
+        expect_exit 0 "$out" "our default offer with the tree's libcrypto"
+        json_check "$out.json" "j['ke']['offered_aead'] == [17, 16, 30, 15]" "j['verified'] == 2"
+        record "AEAD chosen from our offer with OpenSSL 3.5/3.6 (17, 16, 30, 15)" \
+                "$(jq_ "j['ke']['aead']"), $(jq_ "j['ke']['aead_name']"), verified"
+
+        tree_query_json --count=2 --aead=30
+        case $QUERY_RC in
+        0)
+                json_check "$out.json" "j['ke']['aead'] == 30" "j['ke']['aead_name'] == 'AEAD_AES_128_GCM_SIV'" \
+                        "j['verified'] == 2" "j['ke']['offered_aead'] == [30]"
+                # Record 1024 in the answer: the keys of RFC 8915 section 5.1, with 30 in the context.
+                json_check "$out.json" "[r for r in j['ke']['records'] if r['type'] == 1024 and r['length'] == 0] != []"
+                value="accepted, record 1024 echoed, $(jq_ "len(j['ke']['cookie_sizes'])") cookies of $(jq_ "j['ke']['cookie_sizes'][0]") bytes, verified"
+                s30=$(jq_ "'%d / %d' % (j['exchanges'][0]['request_size'], j['exchanges'][0]['reply_size'])")
+                tree_query_json --count=2 --aead=15
+                expect_exit 0 "$out" "--aead=15 with the tree's libcrypto"
+                s15=$(jq_ "'%d / %d' % (j['exchanges'][0]['request_size'], j['exchanges'][0]['reply_size'])")
+                sizes="30: $s30; 15: $s15"
+                ;;
+        "$QUERY_EXIT_KE")
+                # How a server without it says no differs: an empty AEAD record (RFC 8915
+                # section 4.1.5), an Error record, or an algorithm we did not offer.
+                if [ "$(jq_ "[r for r in j['ke']['records'] if r['type'] == 2] != []")" = True ]; then
+                        value="refused with an Error record: $(jq_ "j['ke']['error']" | sed 's/.*: server //')"
+                elif [ "$(jq_ "'did not offer' in (j['ke']['error'] or '')")" = True ]; then
+                        value="the server chose $(jq_ "j['ke']['error']" | sed 's/.*did not offer (\(.*\))$/\1/') anyway; refused as not offered"
+                else
+                        json_check "$out.json" "[r for r in j['ke']['records'] if r['type'] == 4 and r['length'] == 0] != []"
+                        value="refused: no common algorithm (empty AEAD record)"
+                fi
+                ;;
+        *) fail "--aead=30 with the tree's libcrypto: exit $QUERY_RC: $(cat "$out")" ;;
+        esac
+        record "offer of only 30 (AEAD_AES_128_GCM_SIV), with OpenSSL 3.5/3.6" "$value"
+        [ -z "$sizes" ] || record "NTP request / reply bytes (one cookie back), 30 against 15" "$sizes"
+}
+
+# chronyd with ntsaeads 30, the one algorithm it allows: with the tree's libcrypto our default
+# offer gets 30 and verified time; the host's OpenSSL 3.0 offers no 30, so the host's
+# nts-query finds no algorithm in common (and against chronyd's default it gets 15,
+# test_key_exchange_with_our_default_offer).
+test_chrony_with_ntsaeads_30() {
+        if [ -z "$gcm_tree" ]; then
+                log "no trixie or forky tree (a libcrypto with AES-GCM-SIV): not checked"
+                return 0
+        fi
+        peer_stop
+        start_chrony_nts_server "$rundir" "$CERTDIR" "$ntp" "$ke" "ntsaeads 30"
+        tree_query_json --count=2
+        expect_exit 0 "$out" "our default offer with the tree's libcrypto against ntsaeads 30"
+        json_check "$out.json" "j['ke']['offered_aead'] == [17, 16, 30, 15]" "j['ke']['aead'] == 30" \
+                "j['verified'] == 2"
+        query_json --count=1
+        expect_exit "$QUERY_EXIT_KE" "$out" "the host's nts-query (OpenSSL 3.0) against ntsaeads 30"
+        json_check "$out.json" "j['ke']['offered_aead'] == [17, 16, 15]"
+        record "chronyd with ntsaeads 30" "with OpenSSL 3.5/3.6 our default offer gets 30, verified; with the host's 3.0 no algorithm in common"
+        peer_stop
+        peer_start
+}
+
 peer_start
 case_ test_key_exchange_with_our_default_offer
 case_ test_each_aead_offered_alone
 case_ test_daemon_is_nts_authenticated_on_dbus
 case_ test_new_server_keys_lead_to_ntsn_and_new_key_exchange
 case_ test_server_record_names_the_ntp_server
+case_ test_aes_128_gcm_siv_offered_alone
+case "$peer" in
+chrony-trixie | chrony-forky) case_ test_chrony_with_ntsaeads_30 ;;
+esac
 mv "$records.tmp" "$records"

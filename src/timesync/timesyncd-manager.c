@@ -808,7 +808,7 @@ int manager_load_config(Manager *m) {
         timesync_config_done(&m->config);
         r = timesync_config_read(&m->config, m->config_file, m->test_poll_interval_usec);
         if (r == -ENOENT && m->config_file)
-                return log_error_errno(r, "Configuration file %s does not exist.", m->config_file);
+                return r; /* The reader said so. */
 
         manager_apply_config(m);
         return manager_add_config_servers(m);

@@ -758,6 +758,21 @@ void manager_several_poll_limits_changed(Manager *m) {
                 m->poll_interval_usec = source_poll_interval(m->selected);
 }
 
+bool manager_several_clock_may_be_ahead(Manager *m) {
+        for (size_t i = 0; i < m->set.n_entries; i++) {
+                const SourceSetEntry *e = &m->set.entries[i];
+
+                if (e->vacant || e->replaces || e->duplicate_of)
+                        continue;
+                /* Not known yet: the question is asked again at the next failure. */
+                if (e->standing == SOURCE_SET_PENDING)
+                        return false;
+                if (e->standing == SOURCE_SET_ANSWERING && e->candidate.bootstrap == NTS_CLIENT_BOOTSTRAP_NONE)
+                        return false;
+        }
+        return m->set.n_entries > 0;
+}
+
 bool manager_several_stalled(Manager *m) {
         bool pools = false;
 

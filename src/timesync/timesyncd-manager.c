@@ -317,8 +317,7 @@ static int manager_add_servers(Manager *m, ServerType type, char **names, int le
  * that one or several of them are used as NTS= servers would be. Returns whether that list
  * changed. */
 static bool manager_update_fallback_nts(Manager *m) {
-        bool want = m->config.fallback_nts_servers && !m->config.nts_set && !m->config.nts_required &&
-                    !m->servers[SERVER_NTS_RUNTIME] && !m->servers[SERVER_SYSTEM] &&
+        bool want = timesync_config_uses_fallback_nts(&m->config) && !m->servers[SERVER_NTS_RUNTIME] &&
                     !m->servers[SERVER_LINK] && !m->servers[SERVER_RUNTIME];
 
         if (want == m->nts_fallback)

@@ -54,6 +54,9 @@ test_errors_give_a_non_zero_exit() {
         validate "$out"
         [ "$RC" = 1 ] || fail "exit status $RC for NTS= without a valid server"
         grep -q "NTS= names no valid server" "$out.err" || fail "no error for NTS= without a valid server"
+        # No fallback either, as in the daemon (timesync_config_uses_fallback_nts()).
+        grep -qx "# Time from: nothing: NTS= names no valid server (runtime NTS servers only)" "$out" ||
+                fail "source line: $(grep '^# Time from' "$out")"
         echo "PASS test_errors_give_a_non_zero_exit"
 }
 

@@ -124,6 +124,9 @@ test_clock_far_ahead_is_set_back_by_two_agreeing_sources_only() {
         true
 }
 
+# _nts_status_like A B C: NTSStatus is A, anything, B, anything, C.
+_nts_status_like() { [[ "$(timesync_property NTSStatus)" == "$1"*"$2"*"$3" ]]; }
+
 # A clock that is right but not synchronized yet, two servers with good certificates and one
 # whose certificate expired in 2021: the others answer with keys our clock found valid, so
 # that certificate is just expired. Each failure is the key exchange's line with the expiry
@@ -152,7 +155,8 @@ test_expired_certificate_beside_answering_sources_is_one_short_line() {
         log_has "Bootstrap with" && fail "a bootstrap refusal was said"
         log_has "NTS key exchange with localhost:$c .* done" && fail "a key exchange with the expired certificate was done"
         log_has "Test clock: stepped" && fail "the clock was stepped"
-        wait_for 10 eval '[[ "$(timesync_property NTSStatus)" == "1 of 3 NTS servers failing: localhost:$c ("*"certificate has expired: valid until 2021-"*")" ]]' ||
+        wait_for 10 _nts_status_like "1 of 3 NTS servers failing: localhost:$c (" \
+                "certificate has expired: valid until 2021-" ")" ||
                 fail "NTSStatus is '$(timesync_property NTSStatus)'"
 }
 

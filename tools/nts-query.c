@@ -1731,6 +1731,7 @@ typedef struct ConfigEntry {
 
 typedef struct ConfigRun {
         TimesyncConfig config;
+        const char *list;               /* the setting whose servers are checked: "NTS=" or "FallbackNTS=" */
         const char *ca;                 /* what is trusted: a path, NULL for the system's store */
         ConfigEntry *entries;
         size_t n_entries;
@@ -1773,8 +1774,10 @@ static void config_entry_run(ConfigEntry *e) {
 }
 
 /* The daemon's reader, the daemon's trust: NTSTrustedCertificates= as a file or a directory,
- * a refused value refuses every key exchange (as the daemon does), unless --ca= was given. */
+ * a refused value refuses every key exchange (as the daemon does), unless --ca= was given. The
+ * daemon's list: NTS=, or FallbackNTS= where the configuration alone makes the daemon use it. */
 static QueryExit run_config(ConfigRun *R) {
+        char **servers;
         size_t n;
         int r;
 
@@ -1785,6 +1788,13 @@ static QueryExit run_config(ConfigRun *R) {
                 return config_fail(R, QUERY_EXIT_USAGE, "Configuration file '%s' does not exist", arg_config_file);
         }
         /* Other errors were logged by the reader, which goes on with what it got, as the daemon does. */
+
+        R->list = "NTS=";
+        servers = R->config.nts_servers;
+        if (timesync_config_uses_fallback_nts(&R->config)) {
+                R->list = "FallbackNTS=";
+                servers = R->config.fallback_nts_servers;
+        }
 
         if (arg_ca_given)
                 R->ca = arg_ca_file ?: arg_ca_dir;
@@ -1798,12 +1808,16 @@ static QueryExit run_config(ConfigRun *R) {
                         return config_fail(R, QUERY_EXIT_TLS, "NTSTrustedCertificates=%s does not exist", R->ca);
         }
 
-        n = strv_length(R->config.nts_servers);
+        n = strv_length(servers);
         if (n == 0)
                 return config_fail(R, QUERY_EXIT_OTHER, "The configuration names no NTS server (NTS= is empty): %s",
                                    R->config.nts_required ?
                                    "NTSRequired=yes, so the daemon takes no time at all" :
-                                   "the daemon takes unauthenticated time from NTP= or FallbackNTP=");
+                                   R->config.nts_set ?
+                                   "it names no valid server, so the daemon takes no time at all" :
+                                   R->config.ntp_servers ?
+                                   "the daemon takes unauthenticated time from NTP=" :
+                                   "the daemon takes unauthenticated time from FallbackNTP= (FallbackNTS= is empty)");
         R->entries = new0(ConfigEntry, n);
         if (!R->entries)
                 return config_fail(R, QUERY_EXIT_OTHER, "Out of memory");
@@ -1811,7 +1825,7 @@ static QueryExit run_config(ConfigRun *R) {
         for (size_t i = 0; i < n; i++) {
                 ConfigEntry *e = &R->entries[i];
 
-                e->name = R->config.nts_servers[i];
+                e->name = servers[i];
                 R->n_entries++;
                 /* The reader keeps valid names only. */
                 r = server_name_parse_nts(e->name, &e->kind, &e->host, &e->port);
@@ -1848,7 +1862,9 @@ static void print_config_human(const ConfigRun *R) {
         printf("Trusted CAs:        %s%s%s\n", R->ca ?: "the system's store",
                arg_ca_given ? " (--ca=)" : R->ca ? " (NTSTrustedCertificates=)" : "",
                arg_ca_given && R->config.nts_trusted_certificates ? ", not NTSTrustedCertificates=" : "");
-        printf("NTS servers:        %zu\n", R->n_entries);
+        printf("NTS servers:        %zu%s\n", R->n_entries,
+               streq_ptr(R->list, "FallbackNTS=") ?
+               " of FallbackNTS= (no NTS= or NTP=: used unless the network names NTP servers)" : "");
 
         for (size_t i = 0; i < R->n_entries; i++) {
                 ConfigEntry *e = &R->entries[i];
@@ -1879,6 +1895,7 @@ static void print_config_json(const ConfigRun *R) {
         json_write_string(&w, "mode", "config");
         json_write_string(&w, "config", arg_config_file);
         json_write_string(&w, "trusted_certificates", R->ca);
+        json_write_string(&w, "list", R->list);
         json_write_integer(&w, "exit_code", R->exit);
         json_write_string(&w, "status", query_exit_table[R->exit]);
         json_write_string(&w, "error", R->exit == QUERY_EXIT_VERIFIED ? NULL : R->failure);

@@ -384,6 +384,11 @@ int timesync_config_read(TimesyncConfig *c, const char *path, usec_t test_poll_i
         return r;
 }
 
+bool timesync_config_uses_fallback_nts(const TimesyncConfig *c) {
+        assert(c);
+        return c->fallback_nts_servers && !c->nts_set && !c->ntp_servers && !c->nts_required;
+}
+
 bool timesync_config_servers_equal(const TimesyncConfig *a, const TimesyncConfig *b) {
         return strv_equal(a->ntp_servers, b->ntp_servers) && a->nts_max_sources == b->nts_max_sources &&
                strv_equal(a->fallback_servers, b->fallback_servers) &&

@@ -91,6 +91,12 @@ void timesync_config_done(TimesyncConfig *c);
  * interval (--test-poll-interval=, 0: none) over both poll limits. Returns as the two above. */
 int timesync_config_read(TimesyncConfig *c, const char *path, usec_t test_poll_interval_usec);
 
+/* Whether the configuration alone makes FallbackNTS= the NTS list, where stock would use
+ * FallbackNTP=: it names servers, NTS= names none (not even an invalid one), NTP= names none
+ * and NTSRequired= is off. Runtime and per-link servers, which only the daemon knows of, can
+ * still take its place. */
+bool timesync_config_uses_fallback_nts(const TimesyncConfig *c);
+
 /* Whether a and b name the same servers, use as many NTS servers together and trust the same
  * certificate authorities: what decides where time comes from, and so whether a reload selects
  * servers again. */

@@ -317,8 +317,7 @@ static int manager_add_servers(Manager *m, ServerType type, char **names, int le
  * that one or several of them are used as NTS= servers would be. Returns whether that list
  * changed. */
 static bool manager_update_fallback_nts(Manager *m) {
-        bool want = m->config.fallback_nts_servers && !m->config.nts_set && !m->config.nts_required &&
-                    !m->servers[SERVER_NTS_RUNTIME] && !m->servers[SERVER_SYSTEM] &&
+        bool want = timesync_config_uses_fallback_nts(&m->config) && !m->servers[SERVER_NTS_RUNTIME] &&
                     !m->servers[SERVER_LINK] && !m->servers[SERVER_RUNTIME];
 
         if (want == m->nts_fallback)
@@ -808,7 +807,7 @@ int manager_load_config(Manager *m) {
         timesync_config_done(&m->config);
         r = timesync_config_read(&m->config, m->config_file, m->test_poll_interval_usec);
         if (r == -ENOENT && m->config_file)
-                return log_error_errno(r, "Configuration file %s does not exist.", m->config_file);
+                return r; /* The reader said so. */
 
         manager_apply_config(m);
         return manager_add_config_servers(m);

@@ -102,7 +102,9 @@ struct Manager {
         bool nts_unavailable;           /* NTS servers configured but libssl/libcrypto missing */
         unsigned nts_ke_failures;       /* total, all servers */
         usec_t nts_last_ke_realtime;
-        char nts_status[256];           /* why NTS does not work, "" when it does */
+        /* Why NTS does not work, or (several sources) which servers fail while the others
+         * steer; "" when every server works */
+        char nts_status[512];
         bool nts_missing_reported;      /* NTSRequired=yes without NTS servers: logged, in nts_status */
         /* The SERVER_NTS list holds FallbackNTS=, not NTS=: nothing else names a server. */
         bool nts_fallback;

@@ -9,6 +9,7 @@
 #include "timesyncd-manager.h"
 #include "timesyncd-nts.h"
 #include "timesyncd-messages.h"
+#include "timesyncd-several.h"
 
 bool manager_nts_enabled(Manager *m) {
         return m->servers[SERVER_NTS] || m->servers[SERVER_NTS_RUNTIME] || m->config.nts_set ||
@@ -151,8 +152,10 @@ bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap direction,
         /* An expired certificate is what an attacker holding an old key would show a correct
          * clock: with one source there is nobody to agree or disagree, so the question does
          * not arise (and nothing is said). With several, their agreement decides (see
-         * timesyncd-source-set.c, bootstrap_refusal()). */
-        if (direction == NTS_CLIENT_BOOTSTRAP_BACKWARD && !m->several) {
+         * timesyncd-source-set.c, bootstrap_refusal()), but only while the clock may be ahead:
+         * while another source answers with keys whose certificate our clock found valid, an
+         * expired certificate is just expired, and its failure says so, with its date. */
+        if (direction == NTS_CLIENT_BOOTSTRAP_BACKWARD && (!m->several || !manager_several_clock_may_be_ahead(m))) {
                 *ret_short = NULL;
                 return false;
         }
@@ -174,9 +177,7 @@ bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap direction,
         /* Nothing here can say that a clock is ahead: the agreement of the sources is the
          * evidence, and it is asked for before their time moves the clock. */
         if (direction == NTS_CLIENT_BOOTSTRAP_BACKWARD) {
-                snprintf(why, size, "the agreement of several NTS sources decides: their time moves the clock "
-                         "only backward and not before this program was built, and only if a majority of every "
-                         "source in use with two different key-exchange names agrees");
+                snprintf(why, size, "the agreement of several NTS sources decides");
                 return true;
         }
 

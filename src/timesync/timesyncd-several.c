@@ -2,8 +2,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "log.h"
+#include "string-util.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-manager.h"
 #include "timesyncd-messages.h"
@@ -69,11 +71,60 @@ const char *manager_several_verdict(Manager *m, const Source *s) {
         return e ? source_set_verdict_string(&m->set, (size_t) (e - m->set.entries)) : NULL;
 }
 
-static void several_set_nts_status(Manager *m, const char *text) {
+/* Returns true when NTSStatus changed. */
+static bool several_set_nts_status(Manager *m, const char *text) {
         if (streq(m->nts_status, text))
-                return;
+                return false;
         snprintf(m->nts_status, sizeof m->nts_status, "%s", text);
         (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+        return true;
+}
+
+/* Appends "NAME (REASON)" of the failing source s to the list in buf (size bytes); a list too
+ * long for buf ends in ", ..." instead of a name cut in half. */
+static void several_failing_append(char *buf, size_t size, size_t *n, const Source *s) {
+        static const char more[] = ", ...";
+        size_t l = strlen(buf);
+        int k;
+
+        (*n)++;
+        if (endswith(buf, more))
+                return;
+        k = snprintf(buf + l, size - l, "%s%s (%s)", l > 0 ? ", " : "", source_name(s), source_last_error(s));
+        if (k < 0 || l + (size_t) k + strlen(more) >= size)
+                (void) snprintf(buf + l, size - l, "%s", more);
+}
+
+/* The servers of the list in use that fail, in the order listed: the sources in use that fail
+ * now (a pool's among them), and the servers that refuse service (out of the set for good, but
+ * configured and not working). Writes "N of M NTS servers failing: NAME (REASON), ..." to buf,
+ * "" when none fails; M counts the sources in use and those refusing servers. */
+static const char *several_failing(Manager *m, const SourceSetDecision *d, char *buf, size_t size) {
+        /* Room for the count before the list. */
+        char list[sizeof m->nts_status - 48] = "";
+        size_t n = 0, n_refusing = 0;
+
+        LIST_FOREACH(names, i, several_list(m)) {
+                if (i->kind == SERVER_NAME_ONE && i->source && source_state(i->source) == SOURCE_FAILED &&
+                    !source_set_find(&m->set, i->source)) {
+                        several_failing_append(list, sizeof list, &n, i->source);
+                        n_refusing++;
+                        continue;
+                }
+                for (size_t k = 0; k < m->set.n_entries; k++) {
+                        const SourceSetEntry *e = &m->set.entries[k];
+
+                        if (e->vacant || e->replaces || e->duplicate_of || e->standing != SOURCE_SET_FAILING)
+                                continue;
+                        if (e->source == i->source || (i->pool && pool_has_source(i->pool, e->source)))
+                                several_failing_append(list, sizeof list, &n, e->source);
+                }
+        }
+
+        buf[0] = '\0';
+        if (n > 0)
+                (void) snprintf(buf, size, "%zu of %zu NTS servers failing: %s", n, d->n_in_use + n_refusing, list);
+        return buf;
 }
 
 /* ---- which source is selected ---- */
@@ -171,9 +222,9 @@ static void several_log_status(Manager *m, const SourceSetDecision *d, const cha
 /* STATUS=, NTSStatus and the log say what the sources say together, once per change. While the
  * clock is left alone they say since when. */
 static void several_report(Manager *m, const SourceSetDecision *d) {
-        char text[sizeof m->set_status], status[sizeof m->set_notified], pool[sizeof m->nts_status],
-             since[sizeof m->nts_status];
-        bool disagree = source_set_disagree(d);
+        char text[sizeof m->set_status], status[sizeof m->set_notified], pool[256], since[256],
+             failing[sizeof m->nts_status];
+        bool disagree = source_set_disagree(d), changed;
 
         source_set_describe(&m->set, d, text, sizeof text);
         /* The compiled-in servers, none of which answers: what the administrator can do. */
@@ -198,19 +249,23 @@ static void several_report(Manager *m, const SourceSetDecision *d) {
 
         /* NTSStatus says why NTS gives no time: the sources disagree, or too few agree or
          * answer, or none answers (then the last failure, as with one server); and why a pool
-         * gives nothing, which only a change of configuration mends. */
+         * gives nothing, which only a change of configuration mends. While the others agree, it
+         * names the servers that fail: the clock is steered, but by fewer than were configured.
+         * STATUS= carries NTSStatus where it does not say the same (manager_notify_status()). */
         if (disagree)
-                several_set_nts_status(m, since);
+                changed = several_set_nts_status(m, since);
         else if (!isempty(pool))
-                several_set_nts_status(m, pool);
+                changed = several_set_nts_status(m, pool);
         else if (d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0 && m->nts_fallback)
-                several_set_nts_status(m, text);
+                changed = several_set_nts_status(m, text);
         else if (d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0 && m->set_last_failure[0])
-                several_set_nts_status(m, m->set_last_failure);
+                changed = several_set_nts_status(m, m->set_last_failure);
+        else if (d->select.outcome == NTP_SELECT_AGREED)
+                changed = several_set_nts_status(m, several_failing(m, d, failing, sizeof failing));
         else
-                several_set_nts_status(m, "");
+                changed = several_set_nts_status(m, "");
 
-        if (!streq(status, m->set_notified)) {
+        if (changed || !streq(status, m->set_notified)) {
                 snprintf(m->set_notified, sizeof m->set_notified, "%s", status);
                 manager_notify_status(m, "%s", status);
         }
@@ -701,6 +756,21 @@ void manager_several_poll_limits_changed(Manager *m) {
                 source_poll_limits_changed(m->set.entries[i].source);
         if (m->selected)
                 m->poll_interval_usec = source_poll_interval(m->selected);
+}
+
+bool manager_several_clock_may_be_ahead(Manager *m) {
+        for (size_t i = 0; i < m->set.n_entries; i++) {
+                const SourceSetEntry *e = &m->set.entries[i];
+
+                if (e->vacant || e->replaces || e->duplicate_of)
+                        continue;
+                /* Not known yet: the question is asked again at the next failure. */
+                if (e->standing == SOURCE_SET_PENDING)
+                        return false;
+                if (e->standing == SOURCE_SET_ANSWERING && e->candidate.bootstrap == NTS_CLIENT_BOOTSTRAP_NONE)
+                        return false;
+        }
+        return m->set.n_entries > 0;
 }
 
 bool manager_several_stalled(Manager *m) {

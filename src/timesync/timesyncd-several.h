@@ -32,6 +32,10 @@ void manager_several_on_event(Manager *m, Source *s, SourceEvent e);
 void manager_several_clock_changed(Manager *m);
 /* The poll interval limits changed (a reload). */
 void manager_several_poll_limits_changed(Manager *m);
+/* No source in use answers with keys whose certificate our clock found valid, and none waits
+ * for its first answer or failure: every certificate may look expired because the clock is
+ * ahead, the one case a backward bootstrap is for. */
+bool manager_several_clock_may_be_ahead(Manager *m);
 /* A source of the set without a way forward (the safety net's question). */
 bool manager_several_stalled(Manager *m);
 /* The verdict of the source for D-Bus: "selected", "truechimer", "falseticker", "undecided",

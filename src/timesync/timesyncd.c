@@ -277,9 +277,11 @@ static int run_validate(void) {
                 source = "NTS= (NTS only)";
         else if (c.nts_required)
                 source = "nothing: NTSRequired=yes and no NTS= server (runtime NTS servers only)";
+        else if (c.nts_set)
+                source = "nothing: NTS= names no valid server (runtime NTS servers only)";
         else if (c.ntp_servers)
                 source = "NTP= (plain NTP, unauthenticated)";
-        else if (c.fallback_nts_servers)
+        else if (timesync_config_uses_fallback_nts(&c))
                 source = "FallbackNTS= (NTS only), unless the network names NTP servers";
         else
                 source = "FallbackNTP= (plain NTP, unauthenticated), unless the network names NTP servers";

@@ -533,6 +533,27 @@ static void test_empty_fallback_nts_in_a_dropin_turns_it_off(void) {
         assert_compiled_in_fallback(l.config.fallback_servers);
 }
 
+static void test_fallback_nts_is_used_only_where_nothing_else_names_a_server(void) {
+        static const struct {
+                const char *conf;
+                bool used;
+        } cases[] = {
+                { "[Time]\nFallbackNTS=a.example\n", true },
+                { "[Time]\nFallbackNTS=a.example\nNTS=b.example\n", false },
+                /* NTS= named a server, if not a valid one: NTS is wanted, never the fallback. */
+                { "[Time]\nFallbackNTS=a.example\nNTS=bad_name!x\n", false },
+                { "[Time]\nFallbackNTS=a.example\nNTP=192.0.2.1\n", false },
+                { "[Time]\nFallbackNTS=a.example\nNTSRequired=yes\n", false },
+                { "[Time]\nFallbackNTS=\n", false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                _cleanup_(loaded_done) Loaded l = LOAD(MAIN, cases[i].conf);
+
+                ASSERT_TRUE(timesync_config_uses_fallback_nts(&l.config) == cases[i].used);
+        }
+}
+
 static void test_fallback_nts_changes_compare_unequal(void) {
         _cleanup_(loaded_done) Loaded a = load_tree(NULL);
         _cleanup_(loaded_done) Loaded b = LOAD(MAIN, "[Time]\nFallbackNTS=other.example\n");
@@ -649,6 +670,7 @@ TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_default_fallback_nts_list_has_four_operators),
           TEST_CASE(test_fallback_nts_replaces_the_compiled_in_list),
           TEST_CASE(test_empty_fallback_nts_in_a_dropin_turns_it_off),
+          TEST_CASE(test_fallback_nts_is_used_only_where_nothing_else_names_a_server),
           TEST_CASE(test_fallback_nts_changes_compare_unequal),
           TEST_CASE(test_nts_looking_unknown_keys_are_recognized),
           TEST_CASE(test_nts_looking_unknown_key_turns_nts_required_on_with_a_hint),

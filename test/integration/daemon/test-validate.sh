@@ -3,7 +3,7 @@
 # systemd-timesyncd --validate: the settings in effect after the main file and every drop-in of
 # the standard search (a private root, use_config_root), each warning with its file and line,
 # exit status 1 on errors and 0 otherwise; and it touches nothing: no socket of any kind (so no
-# bus, no DNS, no NTP), no file written (strace).
+# bus, no DNS, no NTP), no file written (strace). A --config= that does not exist is said once.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 daemon_test_init
@@ -54,6 +54,9 @@ test_errors_give_a_non_zero_exit() {
         validate "$out"
         [ "$RC" = 1 ] || fail "exit status $RC for NTS= without a valid server"
         grep -q "NTS= names no valid server" "$out.err" || fail "no error for NTS= without a valid server"
+        # No fallback either, as in the daemon (timesync_config_uses_fallback_nts()).
+        grep -qx "# Time from: nothing: NTS= names no valid server (runtime NTS servers only)" "$out" ||
+                fail "source line: $(grep '^# Time from' "$out")"
         echo "PASS test_errors_give_a_non_zero_exit"
 }
 
@@ -73,6 +76,24 @@ test_it_touches_nothing() {
         echo "PASS test_it_touches_nothing"
 }
 
+# A --config= that does not exist is an error, said once: by the daemon, which then exits, and
+# by --validate.
+test_missing_config_file_is_said_once() {
+        local out=$TEST_TMPDIR/absent.out absent=$TEST_TMPDIR/absent.conf
+        RC=0
+        run_nosystime env SYSTEMD_LOG_TARGET=console "$TIMESYNCD" --observe --config="$absent" \
+                --state-dir="$TEST_TMPDIR/state" --runtime-dir="$TEST_TMPDIR/runtime" >"$out" 2>&1 || RC=$?
+        cat "$out"
+        [ "$RC" = 1 ] || fail "the daemon exited with $RC for a missing --config="
+        [ "$(grep -c "absent\.conf'\?  *does not exist" "$out")" = 1 ] || fail "the daemon did not say it once: $(cat "$out")"
+        RC=0
+        "$TIMESYNCD" --validate --config="$absent" >"$out" 2>&1 || RC=$?
+        [ "$RC" = 1 ] || fail "--validate exited with $RC for a missing --config="
+        [ "$(grep -c "absent\.conf'\?  *does not exist" "$out")" = 1 ] || fail "--validate did not say it once: $(cat "$out")"
+        echo "PASS test_missing_config_file_is_said_once"
+}
+
 run_case test_dropins_apply_and_warnings_are_listed
 run_case test_errors_give_a_non_zero_exit
 run_case test_it_touches_nothing
+run_case test_missing_config_file_is_said_once

@@ -100,8 +100,42 @@ test_no_nts_server_and_no_file() {
         expect_exit "$QUERY_EXIT_USAGE" "$out" "--config with a server"
 }
 
+# Without NTS= and NTP= the daemon uses FallbackNTS=, and so the check does. The list here is
+# explicit and local: the compiled-in one is never looked up through this machine's resolver.
+# With NTP= beside it, the daemon takes plain NTP instead, and the check says so.
+test_fallback_nts_is_checked_when_nothing_else_is_configured() {
+        write_conf "$TEST_TMPDIR/fallback.conf" "FallbackNTS=localhost:$chrony_ke localhost:$honest_ke" \
+                "FallbackNTP=127.0.0.1" "NTSTrustedCertificates=$CERTDIR/ca.pem"
+        nts_query "$out" --count=1 --config="$TEST_TMPDIR/fallback.conf"
+        cat "$out"
+        expect_exit 0 "$out" "two FallbackNTS= servers"
+        expect_output "$out" "^NTS servers: +2 of FallbackNTS= \\(no NTS= or NTP=: used unless the network names NTP servers\\)$" \
+                "the list named"
+        expect_output "$out" "^=== NTS server 1 of 2: localhost:$chrony_ke ===$" "the first fallback server"
+        expect_output "$out" "^=== NTS server 2 of 2: localhost:$honest_ke ===$" "the second fallback server"
+        expect_output "$out" "^Servers: +2 of 2 verified$" "the summary"
+        nts_query_json "$out" --count=1 --config="$TEST_TMPDIR/fallback.conf"
+        expect_exit 0 "$out" "two FallbackNTS= servers, JSON"
+        json_check "$out.json" "j['list'] == 'FallbackNTS=' and j['verified'] == 2" \
+                "[s['name'] for s in j['servers']] == ['localhost:$chrony_ke', 'localhost:$honest_ke']"
+
+        write_conf "$TEST_TMPDIR/ntp-and-fallback.conf" "FallbackNTS=localhost:$chrony_ke" "NTP=127.0.0.1" \
+                "NTSTrustedCertificates=$CERTDIR/ca.pem"
+        nts_query "$out" --count=1 --config="$TEST_TMPDIR/ntp-and-fallback.conf"
+        expect_exit 1 "$out" "NTP= before FallbackNTS="
+        expect_output "$out" "names no NTS server \\(NTS= is empty\\): the daemon takes unauthenticated time from NTP=" \
+                "the reason"
+
+        write_conf "$TEST_TMPDIR/nts-and-fallback.conf" "NTS=localhost:$honest_ke" "FallbackNTS=localhost:$refusing_ke" \
+                "NTSTrustedCertificates=$CERTDIR/ca.pem"
+        nts_query_json "$out" --count=1 --config="$TEST_TMPDIR/nts-and-fallback.conf"
+        expect_exit 0 "$out" "NTS= before FallbackNTS="
+        json_check "$out.json" "j['list'] == 'NTS=' and [s['name'] for s in j['servers']] == ['localhost:$honest_ke']"
+}
+
 run_case test_one_file_every_server_verified
 run_case test_the_configured_ca_is_the_one_trusted
 run_case test_a_failing_server_gives_its_status
 run_case test_standard_search_reads_the_drop_ins
 run_case test_no_nts_server_and_no_file
+run_case test_fallback_nts_is_checked_when_nothing_else_is_configured

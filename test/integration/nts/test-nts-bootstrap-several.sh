@@ -9,7 +9,7 @@
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"
-daemon_test_init --certs
+daemon_test_init --certs --bus
 chmod 0755 "$CERTDIR"
 chmod 0644 "$CERTDIR"/*.pem
 
@@ -124,6 +124,43 @@ test_clock_far_ahead_is_set_back_by_two_agreeing_sources_only() {
         true
 }
 
+# _nts_status_like A B C: NTSStatus is A, anything, B, anything, C.
+_nts_status_like() { [[ "$(timesync_property NTSStatus)" == "$1"*"$2"*"$3" ]]; }
+
+# A clock that is right but not synchronized yet, two servers with good certificates and one
+# whose certificate expired in 2021: the others answer with keys our clock found valid, so
+# that certificate is just expired. Each failure is the key exchange's line with the expiry
+# date, also the ones after the others answered; no bootstrap is tried (no long notice, no
+# exchange without the date checks, no refused time), and NTSStatus names the failing server
+# while the two others steer.
+test_expired_certificate_beside_answering_sources_is_one_short_line() {
+        local a b c n failed
+        make_test_cert good $((-DAY)) $((30 * DAY))
+        start_server good-chain.pem 0
+        a=$ke
+        start_server good-chain.pem 0
+        b=$ke
+        start_server expired-chain.pem 0
+        c=$ke
+        start_client 0 none "localhost:$a" "127.0.0.1:$b" "localhost:$c"
+        failed="NTS key exchange with localhost:$c failed: .*certificate has expired: valid until 2021-[0-9-]* [0-9:]* UTC\. Trying again in [^ ]* at the earliest\.$"
+        wait_log "Initial clock synchronization to .*NTS authenticated, 2 of 3 NTS sources agree" 30
+        # The first failure came while the others had not answered yet; the next one after.
+        n=$(log_count "$failed")
+        [ "$n" -ge 1 ] || wait_log_count "$failed" 1 30
+        wait_log_count "$failed" 2 60
+        grep "localhost:$c" "$TIMESYNCD_LOG" | grep -v "^\(NTP\|NTS\) reply\|^Starting NTS key exchange"
+        log_has "bootstrapping" && fail "the expired certificate was bootstrapped"
+        log_has "Refusing bootstrap time" && fail "bootstrap time was refused: the bootstrap was tried"
+        log_has "Bootstrap with" && fail "a bootstrap refusal was said"
+        log_has "NTS key exchange with localhost:$c .* done" && fail "a key exchange with the expired certificate was done"
+        log_has "Test clock: stepped" && fail "the clock was stepped"
+        wait_for 10 _nts_status_like "1 of 3 NTS servers failing: localhost:$c (" \
+                "certificate has expired: valid until 2021-" ")" ||
+                fail "NTSStatus is '$(timesync_property NTSStatus)'"
+}
+
+run_case test_expired_certificate_beside_answering_sources_is_one_short_line
 run_case test_bootstrap_from_the_floor_needs_two_key_exchange_names
 run_case test_bootstrap_needs_a_majority_of_the_sources_in_use
 run_case test_clock_far_ahead_is_set_back_by_two_agreeing_sources_only

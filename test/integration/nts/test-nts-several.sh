@@ -136,6 +136,12 @@ test_killed_server_leaves_the_others_to_carry_on_and_rejoins() {
         wait_for 10 _selected_is_not "$selected" || fail "the selection did not move on from $selected"
         wait_source_field "$selected" Verdict unusable
         wait_log "2 of 3 NTS sources agree (1 does not answer)\." 10
+        # Still steered, and seen to be degraded: NTSStatus and STATUS= name the failing server.
+        wait_for 10 _nts_status_starts "1 of 3 NTS servers failing: $selected (" ||
+                fail "NTSStatus is '$(timesync_property NTSStatus)', not naming $selected as failing"
+        wait_for 10 _last_status_like "2 of 3 NTS sources agree (1 does not answer); selected " \
+                ". 1 of 3 NTS servers failing: $selected (" ")." ||
+                fail "STATUS= is '$(last_status)'"
         n=$(log_count "NTP reply from")
         wait_log_count "NTP reply from" $((n + 4)) 10
 
@@ -145,7 +151,39 @@ test_killed_server_leaves_the_others_to_carry_on_and_rejoins() {
         wait_source_field "$selected" Verdict truechimer 40
         [ "$(log_count "Contacted time server 127.0.0.1:${SERVER_NTP[$victim]}")" -gt "$before" ] || fail "$selected did not rejoin"
         wait_log "3 of 3 NTS sources agree\." 10
+        wait_for 10 nts_status_is "" || fail "NTSStatus is '$(timesync_property NTSStatus)' after $selected rejoined"
+        [[ "$(last_status)" == *"failing"* ]] && fail "STATUS= still names a failing server: $(last_status)"
         stop_all
+}
+
+# _nts_status_starts PREFIX: NTSStatus begins with PREFIX.
+_nts_status_starts() { [[ "$(timesync_property NTSStatus)" == "$1"* ]]; }
+
+# _last_status_like A B C: the last STATUS= text is A, anything, B, anything, C.
+_last_status_like() { [[ "$(last_status)" == "$1"*"$2"*"$3" ]]; }
+
+# Five servers: three chronyd that agree, one with nothing listening on its key-exchange port,
+# one that refuses service (kiss code DENY). The three steer the clock; NTSStatus (read through
+# Debian's timedatectl) and STATUS= say that two of the five fail, and why, in the listed order.
+test_failing_servers_are_named_while_the_others_steer() {
+        local dead deny want
+        servers a:0 b:0 c:0
+        dead=localhost:$(free_port)
+        start_nts_mock deny5 --kiss=DENY
+        deny=localhost:$MOCK_KE
+        NAMES=("$dead" "${NAMES[@]}" "$deny")
+        settings NTSMaxSources=5
+        client
+        wait_log "Server $deny refuses service (kiss code DENY), not using it any more\." 30
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 3 of [45] NTS sources agree" 30
+        want="2 of 5 NTS servers failing: $dead (connecting to 127.0.0.1:${dead#localhost:} failed: Connection refused), $deny (refuses service (kiss code DENY))"
+        wait_for 10 nts_status_is "$want" || fail "NTSStatus is '$(timesync_property NTSStatus)', not '$want'"
+        [ -n "$(timesync_property ServerName)" ] || fail "nothing is selected: the clock is not steered"
+        wait_for 10 _last_status_like "3 of 4 NTS sources agree (1 does not answer); selected localhost:" ". $want." "" ||
+                fail "STATUS= is '$(last_status)'"
+        in_systemd_run timedatectl show-timesync --all | grep -xF "NTSStatus=$want" || fail "show-timesync --all does not say so"
+        stop_all
+        stop_daemon "$MOCK_PID"
 }
 
 # NTSMaxSources= (default 4): the first servers of the list are used together, the others
@@ -482,6 +520,7 @@ run_case test_liar_an_hour_off_listed_first_is_a_falseticker
 run_case test_liar_50ms_off_listed_first_is_a_falseticker
 run_case test_two_servers_an_hour_apart_leave_the_clock_alone
 run_case test_killed_server_leaves_the_others_to_carry_on_and_rejoins
+run_case test_failing_servers_are_named_while_the_others_steer
 run_case test_only_the_first_nts_max_sources_servers_are_used
 run_case test_nts_min_agreeing_sources_above_the_majority_leaves_the_clock_alone
 run_case test_falseticker_that_comes_right_again_is_taken_back

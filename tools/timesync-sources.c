@@ -524,11 +524,14 @@ static void print_check(const SourceInfo *sources, size_t n, int status, const c
         for (size_t i = 0; i < n; i++)
                 failing += source_failing(&sources[i]);
 
+        /* Synchronized, with NTSStatus set: several servers of which some fail while the
+         * others steer. Still exit 0, the clock is steered over NTS, but the line says it. */
         if (s)
-                printf("Synchronized %s to %s (%s), offset %+.6fs (source-local).\n",
+                printf("Synchronized %s to %s (%s), offset %+.6fs (source-local).%s%s%s\n",
                        status == CHECK_NTS ? "over NTS" : "over plain NTP, NOT authenticated",
                        source_string(s, "Name"), source_string(s, "Address"),
-                       (double) source_integer(s, "OffsetNSec") / 1e9);
+                       (double) source_integer(s, "OffsetNSec") / 1e9,
+                       isempty(nts_status) ? "" : " ", strempty(nts_status), isempty(nts_status) ? "" : ".");
         else
                 printf("Not synchronized: no source selected (%zu sources, %zu failing)%s%s\n", n, failing,
                        isempty(nts_status) ? "." : ": ", strempty(nts_status));

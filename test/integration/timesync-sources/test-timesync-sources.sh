@@ -190,6 +190,28 @@ sys.exit(0 if same_sample > 0 else 3)
 PY
 }
 
+# Five servers, one with nothing listening on its key-exchange port: the other four steer (three
+# agree, the liar is a falseticker), and --check still exits 0 but names the failing one, as
+# NTSStatus does.
+test_check_names_failing_servers_while_synchronized() {
+        local dead out rc=0 want
+        dead=localhost:$(free_port)
+        stop_timesyncd
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/degraded.conf" "${names[*]} $dead" "NTSMaxSources=5"
+        start_timesyncd "$TEST_TMPDIR/degraded.conf" --test-poll-interval=1s
+        wait_log "Initial clock synchronization to .*3 of [45] NTS sources agree" 30
+        want="1 of 5 NTS servers failing: $dead (connecting to 127.0.0.1:${dead#localhost:} failed: Connection refused)"
+        wait_for 10 nts_status_is "$want" ||
+                fail "NTSStatus is '$(timesync_property NTSStatus)', not '$want'"
+        out=$(as_nobody "$TIMESYNC_SOURCES" --check) || rc=$?
+        echo "$out"
+        [ "$rc" = 0 ] || fail "--check exits $rc while four of five servers steer over NTS"
+        grep -Eq "^Synchronized over NTS to localhost:[0-9]+ \(127\.0\.0\.1:[0-9]+\), offset [+-]0\.[0-9]{6}s \(source-local\)\. " <<<"$out" ||
+                fail "--check does not say that it is synchronized over NTS"
+        [[ $out == *"(source-local). $want." ]] || fail "--check does not name the failing server"
+}
+
 test_no_daemon_is_a_clear_error() {
         local out rc=0
         stop_timesyncd
@@ -284,6 +306,7 @@ run_case test_reading_needs_no_privileges_but_the_policy_holds
 run_case test_version
 run_case test_check_says_synchronized_over_nts
 run_case test_openmetrics_parses_and_says_what_the_daemon_says
+run_case test_check_names_failing_servers_while_synchronized
 run_case test_no_daemon_is_a_clear_error
 run_case test_plain_ntp_is_not_nts
 run_case test_refusing_server_is_failing

@@ -5,8 +5,10 @@
 # certificates of the same CA), nftables in that namespace dropping what the honest ones send.
 # The daemon runs on its fake clock (--test-clock-offset=0s), which it steps exactly as it would
 # step the real one, in observe mode and without CAP_SYS_TIME. Losing packets may stop
-# synchronization; it never hands the clock to the servers that still answer.
-# Usage: test-nts-several-lost-packets.sh [drops|spares]: only those cases (all by default).
+# synchronization; it never hands the clock to the servers that still answer. A liar whose
+# clock drifts slowly away (true-time.so's drift) does not drag the clock along either.
+# Usage: test-nts-several-lost-packets.sh [drops|spares|drift]: only those cases (all by
+# default).
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 . "$(dirname "$0")/../../lib/timesyncd.sh"

@@ -81,10 +81,13 @@ liar_listed_three_ways_inner() {
         start)
                 text="Only 1 of 2 NTS sources agree, 2 needed (1 does not answer); clock left alone"
                 wait_log "NTS source ${honest%% *} fails (.*); it is tried again, and still counts as in use" 40
+                log_has "Test clock: stepped" && fail "the clock was stepped: $(grep -m1 "Test clock: stepped" "$TIMESYNCD_LOG")"
                 wait_log "$text" 30
                 ;;
         sync)
-                wait_log "Initial clock synchronization to 127\.0\.0\.[23]:[0-9]* (offset .*, NTS authenticated, 2 of 3 NTS sources agree" 30
+                wait_log "Initial clock synchronization to" 30
+                log_has "Test clock: stepped" && fail "the clock was stepped: $(grep -m1 "Test clock: stepped" "$TIMESYNCD_LOG")"
+                wait_log "Initial clock synchronization to 127\.0\.0\.[23]:[0-9]* (offset .*, NTS authenticated, 2 of 3 NTS sources agree" 1
                 drop honest honest2
                 wait_log "NTS source ${honest%% *} fails (no reply)" 30
                 wait_log "NTS source ${honest#* } fails (no reply)" 30

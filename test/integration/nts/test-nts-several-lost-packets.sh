@@ -33,8 +33,8 @@ client() {
 }
 
 # The log from line LOG_FROM on: what a case asserts about, after servers that started honest
-# began to lie.
-LOG_FROM=1
+# began to lie. Exported, as the cases run in a network namespace (netns_exec).
+export LOG_FROM=1
 recent_log_has() { tail -n "+$LOG_FROM" "$TIMESYNCD_LOG" | grep -q -- "$1"; }
 
 # The liar's verified replies go on, and nothing of its time reaches the clock.
@@ -128,6 +128,7 @@ two_liars_inner() {
         case $when in
         start)
                 wait_log "NTS source localhost:${SERVER_KE[a]} fails (.*); it is tried again, and still counts as in use" 40
+                assert_liar_never_steers "${SERVER_KE[l1]}"
                 wait_log "Only 2 of 4 NTS sources agree, 3 needed (1 does not answer); clock left alone" 30
                 ;;
         sync)

@@ -421,7 +421,7 @@ stop_chronys() {
         done
 }
 
-# start_chronys NAME:OFFSET...: start_chrony_at for each; their ports by NAME in the global
+# start_chronys NAME:OFFSET[/DRIFT]...: start_chrony_at for each; their ports by NAME in the global
 # associative arrays SERVER_KE and SERVER_NTP, and NAMES the NTS= entries ("localhost:KE-PORT")
 # in that order.
 # shellcheck disable=SC2034 # SERVER_KE, SERVER_NTP and NAMES are the caller's
@@ -437,21 +437,73 @@ start_chronys() {
         done
 }
 
-# start_chrony_at NAME OFFSET: a chronyd NTS server (test certificates) whose clock is OFFSET
-# nanoseconds ahead of the system's (0: the system's; true-time.so otherwise), its run
+# start_chrony_at NAME OFFSET[/DRIFT]: a chronyd NTS server (test certificates) whose clock is
+# OFFSET nanoseconds ahead of the system's (0: the system's; true-time.so otherwise) and, with
+# DRIFT, gains DRIFT nanoseconds per second from its start on (negative: loses them); its run
 # directory $TEST_TMPDIR/chrony-NAME. Sets CHRONY_KE and CHRONY_NTP (its ports).
-# shellcheck disable=SC2034 # CHRONY_ENV is read by start_chrony_nts_server, which this calls
 start_chrony_at() {
-        local name=$1 offset=$2 base
+        CHRONY_NTP=$(free_port)
+        CHRONY_KE=$(free_port)
+        _start_chrony_at "$1" "$2"
+}
+
+# restart_chrony_at NAME OFFSET[/DRIFT]: the chronyd NAME of start_chronys stopped and started
+# again on its ports with that clock (a server that starts lying); the cookies it issued stay
+# valid, as its keys do.
+restart_chrony_at() {
+        stop_chrony "$TEST_TMPDIR/chrony-$1"
+        CHRONY_NTP=${SERVER_NTP[$1]}
+        CHRONY_KE=${SERVER_KE[$1]}
+        _start_chrony_at "$1" "$2"
+}
+
+# shellcheck disable=SC2034 # CHRONY_ENV is read by start_chrony_nts_server, which this calls
+_start_chrony_at() {
+        local name=$1 offset=${2%%/*} drift=0 base
         local CHRONY_ENV=()
-        if [ "$offset" != 0 ]; then
+        [ "$2" = "$offset" ] || drift=${2#*/}
+        if [ "$offset" != 0 ] || [ "$drift" != 0 ]; then
                 if [ ! -f "$TSNTS_TRUE_TIME" ] || [ ! -x "$TSNTS_TRUE_TIME_BASE" ]; then
                         fail "true-time.so not built"
                 fi
                 base=$("$TSNTS_TRUE_TIME_BASE")
-                CHRONY_ENV=("LD_PRELOAD=$TSNTS_TRUE_TIME" "TRUE_TIME_BASE=$((${base%:*} + offset)):${base#*:}")
+                CHRONY_ENV=("LD_PRELOAD=$TSNTS_TRUE_TIME" "TRUE_TIME_BASE=$((${base%:*} + offset)):${base#*:}"
+                        "TRUE_TIME_DRIFT=$drift")
         fi
-        CHRONY_NTP=$(free_port)
-        CHRONY_KE=$(free_port)
         start_chrony_nts_server "$TEST_TMPDIR/chrony-$name" "$CERTDIR" "$CHRONY_NTP" "$CHRONY_KE"
+}
+
+# drop NAME...: from now on every packet the servers NAME of SERVER_NTP and SERVER_KE send (NTP
+# replies, key-exchange segments) is dropped, as an attacker on the path would. Only in a
+# network namespace of the test's own (netns_create), with nft.
+drop() {
+        local name udp=() tcp=()
+        command -v nft >/dev/null || missing_prerequisite "nft not installed (package nftables)"
+        for name; do
+                udp+=("${SERVER_NTP[$name]}")
+                tcp+=("${SERVER_KE[$name]}")
+        done
+        nft -f - <<NFT
+table inet tsnts_drop {
+        chain out {
+                type filter hook output priority 0; policy accept;
+                udp sport { $(IFS=,; echo "${udp[*]}") } counter drop
+                tcp sport { $(IFS=,; echo "${tcp[*]}") } counter drop
+        }
+}
+NFT
+}
+
+# undrop: the packets of drop go through again.
+undrop() { nft delete table inet tsnts_drop; }
+
+# dropped_packets: how many packets drop dropped so far.
+dropped_packets() {
+        nft list table inet tsnts_drop | awk '/counter packets/ { for (i = 1; i < NF; i++) if ($i == "packets") n += $(i + 1) } END { print n + 0 }'
+}
+
+# run_in_netns FUNCTION [ARG...]: a network namespace of the test's own, FUNCTION run in it.
+run_in_netns() {
+        netns_create
+        netns_exec "$NETNS" "$@"
 }

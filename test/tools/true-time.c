@@ -4,8 +4,10 @@
  * optionally shifted) plus the CLOCK_MONOTONIC_RAW time since. In the qemu guest, steps and
  * slews of the guest's clock do not reach it, so the server stays right while the daemon under
  * test moves the guest's clock towards it; on the host, a shifted base makes a server that is
- * years ahead without touching any clock. Kernel receive timestamps are refused: they carry the
- * system clock, and chronyd would mix them with this one. */
+ * years ahead without touching any clock. TRUE_TIME_DRIFT=NS_PER_S (optional, signed) makes that
+ * clock run fast (or slow) by so many nanoseconds per second since the base: a server whose clock
+ * drifts away from the truth. Kernel receive timestamps are refused: they carry the system clock,
+ * and chronyd would mix them with this one. */
 
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -24,7 +26,7 @@
 typedef int (*clock_gettime_fn)(clockid_t, struct timespec *);
 typedef int (*setsockopt_fn)(int, int, int, const void *, socklen_t);
 
-static int64_t base_realtime, base_raw;
+static int64_t base_realtime, base_raw, drift_ns_per_s;
 
 static int base_load(void) {
         static int state; /* 0: not read, 1: set, -1: not set */
@@ -33,8 +35,17 @@ static int base_load(void) {
         if (state == 0) {
                 e = getenv("TRUE_TIME_BASE");
                 state = e && sscanf(e, "%" SCNd64 ":%" SCNd64, &base_realtime, &base_raw) == 2 ? 1 : -1;
+                e = getenv("TRUE_TIME_DRIFT");
+                if (state > 0 && e && sscanf(e, "%" SCNd64, &drift_ns_per_s) != 1)
+                        drift_ns_per_s = 0;
         }
         return state;
+}
+
+/* What the drift added over elapsed nanoseconds, in two parts so that hours at a rate of
+ * milliseconds per second stay within 64 bits. */
+static int64_t drifted(int64_t elapsed) {
+        return elapsed / NSEC_PER_SEC * drift_ns_per_s + elapsed % NSEC_PER_SEC * drift_ns_per_s / NSEC_PER_SEC;
 }
 
 static int true_time(struct timespec *ts) {
@@ -46,7 +57,8 @@ static int true_time(struct timespec *ts) {
                 real = (clock_gettime_fn) dlsym(RTLD_NEXT, "clock_gettime");
         if (real(CLOCK_MONOTONIC_RAW, &raw) < 0)
                 return -1;
-        ns = base_realtime + (int64_t) raw.tv_sec * NSEC_PER_SEC + raw.tv_nsec - base_raw;
+        ns = (int64_t) raw.tv_sec * NSEC_PER_SEC + raw.tv_nsec - base_raw;
+        ns = base_realtime + ns + drifted(ns);
         ts->tv_sec = (time_t) (ns / NSEC_PER_SEC);
         ts->tv_nsec = (long) (ns % NSEC_PER_SEC);
         return 0;

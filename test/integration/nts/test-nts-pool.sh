@@ -292,6 +292,63 @@ test_pool_takes_the_place_of_a_server_that_refuses_service() {
         stop_daemon "$deny_pid"
 }
 
+# Off the loopback a server is its address, whatever the port: a pool that names one liar on two
+# ports of 192.0.2.1, once by its address and once as twin.test (192.0.2.1 in a private
+# /etc/hosts), and an honest member on 198.51.100.1, all on a veth interface in a network
+# namespace of the test's own. The pool's address check lets twin.test through (another port);
+# the set counts it once, so the liar has one vote of two and the clock, the daemon's fake one,
+# stays where it is. Counted per member, two of three agree and step it by an hour.
+one_address_on_two_ports_inner() {
+        local hosts=$TEST_TMPDIR/hosts liar honest twin pids=() n
+        ip link add tsnts0 type veth peer name tsnts1
+        ip addr add 192.0.2.1/24 dev tsnts0
+        ip addr add 198.51.100.1/24 dev tsnts0
+        ip link set tsnts0 up
+        ip link set tsnts1 up
+        { cat /etc/hosts; echo "192.0.2.1 twin.test"; } >"$hosts"
+        printf 'nameserver 127.0.0.1\n' >"$TEST_TMPDIR/resolv.conf"
+        rm -f "$TEST_TMPDIR/mock-p.keys"
+        start_mock_server p-liar --address=192.0.2.1 --keys-file="$TEST_TMPDIR/mock-p.keys" --time-offset=3600
+        liar=192.0.2.1:$MOCK_NTP_PORT
+        pids+=("$MOCK_PID")
+        start_mock_server p-honest --address=198.51.100.1 --keys-file="$TEST_TMPDIR/mock-p.keys"
+        honest=198.51.100.1:$MOCK_NTP_PORT
+        pids+=("$MOCK_PID")
+        start_mock_server p-twin --address=192.0.2.1 --keys-file="$TEST_TMPDIR/mock-p.keys" --time-offset=3600
+        twin=twin.test:$MOCK_NTP_PORT
+        pids+=("$MOCK_PID")
+        start_mock_server p --keys-file="$TEST_TMPDIR/mock-p.keys" --pool-member="$liar" --pool-member="$honest" \
+                --pool-member="$twin"
+        POOL="pool:localhost:$MOCK_KE_PORT"
+        POOL_PID=$MOCK_PID
+        POOL_MEMBER_PIDS=("${pids[@]}")
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "$POOL" "ConnectionRetrySec=1" "NTSMaxSources=3"
+        : >"$TIMESYNCD_LOG"
+        # shellcheck disable=SC2016 # $0, $1 and $@ are the inner shell's
+        TIMESYNCD_WRAPPER=(unshare --mount --propagation private
+                bash -c 'mount --bind "$0" /etc/hosts && mount --bind "$1" /etc/resolv.conf && shift && exec "$@"'
+                "$hosts" "$TEST_TMPDIR/resolv.conf")
+        start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s --test-clock-offset=0s
+        unset TIMESYNCD_WRAPPER
+        wait_members "192.0.2.1 198.51.100.1 twin.test" 30
+        # Several rounds of all three, then what they did.
+        for n in p-liar p-honest p-twin; do
+                wait_for 20 _pool_ntp_at_least $n 5 || fail "$n is not polled"
+        done
+        log_has "Test clock: stepped" && fail "the clock was stepped: $(grep -m1 "Test clock: stepped" "$TIMESYNCD_LOG")"
+        log_has "Initial clock synchronization" && fail "the daemon synchronized: $(grep -m1 "Initial clock" "$TIMESYNCD_LOG")"
+        log_has "Selected server" && fail "a source was selected: $(grep -m1 "Selected server" "$TIMESYNCD_LOG")"
+        wait_log "NTS source twin\.test is the same server as 192\.0\.2\.1 (same NTP address 192\.0\.2\.1); it counts once\." 5
+        wait_source_field twin.test Verdict duplicate 10
+        wait_log "2 NTS sources disagree by 3600 s; clock left alone" 10
+        echo "result: one address on two ports off the loopback: $(grep -m1 "is the same server as" "$TIMESYNCD_LOG")"
+        stop_all
+}
+
+test_pool_naming_one_address_on_two_ports_off_the_loopback_counts_it_once() {
+        run_in_netns one_address_on_two_ports_inner
+}
+
 run_case test_one_pool_name_gives_four_distinct_members
 run_case test_pool_ignoring_deny_still_gives_distinct_sources
 run_case test_second_name_for_a_member_in_use_is_turned_down_by_address
@@ -302,3 +359,4 @@ run_case test_pool_with_fewer_members_than_wanted_gives_what_it_has
 run_case test_key_exchange_cap_is_shared_by_the_sources_of_one_pool
 run_case test_server_without_server_record_is_one_source
 run_case test_pool_takes_the_place_of_a_server_that_refuses_service
+run_case test_pool_naming_one_address_on_two_ports_off_the_loopback_counts_it_once

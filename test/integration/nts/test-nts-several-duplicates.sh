@@ -7,9 +7,10 @@
 # lying through true-time.so; the daemon in observe mode on its fake clock
 # (--test-clock-offset=), which it steps exactly as it would step the real one. On the loopback
 # ports tell servers apart and keys are not compared: the liar's names all reach one port of
-# 127.0.0.1, the honest server sits on 127.0.0.2 with a key of its own. A pool naming one
-# address on two ports is the unit test's (test-timesyncd-source-identity), on an address that
-# is not the loopback.
+# 127.0.0.1, the honest server sits on 127.0.0.2 with a key of its own. The cases with an
+# attacker dropping the honest servers' packets run in a network namespace of their own. A pool
+# naming one address on two ports is test-nts-pool.sh's, on addresses that are not the loopback
+# (ports tell servers apart there), and the unit test's (test-timesyncd-source-identity).
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 # shellcheck source-path=SCRIPTDIR/../../lib source=mock.sh
@@ -19,25 +20,29 @@ daemon_test_init --certs --bus
 chmod 0755 "$CERTDIR"
 chmod 0644 "$CERTDIR"/*.pem
 
-HOUR=$((3600 * 1000000000))
+# Exported for the cases that run in a network namespace (netns_exec).
+export HOUR=$((3600 * 1000000000))
 DAY=86400
 YEAR=$((365 * DAY))
 
-# start_other_server NAME OFFSET: a chronyd on 127.0.0.2 with a key and certificate of its own
-# (SAN IP:127.0.0.2, issued by the test CA), OFFSET nanoseconds ahead. Sets CHRONY_KE.
+# start_other_server NAME OFFSET [ADDRESS]: a chronyd on ADDRESS (default 127.0.0.2) with a key
+# and certificate of its own (SAN IP:ADDRESS, issued by the test CA), OFFSET nanoseconds ahead.
+# Sets CHRONY_KE and CHRONY_NTP, and so SERVER_KE[NAME] and SERVER_NTP[NAME] for drop.
 start_other_server() {
-        local dir=$TEST_TMPDIR/own-$1
+        local dir=$TEST_TMPDIR/own-$1 address=${3:-127.0.0.2}
         mkdir -p "$dir"
         openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$dir/server.key" \
                 -subj "/CN=$1" -out "$dir/server.csr" 2>/dev/null
-        printf 'basicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.2\n' \
+        printf 'basicConstraints=critical,CA:FALSE\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:%s\n' "$address" \
                 >"$dir/ext.cnf"
         openssl x509 -req -in "$dir/server.csr" -CA "$CERTDIR/ca.pem" -CAkey "$CERTDIR/ca.key" -set_serial 4242 \
                 -days 30 -extfile "$dir/ext.cnf" -out "$dir/server.pem" 2>/dev/null
         cat "$dir/server.pem" "$CERTDIR/ca.pem" >"$dir/server-chain.pem"
         chmod 0755 "$dir"
         chmod 0644 "$dir"/*.pem "$dir/server.key"
-        CHRONY_BIND4=127.0.0.2 CERTDIR=$dir start_chrony_at "$1" "$2"
+        CHRONY_BIND4=$address CERTDIR=$dir start_chrony_at "$1" "$2"
+        SERVER_KE[$1]=$CHRONY_KE
+        SERVER_NTP[$1]=$CHRONY_NTP
 }
 
 # assert_merged DUPLICATE FIRST: the log says once that DUPLICATE is FIRST's server, and
@@ -51,36 +56,77 @@ assert_merged() {
 
 # A liar an hour ahead listed three ways before one honest server: two sources, which
 # disagree; the clock stays where it is. Counted per entry, the liar has three votes of four
-# and steps the clock by an hour.
-test_liar_listed_three_ways_beside_an_honest_server_moves_nothing() {
-        local liar honest text="2 NTS sources disagree by 3600 s; clock left alone" n
+# and steps the clock by an hour. WHEN an attacker drops what the honest server sends: "never";
+# "start": from the start, so that only the liar ever answers (counted per entry, three of four
+# agree); "sync": after the first synchronization, which a second honest server (on 127.0.0.3)
+# made possible, both honest servers then silenced (counted per entry, three of five answer and
+# agree).
+liar_listed_three_ways_inner() {
+        local when=$1 liar honest text n
+        declare -gA SERVER_KE=() SERVER_NTP=()
         start_chrony_at liar "$HOUR"
         liar=$CHRONY_KE
         start_other_server honest 0
         honest=127.0.0.2:$CHRONY_KE
+        [ "$when" != sync ] || { start_other_server honest2 0 127.0.0.3; honest+=" 127.0.0.3:$CHRONY_KE"; }
+        [ "$when" != start ] || drop honest
+        # Five entries with two honest servers: all of them in use.
         start_fresh_timesyncd 0 none "localhost:$liar LOCALHOST:$liar 127.0.0.1:$liar $honest" \
-                ConnectionRetrySec=1 -- --test-poll-interval=1s
-        wait_log "$text" 30
+                ConnectionRetrySec=1 NTSMaxSources=5 -- --test-poll-interval=1s
+        case $when in
+        never)
+                text="2 NTS sources disagree by 3600 s; clock left alone"
+                wait_log "$text" 30
+                ;;
+        start)
+                text="Only 1 of 2 NTS sources agree, 2 needed (1 does not answer); clock left alone"
+                wait_log "NTS source ${honest%% *} fails (.*); it is tried again, and still counts as in use" 40
+                log_has "Test clock: stepped" && fail "the clock was stepped: $(grep -m1 "Test clock: stepped" "$TIMESYNCD_LOG")"
+                wait_log "$text" 30
+                ;;
+        sync)
+                wait_log "Initial clock synchronization to" 30
+                log_has "Test clock: stepped" && fail "the clock was stepped: $(grep -m1 "Test clock: stepped" "$TIMESYNCD_LOG")"
+                wait_log "Initial clock synchronization to 127\.0\.0\.[23]:[0-9]* (offset .*, NTS authenticated, 2 of 3 NTS sources agree" 1
+                drop honest honest2
+                wait_log "NTS source ${honest%% *} fails (no reply)" 30
+                wait_log "NTS source ${honest#* } fails (no reply)" 30
+                text="Only 0 of 3 NTS sources answer and agree, 2 needed (2 do not answer); clock left alone"
+                wait_log "$text" 30
+                ;;
+        esac
         assert_merged "LOCALHOST:$liar" "localhost:$liar"
         assert_merged "127.0.0.1:$liar" "localhost:$liar"
         # Several more rounds of every source: still nothing.
-        n=$(log_count "NTS reply from $honest verified")
-        wait_log_count "NTS reply from $honest verified" $((n + 3)) 20
+        if [ "$when" = never ]; then
+                n=$(log_count "NTS reply from $honest verified")
+                wait_log_count "NTS reply from $honest verified" $((n + 3)) 20
+        fi
         n=$(log_count "NTS reply from LOCALHOST:$liar verified")
         wait_log_count "NTS reply from LOCALHOST:$liar verified" $((n + 3)) 20
         log_has "Test clock: stepped" && fail "the clock was stepped: $(grep -m1 "Test clock: stepped" "$TIMESYNCD_LOG")"
-        log_has "Initial clock synchronization" && fail "the daemon synchronized"
         log_has "would s[tl][ea][pw]" && fail "the daemon would have moved the clock"
-        log_has "Selected server" && fail "a source was selected: $(grep -m1 "Selected server" "$TIMESYNCD_LOG")"
+        log_has "Selected server [a-zA-Z0-9.]*:$liar " && fail "the liar was selected"
+        if [ "$when" != sync ]; then
+                log_has "Initial clock synchronization" && fail "the daemon synchronized"
+                log_has "Selected server" && fail "a source was selected: $(grep -m1 "Selected server" "$TIMESYNCD_LOG")"
+        fi
         case "$(timesync_property NTSStatus)" in
         "$text since "*) ;;
         *) fail "NTSStatus is '$(timesync_property NTSStatus)'" ;;
         esac
-        [ "$(sources_json | /usr/bin/python3 -c 'import json, sys
+        [ "$when" != never ] || [ "$(sources_json | /usr/bin/python3 -c 'import json, sys
 print(sorted(s["Verdict"] for s in json.load(sys.stdin)))')" = "['duplicate', 'duplicate', 'undecided', 'undecided']" ] ||
                 fail "the verdicts are not two duplicates and two undecided: $(sources_json)"
+        [ "$when" = never ] || echo "result: liar listed three ways, honest silenced ($when): $(dropped_packets) packets dropped; $text"
         stop_timesyncd
         stop_chronys
+}
+
+test_liar_listed_three_ways_beside_an_honest_server_moves_nothing() { liar_listed_three_ways_inner never; }
+test_liar_listed_three_ways_gains_nothing_from_a_silenced_honest_server() { run_in_netns liar_listed_three_ways_inner start; }
+test_liar_listed_three_ways_gains_nothing_from_honest_servers_silenced_after_sync() {
+        run_in_netns liar_listed_three_ways_inner sync
 }
 
 # A clock years behind, advanced to its floor; a server a day ahead whose certificate was issued
@@ -113,4 +159,6 @@ test_no_bootstrap_from_one_server_under_two_names() {
 }
 
 run_case test_liar_listed_three_ways_beside_an_honest_server_moves_nothing
+run_case test_liar_listed_three_ways_gains_nothing_from_a_silenced_honest_server
+run_case test_liar_listed_three_ways_gains_nothing_from_honest_servers_silenced_after_sync
 run_case test_no_bootstrap_from_one_server_under_two_names

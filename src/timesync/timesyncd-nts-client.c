@@ -50,6 +50,8 @@ struct NTSClientPool {
 };
 
 struct NTSClient {
+        /* What it is doing: changed by nts_client_enter() only. */
+        NTSClientState state;
         const NTSClientSettings *settings;
         nts_client_handler_t handler;
         void *userdata;
@@ -62,7 +64,6 @@ struct NTSClient {
         /* A client of a key-exchange pool (nts_client_join_pool()). Its member is the
          * jar's NTP server while it has keys. */
         NTSClientPool *pool;
-        bool pool_waiting;              /* its key exchange waits for another client's */
         unsigned pool_fruitless;        /* answers in a row that named no new member */
         bool pool_exhausted;            /* its last key exchange found no member it may take */
         unsigned member_failures;       /* rounds in a row the member did not answer */
@@ -79,8 +80,8 @@ struct NTSClient {
         int state_error;                /* the last failure of the state file logged as a warning */
         NTS_AEADContext *c2s, *s2c;
 
-        ResolveQuery *resolve;          /* of the NTS-KE server */
-        NTS_KEClient *ke;
+        ResolveQuery *resolve;          /* of the NTS-KE server, while RESOLVING */
+        NTS_KEClient *ke;               /* while KEY_EXCHANGE */
         /* When to talk to the NTS-KE server (timesyncd-backoff, docs/POOLS.md): the jittered
          * ladder of failures in a row (without a verified reply in between), the cap on key
          * exchanges with this server name, and when to renew the keys. */
@@ -130,6 +131,25 @@ int nts_client_load_libraries(void) {
         /* The loader's own message (which file, why) only at debug level: the caller says what
          * it means for the daemon. */
         return dlopen_libssl(LOG_DEBUG);
+}
+
+/* ---- the state ---- */
+
+/* Every change of the state goes through here, along the transitions of
+ * nts_client_state_transition_allowed(). What a state waits for (the resolver query, the
+ * session, the retry time) the caller has set up. */
+static void nts_client_enter(NTSClient *c, NTSClientState state) {
+        assert(nts_client_state_transition_allowed(c->state, state));
+
+        if (c->state != state)
+                log_debug("NTS client of %s: %s -> %s.", c->server, nts_client_state_to_string(c->state),
+                          nts_client_state_to_string(state));
+        c->state = state;
+}
+
+NTSClientState nts_client_state(const NTSClient *c) {
+        assert(c);
+        return c->state;
 }
 
 /* ---- reports ---- */
@@ -298,6 +318,7 @@ static void nts_client_load(NTSClient *c) {
         }
 
         nts_client_schedule_renewal(c);
+        nts_client_enter(c, NTS_CLIENT_READY);
         log_info("Resuming NTS with %s: %zu cookies from %s, no key exchange needed.",
                  c->server, c->jar.n_cookies, c->state_path);
 }
@@ -305,6 +326,7 @@ static void nts_client_load(NTSClient *c) {
 /* ---- key-exchange pools ---- */
 
 static int nts_client_start_ke(NTSClient *c);
+static int nts_client_ke_begin(NTSClient *c);
 static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const char *reason);
 
 int nts_client_pool_new(NTSClientPool **ret) {
@@ -361,9 +383,8 @@ static void nts_client_pool_next(NTSClientPool *p, size_t from) {
         for (size_t k = 0; k < p->n_clients; k++) {
                 NTSClient *w = p->clients[(from + k) % p->n_clients];
 
-                if (w->pool_waiting) {
-                        w->pool_waiting = false;
-                        (void) nts_client_start_ke(w);
+                if (w->state == NTS_CLIENT_POOL_WAIT) {
+                        (void) nts_client_ke_begin(w);
                         return;
                 }
         }
@@ -378,10 +399,7 @@ static size_t nts_client_pool_index(const NTSClient *c) {
 
 /* c's key exchange with the pool ended (or could not start): the next one may run. */
 static void nts_client_pool_ke_ended(NTSClient *c) {
-        if (!c->pool)
-                return;
-        c->pool_waiting = false;
-        if (c->pool->ke_running != c)
+        if (!c->pool || c->pool->ke_running != c)
                 return;
         c->pool->ke_running = NULL;
         nts_client_pool_next(c->pool, nts_client_pool_index(c) + 1);
@@ -501,7 +519,7 @@ static void nts_client_pool_fruitless(NTSClient *c, NTS_PoolVerdict v, const cha
         if (++c->pool_fruitless < NTS_POOL_MAX_FRUITLESS) {
                 log_info("Pool %s named %s, %s: asking it again.", c->server, member,
                          NTS_pool_verdict_to_string(v));
-                (void) nts_client_start_ke(c);
+                (void) nts_client_ke_begin(c);
                 return;
         }
 
@@ -521,7 +539,8 @@ int nts_client_pool_claim_address(NTSClient *c, const SocketAddress *a) {
         assert(c);
         assert(a);
 
-        if (!c->pool || !c->jar.ntp_server)
+        /* Addresses are claimed for the keys in use: none while an exchange runs. */
+        if (!c->pool || !c->jar.ntp_server || c->state != NTS_CLIENT_READY)
                 return 0;
 
         v = nts_client_pool_judge(c, c->jar.ntp_server, a);
@@ -561,6 +580,9 @@ bool nts_client_pool_member_failed(NTSClient *c, bool refused) {
         c->member_failures = 0;
         nts_client_forget_keys(c);
         nts_client_pool_turn_down(c->pool, member);
+        /* A backoff keeps its retry time, an exchange that runs goes on. */
+        if (c->state == NTS_CLIENT_READY)
+                nts_client_enter(c, NTS_CLIENT_IDLE);
         return true;
 }
 
@@ -636,6 +658,7 @@ static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const cha
         c->ke_retry_after = t + wait;
         if (c->ke_failures < UINT_MAX)
                 c->ke_failures++;
+        nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
 
         snprintf(c->last_error, sizeof c->last_error, "%s", reason);
         /* The TLS layer's verification errors all say "certificate" (nts-tls.c). */
@@ -740,7 +763,7 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
 
                 snprintf(reason, sizeof reason, "%s", res->reason);
                 if (nts_client_may_bootstrap(c, res, reason, sizeof reason)) {
-                        (void) nts_client_start_ke(c);
+                        (void) nts_client_ke_begin(c);
                         return;
                 }
                 c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
@@ -782,6 +805,7 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
         c->last_ke_realtime = c->jar.ke_realtime;
         c->member_failures = 0;
         nts_client_schedule_renewal(c);
+        nts_client_enter(c, NTS_CLIENT_READY);
 
         log_info("NTS key exchange with %s (%s) done: %s, %zu cookies, NTP server %s port %u.", c->server,
                  socket_address_to_string(&res->address, addr), strna(NTS_aead_name(c->jar.aead)),
@@ -870,9 +894,12 @@ static int nts_client_start_session(NTSClient *c, const SocketAddress *addresses
         }
 
         r = NTS_ke_client_start(c->settings->event, &p, nts_client_on_ke_done, c, &c->ke);
-        if (r < 0)
+        if (r < 0) {
                 snprintf(reason, size, "cannot start: %s", strerror(-r));
-        return r;
+                return r;
+        }
+        nts_client_enter(c, NTS_CLIENT_KEY_EXCHANGE);
+        return 0;
 }
 
 static void nts_client_on_ke_resolved(ResolveQuery *q, int error, const struct addrinfo *ai, void *userdata) {
@@ -912,6 +939,7 @@ static int nts_client_take_limit(NTSClient *c) {
                 return 0;
 
         c->ke_retry_after = until;
+        nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
         snprintf(c->last_error, sizeof c->last_error, "postponed: %u key exchanges with this name within %s already",
                  l->max, FORMAT_TIMESPAN(l->period, USEC_PER_SEC));
         log_full(first ? LOG_NOTICE : LOG_DEBUG,
@@ -924,19 +952,20 @@ static int nts_client_take_limit(NTSClient *c) {
 }
 
 /* Starts resolving the KE server; the exchange follows. A failure to start is a failed
- * exchange with its backoff, so that something retries. */
-static int nts_client_start_ke(NTSClient *c) {
+ * exchange with its backoff, so that something retries. For a caller that knows that no
+ * exchange of c runs: one just ended (KEY_EXCHANGE), or its pool's turn came (POOL_WAIT). */
+static int nts_client_ke_begin(NTSClient *c) {
         char service[8], reason[256];
         int r;
 
-        if (c->ke || c->resolve || c->pool_waiting)
-                return 0; /* already running, or waiting for its turn */
+        assert(!c->ke);
+        assert(!c->resolve);
 
         /* One key exchange with a pool at a time: nts_client_pool_next() starts this one when
          * the other ends. */
         if (c->pool && c->pool->ke_running && c->pool->ke_running != c) {
                 log_debug("NTS key exchange with %s waits for another source's with the same pool.", c->server);
-                c->pool_waiting = true;
+                nts_client_enter(c, NTS_CLIENT_POOL_WAIT);
                 return 0;
         }
         if (c->pool)
@@ -964,8 +993,17 @@ static int nts_client_start_ke(NTSClient *c) {
         if (r < 0) {
                 snprintf(reason, sizeof reason, "cannot start resolving %s: %s", c->host, strerror(-r));
                 nts_client_ke_failed(c, BACKOFF_KE_FAILED, reason);
+                return r;
         }
-        return r;
+        nts_client_enter(c, NTS_CLIENT_RESOLVING);
+        return 0;
+}
+
+/* A key exchange, unless one runs or waits for its turn already. */
+static int nts_client_start_ke(NTSClient *c) {
+        if (nts_client_state_busy(c->state))
+                return 0;
+        return nts_client_ke_begin(c);
 }
 
 /* ---- the pull interface ---- */
@@ -982,22 +1020,14 @@ usec_t nts_client_retry_after(const NTSClient *c) {
         return nts_client_backing_off(c) ? c->ke_retry_after : 0;
 }
 
-/* What a key exchange that was just asked for left us with. */
-static NTSClientState nts_client_state(const NTSClient *c) {
-        if (c->ke || c->resolve || c->pool_waiting)
-                return NTS_CLIENT_BUSY;
-        if (nts_client_has_keys(c))
-                return NTS_CLIENT_READY;
-        return NTS_CLIENT_BACKING_OFF;
-}
-
 NTSClientState nts_client_prepare(NTSClient *c) {
         assert(c);
 
         nts_client_load(c);
         if (!nts_client_has_keys(c) && !nts_client_backing_off(c))
                 (void) nts_client_start_ke(c);
-        return nts_client_state(c);
+        assert(c->state != NTS_CLIENT_IDLE);
+        return c->state;
 }
 
 const char *nts_client_ntp_host(const NTSClient *c) {
@@ -1155,6 +1185,7 @@ int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t o
                                                   BACKOFF_KE_MAX_USEC, backoff_random, NULL);
         if (c->ke_failures < UINT_MAX)
                 c->ke_failures++;
+        nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
         snprintf(c->last_error, sizeof c->last_error, "bootstrap time refused");
         nts_client_report(c, NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED);
         return -EPERM;

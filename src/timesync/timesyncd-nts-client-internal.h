@@ -86,11 +86,12 @@ struct NTSClient {
         usec_t ke_retry_after;          /* CLOCK_BOOTTIME; 0: no backoff */
         usec_t renew_realtime;          /* renew the keys from then on (CLOCK_REALTIME) */
         char *ke_address;               /* "host:port" as used for the exchange */
-        /* Which server the last key exchange of this run reached (one server, one vote):
-         * its address (family 0: none yet) and its certificate's key. */
+        /* Which server the last key exchange reached (one server, one vote), in this run or
+         * before the state file was written: its address (family 0: unknown) and its
+         * certificate's key. Kept when the keys are dropped (nts_client_remember_peer()). */
         SocketAddress ke_peer;
         bool has_ke_key;
-        uint8_t ke_key_sha256[32];
+        uint8_t ke_key_sha256[NTS_JAR_KEY_SHA256_SIZE];
         usec_t last_ke_realtime;
 
         /* Bootstrap (see nts_client_may_bootstrap()): the keys came from a handshake that did not
@@ -124,6 +125,9 @@ void nts_client_forget_keys(NTSClient *c);
 /* The AEAD contexts for the keys in the jar. */
 int nts_client_make_contexts(NTSClient *c);
 void nts_client_schedule_renewal(NTSClient *c);
+/* Which server the keys in the jar come from, for nts_client_ke_peer() and
+ * nts_client_ke_key_sha256(). */
+void nts_client_remember_peer(NTSClient *c);
 /* A key exchange, unless one runs or waits; nts_client_ke_begin() for a caller that knows
  * none does. */
 int nts_client_start_ke(NTSClient *c);

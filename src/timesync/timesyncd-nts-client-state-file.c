@@ -138,7 +138,19 @@ void nts_client_load(NTSClient *c) {
         }
 
         nts_client_schedule_renewal(c);
+        nts_client_remember_peer(c);
         nts_client_enter(c, NTS_CLIENT_READY);
         log_info("Resuming NTS with %s: %zu cookies from %s, no key exchange needed.",
                  c->server, c->jar.n_cookies, c->state_path);
+        if (log_get_max_level() >= LOG_DEBUG) {
+                char addr[SOCKET_ADDRESS_STRING_MAX], key[2 * 4 + sizeof "..."] = "";
+
+                /* The first bytes tell keys apart in a log; the rest adds nothing. */
+                if (c->has_ke_key)
+                        snprintf(key, sizeof key, "%02x%02x%02x%02x...", c->ke_key_sha256[0], c->ke_key_sha256[1],
+                                 c->ke_key_sha256[2], c->ke_key_sha256[3]);
+                log_debug("NTS keys of %s are from the key exchange with %s, key SHA-256 %s.", c->server,
+                          nts_client_ke_peer(c) ? socket_address_to_string(&c->ke_peer, addr) : "(not recorded)",
+                          c->has_ke_key ? key : "(not recorded)");
+        }
 }

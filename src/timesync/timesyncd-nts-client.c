@@ -21,6 +21,12 @@
 /* At most this many addresses of one KE server are tried in one exchange. */
 #define NTS_KE_MAX_ADDRESSES 16
 
+void nts_client_remember_peer(NTSClient *c) {
+        c->ke_peer = c->jar.ke_peer;
+        c->has_ke_key = c->jar.has_ke_key;
+        memcpy(c->ke_key_sha256, c->jar.ke_key_sha256, sizeof c->ke_key_sha256);
+}
+
 /* The keys of the jar are renewed at a random time in the last day before their age limit, so
  * that clients that got them together do not come back together (docs/POOLS.md). */
 void nts_client_schedule_renewal(NTSClient *c) {
@@ -198,6 +204,10 @@ static int nts_client_take_result(NTSClient *c, const NTS_KEResult *result) {
         memcpy(c->jar.s2c, result->s2c_key.iov_base, c->jar.key_size);
         c->jar.ke_realtime = now(CLOCK_REALTIME);
         c->jar.ntp_port = result->ntp_port;
+        c->jar.ke_peer = result->address;
+        c->jar.has_ke_key = result->tls.has_key_sha256;
+        assert_cc(sizeof c->jar.ke_key_sha256 == sizeof result->tls.key_sha256);
+        memcpy(c->jar.ke_key_sha256, result->tls.key_sha256, sizeof c->jar.ke_key_sha256);
         /* RFC 8915 section 4.1.7: without a Server record, NTP goes to the address of the KE
          * server that answered, not to whatever its name resolves to next time. */
         c->jar.ntp_server = result->ntp_server ? strdup(result->ntp_server)
@@ -254,9 +264,7 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
         c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
         c->chain_valid_from = res->tls.valid_from;
         c->chain_valid_until = res->tls.valid_until;
-        c->ke_peer = res->address;
-        c->has_ke_key = res->tls.has_key_sha256;
-        memcpy(c->ke_key_sha256, res->tls.key_sha256, sizeof c->ke_key_sha256);
+        nts_client_remember_peer(c);
         c->cookies_unproven = true;
         c->ke_retry_after = 0;
         c->last_error[0] = '\0';

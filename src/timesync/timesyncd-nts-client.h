@@ -186,9 +186,10 @@ bool nts_client_pool_member_failed(NTSClient *c, bool refused);
 /* What D-Bus and the logs show. */
 const char *nts_client_server(const NTSClient *c);      /* as configured */
 const char *nts_client_ke_address(const NTSClient *c);  /* "host:port" of the last exchange */
-/* Which server the last key exchange of this run reached, for one server, one vote: its
- * address, and the SHA-256 of its certificate's SubjectPublicKeyInfo (32 bytes). NULL when no
- * key exchange succeeded in this run (keys from the state file). */
+/* Which server the last key exchange reached, for one server, one vote: its address, and the
+ * SHA-256 of its certificate's SubjectPublicKeyInfo (32 bytes). Keys resumed from the state
+ * file bring both from the run that got them. NULL when unknown: no key exchange yet, or a
+ * state file that did not record it. */
 const SocketAddress *nts_client_ke_peer(const NTSClient *c);
 const uint8_t *nts_client_ke_key_sha256(const NTSClient *c);
 const char *nts_client_aead_name(const NTSClient *c);   /* NULL without keys */

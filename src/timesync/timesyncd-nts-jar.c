@@ -197,6 +197,19 @@ static int parse_number(const char *key, const char *value, uint64_t max, uint64
         return 0;
 }
 
+static int parse_port(const char *key, const char *value, uint16_t *ret, char *reason, size_t size) {
+        uint64_t v;
+        int r;
+
+        r = parse_number(key, value, UINT16_MAX, &v, reason, size);
+        if (r < 0)
+                return r;
+        if (v == 0)
+                return jar_refuse(reason, size, "%s=0 is not a port", key);
+        *ret = (uint16_t) v;
+        return 0;
+}
+
 static int parse_key(const char *key, const char *hex, uint8_t *out, size_t *ret_size, char *reason,
                      size_t size) {
         ssize_t n = hex_decode(hex, out, NTS_MAX_AEAD_KEY_SIZE);
@@ -279,12 +292,9 @@ int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *re
                                 return r;
                         break;
                 case JAR_NTP_PORT:
-                        r = parse_number(line, value, UINT16_MAX, &v, reason, size);
+                        r = parse_port(line, value, &j.ntp_port, reason, size);
                         if (r < 0)
                                 return r;
-                        if (v == 0)
-                                return jar_refuse(reason, size, "ntp-port=0 is not a port");
-                        j.ntp_port = (uint16_t) v;
                         break;
                 case JAR_KE_ADDRESS:
                         /* A literal only: nothing read from the file is ever resolved. */
@@ -293,12 +303,9 @@ int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *re
                                                   printable(value));
                         break;
                 case JAR_KE_PORT:
-                        r = parse_number(line, value, UINT16_MAX, &v, reason, size);
+                        r = parse_port(line, value, &ke_port, reason, size);
                         if (r < 0)
                                 return r;
-                        if (v == 0)
-                                return jar_refuse(reason, size, "ke-port=0 is not a port");
-                        ke_port = (uint16_t) v;
                         break;
                 case JAR_KE_KEY_SHA256:
                         if (hex_decode(value, j.ke_key_sha256, sizeof j.ke_key_sha256) != (ssize_t) sizeof j.ke_key_sha256)

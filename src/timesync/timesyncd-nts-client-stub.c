@@ -42,6 +42,10 @@ NTSClientState nts_client_prepare(NTSClient *c) {
         return NTS_CLIENT_BACKING_OFF;
 }
 
+NTSClientState nts_client_state(const NTSClient *c) {
+        return NTS_CLIENT_BACKING_OFF;
+}
+
 const char *nts_client_ntp_host(const NTSClient *c) {
         return NULL;
 }

@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <sys/stat.h>
 
@@ -16,112 +15,21 @@
 #include "string-util.h"
 #include "timesyncd-backoff.h"
 #include "timesyncd-clock.h"
-#include "timesyncd-nts-client.h"
-#include "timesyncd-nts-jar.h"
+#include "timesyncd-nts-client-internal.h"
 #include "timesyncd-messages.h"
 
 /* At most this many addresses of one KE server are tried in one exchange. */
 #define NTS_KE_MAX_ADDRESSES 16
 
-/* Key-exchange pools: a member that did not answer this many rounds in a row (each a request
- * to every address, 10 s each) is replaced: one lost reply is no reason for a key exchange
- * with the pool, two in a row are rare on a working path. */
-#define NTS_POOL_MEMBER_MAX_FAILURES 2
-/* Members turned down (failed, refused service, a second name for a server in use) are denied
- * for this long, and at most this many at once (the oldest makes room): long enough not to get
- * them back at once, short enough that a small pool's members come back after a bad hour. */
-#define NTS_POOL_TURNED_DOWN_USEC (1 * USEC_PER_HOUR)
-#define NTS_POOL_TURNED_DOWN_MAX 8
-
-typedef struct NTSClientPool NTSClientPool;
-
-struct NTSClientPool {
-        NTSClient *clients[NTS_CLIENT_POOL_MAX];        /* in the order they joined */
-        size_t n_clients;
-        NTSClient *ke_running;          /* the client whose key exchange with the pool runs */
-        struct {
-                char *name;             /* a Server record's body, as received */
-                usec_t until;           /* CLOCK_BOOTTIME */
-        } turned_down[NTS_POOL_TURNED_DOWN_MAX];
-        size_t n_turned_down;
-        /* The cap on key exchanges with one server name (nts_client_take_limit()) holds for
-         * the pool's name, so for all its clients together. */
-        BackoffLimit ke_limit;
-};
-
-struct NTSClient {
-        const NTSClientSettings *settings;
-        nts_client_handler_t handler;
-        void *userdata;
-        char *server;                   /* as configured: names the log lines */
-        char *state_name;               /* names the state file and the server it records; NULL:
-                                         * server (nts_client_set_state_name()) */
-        char *host;                     /* of the NTS-KE server */
-        uint16_t port;                  /* 0: NTS_KE_PORT */
-
-        /* A client of a key-exchange pool (nts_client_join_pool()). Its member is the
-         * jar's NTP server while it has keys. */
-        NTSClientPool *pool;
-        bool pool_waiting;              /* its key exchange waits for another client's */
-        unsigned pool_fruitless;        /* answers in a row that named no new member */
-        bool pool_exhausted;            /* its last key exchange found no member it may take */
-        unsigned member_failures;       /* rounds in a row the member did not answer */
-        SocketAddress member_address;   /* the member's NTP address being polled; none: family 0 */
-
-        /* The rule of the state file: a cookie is sent only while no file lists it. The file is
-         * written at a clean stop only, and removed for good when it is loaded, before any of
-         * its cookies goes (nts_client_load()): while the client runs, no file lists any of
-         * its cookies, so a poll needs no write and no crash can make a start send one
-         * again. */
-        NTSJar jar;
-        bool jar_loaded;                /* the state file was looked at */
-        char *state_path;               /* NULL: the state is not saved (nts_client_find_path()) */
-        int state_error;                /* the last failure of the state file logged as a warning */
-        NTS_AEADContext *c2s, *s2c;
-
-        ResolveQuery *resolve;          /* of the NTS-KE server */
-        NTS_KEClient *ke;
-        /* When to talk to the NTS-KE server (timesyncd-backoff, docs/POOLS.md): the jittered
-         * ladder of failures in a row (without a verified reply in between), the cap on key
-         * exchanges with this server name, and when to renew the keys. */
-        BackoffLadder ke_ladder;
-        unsigned ke_failures;           /* in a row, for D-Bus: the ladder's count is its rung,
-                                         * which a refusal puts at the top at once */
-        BackoffLimit ke_limit;
-        usec_t ke_retry_after;          /* CLOCK_BOOTTIME; 0: no backoff */
-        usec_t renew_realtime;          /* renew the keys from then on (CLOCK_REALTIME) */
-        char *ke_address;               /* "host:port" as used for the exchange */
-        /* Which server the last key exchange of this run reached (one server, one vote):
-         * its address (family 0: none yet) and its certificate's key. */
-        SocketAddress ke_peer;
-        bool has_ke_key;
-        uint8_t ke_key_sha256[32];
-        usec_t last_ke_realtime;
-
-        /* Bootstrap (see nts_client_may_bootstrap()): the keys came from a handshake that did not
-         * check certificate validity periods, so time from them must fall in the period in which
-         * every certificate of the chain is valid, and may only move the clock the way the
-         * refused certificate said our clock is wrong. */
-        NTSClientBootstrap bootstrap_attempt; /* the next key exchange skips the validity check */
-        NTSClientBootstrap bootstrap;   /* the keys in the jar come from such an exchange */
-        bool bootstrap_refusal_logged;  /* each retry meets the same refusal: one warning */
-        time_t chain_valid_from, chain_valid_until;
-
-        NTS_Query query;                /* the request in flight */
-        bool query_pending;
-        bool cookies_unproven;          /* from a key exchange of this run, none accepted yet */
-
-        /* Events that happened inside a call of the owner, reported from the loop. The event
-         * source is allocated with the client, so reporting never fails for want of memory. */
-        sd_event_source *event_report;
-        unsigned pending_events;        /* bit mask of NTSClientEvent */
-
-        char last_error[256];
-};
+void nts_client_remember_peer(NTSClient *c) {
+        c->ke_peer = c->jar.ke_peer;
+        c->has_ke_key = c->jar.has_ke_key;
+        memcpy(c->ke_key_sha256, c->jar.ke_key_sha256, sizeof c->ke_key_sha256);
+}
 
 /* The keys of the jar are renewed at a random time in the last day before their age limit, so
  * that clients that got them together do not come back together (docs/POOLS.md). */
-static void nts_client_schedule_renewal(NTSClient *c) {
+void nts_client_schedule_renewal(NTSClient *c) {
         c->renew_realtime = backoff_renewal_time(c->jar.ke_realtime, now(CLOCK_REALTIME), NTS_JAR_MAX_AGE_USEC,
                                                  BACKOFF_RENEW_WINDOW_USEC, backoff_random, NULL);
 }
@@ -130,6 +38,25 @@ int nts_client_load_libraries(void) {
         /* The loader's own message (which file, why) only at debug level: the caller says what
          * it means for the daemon. */
         return dlopen_libssl(LOG_DEBUG);
+}
+
+/* ---- the state ---- */
+
+/* Every change of the state goes through here, along the transitions of
+ * nts_client_state_transition_allowed(). What a state waits for (the resolver query, the
+ * session, the retry time) the caller has set up. */
+void nts_client_enter(NTSClient *c, NTSClientState state) {
+        assert(nts_client_state_transition_allowed(c->state, state));
+
+        if (c->state != state)
+                log_debug("NTS client of %s: %s -> %s.", c->server, nts_client_state_to_string(c->state),
+                          nts_client_state_to_string(state));
+        c->state = state;
+}
+
+NTSClientState nts_client_state(const NTSClient *c) {
+        assert(c);
+        return c->state;
 }
 
 /* ---- reports ---- */
@@ -149,14 +76,14 @@ static int nts_client_on_report(sd_event_source *s, void *userdata) {
 
 /* Reports e on the next loop iteration: what happens inside a call of the owner must not call
  * the owner back while it is in that call. */
-static void nts_client_report(NTSClient *c, NTSClientEvent e) {
+void nts_client_report(NTSClient *c, NTSClientEvent e) {
         c->pending_events |= 1U << e;
         (void) sd_event_source_set_enabled(c->event_report, SD_EVENT_ONESHOT);
 }
 
 /* ---- keys and the state file ---- */
 
-static void nts_client_forget_keys(NTSClient *c) {
+void nts_client_forget_keys(NTSClient *c) {
         c->bootstrap = NTS_CLIENT_BOOTSTRAP_NONE;
         c->member_address = (SocketAddress) {};
         c->c2s = NTS_aead_free(c->c2s);
@@ -169,7 +96,7 @@ static bool nts_client_has_keys(const NTSClient *c) {
         return nts_jar_usable(&c->jar) && c->c2s && c->s2c;
 }
 
-static int nts_client_make_contexts(NTSClient *c) {
+int nts_client_make_contexts(NTSClient *c) {
         int r;
 
         c->c2s = NTS_aead_free(c->c2s);
@@ -179,389 +106,6 @@ static int nts_client_make_contexts(NTSClient *c) {
         if (r < 0)
                 return r;
         return NTS_aead_new(c->jar.aead, &IOVEC_MAKE(c->jar.s2c, c->jar.key_size), &c->s2c);
-}
-
-static const char *nts_client_state_name(const NTSClient *c) {
-        return c->state_name ?: c->server;
-}
-
-/* A failure of the state file: a warning, unless the last warning was for the same error (a
- * read-only directory fails the removal at start and the write at stop alike). */
-_printf_(3, 4)
-static void nts_client_state_failed(NTSClient *c, int error, const char *format, ...) {
-        int level = error == c->state_error ? LOG_DEBUG : LOG_WARNING;
-        va_list ap;
-
-        c->state_error = error;
-        if (log_get_max_level() < level)
-                return;
-        va_start(ap, format);
-        (void) log_internalv(level, 0, __FILE__, __LINE__, __func__, format, ap);
-        va_end(ap);
-}
-
-/* At a clean stop, or when the server goes away: the unspent cookies, for the next start to
- * resume without a key exchange. Only then (see NTSClient.jar): a crash loses the cookies,
- * never resends one. */
-static void nts_client_save(NTSClient *c) {
-        char reason[NTS_JAR_REASON_MAX] = "";
-        int r;
-
-        /* No state directory or file name (logged at load), or keys from a bootstrap exchange,
-         * which are only good for one step of the clock. */
-        if (!c->state_path || c->bootstrap || !nts_jar_usable(&c->jar))
-                return;
-
-        r = nts_jar_save(&c->jar, nts_client_state_name(c), c->state_path, reason, sizeof reason);
-        if (r < 0) {
-                nts_client_state_failed(c, r, "Failed to save NTS cookies to %s: %s. The next start needs a key "
-                                        "exchange.", c->state_path, reason);
-                return;
-        }
-        log_debug("Saved %zu NTS cookies of %s to %s.", c->jar.n_cookies, c->server, c->state_path);
-}
-
-/* The state file, chosen once: none without a state directory, or when the server's name makes
- * a file name longer than NAME_MAX. */
-static void nts_client_find_path(NTSClient *c) {
-        _cleanup_free_ char *name = NULL, *legacy = NULL, *legacy_path = NULL;
-        const char *dir = c->settings->state_dir;
-        int r;
-
-        if (!dir)
-                return;
-
-        r = nts_jar_file_name(nts_client_state_name(c), &name);
-        if (r == -ENAMETOOLONG) {
-                log_notice("NTS cookies of %s are not kept across restarts: a file name for it would be longer "
-                           "than %u bytes.", c->server, (unsigned) NAME_MAX);
-                return;
-        }
-        if (r < 0 || asprintf(&c->state_path, "%s/%s", dir, name) < 0) {
-                c->state_path = NULL;
-                log_oom();
-                return;
-        }
-
-        /* Earlier versions named the file of a bracketed IPv6 address differently. Such a file
-         * is not read (a key exchange replaces it, once) but removed, so that its keys do not
-         * stay on disk: under today's names it can be no other server's (see
-         * nts_jar_legacy_file_name()). */
-        if (!c->state_name && nts_jar_legacy_file_name(c->server, &legacy) >= 0 && !streq(legacy, name) &&
-            asprintf(&legacy_path, "%s/%s", dir, legacy) >= 0 && unlink(legacy_path) >= 0)
-                log_debug("Removed %s, the NTS state file of %s as earlier versions named it.", legacy_path,
-                          c->server);
-}
-
-static void nts_client_load(NTSClient *c) {
-        char reason[NTS_JAR_REASON_MAX] = "";
-        NTSJar jar = {};
-        int r;
-
-        if (c->jar_loaded)
-                return;
-        c->jar_loaded = true;
-
-        nts_client_find_path(c);
-        if (!c->state_path)
-                return;
-
-        r = nts_jar_load(c->state_path, nts_client_state_name(c), now(CLOCK_REALTIME), &jar, reason, sizeof reason);
-        if (r == -ENOENT)
-                return;
-        if (r < 0) {
-                log_notice_errno(r, "Discarding NTS state file %s: %s", c->state_path, reason);
-                (void) unlink(c->state_path);
-                return;
-        }
-
-        nts_jar_done(&c->jar);
-        c->jar = jar;
-        r = nts_client_make_contexts(c);
-        if (r < 0) {
-                log_notice_errno(r, "Discarding NTS state file %s: %m", c->state_path);
-                nts_client_forget_keys(c);
-                return;
-        }
-
-        /* The one write of a start: from now on the cookies are in memory only, and the file is
-         * written again at a clean stop. A crash in between loses them (one key exchange
-         * replaces them), never sends one twice. If the file stays, its cookies stay unsent. */
-        r = nts_jar_remove(c->state_path, reason, sizeof reason);
-        if (r < 0) {
-                nts_client_state_failed(c, r, "Not using the %zu NTS cookies of %s: %s. A cookie goes out only once no "
-                                        "file lists it (each cookie only once, RFC 8915 section 5.7, also after a "
-                                        "crash): a key exchange replaces them, after every start until the file "
-                                        "can be removed.", c->jar.n_cookies, c->state_path, reason);
-                nts_client_forget_keys(c);
-                return;
-        }
-
-        nts_client_schedule_renewal(c);
-        log_info("Resuming NTS with %s: %zu cookies from %s, no key exchange needed.",
-                 c->server, c->jar.n_cookies, c->state_path);
-}
-
-/* ---- key-exchange pools ---- */
-
-static int nts_client_start_ke(NTSClient *c);
-static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const char *reason);
-
-int nts_client_pool_new(NTSClientPool **ret) {
-        assert(ret);
-
-        *ret = new0(NTSClientPool, 1);
-        if (!*ret)
-                return -ENOMEM;
-        backoff_limit_init(&(*ret)->ke_limit, BACKOFF_LIMIT_DEFAULT, BACKOFF_LIMIT_PERIOD_USEC);
-        return 0;
-}
-
-NTSClientPool *nts_client_pool_free(NTSClientPool *p) {
-        if (!p)
-                return NULL;
-
-        assert(p->n_clients == 0);
-        for (size_t i = 0; i < p->n_turned_down; i++)
-                free(p->turned_down[i].name);
-        return mfree(p);
-}
-
-int nts_client_set_state_name(NTSClient *c, const char *name) {
-        assert(c);
-        assert(!c->jar_loaded);
-
-        return free_and_strdup(&c->state_name, name);
-}
-
-int nts_client_join_pool(NTSClient *c, NTSClientPool *pool) {
-        assert(c);
-        assert(pool);
-        assert(!c->pool);
-
-        if (pool->n_clients >= ELEMENTSOF(pool->clients))
-                return -E2BIG;
-        pool->clients[pool->n_clients++] = c;
-        c->pool = pool;
-        return 0;
-}
-
-const char *nts_client_pool_member(const NTSClient *c) {
-        return c && c->pool ? c->jar.ntp_server : NULL;
-}
-
-bool nts_client_pool_exhausted(const NTSClient *c) {
-        return c && c->pool && c->pool_exhausted;
-}
-
-/* The pool's key exchanges run one at a time, so that each knows the members of the others
- * (their deny records) instead of racing for the same member: the first client that waits,
- * from index `from` on in the order they joined (so that none waits for ever), starts its. */
-static void nts_client_pool_next(NTSClientPool *p, size_t from) {
-        for (size_t k = 0; k < p->n_clients; k++) {
-                NTSClient *w = p->clients[(from + k) % p->n_clients];
-
-                if (w->pool_waiting) {
-                        w->pool_waiting = false;
-                        (void) nts_client_start_ke(w);
-                        return;
-                }
-        }
-}
-
-static size_t nts_client_pool_index(const NTSClient *c) {
-        for (size_t i = 0; i < c->pool->n_clients; i++)
-                if (c->pool->clients[i] == c)
-                        return i;
-        assert_not_reached();
-}
-
-/* c's key exchange with the pool ended (or could not start): the next one may run. */
-static void nts_client_pool_ke_ended(NTSClient *c) {
-        if (!c->pool)
-                return;
-        c->pool_waiting = false;
-        if (c->pool->ke_running != c)
-                return;
-        c->pool->ke_running = NULL;
-        nts_client_pool_next(c->pool, nts_client_pool_index(c) + 1);
-}
-
-static void nts_client_leave_pool(NTSClient *c) {
-        NTSClientPool *p = c->pool;
-        size_t i;
-
-        if (!p)
-                return;
-
-        i = nts_client_pool_index(c);
-        memmove(p->clients + i, p->clients + i + 1, (p->n_clients - i - 1) * sizeof p->clients[0]);
-        p->n_clients--;
-        c->pool = NULL;
-        if (p->ke_running == c) {
-                p->ke_running = NULL;
-                nts_client_pool_next(p, i);
-        }
-}
-
-static void nts_client_pool_expire(NTSClientPool *p, usec_t t) {
-        size_t k = 0;
-
-        for (size_t i = 0; i < p->n_turned_down; i++)
-                if (p->turned_down[i].until > t)
-                        p->turned_down[k++] = p->turned_down[i];
-                else
-                        free(p->turned_down[i].name);
-        p->n_turned_down = k;
-}
-
-/* Denies name to every client of the pool for NTS_POOL_TURNED_DOWN_USEC. */
-static void nts_client_pool_turn_down(NTSClientPool *p, const char *name) {
-        usec_t t = now(CLOCK_BOOTTIME);
-        char *copy;
-
-        nts_client_pool_expire(p, t);
-        for (size_t i = 0; i < p->n_turned_down; i++)
-                if (strcaseeq(p->turned_down[i].name, name)) {
-                        p->turned_down[i].until = t + NTS_POOL_TURNED_DOWN_USEC;
-                        return;
-                }
-
-        copy = strdup(name);
-        if (!copy) {
-                log_oom();
-                return;
-        }
-        if (p->n_turned_down == ELEMENTSOF(p->turned_down)) {
-                free(p->turned_down[0].name);
-                memmove(p->turned_down, p->turned_down + 1, (p->n_turned_down - 1) * sizeof p->turned_down[0]);
-                p->n_turned_down--;
-        }
-        p->turned_down[p->n_turned_down].name = copy;
-        p->turned_down[p->n_turned_down++].until = t + NTS_POOL_TURNED_DOWN_USEC;
-}
-
-/* The members the other clients of the pool have keys for, with the address each polls. */
-static size_t nts_client_pool_others(const NTSClient *c, NTS_PoolMember in_use[static NTS_CLIENT_POOL_MAX]) {
-        size_t n = 0;
-
-        for (size_t i = 0; i < c->pool->n_clients; i++) {
-                const NTSClient *o = c->pool->clients[i];
-
-                if (o != c && o->jar.ntp_server)
-                        in_use[n++] = (NTS_PoolMember) { .name = o->jar.ntp_server, .address = o->member_address };
-        }
-        return n;
-}
-
-/* The NTP Server Deny records of c's next key exchange: the members of the others, then the
- * members turned down; names the records cannot carry are left out. */
-static size_t nts_client_pool_deny(NTSClient *c, char *deny[static NTS_KE_MAX_DENIED_SERVERS]) {
-        NTS_PoolMember in_use[NTS_CLIENT_POOL_MAX];
-        size_t n = 0, m;
-
-        nts_client_pool_expire(c->pool, now(CLOCK_BOOTTIME));
-        m = nts_client_pool_others(c, in_use);
-        for (size_t i = 0; i < m && n < NTS_KE_MAX_DENIED_SERVERS; i++)
-                if (!isempty(in_use[i].name) && strlen(in_use[i].name) <= NTS_MAX_SERVER_NAME_SIZE)
-                        deny[n++] = (char *) in_use[i].name;
-        for (size_t i = 0; i < c->pool->n_turned_down && n < NTS_KE_MAX_DENIED_SERVERS; i++)
-                deny[n++] = c->pool->turned_down[i].name;
-        return n;
-}
-
-/* What NTS_pool_check() says of member (NULL: the answer had no Server record), at address
- * (NULL: by name only), against the others' members and the names turned down. */
-static NTS_PoolVerdict nts_client_pool_judge(NTSClient *c, const char *member, const SocketAddress *address) {
-        NTS_PoolMember in_use[NTS_CLIENT_POOL_MAX];
-        char *denied[NTS_POOL_TURNED_DOWN_MAX];
-        size_t n;
-
-        nts_client_pool_expire(c->pool, now(CLOCK_BOOTTIME));
-        n = nts_client_pool_others(c, in_use);
-        for (size_t i = 0; i < c->pool->n_turned_down; i++)
-                denied[i] = c->pool->turned_down[i].name;
-        return NTS_pool_check(in_use, n, denied, c->pool->n_turned_down, member, address);
-}
-
-/* The pool named no member that c may take: it is asked again, up to NTS_POOL_MAX_FRUITLESS
- * answers in a row, and then the key exchange counts as failed (the pool has no other member
- * for c, or ignores the deny records), with its backoff. */
-static void nts_client_pool_fruitless(NTSClient *c, NTS_PoolVerdict v, const char *member) {
-        char reason[512];
-
-        if (v == NTS_POOL_NO_MEMBER) {
-                c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
-                c->pool_exhausted = true;
-                nts_client_ke_failed(c, BACKOFF_KE_FAILED, "the server names no NTP server (no Server record) and serves another source "
-                                     "of this pool itself: it is one server, not a pool");
-                return;
-        }
-
-        if (++c->pool_fruitless < NTS_POOL_MAX_FRUITLESS) {
-                log_info("Pool %s named %s, %s: asking it again.", c->server, member,
-                         NTS_pool_verdict_to_string(v));
-                (void) nts_client_start_ke(c);
-                return;
-        }
-
-        c->pool_fruitless = 0;
-        c->pool_exhausted = true;
-        c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
-        snprintf(reason, sizeof reason, "the pool named only members in use or turned down (the last one: %s, %s): "
-                 "it has no other for this source, or it ignores NTP Server Deny", member,
-                 NTS_pool_verdict_to_string(v));
-        nts_client_ke_failed(c, BACKOFF_KE_FAILED, reason);
-}
-
-int nts_client_pool_claim_address(NTSClient *c, const SocketAddress *a) {
-        char member[NTS_MAX_SERVER_NAME_SIZE + 1];
-        NTS_PoolVerdict v;
-
-        assert(c);
-        assert(a);
-
-        if (!c->pool || !c->jar.ntp_server)
-                return 0;
-
-        v = nts_client_pool_judge(c, c->jar.ntp_server, a);
-        if (v == NTS_POOL_NEW) {
-                c->member_address = *a;
-                c->pool_fruitless = 0;
-                return 0;
-        }
-
-        /* Two sources on one server would count its time twice: the name is turned down, and the
-         * pool asked for another member. */
-        snprintf(member, sizeof member, "%s", c->jar.ntp_server);
-        log_info("Pool member %s of %s is %s: turning it down.", member, c->server, NTS_pool_verdict_to_string(v));
-        nts_client_forget_keys(c);
-        nts_client_pool_turn_down(c->pool, member);
-        nts_client_pool_fruitless(c, NTS_POOL_SAME_ADDRESS, member);
-        return -EADDRINUSE;
-}
-
-bool nts_client_pool_member_failed(NTSClient *c, bool refused) {
-        char member[NTS_MAX_SERVER_NAME_SIZE + 1];
-
-        assert(c);
-
-        if (!c->pool || !c->jar.ntp_server)
-                return false;
-        if (!refused && ++c->member_failures < NTS_POOL_MEMBER_MAX_FAILURES)
-                return false;
-
-        snprintf(member, sizeof member, "%s", c->jar.ntp_server);
-        if (refused)
-                log_notice("Pool member %s of %s refuses service: turning it down; the next key exchange with the "
-                           "pool asks for another member.", member, c->server);
-        else
-                log_notice("Pool member %s of %s did not answer %u times in a row: turning it down; the next key "
-                           "exchange with the pool asks for another member.", member, c->server, c->member_failures);
-        c->member_failures = 0;
-        nts_client_forget_keys(c);
-        nts_client_pool_turn_down(c->pool, member);
-        return true;
 }
 
 /* ---- life cycle ---- */
@@ -626,7 +170,7 @@ NTSClient *nts_client_free(NTSClient *c) {
 
 /* A key exchange failed (or its fresh cookies were refused): the next one after a random wait
  * on the ladder, at its top at once for a server that refuses what we send (outcome). */
-static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const char *reason) {
+void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const char *reason) {
         usec_t t = now(CLOCK_BOOTTIME), wait;
 
         nts_client_pool_ke_ended(c);
@@ -636,6 +180,7 @@ static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const cha
         c->ke_retry_after = t + wait;
         if (c->ke_failures < UINT_MAX)
                 c->ke_failures++;
+        nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
 
         snprintf(c->last_error, sizeof c->last_error, "%s", reason);
         /* The TLS layer's verification errors all say "certificate" (nts-tls.c). */
@@ -646,64 +191,6 @@ static void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const cha
                    "NTS key exchange with %s failed: %s. Trying again in %s at the earliest.", c->server, reason,
                    FORMAT_TIMESPAN(wait, USEC_PER_MSEC));
         nts_client_report(c, NTS_CLIENT_EVENT_KE_FAILED);
-}
-
-/* Bootstrap with a wrong clock (docs/NTS.md has the reasoning).
- *
- * A machine without a working RTC starts at a floor: the clock file's time, this build's time
- * or systemd's epoch file. The certificate of an NTS-KE server issued after that looks "not
- * yet valid": without help, such a machine can never get authenticated time. The way out, for
- * a clock known to be wrong and nothing else:
- *  - only when the policy of the settings allows it (the daemon's, manager_nts_bootstrap_allowed():
- *    NTSBootstrap= is on, nothing synchronized the clock, and for a clock that is behind, it
- *    still reads as its floor put it at boot: "unsynchronized" alone is true at every boot,
- *    also of a correct clock);
- *  - only for a certificate refused for its validity period: not yet valid (FORWARD), or, if
- *    the policy allows that too, expired (BACKWARD: the daemon allows it only where the
- *    agreement of several sources decides, since an expired certificate is what an attacker
- *    holding an old key would show a correctly set clock);
- *  - the key exchange is repeated without validity checks (everything else is checked), and
- *    time from those keys is used only if it lies within the validity period of the whole
- *    chain and moves the clock that way;
- *  - once the clock took that time, the keys are dropped and the key exchange is repeated
- *    with every check, now against the corrected clock; the keys are never saved.
- * Returns true when the exchange is to be repeated that way. Otherwise, when the policy
- * refused with a reason, reason gets the refusal for the failure's reason. */
-static bool nts_client_may_bootstrap(NTSClient *c, const NTS_KEResult *result, char *reason, size_t size) {
-        const char *short_reason = NULL, *validity;
-        NTSClientBootstrap direction;
-        char why[256];
-
-        if (result->stage != NTS_KE_STAGE_TLS || c->bootstrap_attempt || !c->settings->bootstrap_allowed)
-                return false;
-        if (result->cert_time_failure == NTS_TLS_CERT_NOT_YET_VALID) {
-                direction = NTS_CLIENT_BOOTSTRAP_FORWARD;
-                validity = "is not yet valid";
-        } else if (result->cert_time_failure == NTS_TLS_CERT_EXPIRED) {
-                direction = NTS_CLIENT_BOOTSTRAP_BACKWARD;
-                validity = "has expired";
-        } else
-                return false;
-
-        if (c->settings->bootstrap_allowed(c->settings->bootstrap_userdata, direction, why, sizeof why,
-                                           &short_reason)) {
-                log_notice("The certificate of %s %s by our clock, which is not synchronized and %s (%s): "
-                           "bootstrapping (its time is used only within the certificate's validity period, and "
-                           "only %s).", c->server, validity,
-                           direction == NTS_CLIENT_BOOTSTRAP_FORWARD ? "behind" : "may be ahead", why,
-                           direction == NTS_CLIENT_BOOTSTRAP_FORWARD ? "forward" : "backward");
-                c->bootstrap_attempt = direction;
-                return true;
-        }
-        if (!short_reason)
-                return false;
-
-        /* Each retry of the key exchange meets the same refusal: one warning. */
-        log_full(c->bootstrap_refusal_logged ? LOG_DEBUG : LOG_WARNING,
-                 "Bootstrap with %s refused: its certificate %s by our clock, and %s.", c->server, validity, why);
-        c->bootstrap_refusal_logged = true;
-        snprintf(reason, size, "%s; no bootstrap: %s", result->reason, short_reason);
-        return false;
 }
 
 /* Takes the keys, cookies and NTP server of a successful exchange. */
@@ -717,6 +204,10 @@ static int nts_client_take_result(NTSClient *c, const NTS_KEResult *result) {
         memcpy(c->jar.s2c, result->s2c_key.iov_base, c->jar.key_size);
         c->jar.ke_realtime = now(CLOCK_REALTIME);
         c->jar.ntp_port = result->ntp_port;
+        c->jar.ke_peer = result->address;
+        c->jar.has_ke_key = result->tls.has_key_sha256;
+        assert_cc(sizeof c->jar.ke_key_sha256 == sizeof result->tls.key_sha256);
+        memcpy(c->jar.ke_key_sha256, result->tls.key_sha256, sizeof c->jar.ke_key_sha256);
         /* RFC 8915 section 4.1.7: without a Server record, NTP goes to the address of the KE
          * server that answered, not to whatever its name resolves to next time. */
         c->jar.ntp_server = result->ntp_server ? strdup(result->ntp_server)
@@ -740,7 +231,7 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
 
                 snprintf(reason, sizeof reason, "%s", res->reason);
                 if (nts_client_may_bootstrap(c, res, reason, sizeof reason)) {
-                        (void) nts_client_start_ke(c);
+                        (void) nts_client_ke_begin(c);
                         return;
                 }
                 c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
@@ -773,15 +264,14 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
         c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_NONE;
         c->chain_valid_from = res->tls.valid_from;
         c->chain_valid_until = res->tls.valid_until;
-        c->ke_peer = res->address;
-        c->has_ke_key = res->tls.has_key_sha256;
-        memcpy(c->ke_key_sha256, res->tls.key_sha256, sizeof c->ke_key_sha256);
+        nts_client_remember_peer(c);
         c->cookies_unproven = true;
         c->ke_retry_after = 0;
         c->last_error[0] = '\0';
         c->last_ke_realtime = c->jar.ke_realtime;
         c->member_failures = 0;
         nts_client_schedule_renewal(c);
+        nts_client_enter(c, NTS_CLIENT_READY);
 
         log_info("NTS key exchange with %s (%s) done: %s, %zu cookies, NTP server %s port %u.", c->server,
                  socket_address_to_string(&res->address, addr), strna(NTS_aead_name(c->jar.aead)),
@@ -870,9 +360,12 @@ static int nts_client_start_session(NTSClient *c, const SocketAddress *addresses
         }
 
         r = NTS_ke_client_start(c->settings->event, &p, nts_client_on_ke_done, c, &c->ke);
-        if (r < 0)
+        if (r < 0) {
                 snprintf(reason, size, "cannot start: %s", strerror(-r));
-        return r;
+                return r;
+        }
+        nts_client_enter(c, NTS_CLIENT_KEY_EXCHANGE);
+        return 0;
 }
 
 static void nts_client_on_ke_resolved(ResolveQuery *q, int error, const struct addrinfo *ai, void *userdata) {
@@ -912,6 +405,7 @@ static int nts_client_take_limit(NTSClient *c) {
                 return 0;
 
         c->ke_retry_after = until;
+        nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
         snprintf(c->last_error, sizeof c->last_error, "postponed: %u key exchanges with this name within %s already",
                  l->max, FORMAT_TIMESPAN(l->period, USEC_PER_SEC));
         log_full(first ? LOG_NOTICE : LOG_DEBUG,
@@ -924,19 +418,20 @@ static int nts_client_take_limit(NTSClient *c) {
 }
 
 /* Starts resolving the KE server; the exchange follows. A failure to start is a failed
- * exchange with its backoff, so that something retries. */
-static int nts_client_start_ke(NTSClient *c) {
+ * exchange with its backoff, so that something retries. For a caller that knows that no
+ * exchange of c runs: one just ended (KEY_EXCHANGE), or its pool's turn came (POOL_WAIT). */
+int nts_client_ke_begin(NTSClient *c) {
         char service[8], reason[256];
         int r;
 
-        if (c->ke || c->resolve || c->pool_waiting)
-                return 0; /* already running, or waiting for its turn */
+        assert(!c->ke);
+        assert(!c->resolve);
 
         /* One key exchange with a pool at a time: nts_client_pool_next() starts this one when
          * the other ends. */
         if (c->pool && c->pool->ke_running && c->pool->ke_running != c) {
                 log_debug("NTS key exchange with %s waits for another source's with the same pool.", c->server);
-                c->pool_waiting = true;
+                nts_client_enter(c, NTS_CLIENT_POOL_WAIT);
                 return 0;
         }
         if (c->pool)
@@ -964,8 +459,17 @@ static int nts_client_start_ke(NTSClient *c) {
         if (r < 0) {
                 snprintf(reason, sizeof reason, "cannot start resolving %s: %s", c->host, strerror(-r));
                 nts_client_ke_failed(c, BACKOFF_KE_FAILED, reason);
+                return r;
         }
-        return r;
+        nts_client_enter(c, NTS_CLIENT_RESOLVING);
+        return 0;
+}
+
+/* A key exchange, unless one runs or waits for its turn already. */
+int nts_client_start_ke(NTSClient *c) {
+        if (nts_client_state_busy(c->state))
+                return 0;
+        return nts_client_ke_begin(c);
 }
 
 /* ---- the pull interface ---- */
@@ -982,22 +486,14 @@ usec_t nts_client_retry_after(const NTSClient *c) {
         return nts_client_backing_off(c) ? c->ke_retry_after : 0;
 }
 
-/* What a key exchange that was just asked for left us with. */
-static NTSClientState nts_client_state(const NTSClient *c) {
-        if (c->ke || c->resolve || c->pool_waiting)
-                return NTS_CLIENT_BUSY;
-        if (nts_client_has_keys(c))
-                return NTS_CLIENT_READY;
-        return NTS_CLIENT_BACKING_OFF;
-}
-
 NTSClientState nts_client_prepare(NTSClient *c) {
         assert(c);
 
         nts_client_load(c);
         if (!nts_client_has_keys(c) && !nts_client_backing_off(c))
                 (void) nts_client_start_ke(c);
-        return nts_client_state(c);
+        assert(c->state != NTS_CLIENT_IDLE);
+        return c->state;
 }
 
 const char *nts_client_ntp_host(const NTSClient *c) {
@@ -1126,56 +622,6 @@ int nts_client_open(NTSClient *c, const uint8_t *buf, size_t size, RefusalCause 
         c->ke_failures = 0;
         c->member_failures = 0;
         return 0;
-}
-
-int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t offset_nsec) {
-        int64_t nb, na;
-        bool forward;
-        usec_t t;
-
-        assert(c);
-
-        if (!c->bootstrap)
-                return 0;
-
-        nb = (int64_t) c->chain_valid_from * NTP_NSEC_PER_SEC;
-        na = (int64_t) c->chain_valid_until * NTP_NSEC_PER_SEC;
-        forward = c->bootstrap == NTS_CLIENT_BOOTSTRAP_FORWARD;
-        if (server_time_nsec >= nb && server_time_nsec <= na && (forward ? offset_nsec > 0 : offset_nsec < 0))
-                return 0;
-
-        log_warning("Refusing bootstrap time from %s: it %s; dropping the server.", c->server,
-                    server_time_nsec < nb || server_time_nsec > na ?
-                    "lies outside the validity period of its certificate chain" :
-                    forward ? "would move the clock backwards" : "would move the clock forward");
-        nts_client_forget_keys(c);
-        /* The same exchange would give the same time: at the top of the ladder. */
-        t = now(CLOCK_BOOTTIME);
-        c->ke_retry_after = t + backoff_ke_failed(&c->ke_ladder, BACKOFF_KE_REFUSED, t, c->settings->retry_usec,
-                                                  BACKOFF_KE_MAX_USEC, backoff_random, NULL);
-        if (c->ke_failures < UINT_MAX)
-                c->ke_failures++;
-        snprintf(c->last_error, sizeof c->last_error, "bootstrap time refused");
-        nts_client_report(c, NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED);
-        return -EPERM;
-}
-
-bool nts_client_bootstrap_done(NTSClient *c) {
-        assert(c);
-
-        if (!c->bootstrap)
-                return false;
-
-        log_struct(LOG_NOTICE, TIMESYNC_MESSAGE_NTS_BOOTSTRAP, ((const char *const[]) { "NTS_SERVER", c->server, NULL }),
-                   "Bootstrap: the clock took the time of %s; repeating the key exchange with full certificate checks.",
-                   c->server);
-        nts_client_forget_keys(c);
-        (void) nts_client_start_ke(c);
-        return true;
-}
-
-NTSClientBootstrap nts_client_bootstrap(const NTSClient *c) {
-        return c->bootstrap;
 }
 
 /* ---- views ---- */

@@ -25,6 +25,7 @@
 #include "nts.h"
 #include "socket-address.h"
 #include "time-util.h"
+#include "timesyncd-nts-client-state.h"
 #include "timesyncd-refusals.h"
 
 typedef struct ClockBackend ClockBackend;
@@ -93,17 +94,14 @@ int nts_client_new(const NTSClientSettings *settings, const char *server, const 
 NTSClient *nts_client_free(NTSClient *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(NTSClient *, nts_client_free);
 
-typedef enum NTSClientState {
-        NTS_CLIENT_READY,               /* keys and a cookie: poll nts_client_ntp_host() */
-        NTS_CLIENT_BUSY,                /* a key exchange runs; changed() follows when it ends */
-        NTS_CLIENT_BACKING_OFF,         /* key exchanges failed: none before
-                                         * nts_client_retry_after() */
-} NTSClientState;
-
 /* Reads the state file on the first call, and removes it durably before its cookies may be
  * used (if it cannot be removed, they are not). Starts a key exchange when there are no usable
- * keys and no backoff forbids it. */
+ * keys, none runs and no backoff forbids it. Returns the state it leaves the client in: READY
+ * (poll), busy (nts_client_state_busy(): the handler is called when the exchange ends) or
+ * BACKING_OFF; never IDLE. */
 NTSClientState nts_client_prepare(NTSClient *c);
+/* What the client is doing (timesyncd-nts-client-state.h). */
+NTSClientState nts_client_state(const NTSClient *c);
 
 /* The NTP server to poll while ready: the name or address the key exchange negotiated, or the
  * address of the NTS-KE server that answered, and the negotiated port or 123. */
@@ -188,9 +186,10 @@ bool nts_client_pool_member_failed(NTSClient *c, bool refused);
 /* What D-Bus and the logs show. */
 const char *nts_client_server(const NTSClient *c);      /* as configured */
 const char *nts_client_ke_address(const NTSClient *c);  /* "host:port" of the last exchange */
-/* Which server the last key exchange of this run reached, for one server, one vote: its
- * address, and the SHA-256 of its certificate's SubjectPublicKeyInfo (32 bytes). NULL when no
- * key exchange succeeded in this run (keys from the state file). */
+/* Which server the last key exchange reached, for one server, one vote: its address, and the
+ * SHA-256 of its certificate's SubjectPublicKeyInfo (32 bytes). Keys resumed from the state
+ * file bring both from the run that got them. NULL when unknown: no key exchange yet, or a
+ * state file that did not record it. */
 const SocketAddress *nts_client_ke_peer(const NTSClient *c);
 const uint8_t *nts_client_ke_key_sha256(const NTSClient *c);
 const char *nts_client_aead_name(const NTSClient *c);   /* NULL without keys */

@@ -86,6 +86,17 @@ int nts_jar_to_string(const NTSJar *j, const char *server, char **ret) {
                 fprintf(f, "ntp-server=%s\n", j->ntp_server);
         if (j->ntp_port > 0)
                 fprintf(f, "ntp-port=%u\n", j->ntp_port);
+        if (IN_SET(j->ke_peer.sa.ss_family, AF_INET, AF_INET6)) {
+                char host[SOCKET_ADDRESS_HOST_MAX];
+
+                fprintf(f, "ke-address=%s\nke-port=%u\n", socket_address_host_to_string(&j->ke_peer, host),
+                        socket_address_port(&j->ke_peer));
+        }
+        if (j->has_ke_key) {
+                fputs("ke-key-sha256=", f);
+                hex_write(f, j->ke_key_sha256, sizeof j->ke_key_sha256);
+                fputc('\n', f);
+        }
         fputs("c2s=", f);
         hex_write(f, j->c2s, j->key_size);
         fputs("\ns2c=", f);
@@ -144,6 +155,9 @@ typedef enum JarKey {
         JAR_KE_REALTIME,
         JAR_NTP_SERVER,
         JAR_NTP_PORT,
+        JAR_KE_ADDRESS,
+        JAR_KE_PORT,
+        JAR_KE_KEY_SHA256,
         JAR_C2S,
         JAR_S2C,
         JAR_COOKIE,
@@ -157,6 +171,9 @@ static const char *const jar_key_table[_JAR_KEY_MAX] = {
         [JAR_KE_REALTIME] = "ke-realtime",
         [JAR_NTP_SERVER] = "ntp-server",
         [JAR_NTP_PORT] = "ntp-port",
+        [JAR_KE_ADDRESS] = "ke-address",
+        [JAR_KE_PORT] = "ke-port",
+        [JAR_KE_KEY_SHA256] = "ke-key-sha256",
         [JAR_C2S] = "c2s",
         [JAR_S2C] = "s2c",
         [JAR_COOKIE] = "cookie",
@@ -180,6 +197,19 @@ static int parse_number(const char *key, const char *value, uint64_t max, uint64
         return 0;
 }
 
+static int parse_port(const char *key, const char *value, uint16_t *ret, char *reason, size_t size) {
+        uint64_t v;
+        int r;
+
+        r = parse_number(key, value, UINT16_MAX, &v, reason, size);
+        if (r < 0)
+                return r;
+        if (v == 0)
+                return jar_refuse(reason, size, "%s=0 is not a port", key);
+        *ret = (uint16_t) v;
+        return 0;
+}
+
 static int parse_key(const char *key, const char *hex, uint8_t *out, size_t *ret_size, char *reason,
                      size_t size) {
         ssize_t n = hex_decode(hex, out, NTS_MAX_AEAD_KEY_SIZE);
@@ -194,6 +224,7 @@ int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *re
         _cleanup_(nts_jar_done) NTSJar j = {};
         bool seen[_JAR_KEY_MAX] = {};
         size_t c2s_size = 0, s2c_size = 0;
+        uint16_t ke_port = 0;
         const NTS_AEADParam *param;
         const char *p = s;
         unsigned line_no = 0;
@@ -261,12 +292,26 @@ int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *re
                                 return r;
                         break;
                 case JAR_NTP_PORT:
-                        r = parse_number(line, value, UINT16_MAX, &v, reason, size);
+                        r = parse_port(line, value, &j.ntp_port, reason, size);
                         if (r < 0)
                                 return r;
-                        if (v == 0)
-                                return jar_refuse(reason, size, "ntp-port=0 is not a port");
-                        j.ntp_port = (uint16_t) v;
+                        break;
+                case JAR_KE_ADDRESS:
+                        /* A literal only: nothing read from the file is ever resolved. */
+                        if (socket_address_from_string(value, 0, &j.ke_peer) < 0)
+                                return jar_refuse(reason, size, "ke-address=%s is not an IPv4 or IPv6 address",
+                                                  printable(value));
+                        break;
+                case JAR_KE_PORT:
+                        r = parse_port(line, value, &ke_port, reason, size);
+                        if (r < 0)
+                                return r;
+                        break;
+                case JAR_KE_KEY_SHA256:
+                        if (hex_decode(value, j.ke_key_sha256, sizeof j.ke_key_sha256) != (ssize_t) sizeof j.ke_key_sha256)
+                                return jar_refuse(reason, size, "ke-key-sha256 is not %u bytes in hex",
+                                                  (unsigned) sizeof j.ke_key_sha256);
+                        j.has_ke_key = true;
                         break;
                 case JAR_C2S:
                         r = parse_key(line, value, j.c2s, &c2s_size, reason, size);
@@ -304,6 +349,12 @@ int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *re
         for (size_t i = 0; i < ELEMENTSOF(required); i++)
                 if (!seen[required[i]])
                         return jar_refuse(reason, size, "no %s line", jar_key_table[required[i]]);
+        /* An address without its port would name another server than the one that answered. */
+        if (seen[JAR_KE_ADDRESS] != seen[JAR_KE_PORT])
+                return jar_refuse(reason, size, "%s without %s", seen[JAR_KE_PORT] ? "ke-port" : "ke-address",
+                                  seen[JAR_KE_PORT] ? "ke-address" : "ke-port");
+        if (seen[JAR_KE_ADDRESS])
+                socket_address_set_port(&j.ke_peer, ke_port);
         param = NTS_aead_param(j.aead);
         if (c2s_size != param->key_size || s2c_size != param->key_size)
                 return jar_refuse(reason, size, "keys of %zu and %zu bytes, aead=%u needs %zu", c2s_size, s2c_size,

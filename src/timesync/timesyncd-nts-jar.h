@@ -12,7 +12,10 @@
 #include <sys/uio.h>
 
 #include "nts.h"
+#include "socket-address.h"
 #include "time-util.h"
+
+#define NTS_JAR_KEY_SHA256_SIZE 32
 
 typedef struct NTSJar {
         NTS_AEADAlgorithm aead;
@@ -21,6 +24,12 @@ typedef struct NTSJar {
         char *ntp_server;               /* negotiated; NULL: the KE server's host */
         uint16_t ntp_port;              /* negotiated; 0: 123 */
         usec_t ke_realtime;             /* when the key exchange happened (CLOCK_REALTIME) */
+        /* Which server the key exchange reached, for one server, one vote after a restart: the
+         * address that answered (family 0: unknown), and the SHA-256 of its certificate's
+         * SubjectPublicKeyInfo. */
+        SocketAddress ke_peer;
+        bool has_ke_key;
+        uint8_t ke_key_sha256[NTS_JAR_KEY_SHA256_SIZE];
         struct iovec cookies[NTS_MAX_COOKIES];
         size_t n_cookies;
 } NTSJar;
@@ -42,7 +51,8 @@ bool nts_jar_expired(const NTSJar *j, usec_t now_realtime);
 
 /* Text form: "key=value" lines, binary values in hex. */
 int nts_jar_to_string(const NTSJar *j, const char *server, char **ret);
-/* Refuses (-EBADMSG) anything malformed (numbers are decimal digits only), a key given twice,
+/* Refuses (-EBADMSG) anything malformed (numbers are decimal digits only; ke-address an IPv4
+ * or IPv6 literal, with ke-port and only with it; ke-key-sha256 32 bytes), a key given twice,
  * a file for another server, or an unknown AEAD. reason (may be NULL) then gets, in a few
  * words for a log line, which key or line is wrong; secrets are never copied into it. */
 int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *reason, size_t reason_size);

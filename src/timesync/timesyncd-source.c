@@ -442,10 +442,13 @@ static void source_continue_nts(Source *s) {
                 else if (had_address)
                         source_emit(s, SOURCE_EVENT_ADDRESS);
                 return;
-        case NTS_CLIENT_BUSY:
+        case NTS_CLIENT_POOL_WAIT:
+        case NTS_CLIENT_RESOLVING:
+        case NTS_CLIENT_KEY_EXCHANGE:
                 source_wait_for_nts(s);
                 return;
         case NTS_CLIENT_BACKING_OFF:
+        default:
                 source_fail(s, nts_client_last_error(s->nts));
                 return;
         }
@@ -906,7 +909,9 @@ int source_start(Source *s) {
         switch (nts_client_prepare(s->nts)) {
         case NTS_CLIENT_READY:
                 return source_resolve(s, nts_client_ntp_host(s->nts), nts_client_ntp_port(s->nts));
-        case NTS_CLIENT_BUSY:
+        case NTS_CLIENT_POOL_WAIT:
+        case NTS_CLIENT_RESOLVING:
+        case NTS_CLIENT_KEY_EXCHANGE:
                 source_enter(s, SOURCE_KEY_EXCHANGE, 0);
                 return 0;
         case NTS_CLIENT_BACKING_OFF:

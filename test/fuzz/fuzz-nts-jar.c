@@ -18,6 +18,10 @@ static void assert_same_jar(const NTSJar *a, const NTSJar *b) {
         assert_se(streq_ptr(a->ntp_server, b->ntp_server));
         assert_se(a->ntp_port == b->ntp_port);
         assert_se(a->ke_realtime == b->ke_realtime);
+        assert_se(a->ke_peer.sa.ss_family == b->ke_peer.sa.ss_family);
+        assert_se(a->ke_peer.sa.ss_family == AF_UNSPEC || socket_address_equal(&a->ke_peer, &b->ke_peer));
+        assert_se(a->has_ke_key == b->has_ke_key);
+        assert_se(memcmp(a->ke_key_sha256, b->ke_key_sha256, sizeof a->ke_key_sha256) == 0);
         assert_se(a->n_cookies == b->n_cookies);
         for (size_t i = 0; i < a->n_cookies; i++)
                 assert_se(iovec_equal(&a->cookies[i], &b->cookies[i]));

@@ -23,6 +23,9 @@ static void make_jar(NTSJar *j, size_t n_cookies) {
         };
         memset(j->c2s, 0xc2, 32);
         memset(j->s2c, 0x52, 32);
+        ASSERT_OK(socket_address_from_string("192.0.2.4", 4460, &j->ke_peer));
+        j->has_ke_key = true;
+        memset(j->ke_key_sha256, 0x5a, sizeof j->ke_key_sha256);
         j->ntp_server = strdup("192.0.2.1");
         ASSERT_TRUE(j->ntp_server);
         for (size_t i = 0; i < n_cookies; i++) {
@@ -103,8 +106,54 @@ static void test_save_and_load_round_trip_with_mode_0600(void) {
         ASSERT_EQ(k.n_cookies, 5);
         for (size_t i = 0; i < 5; i++)
                 ASSERT_TRUE(iovec_equal(&k.cookies[i], &j.cookies[i]));
+        ASSERT_TRUE(socket_address_equal(&k.ke_peer, &j.ke_peer));
+        ASSERT_TRUE(k.has_ke_key);
+        ASSERT_MEMEQ(k.ke_key_sha256, j.ke_key_sha256, sizeof j.ke_key_sha256);
         nts_jar_done(&j);
         nts_jar_done(&k);
+}
+
+/* Which server the keys came from survives a restart, for one server, one vote: an IPv6
+ * address with its port, and a file without it (no key hash: the TLS layer had none) reads
+ * back as unknown, not as some address. */
+static void test_key_exchange_peer_round_trip(void) {
+        static const struct {
+                const char *address;
+                uint16_t port;
+                bool key;
+        } table[] = {
+                { "2001:db8::7", 4460, true },
+                { "192.0.2.4", 1, false },
+                { NULL, 0, true },
+                { NULL, 0, false },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_free_ char *text = NULL;
+                NTSJar j, k;
+
+                make_jar(&j, 1);
+                j.ke_peer = (SocketAddress) {};
+                if (table[i].address)
+                        ASSERT_OK(socket_address_from_string(table[i].address, table[i].port, &j.ke_peer));
+                j.has_ke_key = table[i].key;
+                ASSERT_OK(nts_jar_to_string(&j, SERVER, &text));
+                ASSERT_EQ(!!strstr(text, "\nke-address="), !!table[i].address);
+                ASSERT_EQ(!!strstr(text, "\nke-port="), !!table[i].address);
+                ASSERT_EQ(!!strstr(text, "\nke-key-sha256="), table[i].key);
+
+                ASSERT_OK(nts_jar_from_string(text, SERVER, &k, NULL, 0));
+                if (table[i].address) {
+                        ASSERT_TRUE(socket_address_equal(&k.ke_peer, &j.ke_peer));
+                        ASSERT_EQ(socket_address_port(&k.ke_peer), table[i].port);
+                } else
+                        ASSERT_EQ(k.ke_peer.sa.ss_family, AF_UNSPEC);
+                ASSERT_EQ(k.has_ke_key, table[i].key);
+                if (table[i].key)
+                        ASSERT_MEMEQ(k.ke_key_sha256, j.ke_key_sha256, sizeof j.ke_key_sha256);
+                nts_jar_done(&j);
+                nts_jar_done(&k);
+        }
 }
 
 /* A temporary file left by a write that was cut short, even one linked to another file, is
@@ -311,9 +360,25 @@ static void test_every_other_flaw_is_named(void) {
                 { "server", NULL, "no server line" },
                 { "server", "server=other.example.org", "written for server other.example.org" },
                 { "ntp-server", "ntp-server=", "ntp-server is empty" },
-                { "cookie", "cookie=abc", "cookie on line 10 is not 1 to" },
+                { "cookie", "cookie=abc", "cookie on line 13 is not 1 to" },
                 { "version", "version", "line 2 is not key=value" },
                 { "version", "colour=blue", "unknown key 'colour' on line 2" },
+                /* Never resolved: a literal address, and its port with it. */
+                { "ke-address", "ke-address=ntp.example.org", "ke-address=ntp.example.org is not an IPv4 or IPv6 address" },
+                { "ke-address", "ke-address=192.0.2.4:4460", "ke-address=192.0.2.4:4460 is not an IPv4 or IPv6 address" },
+                { "ke-address", "ke-address=", "ke-address= is not an IPv4 or IPv6 address" },
+                { "ke-address", NULL, "ke-port without ke-address" },
+                { "ke-port", NULL, "ke-address without ke-port" },
+                { "ke-port", "ke-port=0", "ke-port=0 is not a port" },
+                { "ke-port", "ke-port=65536", "ke-port=65536 is out of range" },
+                { "ke-port", "ke-port=44x", "ke-port=44x is not a decimal number" },
+                { "ke-key-sha256", "ke-key-sha256=5a5a", "ke-key-sha256 is not 32 bytes in hex" },
+                { "ke-key-sha256", "ke-key-sha256=5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a",
+                  "ke-key-sha256 is not 32 bytes in hex" },
+                { "ke-key-sha256", "ke-key-sha256=zz5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a",
+                  "ke-key-sha256 is not 32 bytes in hex" },
+                { "ke-key-sha256", "ke-key-sha256=5a\nke-key-sha256=5a", "ke-key-sha256 is not 32 bytes in hex" },
+                { "ke-port", "ke-port=4460\nke-port=4460", "ke-port is given twice" },
         };
 
         assert_flaws_refused(bad, ELEMENTSOF(bad));
@@ -512,6 +577,7 @@ int main(void) {
                 TEST_CASE(test_full_jar_drops_the_oldest),
                 TEST_CASE(test_empty_jar_gives_nothing),
                 TEST_CASE(test_save_and_load_round_trip_with_mode_0600),
+                TEST_CASE(test_key_exchange_peer_round_trip),
                 TEST_CASE(test_leftover_temporary_file_is_replaced_not_written_through),
                 TEST_CASE(test_file_of_another_server_is_refused),
                 TEST_CASE(test_stale_or_future_file_is_refused),

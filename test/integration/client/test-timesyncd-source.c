@@ -246,7 +246,7 @@ static NTSClient *client_with_keys(Run *r, const MockProcess *mock) {
         NTSClient *c = NULL;
 
         ASSERT_OK(nts_client_new(&r->nts, "localhost", "localhost", mock->ke_port, on_nts_event, r, &c));
-        ASSERT_EQ(CALL(r, nts_client_prepare(c)), NTS_CLIENT_BUSY);
+        ASSERT_EQ(CALL(r, nts_client_prepare(c)), NTS_CLIENT_RESOLVING);
         run_until_nts(r, NTS_CLIENT_EVENT_KEYS, 1);
         ASSERT_EQ(CALL(r, nts_client_prepare(c)), NTS_CLIENT_READY);
         return c;
@@ -485,7 +485,7 @@ static void test_key_exchanges_with_one_name_are_capped_per_hour(void) {
         c = client_with_keys(&r, &mock);
         for (unsigned n = 1; n < BACKOFF_LIMIT_DEFAULT; n++) {
                 seal_until_empty(&r, c);
-                ASSERT_EQ(CALL(&r, nts_client_prepare(c)), NTS_CLIENT_BUSY);
+                ASSERT_EQ(CALL(&r, nts_client_prepare(c)), NTS_CLIENT_RESOLVING);
                 run_until_nts(&r, NTS_CLIENT_EVENT_KEYS, n + 1);
         }
         ASSERT_EQ(r.nts_seen[NTS_CLIENT_EVENT_KE_FAILED], 0);

@@ -179,8 +179,41 @@ test_old_state_file_of_a_bracketed_address_is_removed_not_read() {
         echo "result: $(grep -o 'Removed .*' "$TIMESYNCD_LOG"); state now in $new"
 }
 
+# Which server the keys came from (its address and certificate key, for one server, one vote)
+# is saved with them and comes back with a resumed start, which writes it again at its stop;
+# a state file with a bad one is refused like any other flaw.
+test_state_file_keeps_the_key_exchange_server_across_a_resume() {
+        local address key
+        rm -f "$JAR"
+        TIMESYNCD_LOG=$TEST_TMPDIR/peer-ke.log
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "$(synced_line "localhost:$MOCK_KE")" 30
+        stop_timesyncd
+        address=$(grep -x -E 'ke-address=(127\.0\.0\.1|::1)' "$JAR") || fail "no ke-address of the mock in $JAR"
+        grep -qx "ke-port=$MOCK_KE" "$JAR" || fail "no ke-port=$MOCK_KE in $JAR"
+        key=$(grep -x -E 'ke-key-sha256=[0-9a-f]{64}' "$JAR") || fail "no ke-key-sha256 in $JAR"
+
+        TIMESYNCD_LOG=$TEST_TMPDIR/peer-resumed.log
+        start_timesyncd "$TEST_TMPDIR/ts.conf"
+        wait_log "Resuming NTS with localhost:$MOCK_KE: .* no key exchange needed" 10
+        wait_log "NTS keys of localhost:$MOCK_KE are from the key exchange with .*:$MOCK_KE, key SHA-256 ${key:14:8}\.\.\." 10
+        wait_log "$(synced_line "localhost:$MOCK_KE")" 30
+        stop_timesyncd
+        log_has "NTS key exchange with localhost:$MOCK_KE .* done" && fail "the resumed start ran a key exchange"
+        { grep -qxF "$address" "$JAR" && grep -qxF "$key" "$JAR"; } || fail "the resumed start did not write them back"
+        echo "result: $address, ${key:0:22}... kept across a resumed start"
+
+        good_file
+        refused ke-address "malformed: ke-address=localhost is not an IPv4 or IPv6 address" bad_ke_address
+        refused ke-key "malformed: ke-key-sha256 is not 32 bytes in hex" short_ke_key
+}
+bad_ke_address() { restore; sed -i 's/^ke-address=.*$/ke-address=localhost/' "$JAR"; }
+short_ke_key() { restore; sed -i 's/^ke-key-sha256=\(..\).*$/ke-key-sha256=\1/' "$JAR"; }
+
 run_case test_spent_cookie_is_never_sent_again_when_a_tmp_directory_blocks_the_write
 run_case test_spent_cookie_is_never_sent_again_on_a_full_disk
 run_case test_spent_cookie_is_never_sent_again_on_a_read_only_file_system
 run_case test_refused_state_files_say_what_is_wrong
+run_case test_state_file_keeps_the_key_exchange_server_across_a_resume
+# Last: it starts a mock of its own, which MOCK_KE then names.
 run_case test_old_state_file_of_a_bracketed_address_is_removed_not_read

@@ -142,6 +142,43 @@ unit_links_present() {
                 [ -L /etc/systemd/system/sysinit.target.wants/systemd-timesyncd.service ]
 }
 
+# stock_ships_time_wait_sync: stock systemd-timesyncd's package has systemd-time-wait-sync (Debian
+# 13 and later; on Debian 12 the systemd package has it), and so ours has it.
+stock_ships_time_wait_sync() {
+        deb_paths "$STOCK_DEB" | grep -qx "$LIBSD/systemd-time-wait-sync"
+}
+
+TWS_LINK=/etc/systemd/system/sysinit.target.wants/systemd-time-wait-sync.service
+
+# The package that owns systemd-time-wait-sync is ours where stock's package had it, the
+# systemd package elsewhere; ours enabled as stock's postinst enables it, with no
+# deb-systemd-helper record (stock's purge would remove the links it lists).
+time_wait_sync_as_stock() {
+        local owner want=systemd
+        stock_ships_time_wait_sync && want=timesyncd-nts
+        owner=$(dpkg-query -S $LIBSD/systemd-time-wait-sync 2>/dev/null | cut -d: -f1)
+        info "systemd-time-wait-sync: owned by '$owner', expected '$want'"
+        [ "$owner" = "$want" ] || return 1
+        [ "$want" = systemd ] && return 0
+        dpkg-query -S $LIBSD/system/systemd-time-wait-sync.service | grep -q '^timesyncd-nts:' &&
+                [ "$(systemctl is-enabled systemd-time-wait-sync.service)" = enabled ] && [ -L $TWS_LINK ] &&
+                [ ! -e /var/lib/systemd/deb-systemd-helper-enabled/systemd-time-wait-sync.service.dsh-also ]
+}
+
+# After a purge of the other package's "rc" leftover: systemd-time-wait-sync.service still
+# enabled where it is the package's (Debian 13 and later).
+time_wait_sync_still_enabled() {
+        ! stock_ships_time_wait_sync || { [ -L $TWS_LINK ] &&
+                [ "$(systemctl is-enabled systemd-time-wait-sync.service)" = enabled ]; }
+}
+
+# The unit ran (enabled) and finished with success, and time-sync.target was reached.
+time_wait_sync_done() {
+        [ "$(systemctl show -p ActiveState --value systemd-time-wait-sync)" = active ] &&
+                [ "$(systemctl show -p Result --value systemd-time-wait-sync)" = success ] &&
+                [ "$(systemctl is-active time-sync.target)" = active ]
+}
+
 package_checks() {
         info "stock systemd-timesyncd was $(cat $T/stock-version), swap log:"
         grep -v -e '^$' -e 'Reading database' $T/swap.log | sed 's/^/INFO   /' | tail -n 12
@@ -154,6 +191,7 @@ package_checks() {
         check unit_file_is_ours unit_is_ours
         check package_ships_every_path_of_stock ships_every_path_of_stock
         check package_is_multi_arch_foreign_as_stock multi_arch_as_stock
+        check time_wait_sync_is_in_the_package_stock_has_it_in time_wait_sync_as_stock
         check dhclient_hook_is_a_conffile_of_the_package dhclient_hook_is_a_conffile
         # The man page is in the .deb; the image's dpkg filters /usr/share/man.
         check timesync_sources_tool_and_its_man_page_are_in_the_package bash -c \
@@ -204,7 +242,7 @@ our_purge_spares_stock() {
         touch /var/lib/systemd/timesync/clock
         purge_leftover timesyncd-nts || return 1
         unit_enabled && unit_links_present && test -e $DSH_RECORD && test -e /var/lib/systemd/timesync/clock &&
-                ! unit_is_ours
+                ! unit_is_ours && time_wait_sync_still_enabled
 }
 
 # Ours over stock (stock in "rc"), then stock purged: our unit stays enabled, with its D-Bus
@@ -215,7 +253,7 @@ stock_purge_spares_ours() {
         echo "nts-test: must survive stock's purge" >/var/lib/timesyncd-nts/nts-test.marker
         sum=$(sha256sum </var/lib/timesyncd-nts/nts-test.marker)
         purge_leftover systemd-timesyncd || return 1
-        unit_enabled && unit_links_present && unit_is_ours &&
+        unit_enabled && unit_links_present && unit_is_ours && time_wait_sync_still_enabled &&
                 [ "$(sha256sum </var/lib/timesyncd-nts/nts-test.marker 2>/dev/null)" = "$sum" ]
 }
 
@@ -906,6 +944,9 @@ purge_stock_then_reboot_suite() {
         check dpkg_purge_of_stock_leftover_succeeds purge_leftover systemd-timesyncd
         check unit_enabled_after_stock_purge unit_enabled
         check unit_links_kept_after_stock_purge unit_links_present
+        if stock_ships_time_wait_sync; then
+                check time_wait_sync_enabled_after_stock_purge time_wait_sync_still_enabled
+        fi
         check daemon_still_active_after_stock_purge daemon_active
         # The unit starts again at the next boot; stopped now, the jar is on disk before it.
         check daemon_stops_cleanly_after_stock_purge systemctl stop systemd-timesyncd
@@ -927,6 +968,11 @@ after_reboot_suite() {
                 '^Resuming NTS with localhost:14467: [1-8] cookies'
         check chronyd_with_kept_keys_starts_again start_persistent_chrony
         check nts_authenticated_after_the_reboot wait_for 120 authenticated
+        # Enabled, it started at boot and waited for the daemon's first synchronization.
+        if stock_ships_time_wait_sync; then
+                check time_wait_sync_finished_after_the_sync_at_boot wait_for 30 time_wait_sync_done
+                info "systemd-time-wait-sync at boot: $(journalctl -b -u systemd-time-wait-sync -o cat | tail -n 2 | paste -sd '|')"
+        fi
         # shellcheck disable=SC2016 # expanded by the inner bash
         check timedatectl_reaches_the_daemon_after_the_reboot bash -c \
                 '[ "$(timedatectl show-timesync -p ServerName --value)" = localhost:14467 ]'

@@ -142,6 +142,53 @@ unit_links_present() {
                 [ -L /etc/systemd/system/sysinit.target.wants/systemd-timesyncd.service ]
 }
 
+# stock_ships_time_wait_sync: stock systemd-timesyncd's package has systemd-time-wait-sync (Debian
+# 13 and later; on Debian 12 the systemd package has it), and so ours has it.
+stock_ships_time_wait_sync() {
+        deb_paths "$STOCK_DEB" | grep -qx "$LIBSD/systemd-time-wait-sync"
+}
+
+TWS_LINK=/etc/systemd/system/sysinit.target.wants/systemd-time-wait-sync.service
+
+# Whether stock's systemd-time-wait-sync.service was enabled before the swap (mkosi.postinst).
+TWS_STOCK_STATE=$(cat $T/stock-time-wait-sync-enabled 2>/dev/null)
+
+tws_state() {
+        systemctl is-enabled systemd-time-wait-sync.service 2>/dev/null
+}
+
+# tws_state_is STATE: systemd-time-wait-sync.service enabled or not as STATE says (systemctl
+# is-enabled), with its link when enabled.
+tws_state_is() {
+        local now
+        now=$(tws_state)
+        info "systemd-time-wait-sync.service: '$now', expected '$1'"
+        [ -n "$now" ] && [ "$now" = "$1" ] && { [ "$now" != enabled ] || [ -L $TWS_LINK ]; }
+}
+
+# The package that owns systemd-time-wait-sync is ours where stock's package had it, the
+# systemd package elsewhere; where ours, enabled or not as stock's was before the swap (the
+# presets of Debian 13 disable it), with no deb-systemd-helper record (stock's purge would
+# remove the links it lists).
+time_wait_sync_as_stock() {
+        local owner want=systemd
+        stock_ships_time_wait_sync && want=timesyncd-nts
+        owner=$(dpkg-query -S $LIBSD/systemd-time-wait-sync 2>/dev/null | cut -d: -f1)
+        info "systemd-time-wait-sync: owned by '$owner', expected '$want'"
+        [ "$owner" = "$want" ] || return 1
+        [ "$want" = systemd ] && return 0
+        dpkg-query -S $LIBSD/system/systemd-time-wait-sync.service | grep -q '^timesyncd-nts:' &&
+                tws_state_is "$TWS_STOCK_STATE" &&
+                [ ! -e /var/lib/systemd/deb-systemd-helper-enabled/systemd-time-wait-sync.service.dsh-also ]
+}
+
+# The unit ran (enabled) and finished with success, and time-sync.target was reached.
+time_wait_sync_done() {
+        [ "$(systemctl show -p ActiveState --value systemd-time-wait-sync)" = active ] &&
+                [ "$(systemctl show -p Result --value systemd-time-wait-sync)" = success ] &&
+                [ "$(systemctl is-active time-sync.target)" = active ]
+}
+
 package_checks() {
         info "stock systemd-timesyncd was $(cat $T/stock-version), swap log:"
         grep -v -e '^$' -e 'Reading database' $T/swap.log | sed 's/^/INFO   /' | tail -n 12
@@ -154,6 +201,7 @@ package_checks() {
         check unit_file_is_ours unit_is_ours
         check package_ships_every_path_of_stock ships_every_path_of_stock
         check package_is_multi_arch_foreign_as_stock multi_arch_as_stock
+        check time_wait_sync_is_in_the_package_stock_has_it_in time_wait_sync_as_stock
         check dhclient_hook_is_a_conffile_of_the_package dhclient_hook_is_a_conffile
         # The man page is in the .deb; the image's dpkg filters /usr/share/man.
         check timesync_sources_tool_and_its_man_page_are_in_the_package bash -c \
@@ -197,25 +245,28 @@ purge_leftover() {
         [ "$(dpkg_status "$1")" = not-installed ]
 }
 
-# Stock back (ours in "rc"), then ours purged: stock's unit stays enabled with its record, and
-# the clock file stays.
+# Stock back (ours in "rc"), then ours purged: stock's unit stays enabled with its record, the
+# clock file stays, and systemd-time-wait-sync.service stays as it was.
 our_purge_spares_stock() {
+        local tws
         mkdir -p /var/lib/systemd/timesync
         touch /var/lib/systemd/timesync/clock
+        tws=$(tws_state)
         purge_leftover timesyncd-nts || return 1
         unit_enabled && unit_links_present && test -e $DSH_RECORD && test -e /var/lib/systemd/timesync/clock &&
-                ! unit_is_ours
+                ! unit_is_ours && { ! stock_ships_time_wait_sync || tws_state_is "$tws"; }
 }
 
 # Ours over stock (stock in "rc"), then stock purged: our unit stays enabled, with its D-Bus
-# alias, and the NTS state stays.
+# alias, the NTS state stays, and systemd-time-wait-sync.service stays as it was.
 stock_purge_spares_ours() {
-        local sum
+        local sum tws
         mkdir -p /var/lib/timesyncd-nts
         echo "nts-test: must survive stock's purge" >/var/lib/timesyncd-nts/nts-test.marker
         sum=$(sha256sum </var/lib/timesyncd-nts/nts-test.marker)
+        tws=$(tws_state)
         purge_leftover systemd-timesyncd || return 1
-        unit_enabled && unit_links_present && unit_is_ours &&
+        unit_enabled && unit_links_present && unit_is_ours && { ! stock_ships_time_wait_sync || tws_state_is "$tws"; } &&
                 [ "$(sha256sum </var/lib/timesyncd-nts/nts-test.marker 2>/dev/null)" = "$sum" ]
 }
 
@@ -890,6 +941,7 @@ start_persistent_chrony() {
 # at a clean stop (and removes when it loads it), is written there after the purge. The next
 # boot checks the rest (after_reboot_suite).
 purge_stock_then_reboot_suite() {
+        local tws
         # The changed timesyncd.conf is kept, as in the image's swap (dpkg would ask).
         check ours_installed_over_stock_again bash -c "apt-get install -y -o Dpkg::Options::=--force-confdef \
                 -o Dpkg::Options::=--force-confold /opt/nts-test/debs/timesyncd-nts_*.deb \
@@ -903,9 +955,15 @@ purge_stock_then_reboot_suite() {
         systemctl restart systemd-timesyncd
         check nts_authenticated_before_the_purge wait_for 60 authenticated
 
+        tws=$(tws_state)
         check dpkg_purge_of_stock_leftover_succeeds purge_leftover systemd-timesyncd
         check unit_enabled_after_stock_purge unit_enabled
         check unit_links_kept_after_stock_purge unit_links_present
+        if stock_ships_time_wait_sync; then
+                check time_wait_sync_state_kept_after_stock_purge tws_state_is "$tws"
+                # Enabled as an administrator does it, for the next boot to show it at work.
+                check time_wait_sync_can_be_enabled systemctl enable systemd-time-wait-sync.service
+        fi
         check daemon_still_active_after_stock_purge daemon_active
         # The unit starts again at the next boot; stopped now, the jar is on disk before it.
         check daemon_stops_cleanly_after_stock_purge systemctl stop systemd-timesyncd
@@ -927,6 +985,12 @@ after_reboot_suite() {
                 '^Resuming NTS with localhost:14467: [1-8] cookies'
         check chronyd_with_kept_keys_starts_again start_persistent_chrony
         check nts_authenticated_after_the_reboot wait_for 120 authenticated
+        # Enabled before the reboot, it started at boot and waited for the daemon's first
+        # synchronization.
+        if stock_ships_time_wait_sync; then
+                check time_wait_sync_finished_after_the_sync_at_boot wait_for 30 time_wait_sync_done
+                info "systemd-time-wait-sync at boot: $(journalctl -b -u systemd-time-wait-sync -o cat | tail -n 2 | paste -sd '|')"
+        fi
         # shellcheck disable=SC2016 # expanded by the inner bash
         check timedatectl_reaches_the_daemon_after_the_reboot bash -c \
                 '[ "$(timedatectl show-timesync -p ServerName --value)" = localhost:14467 ]'

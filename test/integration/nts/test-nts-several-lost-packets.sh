@@ -88,6 +88,32 @@ lost_after_sync_inner() {
         stop_chronys
 }
 
+# A server that tells the truth until the others are gone: four agree, the attacker drops what
+# three of them send, and the fourth, still answering, turns an hour ahead (restarted on its
+# ports, its cookies still valid). The three silent ones keep their last intervals in the vote,
+# so the turncoat is a falseticker against them and never moves the clock.
+turncoat_inner() {
+        local name
+        servers t:0 a:0 b:0 c:0
+        client
+        wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, [34] of 4 NTS sources agree" 30
+        drop a b c
+        for name in a b c; do
+                wait_log "NTS source localhost:${SERVER_KE[$name]} fails (no reply); it is tried again, and still counts as in use" 30
+        done
+        LOG_FROM=$(($(wc -l <"$TIMESYNCD_LOG") + 1))
+        restart_chrony_at t "$HOUR"
+        wait_log "Only 0 of 4 NTS sources answer and agree, 3 needed (3 do not answer); clock left alone" 40
+        assert_liar_never_steers "${SERVER_KE[t]}"
+        recent_log_has "NTS source localhost:${SERVER_KE[t]} is a falseticker" || fail "the turncoat is not a falseticker"
+        echo "result: the last server answering turned an hour ahead after 3 of 4 were silenced:" \
+             "$(dropped_packets) packets dropped, no step; log: $(tail -n "+$LOG_FROM" "$TIMESYNCD_LOG" | grep -m1 'Only 0 of 4' | sed 's/^.*Only/Only/')"
+        LOG_FROM=1
+        undrop
+        stop_timesyncd
+        stop_chronys
+}
+
 # The same attacker from the start: the honest servers' key exchanges and replies never arrive.
 # The liar answers within a second and is never used: the honest ones count as expected
 # while pending, and as in use once they failed.
@@ -244,6 +270,7 @@ drift_inner() {
 
 test_dropped_honest_replies_after_sync_leave_the_clock_alone() { run_in_netns lost_after_sync_inner; }
 test_dropped_honest_servers_from_the_start_leave_the_clock_alone() { run_in_netns lost_from_start_inner; }
+test_server_turning_liar_when_the_others_are_silenced_gets_nothing() { run_in_netns turncoat_inner; }
 test_two_liars_of_four_gain_nothing_from_a_lost_honest_reply() { run_in_netns two_liars_inner vote; }
 test_two_liars_of_four_gain_nothing_from_an_honest_server_silenced_from_the_start() { run_in_netns two_liars_inner start; }
 test_two_liars_of_four_gain_nothing_from_a_lost_honest_reply_after_sync() { run_in_netns two_liars_inner sync; }
@@ -256,6 +283,7 @@ test_silent_server_is_not_replaced_by_a_spare_that_lies() { run_in_netns spare_i
 if [ "${1:-drops}" = drops ]; then
         run_case test_dropped_honest_replies_after_sync_leave_the_clock_alone
         run_case test_dropped_honest_servers_from_the_start_leave_the_clock_alone
+        run_case test_server_turning_liar_when_the_others_are_silenced_gets_nothing
 fi
 if [ "${1:-liars}" = liars ]; then
         run_case test_two_liars_of_four_gain_nothing_from_a_lost_honest_reply

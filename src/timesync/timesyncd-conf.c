@@ -21,7 +21,7 @@ static const char *const nts_keys[] = {
         "KeyExchangeTimeoutSec", "NTSMaxSources", "NTSMinAgreeingSources",
 };
 static const char *const other_keys[] = {
-        "NTP", "FallbackNTP", "RootDistanceMaxSec", "PollIntervalMinSec", "PollIntervalMaxSec",
+        "NTP", "Servers", "FallbackNTP", "RootDistanceMaxSec", "PollIntervalMinSec", "PollIntervalMaxSec",
         "ConnectionRetrySec", "SaveIntervalSec",
 };
 
@@ -319,6 +319,9 @@ static int timesync_config_parse(TimesyncConfig *c, const char *root, const char
 #define T(key, parser, ltype, field) { "Time", key, parser, ltype, &c->field }
         const ConfigTableItem table[] = {
                 T("NTP", config_parse_servers, SERVER_LIST_NTP, ntp_servers),
+                /* Stock's parser still reads this old spelling of NTP= (on Debian 12 to
+                 * testing): the same list, appended in the order read. */
+                T("Servers", config_parse_servers, SERVER_LIST_NTP, ntp_servers),
                 T("FallbackNTP", config_parse_servers, SERVER_LIST_FALLBACK, fallback_servers),
                 T("FallbackNTS", config_parse_servers, SERVER_LIST_FALLBACK_NTS, fallback_nts_servers),
                 T("RootDistanceMaxSec", config_parse_sec, 0, root_distance_max_usec),

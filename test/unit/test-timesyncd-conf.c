@@ -309,6 +309,21 @@ static void test_secure_servers_and_nts_are_one_list_in_the_order_read(void) {
         ASSERT_STREQ(l.log, "");
 }
 
+static void test_servers_is_stocks_old_name_for_ntp(void) {
+        /* Stock systemd-timesyncd reads Servers= as NTP=; a configuration written for it keeps
+         * its servers (and gets no "Unknown key" warning). */
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nServers=a.example\nNTP=b.example\n",
+                     ETC_D "10-more.conf", "[Time]\nServers=c.example\n");
+        _cleanup_(loaded_done) Loaded e =
+                LOAD(MAIN, "[Time]\nNTP=a.example\n", ETC_D "10-reset.conf", "[Time]\nServers=\n");
+
+        ASSERT_SERVERS(l.config.ntp_servers, "a.example", "b.example", "c.example");
+        ASSERT_SERVERS(l.config.nts_servers);
+        ASSERT_STREQ(l.log, "");
+        ASSERT_SERVERS(e.config.ntp_servers);
+}
+
 static void test_empty_secure_servers_empties_the_nts_list(void) {
         _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTS=a.example\n", ETC_D "10-reset.conf",
                                                "[Time]\nSecureServers=\nSecureServers=b.example\n");
@@ -650,6 +665,7 @@ TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_refused_trusted_certificates_after_a_valid_path_keep_it),
           TEST_CASE(test_empty_trusted_certificates_after_a_refused_one_mean_the_system_store),
           TEST_CASE(test_secure_servers_and_nts_are_one_list_in_the_order_read),
+          TEST_CASE(test_servers_is_stocks_old_name_for_ntp),
           TEST_CASE(test_empty_secure_servers_empties_the_nts_list),
           TEST_CASE(test_secure_servers_with_only_invalid_names_still_counts_as_set),
           TEST_CASE(test_key_exchange_timeout_defaults_to_10s_and_is_read),

@@ -1,6 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
+#include <sys/timerfd.h>
 
 #include "string-util.h"
 #include "time-util.h"
@@ -291,4 +295,15 @@ char *format_timestamp(char *buf, size_t size, usec_t t) {
             strftime(buf, size, "%a %Y-%m-%d %H:%M:%S %Z", &tm) == 0)
                 copy_truncated(buf, size, "n/a");
         return buf;
+}
+
+int timerfd_arm_clock_change(int fd) {
+        /* The largest time_t: a timer that never expires, whatever the clock says. */
+        struct itimerspec its = {
+                .it_value.tv_sec = (time_t) ((UINTMAX_C(1) << (sizeof(time_t) * CHAR_BIT - 1)) - 1),
+        };
+
+        if (timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL) < 0)
+                return -errno;
+        return 0;
 }

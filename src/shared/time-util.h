@@ -57,3 +57,8 @@ char *format_timespan(char *buf, size_t size, usec_t t, usec_t accuracy);
  * C library cannot represent. Output fits size, always NUL-terminated. */
 char *format_timestamp(char *buf, size_t size, usec_t t);
 #define FORMAT_TIMESTAMP(t) format_timestamp((char[FORMAT_TIMESTAMP_MAX]) {}, FORMAT_TIMESTAMP_MAX, (t))
+
+/* Arms the CLOCK_REALTIME timerfd fd (absolute) for the largest time_t with
+ * TFD_TIMER_CANCEL_ON_SET: it never expires, and becomes readable (read() fails with ECANCELED)
+ * when anybody sets the clock. Armed again after each such change. Returns 0 or -errno. */
+int timerfd_arm_clock_change(int fd);

@@ -15,9 +15,7 @@
 
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <poll.h>
-#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +27,7 @@
 #include "log.h"
 #include "macro.h"
 #include "string-util.h"
+#include "time-util.h"
 
 #define KERNEL_RECHECK_SEC 5
 
@@ -42,19 +41,6 @@ static int kernel_synchronized(void) {
         if (adjtimex(&tx) < 0)
                 return -errno;
         return !(tx.status & STA_UNSYNC);
-}
-
-/* A timerfd on CLOCK_REALTIME armed for the far future with TFD_TIMER_CANCEL_ON_SET: it becomes
- * readable (read() fails with ECANCELED) when anybody sets the clock. */
-static int clock_change_fd_arm(int fd) {
-        /* The largest time_t: a timer that never expires, whatever the clock says. */
-        struct itimerspec its = {
-                .it_value.tv_sec = (time_t) ((UINTMAX_C(1) << (sizeof(time_t) * CHAR_BIT - 1)) - 1),
-        };
-
-        if (timerfd_settime(fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL) < 0)
-                return -errno;
-        return 0;
 }
 
 /* Watches DIR for the flag, or the nearest ancestor of DIR that exists (to learn when the next
@@ -157,7 +143,7 @@ static int run(void) {
         tfd = timerfd_create(CLOCK_REALTIME, TFD_NONBLOCK | TFD_CLOEXEC);
         if (tfd < 0)
                 return log_error_errno(errno, "Failed to create a timerfd: %m");
-        r = clock_change_fd_arm(tfd);
+        r = timerfd_arm_clock_change(tfd);
         if (r < 0)
                 return log_error_errno(r, "Failed to arm the clock change timerfd: %m");
 
@@ -209,7 +195,7 @@ static int run(void) {
                         /* ECANCELED: the clock was set; the timer must be armed again. */
                         drain(tfd);
                         log_debug("The system clock was set.");
-                        r = clock_change_fd_arm(tfd);
+                        r = timerfd_arm_clock_change(tfd);
                         if (r < 0)
                                 return log_error_errno(r, "Failed to arm the clock change timerfd again: %m");
                 }

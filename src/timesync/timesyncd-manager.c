@@ -668,7 +668,6 @@ static int manager_on_test_clock_jump(sd_event_source *es, const struct signalfd
 
 /* A timerfd that fires on any CLOCK_REALTIME change (TFD_TIMER_CANCEL_ON_SET). */
 static int manager_clock_watch_setup(Manager *m) {
-        struct itimerspec its = { .it_value.tv_sec = INT32_MAX };
         int r;
 
         m->event_clock_watch = sd_event_source_disable_unref(m->event_clock_watch);
@@ -678,8 +677,9 @@ static int manager_clock_watch_setup(Manager *m) {
         if (m->clock_watch_fd < 0)
                 return log_error_errno(errno, "Failed to create clock watch: %m");
 
-        if (timerfd_settime(m->clock_watch_fd, TFD_TIMER_ABSTIME | TFD_TIMER_CANCEL_ON_SET, &its, NULL) < 0)
-                return log_error_errno(errno, "Failed to arm clock watch: %m");
+        r = timerfd_arm_clock_change(m->clock_watch_fd);
+        if (r < 0)
+                return log_error_errno(r, "Failed to arm clock watch: %m");
 
         r = sd_event_add_io(m->event, &m->event_clock_watch, m->clock_watch_fd, EPOLLIN,
                             manager_on_clock_change, m);

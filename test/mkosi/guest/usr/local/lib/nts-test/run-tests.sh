@@ -1249,9 +1249,13 @@ qemu_suite() {
         bootstrap_several_suite
         srv_pool_suite
         no_libssl_suite
+        fresh_install_suite
         stock_memory_and_bus_suite
         purge_stock_then_reboot_suite
 }
+
+# shellcheck source=fresh-install.sh
+. $T/fresh-install.sh
 
 info "timesyncd-nts guest tests, virtualization: $(systemd-detect-virt || true)"
 mkdir -p $RUN

@@ -75,7 +75,8 @@ void manager_nts_missing(Manager *m) {
                            "servers are not used, as with NTSRequired=yes; correct the key.",
                            m->config.nts_unknown_key);
                 (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
-                manager_notify_status(m, "Unknown key %s: not synchronizing.", m->config.nts_unknown_key);
+                /* With NTSStatus in it, which STATUS= would otherwise repeat after it. */
+                manager_notify_status(m, "%s, not synchronizing.", m->nts_status);
                 return;
         }
         snprintf(m->nts_status, sizeof m->nts_status, "NTSRequired=yes but no NTS server is configured");

@@ -10,7 +10,7 @@
 # reaches the real servers.
 
 FRESH=$RUN/fresh
-FRESH_CA=/usr/local/share/ca-certificates/nts-test-fresh-install.crt
+FRESH_CA=/etc/ssl/certs/nts-test-fresh-install.pem
 TIMESYNCD_CONF=/etc/systemd/timesyncd.conf
 # The plain NTP stand-in for every FallbackNTP= name; the NTS stand-ins are 127.0.0.11 onwards.
 FRESH_PLAIN=127.0.0.21
@@ -81,17 +81,26 @@ make_fresh_certificates() {
                 cat "$FRESH/server.pem" "$FRESH/ca.pem" >"$FRESH/server-chain.pem"
 }
 
-# The test CA in the system's trust store (the hashed directory the daemon reads), or out of it.
+# The test CA in the system's trust store, and out of it again: in the hashed directory
+# /etc/ssl/certs, which the daemon reads (nts-tls.c) and which ca-certificates fills, as
+# update-ca-certificates would put it there (the file and its hash link). Not that command
+# itself: it rewrites the whole store, about 160 s under emulation each time.
+ca_hash_link() {
+        echo "/etc/ssl/certs/$(openssl x509 -hash -noout -in "$FRESH/ca.pem").0"
+}
+
 trust_fresh_ca() {
-        cp "$FRESH/ca.pem" "$FRESH_CA" && update-ca-certificates >"$FRESH/update-ca.log" 2>&1 &&
-                [ -e "/etc/ssl/certs/$(openssl x509 -hash -noout -in "$FRESH/ca.pem").0" ]
+        local link
+        link=$(ca_hash_link) || return 1
+        [ ! -e "$link" ] && cp "$FRESH/ca.pem" "$FRESH_CA" && ln -s "$(basename "$FRESH_CA")" "$link" &&
+                openssl verify -CApath /etc/ssl/certs "$FRESH/server.pem" >/dev/null
 }
 
 untrust_fresh_ca() {
-        rm -f "$FRESH_CA"
-        update-ca-certificates --fresh >"$FRESH/update-ca.log" 2>&1 &&
-                [ ! -e "/etc/ssl/certs/$(openssl x509 -hash -noout -in "$FRESH/ca.pem").0" ] &&
-                ! grep -qF "$(sed -n 2p "$FRESH/ca.pem")" /etc/ssl/certs/ca-certificates.crt
+        local link
+        link=$(ca_hash_link) || return 1
+        rm -f "$link" "$FRESH_CA"
+        [ ! -e "$link" ] && ! openssl verify -CApath /etc/ssl/certs "$FRESH/server.pem" >/dev/null 2>&1
 }
 
 # The /etc/hosts lines of the stand-ins, after a copy of the file as it was.

@@ -14,11 +14,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "timesyncd-bus-property.h"
 #include "timesyncd-clockfile.h"
 #include "timesyncd-conf.h"
 #include "timesyncd-nts-client.h"
 #include "timesyncd-server.h"
-#include "timesyncd-several.h"
 #include "timesyncd-source.h"
 
 typedef struct NTSDecision {

@@ -225,8 +225,9 @@ static void several_log_status(Several *sv, const SourceSetDecision *d, const ch
  * clock is left alone they say since when. */
 static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecision *out) {
         char text[sizeof sv->status], status[sizeof sv->notified], pool[256], since[256],
-             failing[sizeof sv->notified];
+             failing[sizeof sv->notified], nts[sizeof sv->notified];
         bool disagree = source_set_disagree(d), changed;
+        const char *nts_status;
         SeveralStatusInput in;
 
         source_set_describe(&sv->set, d, text, sizeof text);
@@ -255,12 +256,16 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
                 .since = since,
                 .pool_failure = pool,
                 .last_failure = sv->last_failure,
-                .failing = d->select.outcome == NTP_SELECT_AGREED ? several_failing(sv, d, failing, sizeof failing) : "",
+                .failing = several_failing(sv, d, failing, sizeof failing),
         };
-        changed = several_set_nts_status(sv, several_nts_status(&in), out);
+        nts_status = several_nts_status(&in, nts, sizeof nts);
+        changed = several_set_nts_status(sv, nts_status, out);
 
-        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", since, sv->selected ? "; selected " : "",
-                        sv->selected ? source_name(sv->selected) : "", isempty(pool) ? "" : "; ", pool);
+        /* While the clock is left alone, STATUS= begins with NTSStatus, which names the failing
+         * servers after the set's sentence. */
+        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", disagree ? nts_status : since,
+                        sv->selected ? "; selected " : "", sv->selected ? source_name(sv->selected) : "",
+                        isempty(pool) ? "" : "; ", pool);
 
         /* STATUS= carries NTSStatus where it does not say the same: the manager appends it. */
         if (changed || !streq(status, sv->notified)) {
@@ -276,12 +281,19 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
 /* NTSStatus says why NTS gives no time: the sources disagree, or too few agree or answer, or
  * none answers (then the last failure, as with one server); and why a pool gives nothing,
  * which only a change of configuration mends. While the others agree, it names the servers
- * that fail: the clock is steered, but by fewer than were configured. */
-const char *several_nts_status(const SeveralStatusInput *in) {
+ * that fail: the clock is steered, but by fewer than were configured; while the clock is left
+ * alone, it names them after saying so. */
+const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size) {
         bool none_answers = in->outcome == NTP_SELECT_NO_CANDIDATES && in->n_pending == 0;
 
         assert(in);
+        assert(buf);
 
+        /* The clock is left alone: why, and then who fails, as while they agree. */
+        if (in->disagree && !isempty(in->failing)) {
+                (void) snprintf(buf, size, "%s; %s", in->since, in->failing);
+                return buf;
+        }
         if (in->disagree)
                 return in->since;
         if (!isempty(in->pool_failure))

@@ -136,4 +136,5 @@ typedef struct SeveralStatusInput {
         const char *last_failure;       /* the last source that failed, and why, or "" */
         const char *failing;            /* "N of M NTS servers failing: ...", or "" */
 } SeveralStatusInput;
-const char *several_nts_status(const SeveralStatusInput *in);
+/* Returns one of the texts of in, or buf (size bytes) with two of them. */
+const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size);

@@ -18,6 +18,10 @@ static void test_nts_status_says_why_nts_gives_no_time(void) {
                   { .disagree = true, .outcome = NTP_SELECT_NO_MAJORITY, .since = "S since T",
                     .pool_failure = "pool: P", .last_failure = "a: F", .failing = "" },
                   "S since T" },
+                { "left alone, and some fail: both",
+                  { .disagree = true, .outcome = NTP_SELECT_TOO_FEW, .since = "S since T", .pool_failure = "",
+                    .last_failure = "a: F", .failing = "1 of 3 NTS servers failing: a (F)" },
+                  "S since T; 1 of 3 NTS servers failing: a (F)" },
                 { "a failed pool lookup, when they do not disagree",
                   { .outcome = NTP_SELECT_AGREED, .since = "S", .pool_failure = "pool: P",
                     .last_failure = "a: F", .failing = "1 of 3 NTS servers failing: a (F)" },
@@ -53,8 +57,10 @@ static void test_nts_status_says_why_nts_gives_no_time(void) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                char buf[64];
+
                 log_info("case: %s", table[i].name);
-                ASSERT_STREQ(several_nts_status(&table[i].in), table[i].expected);
+                ASSERT_STREQ(several_nts_status(&table[i].in, buf, sizeof buf), table[i].expected);
         }
 }
 

@@ -168,6 +168,32 @@ static void several_log_falseticker(const SourceSetEntry *e, const SourceSetDeci
                    (double) d->select.low_nsec / NTP_NSEC_PER_SEC, (double) d->select.high_nsec / NTP_NSEC_PER_SEC);
 }
 
+/* When a change of s's verdict was last logged above debug level (0: never). s is in the set,
+ * which has at most NTP_SELECT_MAX sources: it has a slot, or one is free. */
+static usec_t *several_verdict_logged(Several *sv, const Source *s) {
+        size_t free_slot = SIZE_MAX;
+
+        for (size_t i = 0; i < ELEMENTSOF(sv->verdict_logged); i++) {
+                const Source *o = sv->verdict_logged[i].source;
+
+                if (o == s)
+                        return &sv->verdict_logged[i].usec;
+                if (free_slot == SIZE_MAX && (!o || !source_set_find(&sv->set, o)))
+                        free_slot = i;
+        }
+        assert(free_slot != SIZE_MAX);
+        sv->verdict_logged[free_slot].source = s;
+        sv->verdict_logged[free_slot].usec = 0;
+        return &sv->verdict_logged[free_slot].usec;
+}
+
+/* A source joins the set: what was logged of it before does not count. */
+static void several_verdict_logged_forget(Several *sv, const Source *s) {
+        for (size_t i = 0; i < ELEMENTSOF(sv->verdict_logged); i++)
+                if (sv->verdict_logged[i].source == s)
+                        sv->verdict_logged[i].source = NULL;
+}
+
 /* Falsetickers are logged once per change, and so is their return; a source whose verdict
  * flips at the edge of an interval says so at most once per SEVERAL_LOG_INTERVAL_USEC (the
  * rest at debug level). */
@@ -176,14 +202,16 @@ static void several_log_verdicts(Several *sv, const NTPSelectVerdict *before, co
 
         for (size_t i = 0; i < sv->set.n_entries; i++) {
                 SourceSetEntry *e = &sv->set.entries[i];
+                usec_t *logged;
                 bool loud;
 
                 if (e->verdict == before[i] ||
                     (e->verdict != NTP_SELECT_FALSETICKER && before[i] != NTP_SELECT_FALSETICKER))
                         continue;
-                loud = e->logged_usec == 0 || t >= e->logged_usec + SEVERAL_LOG_INTERVAL_USEC;
+                logged = several_verdict_logged(sv, e->source);
+                loud = *logged == 0 || t >= *logged + SEVERAL_LOG_INTERVAL_USEC;
                 if (loud)
-                        e->logged_usec = t;
+                        *logged = t;
                 if (e->verdict == NTP_SELECT_FALSETICKER)
                         several_log_falseticker(e, d, loud ? LOG_WARNING : LOG_DEBUG);
                 else if (e->verdict == NTP_SELECT_TRUECHIMER)
@@ -442,6 +470,7 @@ static int several_add_source(Several *sv, ServerName *n, Source *s) {
         r = source_set_add(&sv->set, s, n->host);
         if (r < 0)
                 return log_error_errno(r, "Failed to add a source of %s to the NTS sources: %m", n->string);
+        several_verdict_logged_forget(sv, s);
 
         if (source_keep_trying(s) < 0) {
                 snprintf(sv->last_failure, sizeof sv->last_failure, "%s: %s", source_name(s),
@@ -505,6 +534,7 @@ void several_start(Several *sv, bool fallback, int64_t backward_floor_nsec, Seve
         sv->fallback = fallback;
         sv->backward_floor_nsec = backward_floor_nsec;
         sv->set = (SourceSet) { .selected = SIZE_MAX, .preferred = SIZE_MAX };
+        memset(sv->verdict_logged, 0, sizeof sv->verdict_logged);
         sv->status[0] = sv->status_before[0] = sv->notified[0] = sv->last_failure[0] = '\0';
         sv->alone_since_usec = sv->logged_usec = 0;
         sv->changes_unlogged = 0;
@@ -667,6 +697,7 @@ static void several_try_spare(Several *sv, Source *s) {
                 log_warning_errno(r, "Failed to start the spare NTS server %s: %m", n->string);
                 return;
         }
+        several_verdict_logged_forget(sv, n->source);
         log_notice("NTS source %s does not answer (%u failures in a row): trying %s in its place; it takes the "
                    "place once it agrees with the others.", source_name(s), e->silent, n->string);
         if (source_keep_trying(n->source) < 0)

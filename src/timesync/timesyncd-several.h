@@ -85,6 +85,12 @@ typedef struct Several {
         usec_t alone_since_usec;        /* CLOCK_REALTIME since the set leaves the clock alone, 0 */
         usec_t logged_usec;             /* CLOCK_BOOTTIME of the last set line above debug level */
         unsigned changes_unlogged;      /* flips logged at debug level since then */
+        /* Per source of the set: CLOCK_BOOTTIME when a change of its verdict was last logged
+         * above debug level. A slot of a source no longer in the set is free. */
+        struct {
+                const Source *source;
+                usec_t usec;
+        } verdict_logged[NTP_SELECT_MAX];
 } Several;
 
 void several_init(Several *sv, const SeveralContext *ctx);

@@ -335,6 +335,12 @@ const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t s
         return "";
 }
 
+const char *several_failure_reason(const char *error, const char *ke_error, bool ke_logged) {
+        if (ke_logged && !isempty(error) && streq_ptr(error, ke_error))
+                return "key exchange failed";
+        return strempty(error);
+}
+
 int several_leap(const SourceSet *set, size_t n_current_agree) {
         unsigned votes[4] = {};
 
@@ -727,6 +733,7 @@ static void several_spare_failed(Several *sv, Source *s, SourceSetEntry *e) {
 /* Returns true when the set started over (nothing of the old one is left to judge). */
 static bool several_failed(Several *sv, Source *s, SeveralDecision *out) {
         SourceSetEntry *e = source_set_find(&sv->set, s);
+        NTSClient *c = source_nts(s);
         ServerName *n;
 
         if (e->replaces) {
@@ -737,7 +744,9 @@ static bool several_failed(Several *sv, Source *s, SeveralDecision *out) {
         snprintf(sv->last_failure, sizeof sv->last_failure, "%s: %s", source_name(s), source_last_error(s));
         /* Once per change: a source that keeps failing says so in its own lines. */
         if (e->standing != SOURCE_SET_FAILING)
-                log_notice("NTS source %s fails (%s); %s.", source_name(s), source_last_error(s),
+                log_notice("NTS source %s fails (%s); %s.", source_name(s),
+                           several_failure_reason(source_last_error(s), c ? nts_client_last_error(c) : NULL,
+                                                  c && nts_client_last_error_logged(c)),
                            source_state(s) == SOURCE_FAILED ? "it is not used any more" :
                            "it is tried again, and still counts as in use: its last sample stays in the vote");
         source_set_failed(&sv->set, s);

@@ -131,6 +131,12 @@ const char *several_verdict(Several *sv, const Source *s);
  * none: one server alone cannot insert one. */
 int several_leap(const SourceSet *set, size_t n_current_agree);
 
+/* The reason in the set's line for a source that starts failing: its error, or when that is
+ * the error of a key exchange that was logged with its reason as it came (ke_error, ke_logged;
+ * for a certificate hundreds of characters), only "key exchange failed". NTSStatus keeps the
+ * whole reason. */
+const char *several_failure_reason(const char *error, const char *ke_error, bool ke_logged);
+
 /* What NTSStatus says of the set: its inputs and the choice (several_report()). */
 typedef struct SeveralStatusInput {
         bool disagree;                  /* source_set_disagree() */

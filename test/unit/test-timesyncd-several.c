@@ -64,6 +64,30 @@ static void test_nts_status_says_why_nts_gives_no_time(void) {
         }
 }
 
+static void test_failure_reason_leaves_a_logged_key_exchange_error_to_its_line(void) {
+        static const char cert[] = "TLS handshake with 127.0.0.1:4460 failed: certificate verification failed: "
+                                   "certificate has expired: valid until 2021-01-01 00:00 UTC";
+        static const struct {
+                const char *name, *error, *ke_error;
+                bool ke_logged;
+                const char *expected;
+        } table[] = {
+                { "a key exchange that said why", cert, cert, true, "key exchange failed" },
+                { "a key exchange error that was not logged (postponed)", "postponed: 16", "postponed: 16", false,
+                  "postponed: 16" },
+                { "no reply, after a key exchange failed before", "no reply", cert, true, "no reply" },
+                { "a plain server", "no reply", NULL, false, "no reply" },
+                { "no error", "", "", true, "" },
+                { "no error at all", NULL, NULL, false, "" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                log_info("case: %s", table[i].name);
+                ASSERT_STREQ(several_failure_reason(table[i].error, table[i].ke_error, table[i].ke_logged),
+                             table[i].expected);
+        }
+}
+
 static void set_entry(SourceSet *set, size_t i, NTPSelectVerdict v, bool current, int leap) {
         set->entries[i] = (SourceSetEntry) {
                 .verdict = v,
@@ -189,6 +213,7 @@ static void test_stop_of_a_set_that_does_not_run_decides_nothing(void) {
 }
 
 TEST_MAIN(TEST_CASE(test_nts_status_says_why_nts_gives_no_time),
+          TEST_CASE(test_failure_reason_leaves_a_logged_key_exchange_error_to_its_line),
           TEST_CASE(test_leap_needs_more_than_half_of_the_current_agreeing_sources),
           TEST_CASE(test_property_bits_name_the_dbus_properties),
           TEST_CASE(test_set_is_wanted_for_two_servers_or_a_pool),

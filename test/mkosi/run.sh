@@ -180,6 +180,13 @@ if [ "$build" = 1 ]; then
         mkdir -p "$work/tree" "$work/cache" "$work/out"
         mkosi_conf >"$work/tree/mkosi.conf"
         cp "$src/test/mkosi/mkosi.postinst" "$work/tree/"
+        # The archive copy this machine reaches can be older than the Valid-Until of a suite's
+        # Release file (testing's, forky's, expire within days): mkosi's debootstrap ignores
+        # it, and so does apt in the image (the signatures are still checked). mkosi copies
+        # mkosi.skeleton into the tree just before its apt-get update.
+        mkdir -p "$work/tree/mkosi.skeleton/etc/apt/apt.conf.d"
+        echo 'Acquire::Check-Valid-Until "false";' \
+                >"$work/tree/mkosi.skeleton/etc/apt/apt.conf.d/90nts-test-archive-copy"
         extra="$work/tree/mkosi.extra"
         cp -a "$src/test/mkosi/guest" "$extra"
         mkdir -p "$extra/opt/nts-test/debs" "$extra/opt/nts-test/bin" "$extra/etc/nts-test"

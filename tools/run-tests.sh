@@ -10,8 +10,8 @@
 #      (bookworm, trixie, forky): each suite's package and image booted in nspawn and in qemu,
 #      whose own clock is the only one stepped (test/mkosi/run.sh)
 # Steps 2 and 3 wait mostly on sleeps, not on the CPU: beside them, one background lane builds
-# the suites' packages and images in turn (niced: downloads and dpkg), another boots each image
-# once it is built (nspawn, then qemu). The fuzzers, which take both cores, start only when the
+# the suites' packages and images (niced: downloads and dpkg), another boots each image once it
+# is built (nspawn, then qemu), one guest at a time. The fuzzers, which take both cores, start only when the
 # last guest is done: a TCG guest's key exchange with its chronyd has failed at high load.
 # The last line is the summary CI reads: "N passed, N failed, N skipped".
 # Environment: FUZZ_SECONDS, SKIP_ASAN=1, SKIP_FUZZ=1, SKIP_MKOSI=1 (local shortcuts; CI runs
@@ -69,17 +69,25 @@ guest_run() {
         echo "=== run.sh $* exit $r, from $start s to $SECONDS s" >>"$log"
         return "$r"
 }
-# guest_builds: each suite's package and image in turn, at a lower priority than the tests;
-# SUITE's directory gets "built" with run.sh's exit code when its build ended.
+# guest_build SUITE: its package and image; SUITE's directory gets "built" with run.sh's exit
+# code when the build ended.
+guest_build() {
+        local mk r=0
+        mk=$(guest_dir "$1")
+        guest_run "$1" "$mk/ci-build.log" --no-nspawn --no-qemu || r=$?
+        echo "$r" >"$mk/built"
+}
+# guest_builds: at a lower priority than the tests and the guests' boots, bookworm's package
+# and image first (the quickest: its boots start early), then the other suites' side by side
+# (mostly downloads, debootstrap and dpkg).
 guest_builds() {
-        local suite mk r
+        local suite
         renice -n 10 -p "$BASHPID" >/dev/null
-        for suite in "${guest_suites[@]}"; do
-                mk=$(guest_dir "$suite")
-                r=0
-                guest_run "$suite" "$mk/ci-build.log" --no-nspawn --no-qemu || r=$?
-                echo "$r" >"$mk/built"
+        guest_build bookworm
+        for suite in "${guest_suites[@]:1}"; do
+                guest_build "$suite" &
         done
+        wait
 }
 # guest_boots: each suite's image, once built: nspawn, then qemu (two boots). One guest at a
 # time, none beside another.

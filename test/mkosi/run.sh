@@ -182,11 +182,9 @@ if [ "$build" = 1 ]; then
         cp "$src/test/mkosi/mkosi.postinst" "$work/tree/"
         # The archive copy this machine reaches can be older than the Valid-Until of a suite's
         # Release file (testing's, forky's, expire within days): mkosi's debootstrap ignores
-        # it, and so does apt in the image (the signatures are still checked). mkosi copies
-        # mkosi.skeleton into the tree just before its apt-get update.
-        mkdir -p "$work/tree/mkosi.skeleton/etc/apt/apt.conf.d"
-        echo 'Acquire::Check-Valid-Until "false";' \
-                >"$work/tree/mkosi.skeleton/etc/apt/apt.conf.d/90nts-test-archive-copy"
+        # it, and so does the apt that mkosi runs on the image (the signatures are still
+        # checked). mkosi hides the host's /etc/apt from that apt, but passes APT_CONFIG on.
+        echo 'Acquire::Check-Valid-Until "false";' >"$work/apt.conf"
         extra="$work/tree/mkosi.extra"
         cp -a "$src/test/mkosi/guest" "$extra"
         mkdir -p "$extra/opt/nts-test/debs" "$extra/opt/nts-test/bin" "$extra/etc/nts-test"
@@ -210,7 +208,7 @@ if [ "$build" = 1 ]; then
         force=-f
         conf_sum=$(sha256sum <"$work/tree/mkosi.conf")
         [ "$conf_sum" = "$(cat "$work/out/mkosi.conf.sha256" 2>/dev/null)" ] || force=-ff
-        (cd "$work/tree" && mkosi --cache "$work/cache" --output "$image" $force build \
+        (cd "$work/tree" && APT_CONFIG="$work/apt.conf" mkosi --cache "$work/cache" --output "$image" $force build \
                 >"$work/mkosi.log" 2>&1) || {
                 tail -n 40 "$work/mkosi.log" >&2
                 exit 1

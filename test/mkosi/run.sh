@@ -258,9 +258,10 @@ if [ "$run_qemu" = 1 ]; then
         initrd=$(ls "$image"/boot/initrd.img-* | head -n1)
         # qemu_boot LOG: one boot of the disk, which a boot before may have changed (disk.raw is
         # made afresh above, so no -snapshot). -nic none: no network device at all. TCG, since
-        # KVM is unusable on these machines. -no-reboot: a reboot in the guest ends qemu.
+        # KVM is unusable on these machines. -no-reboot: a reboot in the guest ends qemu. The
+        # timeout only stops a hung guest: forky's first boot ran past 900 s at a load of 10.
         qemu_boot() {
-                timeout 900 qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 2 -m 1G -nodefaults \
+                timeout 1800 qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 2 -m 1G -nodefaults \
                         -nographic -nic none -serial "file:$1" -no-reboot \
                         -kernel "$kernel" -initrd "$initrd" \
                         -append "root=/dev/vda rw console=ttyS0 quiet panic=-1" \

@@ -6,11 +6,16 @@
 #   2. -Werror build with gcc; unit, integration and peer tests
 #   3. the same suite under ASan+UBSan
 #   4. every libFuzzer target for FUZZ_SECONDS (default 60) under ASan+UBSan (clang)
-#   5. the Debian package (lintian) and the mkosi system tests: a Debian 12 image booted in
-#      nspawn and in qemu, whose own clock is the only one stepped (test/mkosi/run.sh)
+#   5. the Debian package (lintian) and the mkosi system tests of Debian 12, 13 and testing
+#      (bookworm, trixie, forky): each suite's package and image booted in nspawn and in qemu,
+#      whose own clock is the only one stepped (test/mkosi/run.sh)
+# Steps 2 and 3 wait mostly on sleeps, not on the CPU: beside them, one background lane builds
+# the suites' packages and images (niced: downloads and dpkg), another boots each image once it
+# is built (nspawn, then qemu), one guest at a time. The fuzzers, which take both cores, start only when the
+# last guest is done: a TCG guest's key exchange with its chronyd has failed at high load.
 # The last line is the summary CI reads: "N passed, N failed, N skipped".
 # Environment: FUZZ_SECONDS, SKIP_ASAN=1, SKIP_FUZZ=1, SKIP_MKOSI=1 (local shortcuts; CI runs
-# everything); NTS_MKOSI_SUITES="trixie forky" adds the guests of those Debian suites.
+# everything); NTS_MKOSI_SUITES (default "trixie forky"): the guests beside bookworm's.
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,6 +49,73 @@ if [ -x test/tools/fetch-dns.sh ]; then
         test/tools/fetch-dns.sh "$peers" || exit 1
 fi
 export TSNTS_PEERS_DIR="$peers"
+
+# The guests (docs/DEBIAN.md, "Other Debian suites"; docs/TESTING.md, "Where CI's time goes").
+guest_suites=(bookworm)
+for suite in ${NTS_MKOSI_SUITES-trixie forky}; do
+        [ "$suite" = bookworm ] || guest_suites+=("$suite")
+done
+# guest_dir SUITE: that suite's $NTS_MKOSI_DIR
+guest_dir() {
+        if [ "$1" = bookworm ]; then echo "$top/build-mkosi"; else echo "$top/build-mkosi-$1"; fi
+}
+# guest_run SUITE LOG RUN-SH-OPTIONS...: test/mkosi/run.sh for SUITE with CI's peers; the log
+# ends with the run's exit code and its start and end (seconds into this run).
+guest_run() {
+        local suite=$1 log=$2 start=$SECONDS r=0
+        shift 2
+        NTS_MKOSI_DIR=$(guest_dir "$suite") NTS_MKOSI_PEERS="$peers" \
+                timeout 3600 test/mkosi/run.sh --suite "$suite" "$@" >"$log" 2>&1 || r=$?
+        echo "=== run.sh $* exit $r, from $start s to $SECONDS s" >>"$log"
+        return "$r"
+}
+# guest_build SUITE: its package and image; SUITE's directory gets "built" with run.sh's exit
+# code when the build ended.
+guest_build() {
+        local mk r=0
+        mk=$(guest_dir "$1")
+        guest_run "$1" "$mk/ci-build.log" --no-nspawn --no-qemu || r=$?
+        echo "$r" >"$mk/built"
+}
+# guest_builds: at a lower priority than the tests and the guests' boots, bookworm's package
+# and image first (the quickest: its boots start early), then the other suites' side by side
+# (mostly downloads, debootstrap and dpkg).
+guest_builds() {
+        local suite
+        renice -n 10 -p "$BASHPID" >/dev/null
+        guest_build bookworm
+        for suite in "${guest_suites[@]:1}"; do
+                guest_build "$suite" &
+        done
+        wait
+}
+# guest_boots: each suite's image, once built: nspawn, then qemu (two boots). One guest at a
+# time, none beside another.
+guest_boots() {
+        local suite mk
+        for suite in "${guest_suites[@]}"; do
+                mk=$(guest_dir "$suite")
+                # Bounded by the build lane: it writes "built" or ends.
+                while [ ! -e "$mk/built" ] && kill -0 "$builds_pid" 2>/dev/null; do
+                        sleep 5
+                done
+                [ "$(cat "$mk/built" 2>/dev/null)" = 0 ] || continue
+                guest_run "$suite" "$mk/ci-nspawn.log" --reuse-image --no-qemu || true
+                guest_run "$suite" "$mk/ci-qemu.log" --reuse-image --no-nspawn || true
+        done
+}
+if [ "${SKIP_MKOSI:-0}" != 1 ]; then
+        for suite in "${guest_suites[@]}"; do
+                mk=$(guest_dir "$suite")
+                mkdir -p "$mk"
+                rm -f "$mk/built" "$mk"/ci-*.log
+        done
+        guest_builds &
+        builds_pid=$!
+        guest_boots &
+        boots_pid=$!
+        echo "guests of ${guest_suites[*]}: building and booting in the background"
+fi
 
 # build DIR MESON-OPTIONS...
 build() {
@@ -98,11 +170,21 @@ fuzz_one() {
         rm -rf "$work"
 }
 
+fuzz_built=0
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
         phase "build-fuzz build (clang)"
-        results="$top/build-fuzz/fuzz-results.txt"
         # Only the fuzzers run here: the suite itself already ran twice.
-        if CC=clang build build-fuzz -Dwerror=true -Dfuzz=true -Db_lundef=false; then
+        CC=clang build build-fuzz -Dwerror=true -Dfuzz=true -Db_lundef=false && fuzz_built=1 || status=1
+fi
+
+if [ "${SKIP_MKOSI:-0}" != 1 ]; then
+        phase "waiting for the guests' builds and boots"
+        wait "$builds_pid" "$boots_pid"
+fi
+
+if [ "${SKIP_FUZZ:-0}" != 1 ]; then
+        results="$top/build-fuzz/fuzz-results.txt"
+        if [ "$fuzz_built" = 1 ]; then
                 phase "libFuzzer targets, ${FUZZ_SECONDS}s each, two at a time"
                 # Each fuzzer is one process on one core: two at a time fill the machine's two
                 # cores and halve the phase; every fuzzer still gets its FUZZ_SECONDS.
@@ -134,59 +216,66 @@ if [ "${SKIP_FUZZ:-0}" != 1 ]; then
                 done
                 cat "$results"
                 extra+=(--extra "$results")
-        else
-                status=1
         fi
 fi
 
-# mkosi_suite SUITE DIR: test/mkosi/run.sh for one Debian suite, its check lines (prefixed with
-# the suite unless it is bookworm) appended to DIR/ci-results.txt.
-mkosi_suite() {
-        local suite=$1 mk=$2 r=0 prefix=
+# guest_results SUITE: the check lines of SUITE's runs (prefixed with the suite unless it is
+# bookworm) into its ci-results.txt, and lintian on its package.
+guest_results() {
+        local suite=$1 mk prefix='' log r tags
+        mk=$(guest_dir "$suite")
         [ "$suite" = bookworm ] || prefix="$suite:"
-        mkdir -p "$mk"
-        NTS_MKOSI_DIR="$mk" test/mkosi/run.sh --suite "$suite" >"$mk/run.log" 2>&1 || r=$?
-        grep -E '^(PASS|FAIL|SKIP) |^--- |^mkosi: ' "$mk/run.log"
-        # Each check of the guests is one result; a run that failed without a FAIL line (no
-        # image, no marker) is one failure.
-        grep -E '^(PASS|FAIL) ' "$mk/run.log" | sed -E "s/^(PASS|FAIL) /\\1 $prefix/" >>"$mk/ci-results.txt" || true
-        if [ "$r" != 0 ] && ! grep -q '^FAIL ' "$mk/run.log"; then
-                echo "FAIL ${prefix}mkosi run, exit $r (see $mk/run.log)" >>"$mk/ci-results.txt"
-                tail -n 40 "$mk/run.log"
+        : >"$mk/ci-results.txt"
+        echo "--- $suite"
+        for log in "$mk/ci-build.log" "$mk/ci-nspawn.log" "$mk/ci-qemu.log"; do
+                if [ ! -e "$log" ]; then
+                        echo "FAIL ${prefix}mkosi $(basename "$log" .log): did not run (the build failed)" >>"$mk/ci-results.txt"
+                        continue
+                fi
+                grep -E '^(PASS|FAIL|SKIP) |^--- |^mkosi: |^=== run.sh ' "$log"
+                # Each check of the guests is one result; a run that failed without a FAIL line
+                # (no image, no marker) is one failure.
+                grep -E '^(PASS|FAIL) ' "$log" | sed -E "s/^(PASS|FAIL) /\\1 $prefix/" >>"$mk/ci-results.txt" || true
+                r=$(sed -n 's/^=== run.sh .* exit \([0-9]*\), from .*/\1/p' "$log" | tail -n 1)
+                if [ "${r:-1}" != 0 ] && ! grep -q '^FAIL ' "$log"; then
+                        echo "FAIL ${prefix}mkosi $(basename "$log" .log), exit ${r:-?} (see $log)" >>"$mk/ci-results.txt"
+                        tail -n 40 "$log"
+                fi
+        done
+        # lintian: nothing beyond debian/timesyncd-nts.lintian-overrides, informational tags
+        # included (Debian 12's lintian for every suite's package).
+        tags=$(lintian -I --pedantic "$mk"/debs/*.changes 2>/dev/null | grep -E '^[EWIPX]: ' || true)
+        if [ -n "$tags" ] || ! ls "$mk"/debs/*.changes >/dev/null 2>&1; then
+                echo "FAIL ${prefix}lintian ${tags:-(no package built)}" >>"$mk/ci-results.txt"
+                echo "$tags"
+        else
+                echo "PASS ${prefix}lintian_reports_nothing_beyond_the_overrides" >>"$mk/ci-results.txt"
         fi
+        extra+=(--extra "$mk/ci-results.txt")
 }
 
 if [ "${SKIP_MKOSI:-0}" != 1 ]; then
-        phase "Debian package and mkosi system tests, bookworm (nspawn, qemu)"
-        mk="$top/build-mkosi"
-        results="$mk/ci-results.txt"
-        mkdir -p "$mk"
-        : >"$results"
-        mkosi_suite bookworm "$mk"
-        phase "lintian"
-        # lintian: nothing beyond debian/timesyncd-nts.lintian-overrides, informational tags included.
-        tags=$(lintian -I --pedantic "$mk"/debs/*.changes 2>/dev/null | grep -E '^[EWIPX]: ' || true)
-        if [ -n "$tags" ] || ! ls "$mk"/debs/*.changes >/dev/null 2>&1; then
-                echo "FAIL lintian ${tags:-(no package built)}" >>"$results"
-                echo "$tags"
-        else
-                echo "PASS lintian_reports_nothing_beyond_the_overrides" >>"$results"
-        fi
-        extra+=(--extra "$results")
-        # The guests of the newer suites (docs/DEBIAN.md, "Other Debian suites"): not in CI yet,
-        # run when named here, e.g. NTS_MKOSI_SUITES="trixie forky".
-        for suite in ${NTS_MKOSI_SUITES:-}; do
-                [ "$suite" != bookworm ] || continue
-                phase "Debian package and mkosi system tests, $suite (qemu)"
-                rm -f "$top/build-mkosi-$suite/ci-results.txt"
-                mkosi_suite "$suite" "$top/build-mkosi-$suite"
-                extra+=(--extra "$top/build-mkosi-$suite/ci-results.txt")
+        phase "guests' results and lintian"
+        for suite in "${guest_suites[@]}"; do
+                guest_results "$suite"
         done
 fi
 
 phase "summary"
 echo "Time per phase (wall clock):"
 printf '%s\n' "${phase_times[@]}"
+if [ "${SKIP_MKOSI:-0}" != 1 ]; then
+        echo "The guests' lanes, beside the phases above (seconds into this run):"
+        for suite in "${guest_suites[@]}"; do
+                mk=$(guest_dir "$suite")
+                for log in "$mk/ci-build.log" "$mk/ci-nspawn.log" "$mk/ci-qemu.log"; do
+                        [ -e "$log" ] || continue
+                        sed -n 's/^=== run.sh .* exit \([0-9]*\), from \([0-9]*\) s to \([0-9]*\) s$/\2 \3 \1/p' "$log" |
+                                awk -v s="$suite" -v l="$(basename "$log" .log)" \
+                                '{ printf "%5d s  %s %s, from %d s to %d s, exit %d\n", $2 - $1, s, l, $1, $2, $3 }'
+                done
+        done
+fi
 if [ "$status" != 0 ]; then
         # A build that failed ran no tests: count it, so the summary cannot look green.
         echo "FAIL build" > "$top/build-ci-status.txt"

@@ -428,14 +428,14 @@ static int append_entry(sd_bus_message *reply, const char *key, const char *type
 }
 
 static const char *source_verdict(Manager *m, const Source *s) {
-        const char *v = manager_several_verdict(m, s);
+        const char *v = several_verdict(&m->several, s);
 
         if (v)
                 return v;
         /* Not among the sources in use (a server used before, the NTS= servers while runtime
          * ones are set, one a reload left out): "unused", so that an administrator does not read
          * it as broken; one that refused service stays "unusable", it is out for good. */
-        if (m->several || s != manager_current_source(m))
+        if (m->several.running || s != manager_current_source(m))
                 return source_state(s) == SOURCE_FAILED ? "unusable" : "unused";
         /* One server at a time: the selected one is followed once it answered. */
         return source_sample(s) ? "selected" : "unusable";
@@ -776,9 +776,8 @@ static ssize_t announced_index(const char *name) {
         return -1;
 }
 
-int manager_bus_emit_changed(Manager *m, const char *property, ...) {
+int manager_bus_emit_changed_strv(Manager *m, const char *const *properties) {
         _cleanup_(strv_freep) char **names = NULL;
-        va_list ap;
         int r;
 
         assert(m);
@@ -786,20 +785,16 @@ int manager_bus_emit_changed(Manager *m, const char *property, ...) {
         if (!manager_bus_ready(m))
                 return 0;
 
-        va_start(ap, property);
-        for (const char *p = property; p; p = va_arg(ap, const char *)) {
-                ssize_t i = announced_index(p);
+        for (const char *const *p = properties; p && *p; p++) {
+                ssize_t i = announced_index(*p);
 
                 if (i >= 0 && m->announced[i].valid && m->announced[i].value == announced_value(m, i))
                         continue;
                 /* SecureTime is NTSAuthenticated under the upstream patch set's name. */
-                if (strv_extend(&names, p) < 0 ||
-                    (streq(p, "NTSAuthenticated") && strv_extend(&names, "SecureTime") < 0)) {
-                        va_end(ap);
+                if (strv_extend(&names, *p) < 0 ||
+                    (streq(*p, "NTSAuthenticated") && strv_extend(&names, "SecureTime") < 0))
                         return -ENOMEM;
-                }
         }
-        va_end(ap);
 
         if (!names)
                 return 0;
@@ -815,6 +810,21 @@ int manager_bus_emit_changed(Manager *m, const char *property, ...) {
                         m->announced[i] = (typeof(m->announced[i])) { true, announced_value(m, i) };
         }
         return 0;
+}
+
+int manager_bus_emit_changed(Manager *m, const char *property, ...) {
+        const char *names[32];
+        size_t n = 0;
+        va_list ap;
+
+        va_start(ap, property);
+        for (const char *p = property; p; p = va_arg(ap, const char *)) {
+                assert(n < ELEMENTSOF(names) - 1);
+                names[n++] = p;
+        }
+        va_end(ap);
+        names[n] = NULL;
+        return manager_bus_emit_changed_strv(m, names);
 }
 
 static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {

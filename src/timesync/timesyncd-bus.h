@@ -14,6 +14,8 @@ void manager_bus_check(Manager *m);
 
 /* Emits PropertiesChanged for the NULL-terminated list of properties, if connected. */
 int manager_bus_emit_changed(Manager *m, const char *property, ...);
+/* The same for a NULL-terminated array: one signal for all of them. */
+int manager_bus_emit_changed_strv(Manager *m, const char *const *properties);
 /* Something "Sources" shows changed: one PropertiesChanged signal (invalidating it) follows, at
  * most one per PollIntervalMinSec= (the shortest poll round), however many sources report. */
 void manager_bus_sources_changed(Manager *m);

@@ -91,6 +91,11 @@ void timesync_config_done(TimesyncConfig *c);
  * interval (--test-poll-interval=, 0: none) over both poll limits. Returns as the two above. */
 int timesync_config_read(TimesyncConfig *c, const char *path, usec_t test_poll_interval_usec);
 
+/* What STATUS= and NTSStatus say when none of the FallbackNTS= servers answers, with one server
+ * at a time and with several. */
+#define FALLBACK_NTS_UNREACHABLE \
+        "No FallbackNTS= server reachable (TCP port 4460 blocked? DNS?), no plain NTP: set NTS= to reachable servers"
+
 /* Whether the configuration alone makes FallbackNTS= the NTS list, where stock would use
  * FallbackNTP=: it names servers, NTS= names none (not even an invalid one), NTP= names none
  * and NTSRequired= is off. Runtime and per-link servers, which only the daemon knows of, can

@@ -19,7 +19,8 @@
 static int manager_clock_watch_setup(Manager *m);
 static void manager_select_next(Manager *m);
 
-int manager_poll_log2(usec_t interval) {
+/* The PLL's poll exponent for an interval (log2 seconds). */
+static int manager_poll_log2(usec_t interval) {
         int l = 0;
 
         while (l < 30 && ((usec_t) 2 << l) * USEC_PER_SEC <= interval)
@@ -49,18 +50,124 @@ void manager_notify_ready(Manager *m) {
         (void) sd_notify(false, m->status_notified ? "READY=1" : "READY=1\nSTATUS=Daemon is running");
 }
 
+/* ---- NTS: the glue decides, the manager applies ---- */
+
+bool manager_nts_enabled(Manager *m) {
+        return nts_enabled(m->servers, &m->config);
+}
+
+NTSClient *manager_nts_client(Manager *m) {
+        Source *s = manager_current_source(m);
+
+        return s ? source_nts(s) : NULL;
+}
+
+/* What the NTS glue decided (timesyncd-nts.h): NTSStatus, the counters, STATUS=, the signal. */
+static void manager_nts_apply(Manager *m, const NTSDecision *d) {
+        const char *names[_BUS_PROPERTY_MAX + 1];
+
+        if (d->set_status)
+                snprintf(m->nts_status, sizeof m->nts_status, "%s", d->status);
+        if (d->ke_failed)
+                m->nts_ke_failures++;
+        if (d->ke_done)
+                m->nts_last_ke_realtime = d->ke_realtime;
+        if (bus_property_names(d->changed, names) > 0)
+                (void) manager_bus_emit_changed_strv(m, names);
+        if (d->notify)
+                manager_notify_status(m, "%s", d->notify_text);
+}
+
+/* Loads libssl/libcrypto once if NTS servers are configured (nts_prepare()). */
+static int manager_nts_prepare(Manager *m) {
+        char status[sizeof m->nts_status];
+        int r;
+
+        /* NTSRequired= and no server yet: nothing to load until one is set at runtime. */
+        if (!nts_servers_named(m->servers, &m->config))
+                return 0;
+        r = nts_prepare(m->nts_fallback, status, sizeof status);
+        if (r < 0) {
+                m->nts_unavailable = true;
+                snprintf(m->nts_status, sizeof m->nts_status, "%s", status);
+        }
+        return r;
+}
+
+static void manager_nts_missing(Manager *m) {
+        NTSDecision d = {};
+
+        nts_missing(&m->config, m->nts_missing_reported, &d);
+        if (!m->config.nts_set)
+                m->nts_missing_reported = true;
+        manager_nts_apply(m, &d);
+}
+
+static void manager_nts_enter_refused(Manager *m) {
+        NTSDecision d = {};
+
+        nts_refused(m->nts_status, &d);
+        manager_nts_apply(m, &d);
+        manager_enter(m, MANAGER_IDLE, "every NTS server refuses service");
+}
+
+/* The server lists changed: forgets reasons that no longer hold. */
+static void manager_nts_servers_changed(Manager *m) {
+        if (!manager_nts_enabled(m)) {
+                /* No NTS server left: the missing libssl no longer matters. */
+                m->nts_unavailable = false;
+                m->nts_status[0] = '\0';
+        }
+        if (m->nts_missing_reported && (m->servers[SERVER_NTS] || m->servers[SERVER_NTS_RUNTIME] ||
+                                        !m->config.nts_required)) {
+                /* NTS servers came, or NTSRequired= went: the reason no longer holds. */
+                m->nts_missing_reported = false;
+                m->nts_status[0] = '\0';
+                (void) manager_bus_emit_changed(m, "NTSStatus", NULL);
+        }
+}
+
+/* A source reported an NTS event, or refused replies. */
+static void manager_nts_changed(Manager *m, Source *s, SourceEvent e) {
+        NTSDecision d = {};
+
+        nts_source_event(s, e, m->several.running, m->nts_status, &d);
+        manager_nts_apply(m, &d);
+}
+
+/* The bootstrap policy for NTSClientSettings.bootstrap_allowed: what nts_bootstrap_decide()
+ * reads, from the manager and the clock. */
+static bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap direction, char *why, size_t size,
+                                          const char **ret_short) {
+        Manager *m = userdata;
+        ClockState st = {};
+        struct timespec ts = {};
+        NTSBootstrapInput in = {
+                .several = m->several.running,
+                .clock_may_be_ahead = m->several.running && several_clock_may_be_ahead(&m->several),
+                .enabled = m->config.nts_bootstrap,
+                .synchronized = m->synchronized,
+                .floor = &m->clock_floor,
+        };
+
+        assert(m);
+
+        in.kernel_state_known = clock_backend_get_state(m->clock, &st) >= 0;
+        in.kernel_synchronized = st.synchronized;
+        in.clock_readable = clock_backend_now(m->clock, &ts) >= 0;
+        in.realtime_nsec = (int64_t) ts.tv_sec * NTP_NSEC_PER_SEC + ts.tv_nsec;
+        in.boottime_nsec = (int64_t) now(CLOCK_BOOTTIME) * 1000;
+        return nts_bootstrap_decide(&in, direction, why, size, ret_short);
+}
+
 Source *manager_current_source(Manager *m) {
-        if (m->several)
-                return m->selected;
+        if (m->several.running)
+                return m->several.selected;
         return m->current ? m->current->source : NULL;
 }
 
 ServerName *manager_server_of(Manager *m, const Source *s) {
-        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
-                LIST_FOREACH(names, n, m->servers[t])
-                        if (n->source == s || (n->pool && pool_has_source(n->pool, s)))
-                                return n;
-        return NULL;
+        return server_lists_find_source(m->servers, s);
 }
 
 /* Always fills buf: callers pass buf itself on to other calls, and arguments of a log call are
@@ -127,6 +234,76 @@ static void manager_select(Manager *m, ServerName *n) {
                                         "NTSAEAD", "NTSCookies", NULL);
 }
 
+/* ---- several NTS sources: the set decides, the manager applies ---- */
+
+static int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
+                                const char *agreement);
+static void manager_record_message(Manager *m, const SourceSample *p);
+
+/* What the set decided (timesyncd-several.h), in its order: the selection and what the bus
+ * shows of it, NTSStatus, STATUS=, the manager's state, the clock, then the signals. */
+static void manager_several_apply(Manager *m, const SeveralDecision *d) {
+        Several *sv = &m->several;
+
+        if (d->stopped) {
+                m->current = NULL;
+                m->ntpmsg_authenticated = false;
+        }
+        if (d->select) {
+                m->current = sv->selected ? manager_server_of(m, sv->selected) : NULL;
+                m->ntpmsg_authenticated = false;
+                /* While nothing is selected the clock is not steered: NTPMessage, from which
+                 * timedatectl shows an offset, describes no server. */
+                if (!sv->selected)
+                        m->ntpmsg = (NTPMessage) {};
+        }
+        if (d->record && sv->selected && source_sample(sv->selected)) {
+                manager_record_message(m, source_sample(sv->selected));
+                m->poll_interval_usec = source_poll_interval(sv->selected);
+        }
+        if (d->set_nts_status)
+                snprintf(m->nts_status, sizeof m->nts_status, "%s", d->nts_status);
+        if (d->notify)
+                manager_notify_status(m, "%s", d->status);
+        if (d->refused)
+                manager_nts_enter_refused(m);
+        if (d->polling)
+                manager_enter(m, MANAGER_POLLING, NULL);
+        if (d->steer) {
+                SeveralDecision next = {};
+                ClockAdjustment a = d->adjustment;
+                int r;
+
+                a.poll_log2 = manager_poll_log2(d->poll_interval_usec);
+                r = manager_clock_follow(m, &a, d->server, /* authenticated= */ true, d->agreement);
+                several_steered(sv, d, r, &next);
+                manager_several_apply(m, &next);
+        }
+
+        if (d->changed != 0) {
+                const char *names[_BUS_PROPERTY_MAX + 1];
+
+                (void) bus_property_names(d->changed, names);
+                (void) manager_bus_emit_changed_strv(m, names);
+        }
+        if (d->sources_changed)
+                manager_bus_sources_changed(m);
+}
+
+static void manager_several_start(Manager *m) {
+        SeveralDecision d = {};
+
+        several_start(&m->several, m->nts_fallback, m->backward_floor_nsec, &d);
+        manager_several_apply(m, &d);
+}
+
+static void manager_several_stop(Manager *m) {
+        SeveralDecision d = {};
+
+        several_stop(&m->several, &d);
+        manager_several_apply(m, &d);
+}
+
 /* Nothing in use any more: the selected server's source stops, or with several NTS sources all
  * of them. */
 static void manager_stop_sources(Manager *m) {
@@ -134,17 +311,8 @@ static void manager_stop_sources(Manager *m) {
         manager_select(m, NULL);
 }
 
-int manager_source_of(Manager *m, ServerName *n) {
-        int r;
-
-        if (n->source)
-                return 0;
-
-        r = source_new(&m->source_settings, n->string, n->host, n->port, server_type_is_nts(n->type),
-                       manager_on_source_event, m, &n->source);
-        if (r < 0)
-                return log_error_errno(r, "Failed to set up server %s: %m", n->string);
-        return 0;
+static int manager_source_of(Manager *m, ServerName *n) {
+        return server_name_source(n, &m->source_settings, manager_on_source_event, m);
 }
 
 static void manager_on_pool_event(Pool *p, PoolEvent e, void *userdata) {
@@ -153,24 +321,12 @@ static void manager_on_pool_event(Pool *p, PoolEvent e, void *userdata) {
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
                 LIST_FOREACH(names, n, m->servers[t])
                         if (n->pool == p) {
-                                manager_several_on_pool_event(m, n, e);
+                                SeveralDecision d = {};
+
+                                several_on_pool_event(&m->several, n, e, &d);
+                                manager_several_apply(m, &d);
                                 return;
                         }
-}
-
-int manager_pool_of(Manager *m, ServerName *n) {
-        int r;
-
-        assert(n->kind != SERVER_NAME_ONE);
-
-        if (n->pool)
-                return 0;
-
-        r = pool_new(&m->pool_settings, n->kind, n->string, n->host, n->port, manager_on_source_event, m,
-                     manager_on_pool_event, m, &n->pool);
-        if (r < 0)
-                return log_error_errno(r, "Failed to set up pool %s: %m", n->string);
-        return 0;
 }
 
 /* Selects n and starts its source. Returns 0 when it runs, -EAGAIN when its NTS client backs
@@ -210,14 +366,14 @@ static void manager_no_server(Manager *m) {
                 manager_enter(m, MANAGER_IDLE, "NTS servers only, and none is configured");
                 return;
         }
-        if (nts && !m->nts_unavailable && manager_nts_all_refuse(m)) {
+        if (nts && !m->nts_unavailable && nts_all_refuse(m->servers)) {
                 manager_nts_enter_refused(m);
                 return;
         }
         if (nts && !m->nts_unavailable) {
                 /* Every NTS server backs off after failed key exchanges: look again. */
                 if (m->nts_fallback)
-                        manager_notify_status(m, MANAGER_FALLBACK_NTS_UNREACHABLE ". Retrying.");
+                        manager_notify_status(m, FALLBACK_NTS_UNREACHABLE ". Retrying.");
                 else
                         manager_notify_status(m, "No NTS server usable, retrying.");
                 manager_enter(m, MANAGER_WAITING, NULL);
@@ -245,7 +401,7 @@ static void manager_select_next(Manager *m) {
         }
 
         /* Several NTS servers: all of them together, or one server at a time as stock. */
-        if (manager_several_wanted(m)) {
+        if (several_wanted(&m->several, manager_nts_enabled(m) && !m->nts_unavailable)) {
                 manager_select(m, NULL);
                 manager_several_start(m);
                 return;
@@ -393,7 +549,7 @@ int manager_set_link_servers(Manager *m, char **names) {
 
 void manager_set_online(Manager *m, bool online) {
         if (!online) {
-                if (m->current || m->several)
+                if (m->current || m->several.running)
                         log_info("Network is offline, suspending synchronization.");
                 m->network_online = false;
                 manager_stop_sources(m);
@@ -403,7 +559,7 @@ void manager_set_online(Manager *m, bool online) {
 
         m->network_online = true;
         /* A retry pending keeps its time; a server in use stays, and so do several. */
-        if (!m->current && !m->several && m->state != MANAGER_WAITING)
+        if (!m->current && !m->several.running && m->state != MANAGER_WAITING)
                 manager_select_next(m);
 }
 
@@ -456,8 +612,8 @@ static void manager_pools_clock_changed(Manager *m) {
                                 pool_clock_changed(n->pool);
 }
 
-int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
-                         const char *agreement) {
+static int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
+                                const char *agreement) {
         ClockState st;
         int r;
 
@@ -512,7 +668,7 @@ int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *serve
         return r;
 }
 
-void manager_record_message(Manager *m, const SourceSample *p) {
+static void manager_record_message(Manager *m, const SourceSample *p) {
         m->ntpmsg = (NTPMessage) {
                 .header = p->header,
                 .origin_nsec = p->origin_nsec,
@@ -603,8 +759,13 @@ static void manager_on_source_event(Source *s, SourceEvent e, void *userdata) {
         Manager *m = userdata;
         bool current = s == manager_current_source(m);
 
-        if (m->several) {
-                manager_several_on_event(m, s, e);
+        if (m->several.running) {
+                SeveralDecision d = {};
+
+                several_on_event(&m->several, s, e, &d);
+                if (d.nts_event)
+                        manager_nts_changed(m, s, e);
+                manager_several_apply(m, &d);
                 return;
         }
 
@@ -642,9 +803,12 @@ static int manager_clock_changed(Manager *m) {
         (void) manager_clock_watch_setup(m);
 
         /* Samples from before the jump are meaningless. */
-        if (m->several)
-                manager_several_clock_changed(m);
-        else if (s)
+        if (m->several.running) {
+                SeveralDecision d = {};
+
+                several_clock_changed(&m->several, &d);
+                manager_several_apply(m, &d);
+        } else if (s)
                 source_clock_stepped(s, /* poll_now= */ true);
         manager_pools_clock_changed(m);
         return 0;
@@ -710,8 +874,8 @@ static bool manager_stalled(Manager *m) {
 
         switch (m->state) {
         case MANAGER_POLLING:
-                if (m->several)
-                        return manager_several_stalled(m);
+                if (m->several.running)
+                        return several_stalled(&m->several);
                 return !s || source_state(s) == SOURCE_IDLE || source_stalled(s);
         case MANAGER_WAITING:
                 return sd_event_source_get_enabled(m->event_retry, NULL) <= 0;
@@ -824,12 +988,12 @@ static bool manager_take_config(Manager *m, TimesyncConfig *c) {
         manager_apply_config(m);
 
         /* A poll interval that changed applies from now, not after a wait under the old one. */
-        if (m->several)
-                manager_several_poll_limits_changed(m);
-        else if (s) {
+        if (m->several.running)
+                several_poll_limits_changed(&m->several);
+        else if (s)
                 source_poll_limits_changed(s);
+        if (s)
                 m->poll_interval_usec = source_poll_interval(s);
-        }
         return changed;
 }
 
@@ -927,6 +1091,18 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
         r = manager_add_signals(m, o->test_fake_clock);
         if (r < 0)
                 return r;
+
+        several_init(&m->several, &(SeveralContext) {
+                .config = &m->config,
+                .clock = m->clock,
+                .servers = m->servers,
+                .nts_status = m->nts_status,
+                .source_settings = &m->source_settings,
+                .pool_settings = &m->pool_settings,
+                .source_handler = manager_on_source_event,
+                .pool_handler = manager_on_pool_event,
+                .userdata = m,
+        });
 
         r = sd_event_add_time_relative(m->event, &m->event_retry, CLOCK_BOOTTIME, 0, 0, manager_on_retry, m);
         if (r < 0)

@@ -18,7 +18,7 @@
 #include "timesyncd-nts-client.h"
 #include "timesyncd-pool.h"
 #include "timesyncd-server.h"
-#include "timesyncd-source-set.h"
+#include "timesyncd-several.h"
 #include "timesyncd-source.h"
 
 typedef struct Manager Manager;
@@ -110,19 +110,10 @@ struct Manager {
         bool nts_fallback;
         bool status_notified;           /* a STATUS= was sent */
 
-        /* Several NTS sources at once (timesyncd-several.c): NTS with two or more servers in
-         * the list in use and NTSMaxSources= above 1. current is then the selected source's
-         * server, NULL while the sources do not agree. */
-        bool several;
-        SourceSet set;
-        Source *selected;               /* the set's selected source, whose samples steer */
-        char set_status[200];           /* what the set said last: logged once per change */
-        char set_status_before[200];    /* ... and what it said before that */
-        char set_notified[512];         /* ... and STATUS=, which names the selected source too */
-        char set_last_failure[256];     /* the last source that failed, and why */
-        usec_t set_alone_since_usec;    /* CLOCK_REALTIME since the set leaves the clock alone, 0 */
-        usec_t set_logged_usec;         /* CLOCK_BOOTTIME of the last set line above debug level */
-        unsigned set_changes_unlogged;  /* flips logged at debug level since then */
+        /* Several NTS sources at once (timesyncd-several.c, which owns this): NTS with two or
+         * more servers in the list in use and NTSMaxSources= above 1 (several.running). current
+         * is then the selected source's server, NULL while the sources do not agree. */
+        Several several;
         int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
 
         /* D-Bus "Sources": changes coalesced into at most one signal per PollIntervalMinSec= */
@@ -164,6 +155,11 @@ int manager_set_link_servers(Manager *m, char **names);
 /* Replaces a runtime list (SERVER_RUNTIME or SERVER_NTS_RUNTIME); names already validated. */
 int manager_set_runtime_servers(Manager *m, ServerType type, char **names);
 
+/* True when time comes from NTS only (nts_enabled()). */
+bool manager_nts_enabled(Manager *m);
+/* The NTS client of the selected server, NULL if none or not an NTS server. */
+NTSClient *manager_nts_client(Manager *m);
+
 /* The source of the selected server; NULL when none is selected. */
 Source *manager_current_source(Manager *m);
 /* The server name a source belongs to. */
@@ -172,27 +168,5 @@ ServerName *manager_server_of(Manager *m, const Source *s);
 /* Saves the clock file now. */
 void manager_save_clock(Manager *m);
 
-/* What STATUS= and NTSStatus say when none of the FallbackNTS= servers answers, with one server
- * at a time and with several. */
-#define MANAGER_FALLBACK_NTS_UNREACHABLE \
-        "No FallbackNTS= server reachable (TCP port 4460 blocked? DNS?), no plain NTP: set NTS= to reachable servers"
-
-/* For the policies of timesyncd-manager.c (one server at a time) and timesyncd-several.c
- * (several NTS sources together). */
-
 /* Enters state and arms what it waits for (the retry timer of MANAGER_WAITING). */
 void manager_enter(Manager *m, ManagerState state, const char *idle_reason);
-/* The name's source, made when it is first used and kept with the name. */
-int manager_source_of(Manager *m, ServerName *n);
-/* The same for a pool entry (pool:, srv:) and its Pool. */
-int manager_pool_of(Manager *m, ServerName *n);
-/* Applies a, and what following the servers means: the clock-change watch armed anew after our
- * own step, the sync flag, the clock file, the first synchronization logged (to server,
- * agreement: a clause after the offset, or NULL). 1 when the clock changed, 0 when it did not
- * (observe mode), or a negative errno (logged). */
-int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
-                         const char *agreement);
-/* NTPMessage and NTSAuthenticated from the sample of the selected source. */
-void manager_record_message(Manager *m, const SourceSample *p);
-/* The PLL's poll exponent for an interval (log2 seconds). */
-int manager_poll_log2(usec_t interval);

@@ -95,6 +95,7 @@ int nts_client_check_bootstrap(NTSClient *c, int64_t server_time_nsec, int64_t o
                 c->ke_failures++;
         nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
         snprintf(c->last_error, sizeof c->last_error, "bootstrap time refused");
+        c->last_error_logged = false;
         nts_client_report(c, NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED);
         return -EPERM;
 }

@@ -113,6 +113,7 @@ struct NTSClient {
         unsigned pending_events;        /* bit mask of NTSClientEvent */
 
         char last_error[256];
+        bool last_error_logged;         /* ... at warning level when it came (a failed key exchange) */
 };
 
 

@@ -124,6 +124,10 @@ const char *nts_client_last_error(const NTSClient *c) {
         return "built without NTS support";
 }
 
+bool nts_client_last_error_logged(const NTSClient *c) {
+        return false;
+}
+
 int nts_client_pool_new(NTSClientPool **ret) {
         return -EOPNOTSUPP;
 }

@@ -183,6 +183,7 @@ void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const char *reas
         nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
 
         snprintf(c->last_error, sizeof c->last_error, "%s", reason);
+        c->last_error_logged = true;
         /* The TLS layer's verification errors all say "certificate" (nts-tls.c). */
         log_struct(LOG_WARNING,
                    strstr(reason, "certificate") ? TIMESYNC_MESSAGE_NTS_CERTIFICATE : TIMESYNC_MESSAGE_NTS_KE_FAILED,
@@ -268,6 +269,7 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
         c->cookies_unproven = true;
         c->ke_retry_after = 0;
         c->last_error[0] = '\0';
+        c->last_error_logged = false;
         c->last_ke_realtime = c->jar.ke_realtime;
         c->member_failures = 0;
         nts_client_schedule_renewal(c);
@@ -406,6 +408,7 @@ static int nts_client_take_limit(NTSClient *c) {
 
         c->ke_retry_after = until;
         nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
+        c->last_error_logged = false;
         snprintf(c->last_error, sizeof c->last_error, "postponed: %u key exchanges with this name within %s already",
                  l->max, FORMAT_TIMESPAN(l->period, USEC_PER_SEC));
         log_full(first ? LOG_NOTICE : LOG_DEBUG,
@@ -660,4 +663,8 @@ unsigned nts_client_ke_failures(const NTSClient *c) {
 
 const char *nts_client_last_error(const NTSClient *c) {
         return c->last_error;
+}
+
+bool nts_client_last_error_logged(const NTSClient *c) {
+        return c->last_error_logged;
 }

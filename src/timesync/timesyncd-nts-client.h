@@ -198,3 +198,6 @@ usec_t nts_client_last_ke_realtime(const NTSClient *c); /* 0: none in this run *
 unsigned nts_client_ke_failures(const NTSClient *c);    /* failed key exchanges (and refused
                                                          * bootstrap keys) in a row */
 const char *nts_client_last_error(const NTSClient *c);  /* "" when there is none */
+/* The last error was logged at warning level as it came (a failed key exchange, with its
+ * reason): who reports it again need not repeat the reason. */
+bool nts_client_last_error_logged(const NTSClient *c);

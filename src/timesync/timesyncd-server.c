@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include "log.h"
 #include "server-name.h"
 #include "timesyncd-pool.h"
 #include "timesyncd-server.h"
@@ -82,6 +83,46 @@ void server_list_flush(ServerName **list) {
 
 bool server_name_usable(const ServerName *n) {
         return !n->source || source_usable(n->source);
+}
+
+int server_name_source(ServerName *n, const SourceSettings *settings, source_handler_t handler, void *userdata) {
+        int r;
+
+        assert(n);
+
+        if (n->source)
+                return 0;
+
+        r = source_new(settings, n->string, n->host, n->port, server_type_is_nts(n->type), handler, userdata,
+                       &n->source);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up server %s: %m", n->string);
+        return 0;
+}
+
+int server_name_pool(ServerName *n, const PoolSettings *settings, source_handler_t source_handler,
+                     pool_handler_t pool_handler, void *userdata) {
+        int r;
+
+        assert(n);
+        assert(n->kind != SERVER_NAME_ONE);
+
+        if (n->pool)
+                return 0;
+
+        r = pool_new(settings, n->kind, n->string, n->host, n->port, source_handler, userdata, pool_handler,
+                     userdata, &n->pool);
+        if (r < 0)
+                return log_error_errno(r, "Failed to set up pool %s: %m", n->string);
+        return 0;
+}
+
+ServerName *server_lists_find_source(ServerName *const lists[static _SERVER_TYPE_MAX], const Source *s) {
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                LIST_FOREACH(names, n, lists[t])
+                        if (n->source == s || (n->pool && pool_has_source(n->pool, s)))
+                                return n;
+        return NULL;
 }
 
 static ServerName *first_usable(ServerName *n) {

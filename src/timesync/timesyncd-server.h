@@ -12,9 +12,8 @@
 
 #include "list.h"
 #include "server-name.h"
-
-typedef struct Pool Pool;
-typedef struct Source Source;
+#include "timesyncd-pool.h"
+#include "timesyncd-source.h"
 typedef struct ServerName ServerName;
 
 typedef enum ServerType {
@@ -46,6 +45,13 @@ int server_name_new(ServerName **list, ServerType type, const char *string, Serv
 void server_list_flush(ServerName **list);
 /* Not refused by its server, and not backing off after failed NTS key exchanges. */
 bool server_name_usable(const ServerName *n);
+/* n's source, made when it is first used and kept with the name (logged on failure). */
+int server_name_source(ServerName *n, const SourceSettings *settings, source_handler_t handler, void *userdata);
+/* The same for a pool entry (pool:, srv:) and its Pool. */
+int server_name_pool(ServerName *n, const PoolSettings *settings, source_handler_t source_handler,
+                     pool_handler_t pool_handler, void *userdata);
+/* The name of lists whose source, or whose pool's source, s is; NULL when none. */
+ServerName *server_lists_find_source(ServerName *const lists[static _SERVER_TYPE_MAX], const Source *s);
 
 /* The usable name to try after current (NULL: start from the first), in precedence order;
  * with nts, among the NTS lists only (there is no downgrade to plain NTP). *ret_wrapped is set

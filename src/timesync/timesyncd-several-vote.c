@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include "log.h"
-#include "timesyncd-manager.h"
+#include "timesyncd-several.h"
 #include "timesyncd-several-vote.h"
 
-bool manager_several_identify(Manager *m, Source *s) {
-        SourceSetEntry *e = source_set_find(&m->set, s);
+bool several_identify(Several *sv, Source *s) {
+        SourceSetEntry *e = source_set_find(&sv->set, s);
         const void *before[NTP_SELECT_MAX];
-        ServerName *n = manager_server_of(m, s);
+        ServerName *n = server_lists_find_source(sv->ctx.servers, s);
         NTSClient *c = source_nts(s);
         SourceIdentity id;
 
@@ -25,15 +25,15 @@ bool manager_several_identify(Manager *m, Source *s) {
         if (c && nts_client_ke_key_sha256(c))
                 source_identity_set_key(&id, nts_client_ke_key_sha256(c));
 
-        for (size_t i = 0; i < m->set.n_entries; i++)
-                before[i] = m->set.entries[i].duplicate_of;
-        if (!source_set_identify(&m->set, s, &id))
+        for (size_t i = 0; i < sv->set.n_entries; i++)
+                before[i] = sv->set.entries[i].duplicate_of;
+        if (!source_set_identify(&sv->set, s, &id))
                 return false;
 
         /* Once per merge: a duplicate stays one until it or its twin changes address. */
-        for (size_t i = 0; i < m->set.n_entries; i++) {
-                const SourceSetEntry *d = &m->set.entries[i];
-                const SourceSetEntry *of = d->duplicate_of ? source_set_find(&m->set, d->duplicate_of) : NULL;
+        for (size_t i = 0; i < sv->set.n_entries; i++) {
+                const SourceSetEntry *d = &sv->set.entries[i];
+                const SourceSetEntry *of = d->duplicate_of ? source_set_find(&sv->set, d->duplicate_of) : NULL;
                 char why[SOURCE_IDENTITY_REASON_MAX];
 
                 if (!of || d->duplicate_of == before[i])

@@ -1,19 +1,17 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* One server, one vote, for the manager's set of sources (docs/ARCHITECTURE.md, "Several
+/* One server, one vote, for the set of sources (docs/ARCHITECTURE.md, "Several
  * sources"): what a source's events told of which server it is goes to the set
  * (timesyncd-source-identity, source_set_identify()), and the log says once which sources were
  * merged and why. */
 
 #include <stdbool.h>
 
-#include "timesyncd-source.h"
-
-typedef struct Manager Manager;
+#include "timesyncd-several.h"
 
 /* After s reported its address or new keys: records which server s is (its NTP address, the
  * key-exchange server and certificate key of its last key exchange; what is not known now
  * keeps what was known before). Returns true when which sources are duplicates changed: the
  * set needs judging again. */
-bool manager_several_identify(Manager *m, Source *s);
+bool several_identify(Several *sv, Source *s);

@@ -1,43 +1,152 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Several NTS sources at once (issue 16; docs/ARCHITECTURE.md, "Several sources"): the
- * manager's policy when the NTS list in use names two or more servers and NTSMaxSources= is
- * above 1. Up to NTSMaxSources= of them run together, each with its own key exchange, cookie
- * jar and poll schedule; the clock follows what a majority of those that answer agree on
+/* Several NTS sources at once (docs/ARCHITECTURE.md, "Several sources"): the policy when the
+ * NTS list in use names two or more servers (or a pool) and NTSMaxSources= is above 1. Up to
+ * NTSMaxSources= of them run together, each with its own key exchange, cookie jar and poll
+ * schedule; the clock follows what a majority of those that answer agree on
  * (timesyncd-source-set), never one server alone. Plain NTP and a single NTS server stay with
- * the manager's one-server-at-a-time policy (timesyncd-manager.c). */
+ * the manager's one-server-at-a-time policy (timesyncd-manager.c).
+ *
+ * This module owns the set (struct Several) and nothing else: it never touches the Manager,
+ * the bus, STATUS= or the clock. Each entry point fills a SeveralDecision, which the manager
+ * applies: it selects, steers, announces and enters its states. */
 
 #include <stdbool.h>
 
+#include "timesyncd-bus-property.h"
+#include "timesyncd-clock.h"
+#include "timesyncd-conf.h"
 #include "timesyncd-pool.h"
 #include "timesyncd-server.h"
+#include "timesyncd-source-set.h"
 #include "timesyncd-source.h"
 
-typedef struct Manager Manager;
+/* What the manager does after an entry point of this module, in this order. */
+typedef struct SeveralDecision {
+        /* The set stopped: nothing is selected, and nothing the manager showed of the selected
+         * source is authenticated any more. */
+        bool stopped;
+        /* The selected source (Several.selected) changed: the manager's ServerName follows it.
+         * record: NTPMessage and PollIntervalUSec take the selected source's last sample. */
+        bool select, record;
+        /* NTSStatus becomes nts_status. */
+        bool set_nts_status;
+        char nts_status[512];
+        /* STATUS= says status. */
+        bool notify;
+        char status[512];
+        /* Every NTS server refuses service: the manager says so and idles. */
+        bool refused;
+        /* The set runs: the manager polls. */
+        bool polling;
+        /* The clock follows adjustment (poll_log2 from poll_interval_usec), to server, with the
+         * clause agreement; then several_steered() gets the result. */
+        bool steer;
+        ClockAdjustment adjustment;
+        usec_t poll_interval_usec;
+        char server[300];
+        char agreement[64];
+        bool steer_bootstrap;           /* ... the agreed time came with bootstrap keys */
+        size_t steer_agree;             /* ... and this many current sources agreed */
+        Source *promote;                /* ... and this spare takes its silent source's place */
+        /* A source's NTS event for the manager's NTS counters and properties. */
+        bool nts_event;
+        /* PropertiesChanged for these (BusProperty bits), and one of Sources. */
+        unsigned changed;
+        bool sources_changed;
+} SeveralDecision;
 
-/* The NTS list in use (runtime NTS servers while set, else NTS=) names two or more servers,
- * NTS works, and NTSMaxSources= allows more than one. */
-bool manager_several_wanted(Manager *m);
+/* What the set reads of the manager, all of it stable for the manager's life: set up once
+ * with several_init(). */
+typedef struct SeveralContext {
+        const TimesyncConfig *config;
+        ClockBackend *clock;
+        ServerName **servers;                   /* the manager's lists, _SERVER_TYPE_MAX of them */
+        const char *nts_status;                 /* NTSStatus as the manager shows it */
+        const SourceSettings *source_settings;  /* for the sources and pools made here */
+        const PoolSettings *pool_settings;
+        source_handler_t source_handler;
+        pool_handler_t pool_handler;
+        void *userdata;
+} SeveralContext;
+
+typedef struct Several {
+        SeveralContext ctx;
+        bool running;
+        bool fallback;                  /* the list holds FallbackNTS=, not NTS= */
+        int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
+        SourceSet set;
+        Source *selected;               /* the set's selected source, whose samples steer */
+        char status[200];               /* what the set said last: logged once per change */
+        char status_before[200];        /* ... and what it said before that */
+        char notified[512];             /* ... and STATUS=, which names the selected source too */
+        char last_failure[256];         /* the last source that failed, and why */
+        usec_t alone_since_usec;        /* CLOCK_REALTIME since the set leaves the clock alone, 0 */
+        usec_t logged_usec;             /* CLOCK_BOOTTIME of the last set line above debug level */
+        unsigned changes_unlogged;      /* flips logged at debug level since then */
+        /* Per source of the set: CLOCK_BOOTTIME when a change of its verdict was last logged
+         * above debug level. A slot of a source no longer in the set is free. */
+        struct {
+                const Source *source;
+                usec_t usec;
+        } verdict_logged[NTP_SELECT_MAX];
+} Several;
+
+void several_init(Several *sv, const SeveralContext *ctx);
+
+/* The NTS list in use (runtime NTS servers while set, else NTS=) names two or more servers
+ * (or a pool), and NTSMaxSources= allows more than one; nts_usable: time comes from NTS only
+ * and libssl is there. */
+bool several_wanted(const Several *sv, bool nts_usable);
 /* Starts the first NTSMaxSources= usable servers of that list together (stops a set that
- * runs). */
-void manager_several_start(Manager *m);
+ * runs). fallback: the list holds FallbackNTS=; backward_floor_nsec: see Several. */
+void several_start(Several *sv, bool fallback, int64_t backward_floor_nsec, SeveralDecision *d);
 /* Stops every source of the set; nothing is selected. No-op when no set runs. */
-void manager_several_stop(Manager *m);
+void several_stop(Several *sv, SeveralDecision *d);
 /* What a pool of the list in use reports (timesyncd-pool.h). */
-void manager_several_on_pool_event(Manager *m, ServerName *n, PoolEvent e);
+void several_on_pool_event(Several *sv, ServerName *n, PoolEvent e, SeveralDecision *d);
 /* What a source of the set (or one that ran before) reports. */
-void manager_several_on_event(Manager *m, Source *s, SourceEvent e);
+void several_on_event(Several *sv, Source *s, SourceEvent e, SeveralDecision *d);
+/* The clock followed d (r: what clock_backend_adjust() returned, > 0 when the clock moved):
+ * the set's bookkeeping after a step or slew, and the spare d promotes. Fills next. */
+void several_steered(Several *sv, const SeveralDecision *d, int r, SeveralDecision *next);
 /* Someone else set the clock: every sample is void, every source polls at once. */
-void manager_several_clock_changed(Manager *m);
+void several_clock_changed(Several *sv, SeveralDecision *d);
 /* The poll interval limits changed (a reload). */
-void manager_several_poll_limits_changed(Manager *m);
+void several_poll_limits_changed(Several *sv);
 /* No source in use answers with keys whose certificate our clock found valid, and none waits
  * for its first answer or failure: every certificate may look expired because the clock is
  * ahead, the one case a backward bootstrap is for. */
-bool manager_several_clock_may_be_ahead(Manager *m);
+bool several_clock_may_be_ahead(const Several *sv);
 /* A source of the set without a way forward (the safety net's question). */
-bool manager_several_stalled(Manager *m);
+bool several_stalled(const Several *sv);
 /* The verdict of the source for D-Bus: "selected", "truechimer", "falseticker", "undecided",
  * "unusable"; NULL when it is not in the set. */
-const char *manager_several_verdict(Manager *m, const Source *s);
+const char *several_verdict(Several *sv, const Source *s);
+
+/* The decision functions below are pure: no log, no clock, no I/O. */
+
+/* The leap second that more than half of the agreeing sources that answer now announce, else
+ * none: one server alone cannot insert one. */
+int several_leap(const SourceSet *set, size_t n_current_agree);
+
+/* The reason in the set's line for a source that starts failing: its error, or when that is
+ * the error of a key exchange that was logged with its reason as it came (ke_error, ke_logged;
+ * for a certificate hundreds of characters), only "key exchange failed". NTSStatus keeps the
+ * whole reason. */
+const char *several_failure_reason(const char *error, const char *ke_error, bool ke_logged);
+
+/* What NTSStatus says of the set: its inputs and the choice (several_report()). */
+typedef struct SeveralStatusInput {
+        bool disagree;                  /* source_set_disagree() */
+        NTPSelectOutcome outcome;
+        size_t n_pending;
+        bool fallback;                  /* the list holds FallbackNTS= */
+        const char *since;              /* what the set says, with since when while it disagrees */
+        const char *pool_failure;       /* "ENTRY: REASON" of a pool whose lookup failed, or "" */
+        const char *last_failure;       /* the last source that failed, and why, or "" */
+        const char *failing;            /* "N of M NTS servers failing: ...", or "" */
+} SeveralStatusInput;
+/* Returns one of the texts of in, or buf (size bytes) with two of them. */
+const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size);

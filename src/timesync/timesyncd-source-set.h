@@ -78,7 +78,6 @@ typedef struct SourceSetEntry {
         bool current;                   /* of the last selection: answering, candidate young enough */
         NTPSelectVerdict verdict;       /* of the last selection */
         int64_t root_distance_nsec;     /* of the last selection: grown, widened */
-        usec_t logged_usec;             /* the caller's: when it last logged a change of verdict */
         /* One server, one vote (source_set_identify()): a source that is the same server as
          * one listed before it is a duplicate, neither a candidate nor counted. */
         SourceIdentity identity;

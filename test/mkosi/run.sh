@@ -14,6 +14,8 @@
 # --reuse-image skips the package and image builds and only refreshes the guest's test scripts
 # in the last image (for work on the tests themselves).
 # Work files and caches: $NTS_MKOSI_DIR (default build-mkosi/ in the source tree).
+# Peers: $NTS_MKOSI_PEERS, a directory test/tools/fetch-peers.sh and fetch-dns.sh have filled
+# (CI's build-peers, shared by the guests of all suites), else fetched into $NTS_MKOSI_DIR/peers.
 # Needs (Debian 12), installed beforehand (this script installs nothing): mkosi
 # systemd-container debootstrap qemu-system-x86 e2fsprogs, and what tools/build-deb.sh needs.
 # The last line is "mkosi: N passed, N failed", counting the guest's check lines of all boots.
@@ -77,6 +79,14 @@ true_time_tools() {
 
 mkdir -p "$work"
 work=$(cd "$work" && pwd)
+peers=${NTS_MKOSI_PEERS:-}
+if [ -n "$peers" ]; then
+        if [ ! -x "$peers/root/usr/sbin/chronyd" ] || [ ! -x "$peers/dns/root/usr/sbin/nsd" ]; then
+                echo "run.sh: NTS_MKOSI_PEERS=$peers has no chronyd or nsd (fetch-peers.sh, fetch-dns.sh)" >&2
+                exit 2
+        fi
+        peers=$(cd "$peers" && pwd)
+fi
 
 # debootstrap 1.0.128 (Debian 12) has no script for forky: a copy of its data directory where
 # forky is testing's script (the one later debootstraps use), for the build tree and for mkosi.
@@ -126,9 +136,12 @@ if [ "$build" = 1 ]; then
         fi
 
         step "peers and test tools"
-        "$src/test/tools/fetch-peers.sh" "$work/peers" >/dev/null
-        # NSD for the SRV pool check (srv_pool_suite; the image has systemd-resolved).
-        "$src/test/tools/fetch-dns.sh" "$work/peers" >/dev/null
+        if [ -z "$peers" ]; then
+                peers="$work/peers"
+                "$src/test/tools/fetch-peers.sh" "$peers" >/dev/null
+                # NSD for the SRV pool check (srv_pool_suite; the image has systemd-resolved).
+                "$src/test/tools/fetch-dns.sh" "$peers" >/dev/null
+        fi
         [ -d "$work/meson" ] || meson setup "$work/meson" "$src" -Dtests=true >/dev/null
         ninja -C "$work/meson" test/tools/ntp-test-server test/tools/adjtimex-read >/dev/null
         # Idempotent; before any certificate of this run is signed with its server.key (a
@@ -167,11 +180,16 @@ if [ "$build" = 1 ]; then
         mkdir -p "$work/tree" "$work/cache" "$work/out"
         mkosi_conf >"$work/tree/mkosi.conf"
         cp "$src/test/mkosi/mkosi.postinst" "$work/tree/"
+        # The archive copy this machine reaches can be older than the Valid-Until of a suite's
+        # Release file (testing's, forky's, expire within days): mkosi's debootstrap ignores
+        # it, and so does the apt that mkosi runs on the image (the signatures are still
+        # checked). mkosi hides the host's /etc/apt from that apt, but passes APT_CONFIG on.
+        echo 'Acquire::Check-Valid-Until "false";' >"$work/apt.conf"
         extra="$work/tree/mkosi.extra"
         cp -a "$src/test/mkosi/guest" "$extra"
         mkdir -p "$extra/opt/nts-test/debs" "$extra/opt/nts-test/bin" "$extra/etc/nts-test"
         cp "$work"/debs/timesyncd-nts_*.deb "$extra/opt/nts-test/debs/"
-        cp -a "$work/peers/root" "$extra/opt/nts-test/peers"
+        cp -a "$peers/root" "$extra/opt/nts-test/peers"
         cp "$work/meson/test/tools/ntp-test-server" "$extra/opt/nts-test/bin/"
         cp "$work/meson/test/tools/adjtimex-read" "$extra/usr/local/lib/nts-test/"
         cp "$src/test/lib/dns-zone.sh" "$extra/usr/local/lib/nts-test/"
@@ -179,7 +197,7 @@ if [ "$build" = 1 ]; then
         # NSD unpacked, with the three libraries the image lacks (the host's, Debian 12 as the
         # guest).
         mkdir -p "$extra/opt/nts-test/dns/lib" "$extra/etc/nts-test/dns"
-        cp "$work/peers/dns/root/usr/sbin/nsd" "$extra/opt/nts-test/dns/"
+        cp "$peers/dns/root/usr/sbin/nsd" "$extra/opt/nts-test/dns/"
         for lib in libevent-2.1.so.7 libfstrm.so.0 libprotobuf-c.so.1; do
                 cp -L "/lib/x86_64-linux-gnu/$lib" "$extra/opt/nts-test/dns/lib/"
         done
@@ -190,7 +208,7 @@ if [ "$build" = 1 ]; then
         force=-f
         conf_sum=$(sha256sum <"$work/tree/mkosi.conf")
         [ "$conf_sum" = "$(cat "$work/out/mkosi.conf.sha256" 2>/dev/null)" ] || force=-ff
-        (cd "$work/tree" && mkosi --cache "$work/cache" --output "$image" $force build \
+        (cd "$work/tree" && APT_CONFIG="$work/apt.conf" mkosi --cache "$work/cache" --output "$image" $force build \
                 >"$work/mkosi.log" 2>&1) || {
                 tail -n 40 "$work/mkosi.log" >&2
                 exit 1
@@ -219,7 +237,11 @@ if [ "$run_nspawn" = 1 ]; then
         rm -rf "$work/results-nspawn"
         mkdir -p "$work/results-nspawn"
         r=0
-        timeout 300 systemd-nspawn -q --boot -D "$image" --register=no --keep-unit --private-network \
+        # systemd 258 and later refuse a cgroup v1 hierarchy, which Debian 12's nspawn gives the
+        # container on a host without cgroup2 (as here): forky's gets the unified one.
+        cgroup=()
+        [ "$suite" != forky ] || cgroup=(SYSTEMD_NSPAWN_UNIFIED_HIERARCHY=1)
+        env "${cgroup[@]}" timeout 300 systemd-nspawn -q --boot -D "$image" --register=no --keep-unit --private-network \
                 --ephemeral --bind="$work/results-nspawn:/results" </dev/null >"$work/nspawn.log" 2>&1 || r=$?
         results nspawn "$work/nspawn.log" "$r" || rc=1
         count "$work/nspawn.log"
@@ -236,10 +258,10 @@ if [ "$run_qemu" = 1 ]; then
         initrd=$(ls "$image"/boot/initrd.img-* | head -n1)
         # qemu_boot LOG: one boot of the disk, which a boot before may have changed (disk.raw is
         # made afresh above, so no -snapshot). -nic none: no network device at all. TCG, since
-        # KVM is unusable on these machines. -no-reboot: a reboot in the guest ends qemu. The bound:
-        # the first boot took more than 900 s on a 2-core machine shared with other builds.
+        # KVM is unusable on these machines. -no-reboot: a reboot in the guest ends qemu. The
+        # timeout only stops a hung guest: forky's first boot ran past 900 s at a load of 10.
         qemu_boot() {
-                timeout 1500 qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 2 -m 1G -nodefaults \
+                timeout 1800 qemu-system-x86_64 -machine q35,accel=tcg -cpu max -smp 2 -m 1G -nodefaults \
                         -nographic -nic none -serial "file:$1" -no-reboot \
                         -kernel "$kernel" -initrd "$initrd" \
                         -append "root=/dev/vda rw console=ttyS0 quiet panic=-1" \

@@ -12,7 +12,8 @@ set -euo pipefail
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 daemon_test_init --certs --bus
 
-# side  mode              why the hostile source fails (extended regex, in its "fails (...)" line)
+# side  mode              why the hostile source fails (extended regex, in its "fails (...)" line,
+#                         or in the line of the key exchange that failed)
 # nak-every-second answers the first request of each set of cookies and refuses the next: no
 # single exchange fails, the key exchanges it asks for do; at one poll a second the cap of 16 per
 # server name and hour is reached after about 32 s, and that is its failure.
@@ -52,6 +53,14 @@ good_replies() {
 
 _good_replies_above() { [ "$(good_replies)" -gt "$1" ]; }
 
+# _hostile_flagged PORT PATTERN: the set's line for the source at PORT names PATTERN, or says
+# "key exchange failed" after the key exchange's own line named it.
+_hostile_flagged() {
+        grep -Eiq "NTS source localhost:$1 fails \(.*($2)" "$TIMESYNCD_LOG" ||
+                { log_has "NTS source localhost:$1 fails (key exchange failed); " &&
+                  grep -Eiq "NTS key exchange with localhost:$1 failed: .*($2)" "$TIMESYNCD_LOG"; }
+}
+
 # check_hostile MODE PATTERN: see the header.
 check_hostile() {
         local mode=$1 pattern=$2 hostile n offset first
@@ -76,9 +85,14 @@ check_hostile() {
         offset=$(sed -n 's/.*Initial clock synchronization to .* (offset \([-+][0-9.]*\) s.*/\1/p' "$TIMESYNCD_LOG")
         awk -v o="$offset" 'BEGIN { exit !(o < 0.01 && o > -0.01) }' || fail "$mode: offset $offset s"
 
-        # Flagged: once in the log, and on the bus.
-        wait_for 60 grep -Eiq "NTS source localhost:$hostile fails \(.*($pattern)" "$TIMESYNCD_LOG" ||
+        # Flagged: once in the log, and on the bus. A key exchange that failed says why in its own
+        # line; the set's line then says only that, not the reason a second time.
+        wait_for 60 _hostile_flagged "$hostile" "$pattern" ||
                 fail "$mode: no 'NTS source localhost:$hostile fails (... $pattern' within 60 s"
+        if grep -Eiq "NTS key exchange with localhost:$hostile failed: .*($pattern)" "$TIMESYNCD_LOG"; then
+                log_has "NTS source localhost:$hostile fails (key exchange failed); " ||
+                        fail "$mode: the set's line repeats the key exchange's reason: $(grep "NTS source localhost:$hostile fails" "$TIMESYNCD_LOG")"
+        fi
         wait_source_field "localhost:$hostile" Verdict unusable
         [ -n "$(source_field "localhost:$hostile" LastError)" ] || fail "$mode: no LastError on the bus"
         [ "$(source_field "localhost:$hostile" Failures)" -ge 1 ] || fail "$mode: Failures is not counted"

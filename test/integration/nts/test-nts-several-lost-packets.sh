@@ -49,6 +49,9 @@ assert_liar_never_steers() {
         true
 }
 
+# _nts_status_ends_with TEXT: NTSStatus ends with TEXT.
+_nts_status_ends_with() { [[ "$(timesync_property NTSStatus)" == *"$1" ]]; }
+
 # The clock is left alone, and the log, NTSStatus and STATUS= say so: TEXT, " since ...".
 assert_left_alone_says() {
         local text=$1
@@ -63,7 +66,7 @@ assert_left_alone_says() {
 # drops everything the three honest ones send. The liar keeps answering and never gets the
 # clock; when the honest ones are back, the set agrees again.
 lost_after_sync_inner() {
-        local name n
+        local name n failing
         servers "liar:$HOUR" a:0 b:0 c:0
         client
         wait_log "Initial clock synchronization to localhost:[0-9]* (offset .*, NTS authenticated, 3 of 4 NTS sources agree" 30
@@ -74,6 +77,11 @@ lost_after_sync_inner() {
                 wait_log "NTS source localhost:${SERVER_KE[$name]} fails (no reply); it is tried again, and still counts as in use" 30
         done
         assert_left_alone_says "Only 0 of 4 NTS sources answer and agree, 3 needed (3 do not answer); clock left alone"
+        # After its own sentence, NTSStatus names the servers that fail, as while they agree, and
+        # STATUS= says the same.
+        failing="3 of 4 NTS servers failing: localhost:${SERVER_KE[a]} (no reply), localhost:${SERVER_KE[b]} (no reply), localhost:${SERVER_KE[c]} (no reply)"
+        wait_for 10 _nts_status_ends_with "; $failing" || fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        wait_for 5 grep -qF "; $failing." "$NOTIFY_OUT" || fail "STATUS= does not name them: $(last_status)"
         assert_liar_never_steers "${SERVER_KE[liar]}"
         [ "$(dropped_packets)" -gt 0 ] || fail "nothing was dropped"
         echo "result: 3 honest of 4 silenced after the first synchronization: $(dropped_packets) packets dropped," \

@@ -106,11 +106,18 @@ deb_paths() {
 }
 
 # Every path of stock's package is one of ours too (man page aliases, the dhclient hook...),
-# except stock's documentation and lintian overrides, which are named after its package.
+# except stock's documentation, lintian overrides and cruft rules (forky), which are named
+# after its package: the cruft rules are ours under our package's name (cruft reads those of
+# installed packages only).
 ships_every_path_of_stock() {
         local missing
         missing=$(comm -23 <(deb_paths "$STOCK_DEB" | grep -v -e '^/usr/share/doc/systemd-timesyncd/' \
-                        -e '^/usr/share/lintian/overrides/systemd-timesyncd$') <(deb_paths "$OUR_DEB"))
+                        -e '^/usr/share/lintian/overrides/systemd-timesyncd$' \
+                        -e '^/usr/share/cruft/rules/systemd-timesyncd$') <(deb_paths "$OUR_DEB"))
+        if deb_paths "$STOCK_DEB" | grep -qx /usr/share/cruft/rules/systemd-timesyncd &&
+                ! deb_paths "$OUR_DEB" | grep -qx /usr/share/cruft/rules/timesyncd-nts; then
+                missing+=$'\n/usr/share/cruft/rules/systemd-timesyncd (ours: /usr/share/cruft/rules/timesyncd-nts)'
+        fi
         # shellcheck disable=SC2001 # a prefix on each line of a multi-line value
         [ -z "$missing" ] || echo "$missing" | sed 's/^/INFO   only in stock: /'
         [ -n "$STOCK_DEB" ] && [ -n "$OUR_DEB" ] && [ -z "$missing" ]

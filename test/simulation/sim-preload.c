@@ -942,6 +942,7 @@ SIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags, const 
 
         if (!sim_on || !in_server || !server_ntp_fd(fd, &i))
                 return real_sendto(fd, buf, len, flags, dst, dst_len);
+        sim_record("reply server %zu", i);
         packet_queue(fd, (int) i, true, buf, len, dst, dst_len, packet_delay(&servers[i]));
         return (ssize_t) len;
 }
@@ -970,7 +971,8 @@ SIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *mh, int flags) {
 SIM_EXPORT int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res) {
         int r;
 
-        if (!resolver_thread) {
+        /* A literal address is resolved in the main thread too: nothing to wait for then. */
+        if (!resolver_thread && real_syscall(SYS_gettid) != getpid()) {
                 resolver_thread = true;
                 atomic_fetch_add(&gai_started, 1);
         }

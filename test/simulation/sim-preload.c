@@ -31,7 +31,7 @@
 
 #include <dlfcn.h>
 #include <math.h>
-#include <netdb.h>
+#include <pthread.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -108,7 +108,7 @@ static int (*real_connect)(int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_send)(int, const void *, size_t, int);
 static ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
-static int (*real_getaddrinfo)(const char *, const char *, const struct addrinfo *, struct addrinfo **);
+static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static long (*real_syscall)(long, ...);
 static int (*real_timerfd_create)(clockid_t, int);
 static int (*real_timerfd_settime)(int, int, const struct itimerspec *, struct itimerspec *);
@@ -151,8 +151,9 @@ static FILE *record;
 static uint64_t prng_net, prng_random;
 
 /* Name resolution runs getaddrinfo() in a thread that then wakes the event loop with a send()
- * (src/shared/resolve-util.c): virtual time stands still from the call to that send(). */
-static atomic_uint gai_started, gai_notified;
+ * (src/shared/resolve-util.c): virtual time stands still from the thread's creation to that
+ * send(), or to the thread's end. */
+static atomic_uint threads_started, threads_notified;
 static _Thread_local bool resolver_thread;
 
 static uint64_t splitmix64(uint64_t *s) {
@@ -265,7 +266,7 @@ __attribute__((constructor)) static void sim_init(void) {
         real_send = next_symbol("send");
         real_sendto = next_symbol("sendto");
         real_recvmsg = next_symbol("recvmsg");
-        real_getaddrinfo = next_symbol("getaddrinfo");
+        real_pthread_create = next_symbol("pthread_create");
         real_syscall = next_symbol("syscall");
         real_timerfd_create = next_symbol("timerfd_create");
         real_timerfd_settime = next_symbol("timerfd_settime");
@@ -617,8 +618,9 @@ static void servers_start(void) {
 
         in_server++;
         assert_se(sd_event_new(&server_event) >= 0);
-        r = server_tls_ctx_new(&(ServerTLSOptions) { .cert_chain = cert, .key = key,
-                                                      .alpn = &(const ServerALPN) { SERVER_ALPN_NTSKE } },
+        /* The context reads the ALPN behaviour at every handshake: it must outlive this call. */
+        static const ServerALPN alpn = SERVER_ALPN_NTSKE;
+        r = server_tls_ctx_new(&(ServerTLSOptions) { .cert_chain = cert, .key = key, .alpn = &alpn },
                                &server_tls);
         if (r < 0) {
                 fprintf(stderr, "sim: cannot set up TLS with %s: %s\n", cert, strerror(-r));
@@ -695,7 +697,7 @@ static void sim_end(void) {
 /* Whether a resolver thread is still working; then the daemon's epoll is waited on in real
  * time (a second at a time) until its answer arrives. */
 static bool threads_busy(void) {
-        return atomic_load(&gai_started) != atomic_load(&gai_notified);
+        return atomic_load(&threads_started) != atomic_load(&threads_notified);
 }
 
 static int sim_epoll(int epfd, struct epoll_event *ev, int n, int64_t timeout, const sigset_t *mask) {
@@ -918,7 +920,7 @@ SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {
 
                 /* The answer is in the socket before the main thread counts it as arrived. */
                 resolver_thread = false;
-                atomic_fetch_add(&gai_notified, 1);
+                atomic_fetch_add(&threads_notified, 1);
                 return l;
         }
         if (!sim_on || fd < 0 || fd >= SIM_MAX_FD || !fd_server[fd])
@@ -968,15 +970,41 @@ SIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *mh, int flags) {
         return l;
 }
 
-SIM_EXPORT int getaddrinfo(const char *node, const char *service, const struct addrinfo *hints, struct addrinfo **res) {
+typedef struct ThreadStart {
+        void *(*routine)(void *);
+        void *arg;
+} ThreadStart;
+
+static void *thread_trampoline(void *p) {
+        ThreadStart start = *(ThreadStart *) p;
+        void *r;
+
+        free(p);
+        resolver_thread = true;
+        r = start.routine(start.arg);
+        if (resolver_thread) {
+                resolver_thread = false;
+                atomic_fetch_add(&threads_notified, 1);
+        }
+        return r;
+}
+
+SIM_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*routine)(void *), void *arg) {
+        ThreadStart *start;
         int r;
 
-        /* A literal address is resolved in the main thread too: nothing to wait for then. */
-        if (!resolver_thread && real_syscall(SYS_gettid) != getpid()) {
-                resolver_thread = true;
-                atomic_fetch_add(&gai_started, 1);
+        if (!sim_on)
+                return real_pthread_create(thread, attr, routine, arg);
+        start = malloc(sizeof *start);
+        if (!start)
+                return ENOMEM;
+        *start = (ThreadStart) { .routine = routine, .arg = arg };
+        atomic_fetch_add(&threads_started, 1);
+        r = real_pthread_create(thread, attr, thread_trampoline, start);
+        if (r != 0) {
+                free(start);
+                atomic_fetch_add(&threads_notified, 1);
         }
-        r = real_getaddrinfo(node, service, hints, res);
         return r;
 }
 

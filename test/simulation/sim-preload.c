@@ -695,7 +695,7 @@ static void sim_end(void) {
 }
 
 /* Whether a resolver thread is still working; then the daemon's epoll is waited on in real
- * time (a second at a time) until its answer arrives. */
+ * time until its answer arrives. */
 static bool threads_busy(void) {
         return atomic_load(&threads_started) != atomic_load(&threads_notified);
 }
@@ -718,7 +718,9 @@ static int sim_epoll(int epfd, struct epoll_event *ev, int n, int64_t timeout, c
                 if (r != 0 || v_mono >= until)
                         return r;
                 if (threads_busy()) {
-                        r = real_epoll_pwait(epfd, ev, n, 1000, mask);
+                        /* A millisecond at a time: the thread counts itself done only after
+                         * its send(), which may already have woken this loop. */
+                        r = real_epoll_pwait(epfd, ev, n, 1, mask);
                         if (r != 0)
                                 return r;
                         continue;

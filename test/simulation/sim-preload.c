@@ -37,7 +37,9 @@
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
@@ -46,6 +48,8 @@
 #include <sys/timerfd.h>
 #include <sys/timex.h>
 #include <linux/capability.h>
+#include <linux/sockios.h>
+#include <netinet/tcp.h>
 
 #include "log.h"
 #include "mock-ke.h"
@@ -108,6 +112,7 @@ static int (*real_connect)(int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_send)(int, const void *, size_t, int);
 static ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
+static int (*real_accept4)(int, struct sockaddr *, socklen_t *, int);
 static int (*real_pthread_create)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 static long (*real_syscall)(long, ...);
 static int (*real_timerfd_create)(clockid_t, int);
@@ -140,6 +145,7 @@ static double largest_step;
 
 static VTimer timers[SIM_MAX_FD];
 static int8_t fd_server[SIM_MAX_FD];    /* a daemon UDP socket connected to server i: i + 1 */
+static bool fd_ke[SIM_MAX_FD];          /* a TCP connection of a key exchange, either end */
 static Packet *packets;
 
 static SimServer servers[SIM_MAX_SERVERS];
@@ -267,6 +273,7 @@ __attribute__((constructor)) static void sim_init(void) {
         real_sendto = next_symbol("sendto");
         real_recvmsg = next_symbol("recvmsg");
         real_pthread_create = next_symbol("pthread_create");
+        real_accept4 = next_symbol("accept4");
         real_syscall = next_symbol("syscall");
         real_timerfd_create = next_symbol("timerfd_create");
         real_timerfd_settime = next_symbol("timerfd_settime");
@@ -415,6 +422,29 @@ static void packet_queue(int fd, int server, bool from_server, const void *buf, 
         *q = p;
 }
 
+/* The daemon's UDP socket whose address a server's answer goes to; -1 if it is closed. */
+static int daemon_fd_of(const struct sockaddr_storage *dst, socklen_t dst_len) {
+        for (int fd = 0; fd < SIM_MAX_FD; fd++) {
+                struct sockaddr_storage a;
+                socklen_t l = sizeof a;
+
+                if (fd_server[fd] && getsockname(fd, (struct sockaddr *) &a, &l) == 0 && l == dst_len &&
+                    memcmp(&a, dst, l) == 0)
+                        return fd;
+        }
+        return -1;
+}
+
+/* Loopback hands a datagram over within send() unless the kernel defers its receive work
+ * under load: then the receiver is waited for (in real time, bounded) before the simulation
+ * goes on, so that virtual time never runs past a packet that is still on its way. */
+static void wait_readable(int fd) {
+        struct pollfd p = { .fd = fd, .events = POLLIN };
+
+        if (fd >= 0 && poll(&p, 1, 2000) == 0)
+                fprintf(stderr, "sim: a packet delivered on loopback did not arrive within 2 s\n");
+}
+
 static bool deliver_packets(void) {
         bool any = false;
 
@@ -429,10 +459,32 @@ static bool deliver_packets(void) {
                         l = real_send(p->fd, p->data, p->len, MSG_DONTWAIT);
                 if (l < 0)
                         fprintf(stderr, "sim: delivering a packet failed: %m\n");
+                else
+                        wait_readable(p->from_server ? daemon_fd_of(&p->dst, p->dst_len) : servers[p->server].m.ntp_fd);
                 free(p);
                 any = true;
         }
         return any;
+}
+
+/* Whether bytes of a key exchange are still on their way: a connection not yet established, or
+ * data that the other end has not acknowledged (on loopback it acknowledges on receipt). */
+static bool tcp_in_flight(void) {
+        for (int fd = 0; fd < SIM_MAX_FD; fd++) {
+                struct tcp_info ti;
+                socklen_t l = sizeof ti;
+                int outq = 0;
+
+                if (!fd_ke[fd])
+                        continue;
+                if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &l) < 0)
+                        continue;
+                if (ti.tcpi_state == TCP_SYN_SENT || ti.tcpi_state == TCP_SYN_RECV)
+                        return true;
+                if (ti.tcpi_state == TCP_ESTABLISHED && ioctl(fd, SIOCOUTQ, &outq) == 0 && outq > 0)
+                        return true;
+        }
+        return false;
 }
 
 /* Outages, NAK windows and key changes as the scenario says, at their times. */
@@ -701,6 +753,7 @@ static bool threads_busy(void) {
 }
 
 static int sim_epoll(int epfd, struct epoll_event *ev, int n, int64_t timeout, const sigset_t *mask) {
+        static unsigned tcp_waits;
         int64_t until;
 
         if (!sim_on || in_server)
@@ -725,6 +778,17 @@ static int sim_epoll(int epfd, struct epoll_event *ev, int n, int64_t timeout, c
                                 return r;
                         continue;
                 }
+                if (tcp_in_flight()) {
+                        if (++tcp_waits <= 2000) {
+                                r = real_epoll_pwait(epfd, ev, n, 1, mask);
+                                if (r != 0)
+                                        return r;
+                                continue;
+                        }
+                        if (tcp_waits == 2001)
+                                fprintf(stderr, "sim: key exchange data still unacknowledged after 2 s, time goes on\n");
+                } else
+                        tcp_waits = 0;
                 if (ended)
                         /* SIGTERM is on its way to the daemon's signalfd. */
                         return real_epoll_pwait(epfd, ev, n, 1000, mask);
@@ -861,6 +925,7 @@ SIM_EXPORT ssize_t read(int fd, void *buf, size_t n) {
 SIM_EXPORT int close(int fd) {
         if (fd >= 0 && fd < SIM_MAX_FD) {
                 timers[fd] = (VTimer) {};
+                fd_ke[fd] = false;
                 if (fd_server[fd]) {
                         /* Its packets in flight die with it, as a socket's would. */
                         for (Packet **p = &packets; *p;)
@@ -903,6 +968,7 @@ SIM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len) {
                 }
                 to = *in;
                 to.sin_port = htons(s->ke_port);
+                fd_ke[fd] = true;
                 return real_connect(fd, (struct sockaddr *) &to, sizeof to);
         }
 
@@ -911,6 +977,15 @@ SIM_EXPORT int connect(int fd, const struct sockaddr *sa, socklen_t len) {
                 if (servers[i].ntp_port == ntohs(in->sin_port))
                         fd_server[fd] = (int8_t) (i + 1);
         return real_connect(fd, sa, len);
+}
+
+/* The servers' end of a key exchange connection. */
+SIM_EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags) {
+        int r = real_accept4(fd, sa, len, flags);
+
+        if (r >= 0 && r < SIM_MAX_FD && sim_on && in_server)
+                fd_ke[r] = true;
+        return r;
 }
 
 SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {

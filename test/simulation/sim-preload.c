@@ -18,7 +18,7 @@
  * to 127.0.0.1:PORT, PORT a server's port in the scenario, goes to that server's listening
  * socket; its NTP packets both ways are held for the simulated delay, or dropped.
  *
- * The scenario comes from the environment (see sim_parse_servers() and test/README.md):
+ * The scenario comes from the environment (see parse_server() and docs/ARCHITECTURE.md):
  *   SIM_SERVERS     servers: "port=P,offset=S,freq=PPM,delay=S,jitter=S,loss=P,down=A-B,
  *                   rotate=S,nak=A-B" separated by ';'; times in seconds of simulated time
  *   SIM_DURATION    simulated seconds; then the daemon gets SIGTERM
@@ -31,16 +31,17 @@
 
 #include <dlfcn.h>
 #include <math.h>
-#include <pthread.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
-#include <poll.h>
 #include <sys/epoll.h>
-#include <sys/ioctl.h>
 #include <sys/eventfd.h>
+#include <sys/ioctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -49,7 +50,6 @@
 #include <sys/timex.h>
 #include <linux/capability.h>
 #include <linux/sockios.h>
-#include <netinet/tcp.h>
 
 #include "log.h"
 #include "mock-ke.h"
@@ -736,9 +736,9 @@ static void sim_end(void) {
         for (size_t i = 0; i < n_servers; i++) {
                 const SimServer *s = &servers[i];
 
-                sim_record("server %zu requests=%u dropped=%u ke_connects=%u ke_sessions=%u answered=%u naks=%u",
-                           i, s->n_requests, s->n_dropped, s->n_ke_connects, s->m.n_ke_sessions,
-                           s->m.n_ntp_requests, s->m.n_ntp_naks);
+                sim_record("server %zu requests=%u dropped=%u ke_connects=%u ke_sessions=%u answered=%u naks=%u "
+                           "key_changes=%u", i, s->n_requests, s->n_dropped, s->n_ke_connects, s->m.n_ke_sessions,
+                           s->m.n_ntp_requests, s->m.n_ntp_naks, s->n_rotations);
         }
         sim_record("end clock_error=%+.9f steps=%u slews=%u largest_step=%+.9f freq_ppm=%+.3f synchronized=%s cap_sys_time=%s",
                    clock_error / 1e9, n_steps, n_slews, largest_step / 1e9, (double) kt.freq / 65536.0,

@@ -28,6 +28,7 @@ done
 
 # The server's cookie key changes every 100000 s: each change costs one NAK and one key exchange.
 SIM_SERVERS="port=10001,delay=0.02,rotate=100000" SIM_SEED=5 sim_run 4 "NTS=127.0.0.1:10001"
+[ "$(sim_server_field 0 key_changes)" = 3 ] || fail "the server changed its key $(sim_server_field 0 key_changes) times, not 3"
 [ "$(sim_server_field 0 ke_sessions)" = 4 ] || fail "$(sim_server_field 0 ke_sessions) key exchanges for 3 key changes, not 4"
 awk '$2 == "server" && $4 == "cookie" { changed = $1 } $2 == "ke-connect" && changed { print $1 - changed; changed = 0 }' "$SIM_REC" |
         awk '$1 > 2 * 2048 + 600 { bad = 1 } END { exit bad }' || fail "a key exchange came long after a key change"

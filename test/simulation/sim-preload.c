@@ -138,7 +138,8 @@ static struct {
         long constant;
         int status;
         long maxerror, esterror;
-} kt = { .status = STA_UNSYNC, .maxerror = 16000000, .esterror = 16000000 };
+        int64_t reftime;                /* virtual CLOCK_MONOTONIC of the last phase; -1: none */
+} kt = { .status = STA_UNSYNC, .maxerror = 16000000, .esterror = 16000000, .reftime = -1 };
 
 static unsigned n_steps, n_slews;
 static double largest_step;
@@ -1100,6 +1101,24 @@ SIM_EXPORT ssize_t getrandom(void *buf, size_t n, unsigned flags) {
         return (ssize_t) n;
 }
 
+/* The kernel's frequency update from a phase offset o (nanoseconds), in whole seconds since
+ * the last: the FLL term o / secs / 2^SHIFT_FLL from MINSEC (256 s) on, with STA_FLL or beyond
+ * MAXSEC (2048 s); the PLL term o * secs / 2^(2 * (constant + 4)) with secs at most
+ * 2^(constant + 3); the sum in ns/s, the frequency kept within 500 ppm. */
+static void pll_frequency(double o) {
+        int64_t secs = kt.reftime < 0 ? 0 : (v_mono - kt.reftime) / NSEC_PER_SEC;
+        double adj = 0;
+
+        kt.reftime = v_mono;
+        if (kt.status & STA_FREQHOLD)
+                secs = 0;
+        if (secs >= 256 && ((kt.status & STA_FLL) || secs > 2048))
+                adj += o / (double) secs / 4;
+        secs = MIN(secs, INT64_C(1) << (kt.constant + 3));
+        adj += o * (double) secs / ldexp(1.0, 2 * ((int) kt.constant + 4));
+        kt.freq = (long) CLAMP((double) kt.freq + adj / 1e3 * 65536, -500.0 * 65536, 500.0 * 65536);
+}
+
 static int sim_adjtimex(struct timex *t) {
         bool nano;
 
@@ -1121,8 +1140,12 @@ static int sim_adjtimex(struct timex *t) {
         if (t->modes & ADJ_SETOFFSET)
                 clock_step((int64_t) t->time.tv_sec * NSEC_PER_SEC + (nano ? t->time.tv_usec : t->time.tv_usec * 1000),
                            "ADJ_SETOFFSET");
-        if (t->modes & ADJ_STATUS)
+        if (t->modes & ADJ_STATUS) {
+                /* Turning the PLL on starts its interval afresh, as the kernel does. */
+                if ((t->status & STA_PLL) && !(kt.status & STA_PLL))
+                        kt.reftime = v_mono;
                 kt.status = (kt.status & STA_NANO) | (t->status & ~STA_NANO);
+        }
         if (t->modes & ADJ_TIMECONST)
                 kt.constant = CLAMP(t->constant, 0L, 10L);
         if (t->modes & ADJ_FREQUENCY)
@@ -1134,7 +1157,10 @@ static int sim_adjtimex(struct timex *t) {
         if (t->modes & ADJ_OFFSET) {
                 double o = nano ? (double) t->offset : (double) t->offset * 1e3;
 
-                kt.offset = CLAMP(o, -5e8, 5e8);
+                o = CLAMP(o, -5e8, 5e8);
+                if (kt.status & STA_PLL)
+                        pll_frequency(o);
+                kt.offset = o;
                 n_slews++;
                 sim_record("slew %+.9f constant=%ld error=%+.9f", kt.offset / 1e9, kt.constant, clock_error / 1e9);
         }

@@ -790,15 +790,18 @@ static int sim_epoll(int epfd, struct epoll_event *ev, int n, int64_t timeout, c
                                 fprintf(stderr, "sim: key exchange data still unacknowledged after 2 s, time goes on\n");
                 } else
                         tcp_waits = 0;
-                if (ended)
-                        /* SIGTERM is on its way to the daemon's signalfd. */
-                        return real_epoll_pwait(epfd, ev, n, 1000, mask);
                 next = MIN(next_deadline(), until);
                 if (next >= end_mono && !ended) {
                         advance_to(end_mono);
                         sim_end();
                         continue;
                 }
+                if (next == NEVER)
+                        /* After the end nothing is left to simulate: the daemon is told to
+                         * stop, and waited for in real time. */
+                        return real_epoll_pwait(epfd, ev, n, 1000, mask);
+                /* Time goes on after the end too, should the daemon wait for a timer as it
+                 * stops. */
                 advance_to(next);
         }
 }

@@ -9,7 +9,6 @@
 
 #include <getopt.h>
 #include <netinet/in.h>
-#include <search.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/socket.h>

@@ -8,10 +8,13 @@
  * When the daemon waits in epoll and nothing is ready, virtual time jumps to the next deadline
  * of a timer, a packet in flight or a scenario event: a day passes in a few thousand jumps.
  *
- * Clock: adjtimex(), ntp_adjtime(), clock_adjtime(), clock_settime() and settimeofday() act on
- * the virtual CLOCK_REALTIME (a step, a kernel-like phase slew, a frequency) and never reach
- * the kernel. The daemon runs without CAP_SYS_TIME; its capset() asking for it is granted
- * without it, so the kernel would refuse a clock change that slipped past this file.
+ * Clock: the daemon runs with --observe --test-clock-offset=, without CAP_SYS_TIME: it steers a
+ * fake clock of its own (virtual CLOCK_REALTIME plus an offset) and logs each step and slew.
+ * Every clock write (adjtimex(), ntp_adjtime(), clock_adjtime() with modes, clock_settime(),
+ * settimeofday(), also as raw system calls) is a tripwire: refused with EPERM, recorded and
+ * counted in the end line's clock_writes=. Each time virtual time has moved, a line
+ * "sim: at SECONDS s" goes to stderr before the daemon runs on, so that its log lines can be
+ * placed in simulated time (sim.sh).
  *
  * Network: NTS servers (the mock server's KE and NTP sides, test/tools/mock-*.c) run inside
  * this process on loopback sockets, serviced from the daemon's own epoll_wait(). A connect()
@@ -22,11 +25,12 @@
  *   SIM_SERVERS     servers: "port=P,offset=S,freq=PPM,delay=S,jitter=S,loss=P,down=A-B,
  *                   rotate=S,nak=A-B" separated by ';'; times in seconds of simulated time
  *   SIM_DURATION    simulated seconds; then the daemon gets SIGTERM
- *   SIM_CLOCK_ERROR the daemon's clock minus true time at the start, in seconds
- *   SIM_DRIFT       the daemon's oscillator error in ppm
+ *   SIM_DRIFT       the daemon's oscillator error in ppm: its CLOCK_REALTIME runs away from
+ *                   true time at that rate
  *   SIM_START       true time at the start, in seconds since the epoch
  *   SIM_SEED        the seed of every random choice (losses, jitter, the daemon's getrandom())
- *   SIM_RECORD      file for the record of requests, clock changes and the final state
+ *   SIM_RECORD      file for the record of requests, replies, refused clock writes and the
+ *                   final state
  *   SIM_CERT, SIM_KEY  the servers' certificate chain and key (PEM) */
 
 #include <dlfcn.h>
@@ -70,8 +74,6 @@
 
 typedef struct VTimer {
         bool used;
-        bool cancel_on_set;             /* TFD_TIMER_CANCEL_ON_SET on a CLOCK_REALTIME timer */
-        bool canceled;                  /* the clock was set: the next read() fails ECANCELED */
         clockid_t clock;
         int64_t expiry;                 /* on its clock; NEVER: disarmed */
         int64_t interval;
@@ -106,7 +108,6 @@ typedef struct SimServer {
 /* The real functions. */
 static int (*real_epoll_pwait)(int, struct epoll_event *, int, int, const sigset_t *);
 static int (*real_clock_gettime)(clockid_t, struct timespec *);
-static ssize_t (*real_read)(int, void *, size_t);
 static int (*real_close)(int);
 static int (*real_connect)(int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_send)(int, const void *, size_t, int);
@@ -125,24 +126,14 @@ static bool ended;                      /* SIGTERM sent at the end of the scenar
 static unsigned in_server;              /* > 0 while servers run: they see true time */
 
 /* Virtual time. True time (CLOCK_REALTIME as the servers see it) is v_mono + true_minus_mono;
- * the daemon's CLOCK_REALTIME is that plus clock_error. */
+ * the daemon's CLOCK_REALTIME is that plus drift_error (its fake clock adds its own offset). */
 static int64_t v_mono, t0_mono, end_mono;
 static int64_t boot_minus_mono, true_minus_mono;
-static double clock_error;              /* nanoseconds, fractional: slews and drift accumulate */
+static double drift_error;              /* nanoseconds, fractional: the drift accumulates */
 static double drift_ppm;
 
-/* The kernel's clock discipline as far as the daemon uses it. */
-static struct {
-        double offset;                  /* nanoseconds of phase still to slew */
-        long freq;                      /* ppm << 16 */
-        long constant;
-        int status;
-        long maxerror, esterror;
-        int64_t reftime;                /* virtual CLOCK_MONOTONIC of the last phase; -1: none */
-} kt = { .status = STA_UNSYNC, .maxerror = 16000000, .esterror = 16000000, .reftime = -1 };
-
-static unsigned n_steps, n_slews;
-static double largest_step;
+static unsigned n_clock_writes;         /* refused: the daemon must never try one */
+static int64_t marked_mono = -1;        /* the virtual time of the last "sim: at" line */
 
 static VTimer timers[SIM_MAX_FD];
 static int8_t fd_server[SIM_MAX_FD];    /* a daemon UDP socket connected to server i: i + 1 */
@@ -210,7 +201,7 @@ static struct timespec ns_to_ts(int64_t ns) {
 static int64_t now_realtime(void) {
         int64_t t = v_mono + true_minus_mono;
 
-        return in_server ? t : t + (int64_t) llround(clock_error);
+        return in_server ? t : t + (int64_t) llround(drift_error);
 }
 
 static bool clock_virtual(clockid_t c) {
@@ -267,7 +258,6 @@ __attribute__((constructor)) static void sim_init(void) {
 
         real_epoll_pwait = next_symbol("epoll_pwait");
         real_clock_gettime = next_symbol("clock_gettime");
-        real_read = next_symbol("read");
         real_close = next_symbol("close");
         real_connect = next_symbol("connect");
         real_send = next_symbol("send");
@@ -294,7 +284,6 @@ __attribute__((constructor)) static void sim_init(void) {
         boot_minus_mono = SIM_BOOTTIME_AHEAD;
         true_minus_mono = (int64_t) env_double("SIM_START", 1.8e9) * NSEC_PER_SEC - v_mono;
         end_mono = t0_mono + (int64_t) (strtod(p, NULL) * 1e9);
-        clock_error = env_double("SIM_CLOCK_ERROR", 0) * 1e9;
         drift_ppm = env_double("SIM_DRIFT", 0);
         prng_net = prng_random = (uint64_t) env_double("SIM_SEED", 1);
         prng_random ^= UINT64_C(0x5851f42d4c957f2d);
@@ -305,28 +294,15 @@ __attribute__((constructor)) static void sim_init(void) {
                 if (!record)
                         fprintf(stderr, "sim: cannot write %s: %m\n", p);
         }
-        sim_record("start clock_error=%+.9f drift_ppm=%+.3f", clock_error / 1e9, drift_ppm);
+        sim_record("start drift_ppm=%+.3f", drift_ppm);
 }
 
-/* Time passes: the daemon's clock drifts and works off the phase it was told to slew, at the
- * kernel's rate of 2^-(constant + 2) of the rest per second. */
+/* Time passes: the daemon's clock drifts. */
 static void advance_to(int64_t t) {
-        double dt;
-
         if (t <= v_mono)
                 return;
-        dt = (double) (t - v_mono) / 1e9;
+        drift_error += (double) (t - v_mono) * drift_ppm * 1e-6;
         v_mono = t;
-        clock_error += dt * 1e3 * (drift_ppm + (double) kt.freq / 65536.0);
-        if ((kt.status & STA_PLL) && kt.offset != 0) {
-                double tau = ldexp(1.0, (int) kt.constant + 2);
-                double part = kt.offset * -expm1(-dt / tau);
-
-                if (fabs(kt.offset - part) < 1.0)
-                        part = kt.offset;
-                clock_error += part;
-                kt.offset -= part;
-        }
 }
 
 static void timer_signal(int fd, uint64_t n) {
@@ -356,24 +332,6 @@ static void fire_timers(void) {
                         t->expiry = NEVER;
                 timer_signal(fd, n);
         }
-}
-
-/* The clock was set: CANCEL_ON_SET timers wake up and their next read() fails. */
-static void clock_was_set(void) {
-        for (int fd = 0; fd <= max_timer_fd; fd++)
-                if (timers[fd].used && timers[fd].cancel_on_set && !timers[fd].canceled) {
-                        timers[fd].canceled = true;
-                        timer_signal(fd, 1);
-                }
-}
-
-static void clock_step(int64_t delta, const char *how) {
-        clock_error += (double) delta;
-        n_steps++;
-        if (fabs((double) delta) > fabs(largest_step))
-                largest_step = (double) delta;
-        sim_record("step %+.9f by %s error_after=%+.9f", (double) delta / 1e9, how, clock_error / 1e9);
-        clock_was_set();
 }
 
 static bool in_window(double t, double from, double to) {
@@ -741,9 +699,8 @@ static void sim_end(void) {
                            "key_changes=%u", i, s->n_requests, s->n_dropped, s->n_ke_connects, s->m.n_ke_sessions,
                            s->m.n_ntp_requests, s->m.n_ntp_naks, s->n_rotations);
         }
-        sim_record("end clock_error=%+.9f steps=%u slews=%u largest_step=%+.9f freq_ppm=%+.3f synchronized=%s cap_sys_time=%s",
-                   clock_error / 1e9, n_steps, n_slews, largest_step / 1e9, (double) kt.freq / 65536.0,
-                   kt.status & STA_UNSYNC ? "no" : "yes", has_cap_sys_time());
+        sim_record("end drift_error=%+.9f clock_writes=%u cap_sys_time=%s",
+                   drift_error / 1e9, n_clock_writes, has_cap_sys_time());
         (void) kill(getpid(), SIGTERM);
 }
 
@@ -753,14 +710,9 @@ static bool threads_busy(void) {
         return atomic_load(&threads_started) != atomic_load(&threads_notified);
 }
 
-static int sim_epoll(int epfd, struct epoll_event *ev, int n, int64_t timeout, const sigset_t *mask) {
+static int sim_epoll_run(int epfd, struct epoll_event *ev, int n, int64_t timeout, const sigset_t *mask) {
         static unsigned tcp_waits;
         int64_t until;
-
-        if (!sim_on || in_server)
-                return real_epoll_pwait(epfd, ev, n, timeout < 0 ? -1 : (int) ((timeout + 999999) / 1000000), mask);
-        if (!servers_up)
-                servers_start();
 
         until = timeout < 0 ? NEVER : v_mono + timeout;
         for (;;) {
@@ -804,6 +756,28 @@ static int sim_epoll(int epfd, struct epoll_event *ev, int n, int64_t timeout, c
                  * stops. */
                 advance_to(next);
         }
+}
+
+/* The daemon's log has no times of its own: whatever it writes from here on happens at this
+ * moment of simulated time, until its next wait. */
+static void mark_time(void) {
+        if (v_mono == marked_mono)
+                return;
+        marked_mono = v_mono;
+        fprintf(stderr, "sim: at %.6f s\n", elapsed());
+}
+
+static int sim_epoll(int epfd, struct epoll_event *ev, int n, int64_t timeout, const sigset_t *mask) {
+        int r;
+
+        if (!sim_on || in_server)
+                return real_epoll_pwait(epfd, ev, n, timeout < 0 ? -1 : (int) ((timeout + 999999) / 1000000), mask);
+        if (!servers_up)
+                servers_start();
+
+        r = sim_epoll_run(epfd, ev, n, timeout, mask);
+        mark_time();
+        return r;
 }
 
 SIM_EXPORT int epoll_wait(int epfd, struct epoll_event *ev, int n, int timeout) {
@@ -866,7 +840,7 @@ SIM_EXPORT int timerfd_create(clockid_t c, int flags) {
 static void timer_drain(int fd) {
         uint64_t v;
 
-        (void) real_read(fd, &v, sizeof v);
+        (void) read(fd, &v, sizeof v);
 }
 
 static struct itimerspec timer_get(const VTimer *t) {
@@ -891,9 +865,6 @@ SIM_EXPORT int timerfd_settime(int fd, int flags, const struct itimerspec *new, 
         if (old)
                 *old = timer_get(t);
         timer_drain(fd);
-        t->canceled = false;
-        t->cancel_on_set = (flags & TFD_TIMER_CANCEL_ON_SET) && (flags & TFD_TIMER_ABSTIME) &&
-                           (t->clock == CLOCK_REALTIME || t->clock == CLOCK_REALTIME_ALARM);
         value = ts_to_ns(&new->it_value);
         t->interval = ts_to_ns(&new->it_interval);
         if (value == 0 || value == NEVER)
@@ -914,16 +885,6 @@ SIM_EXPORT int timerfd_gettime(int fd, struct itimerspec *cur) {
         }
         *cur = timer_get(&timers[fd]);
         return 0;
-}
-
-SIM_EXPORT ssize_t read(int fd, void *buf, size_t n) {
-        if (fd >= 0 && fd < SIM_MAX_FD && timers[fd].used && timers[fd].canceled) {
-                timer_drain(fd);
-                timers[fd].canceled = false;
-                errno = ECANCELED;
-                return -1;
-        }
-        return real_read(fd, buf, n);
 }
 
 SIM_EXPORT int close(int fd) {
@@ -1009,8 +970,8 @@ SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {
 
         s = &servers[fd_server[fd] - 1];
         s->n_requests++;
-        sim_record("request server %zu interval=%.3f error=%+.9f", (size_t) (s - servers),
-                   s->last_request < 0 ? 0.0 : t - s->last_request, clock_error / 1e9);
+        sim_record("request server %zu interval=%.3f", (size_t) (s - servers),
+                   s->last_request < 0 ? 0.0 : t - s->last_request);
         s->last_request = t;
         if (s->down || prng_uniform() < s->loss) {
                 s->n_dropped++;
@@ -1104,127 +1065,53 @@ SIM_EXPORT ssize_t getrandom(void *buf, size_t n, unsigned flags) {
         return (ssize_t) n;
 }
 
-/* The kernel's frequency update from a phase offset o (nanoseconds), in whole seconds since
- * the last: the FLL term o / secs / 2^SHIFT_FLL from MINSEC (256 s) on, with STA_FLL or beyond
- * MAXSEC (2048 s); the PLL term o * secs / 2^(2 * (constant + 4)) with secs at most
- * 2^(constant + 3); the sum in ns/s, the frequency kept within 500 ppm. */
-static void pll_frequency(double o) {
-        int64_t secs = kt.reftime < 0 ? 0 : (v_mono - kt.reftime) / NSEC_PER_SEC;
-        double adj = 0;
-
-        kt.reftime = v_mono;
-        if (kt.status & STA_FREQHOLD)
-                secs = 0;
-        if (secs >= 256 && ((kt.status & STA_FLL) || secs > 2048))
-                adj += o / (double) secs / 4;
-        secs = MIN(secs, INT64_C(1) << (kt.constant + 3));
-        adj += o * (double) secs / ldexp(1.0, 2 * ((int) kt.constant + 4));
-        kt.freq = (long) CLAMP((double) kt.freq + adj / 1e3 * 65536, -500.0 * 65536, 500.0 * 65536);
-}
-
-static int sim_adjtimex(struct timex *t) {
-        bool nano;
-
-        if (!t) {
-                errno = EFAULT;
-                return -1;
-        }
-        if ((t->modes & ADJ_OFFSET_SINGLESHOT) == ADJ_OFFSET_SINGLESHOT) {
-                fprintf(stderr, "sim: adjtime() is not simulated\n");
-                errno = EOPNOTSUPP;
-                return -1;
-        }
-        if (t->modes & ADJ_NANO)
-                kt.status |= STA_NANO;
-        if (t->modes & ADJ_MICRO)
-                kt.status &= ~STA_NANO;
-        nano = kt.status & STA_NANO;
-
-        if (t->modes & ADJ_SETOFFSET)
-                clock_step((int64_t) t->time.tv_sec * NSEC_PER_SEC + (nano ? t->time.tv_usec : t->time.tv_usec * 1000),
-                           "ADJ_SETOFFSET");
-        if (t->modes & ADJ_STATUS) {
-                /* Turning the PLL on starts its interval afresh, as the kernel does. */
-                if ((t->status & STA_PLL) && !(kt.status & STA_PLL))
-                        kt.reftime = v_mono;
-                kt.status = (kt.status & STA_NANO) | (t->status & ~STA_NANO);
-        }
-        if (t->modes & ADJ_TIMECONST)
-                kt.constant = CLAMP(t->constant, 0L, 10L);
-        if (t->modes & ADJ_FREQUENCY)
-                kt.freq = CLAMP(t->freq, -500L * 65536, 500L * 65536);
-        if (t->modes & ADJ_MAXERROR)
-                kt.maxerror = t->maxerror;
-        if (t->modes & ADJ_ESTERROR)
-                kt.esterror = t->esterror;
-        if (t->modes & ADJ_OFFSET) {
-                double o = nano ? (double) t->offset : (double) t->offset * 1e3;
-
-                o = CLAMP(o, -5e8, 5e8);
-                if (kt.status & STA_PLL)
-                        pll_frequency(o);
-                kt.offset = o;
-                n_slews++;
-                sim_record("slew %+.9f constant=%ld error=%+.9f", kt.offset / 1e9, kt.constant, clock_error / 1e9);
-        }
-
-        t->offset = (long) (nano ? kt.offset : kt.offset / 1e3);
-        t->freq = kt.freq;
-        t->maxerror = kt.maxerror;
-        t->esterror = kt.esterror;
-        t->status = kt.status;
-        t->constant = kt.constant;
-        t->precision = 1;
-        t->tolerance = 500L * 65536;
-        t->tick = 10000;
-        {
-                struct timespec ts = ns_to_ts(now_realtime());
-                t->time.tv_sec = ts.tv_sec;
-                t->time.tv_usec = nano ? ts.tv_nsec : ts.tv_nsec / 1000;
-        }
-        return kt.status & STA_UNSYNC ? TIME_ERROR : TIME_OK;
-}
-
-static int refuse_clock_write(void) {
-        fprintf(stderr, "sim: a clock change outside the simulation refused\n");
+/* The tripwire: a clock write from a daemon in observe mode is a bug. Refused, whatever the
+ * process's capabilities, and counted for the end line. */
+static int clock_write_refused(const char *call) {
+        n_clock_writes++;
+        sim_record("clock-write %s refused", call);
+        fprintf(stderr, "sim: %s() would change the clock, refused\n", call);
         errno = EPERM;
         return -1;
 }
 
+/* Reading the kernel's clock state (modes 0, or adjtime()'s read) changes nothing. */
+static bool timex_reads_only(const struct timex *t) {
+        return t && (t->modes == 0 || t->modes == ADJ_OFFSET_SS_READ);
+}
+
 SIM_EXPORT int adjtimex(struct timex *t) {
-        if (!sim_on)
-                return refuse_clock_write();
-        return sim_adjtimex(t);
+        if (timex_reads_only(t))
+                return (int) real_syscall(SYS_adjtimex, t);
+        return clock_write_refused("adjtimex");
 }
 
 SIM_EXPORT int ntp_adjtime(struct timex *t) {
-        return adjtimex(t);
+        if (timex_reads_only(t))
+                return (int) real_syscall(SYS_adjtimex, t);
+        return clock_write_refused("ntp_adjtime");
 }
 
 SIM_EXPORT int clock_adjtime(clockid_t c, struct timex *t) {
-        if (!sim_on || c != CLOCK_REALTIME)
-                return refuse_clock_write();
-        return sim_adjtimex(t);
+        if (timex_reads_only(t))
+                return (int) real_syscall(SYS_clock_adjtime, c, t);
+        return clock_write_refused("clock_adjtime");
 }
 
 SIM_EXPORT int clock_settime(clockid_t c, const struct timespec *ts) {
-        if (!sim_on || c != CLOCK_REALTIME)
-                return refuse_clock_write();
-        clock_step(ts_to_ns(ts) - now_realtime(), "clock_settime");
-        return 0;
+        (void) c;
+        (void) ts;
+        return clock_write_refused("clock_settime");
 }
 
 SIM_EXPORT int settimeofday(const struct timeval *tv, const struct timezone *tz) {
+        (void) tv;
         (void) tz;
-        if (!sim_on || !tv)
-                return refuse_clock_write();
-        clock_step((int64_t) tv->tv_sec * NSEC_PER_SEC + tv->tv_usec * 1000 - now_realtime(), "settimeofday");
-        return 0;
+        return clock_write_refused("settimeofday");
 }
 
-/* Raw system calls: capset() is granted without CAP_SYS_TIME (the daemon asks for it when it
- * is to steer the clock, and must not get it); clock changes are refused; the event loop's
- * epoll_pwait2() and clock reads are simulated like the library calls. */
+/* Raw system calls: clock changes meet the tripwire; the event loop's epoll_pwait2() and clock
+ * reads are simulated like the library calls. */
 SIM_EXPORT long syscall(long nr, ...) {
         long a[6];
         va_list ap;
@@ -1235,16 +1122,6 @@ SIM_EXPORT long syscall(long nr, ...) {
         va_end(ap);
 
         switch (nr) {
-        case SYS_capset: {
-                struct __user_cap_data_struct *d = (struct __user_cap_data_struct *) a[1];
-
-                if (d) {
-                        d[CAP_TO_INDEX(CAP_SYS_TIME)].effective &= ~CAP_TO_MASK(CAP_SYS_TIME);
-                        d[CAP_TO_INDEX(CAP_SYS_TIME)].permitted &= ~CAP_TO_MASK(CAP_SYS_TIME);
-                        d[CAP_TO_INDEX(CAP_SYS_TIME)].inheritable &= ~CAP_TO_MASK(CAP_SYS_TIME);
-                }
-                break;
-        }
         case SYS_adjtimex:
                 return adjtimex((struct timex *) a[0]);
         case SYS_clock_adjtime:

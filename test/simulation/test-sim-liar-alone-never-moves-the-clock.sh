@@ -16,11 +16,11 @@ SIM_SERVERS="port=10001,delay=0.02,down=$silent-90000;port=10002,delay=0.03,down
 sim_log_has "NTS source 127.0.0.1:10004 is a falseticker" || fail "the liar was not named a falseticker"
 sim_log_has "3 of 4 NTS sources agree" || fail "the three honest servers never agreed"
 sim_log_has "clock left alone" || fail "the daemon did not say that it leaves the clock alone"
-[ "$(sim_end_field steps)" = 0 ] || fail "the clock was stepped: $(grep ' step ' "$SIM_REC")"
+[ "$(sim_count step)" = 0 ] || fail "the clock was stepped: $(grep ' step ' "$SIM_REC")"
 liar_after=$(awk -v s=$silent '$1 >= s && $2 == "reply" && $4 == 3' "$SIM_REC" | wc -l)
 [ "$liar_after" -ge 10 ] || fail "the liar answered only $liar_after times after the others fell silent"
-# Slews after the silence only work off what is left of honest measurements: tiny.
+# Slews after the silence only follow what is left of honest measurements: tiny.
 big=$(awk -v s=$silent '$1 >= s && $2 == "slew" { v = $3 < 0 ? -$3 : $3; if (v > 0.001) print }' "$SIM_REC")
 [ -z "$big" ] || fail "the clock was slewed towards the liar: $big"
-awk -v e="$(sim_end_field clock_error)" 'BEGIN { exit !(e < 0.001 && e > -0.001) }' ||
-        fail "the clock ends $(sim_end_field clock_error) s off"
+awk -v e="$(sim_clock_error)" 'BEGIN { exit !(e < 0.001 && e > -0.001) }' ||
+        fail "the clock ends $(sim_clock_error) s off"

@@ -115,3 +115,8 @@ sim_clock_error() {
 }
 
 sim_log_has() { grep -q -- "$1" "$SIM_LOG"; }
+
+# sim_log_times REGEX: the simulated times of the daemon's log lines that match REGEX (awk's).
+sim_log_times() {
+        awk -v re="$1" 'BEGIN { t = "0.000000" } /^sim: at / { t = $3; next } $0 ~ re { print t }' "$SIM_LOG"
+}

@@ -507,7 +507,7 @@ static int64_t next_deadline(void) {
 
                 if (!t->used || t->expiry == NEVER)
                         continue;
-                /* On the monotonic time line; a REALTIME timer during a slew is checked again. */
+                /* On the monotonic time line; a REALTIME timer on a drifting clock is checked again. */
                 at = t->expiry - (clock_now(t->clock) - v_mono);
                 next = MIN(next, MAX(at, v_mono + 1));
         }

@@ -40,6 +40,8 @@ typedef enum Sabotage {
 
 const char *sabotage_to_string(Sabotage s);
 Sabotage sabotage_from_string(const char *s);
+/* The ALPN behaviour that goes with a sabotage mode. */
+ServerALPN sabotage_alpn(Sabotage s);
 
 typedef struct KEConn KEConn;
 

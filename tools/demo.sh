@@ -9,11 +9,23 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 
+# quietly CMD...: CMD without its output, unless it fails: then its last lines and what failed.
+quietly() {
+        local out
+        if ! out=$("$@" 2>&1); then
+                tail -n 30 <<<"$out" >&2
+                echo "demo: '$*' failed" >&2
+                return 1
+        fi
+}
+
 tools/install-deps.sh --demo
-# No man pages (scdoc is not among the demo's packages); a build dir of the full set keeps its own.
-[ -d build ] || meson setup build -Dman=disabled >/dev/null
-ninja -C build >/dev/null
-test/tools/fetch-peers.sh "$top/build-peers" >/dev/null
+# No man pages (scdoc is not among the demo's packages); a build dir of the full set keeps its
+# own. One whose setup failed has no build.ninja: it is made again.
+[ -e build/build.ninja ] || { rm -rf build && quietly meson setup build -Dman=disabled; }
+quietly ninja -C build
+# chronyd of Debian 12 is all the demo runs: no trees of the newer suites (debootstrap, ~460 MB).
+quietly test/tools/fetch-peers.sh --bookworm-only "$top/build-peers"
 export TSNTS_PEERS_DIR="$top/build-peers" TSNTS_BUILD_DIR="$top/build"
 export TSNTS_ADJTIMEX_READ="$top/build/test/tools/adjtimex-read"
 

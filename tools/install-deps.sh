@@ -24,11 +24,12 @@ packages=(
         qemu-system-x86 e2fsprogs
 )
 
-# tools/demo.sh: build the daemon, the test certificates, chronyd's runtime libraries (fetch-
-# peers.sh installs those itself), dbus-daemon, timedatectl, setpriv/unshare, ps, ip, python3.
+# tools/demo.sh: build the daemon (gcc and, as gcc only recommends it, libc6-dev; libssl3 for
+# NTS at run time), the test certificates (openssl), dbus-daemon, timedatectl (systemd),
+# setpriv/unshare, ps, ip/ss. chronyd's runtime libraries: fetch-peers.sh installs those itself.
 demo_packages=(
-        gcc meson ninja-build pkg-config libsystemd-dev libssl-dev libssl3
-        openssl dbus systemd util-linux procps iproute2 python3 ca-certificates
+        gcc libc6-dev meson ninja-build pkg-config libsystemd-dev libssl-dev libssl3
+        openssl dbus systemd util-linux procps iproute2
 )
 
 case ${1:-} in

@@ -74,7 +74,8 @@ void nts_missing(const TimesyncConfig *c, bool reported, NTSDecision *d) {
                            "servers are not used, as with NTSRequired=yes; correct the key.", c->nts_unknown_key);
                 nts_decision_status(d, status);
                 d->notify = true;
-                snprintf(d->notify_text, sizeof d->notify_text, "Unknown key %s: not synchronizing.",
+                /* NTSStatus and more, so that STATUS= does not repeat NTSStatus after it. */
+                snprintf(d->notify_text, sizeof d->notify_text, "Unknown key %s: no NTS server, not synchronizing.",
                          c->nts_unknown_key);
                 return;
         }

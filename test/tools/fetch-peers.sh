@@ -12,7 +12,9 @@
 # DEST/SUITE/.stamp and DEST/SUITE/.tree-stamp mark complete parts and make a second run
 # instant. A suite that cannot be fetched is reported and left out (its tests skip); the
 # bookworm peers are required.
-#   fetch-peers.sh DEST
+#   fetch-peers.sh [--bookworm-only] DEST
+# --bookworm-only: Debian 12's chrony and NTPsec alone, no newer suite and no debootstrap tree
+# (tools/demo.sh, which runs one chronyd); a later run without it adds the rest.
 # Then: DEST/root/usr/sbin/chronyd, DEST/root/usr/bin/chronyc, DEST/root/usr/sbin/ntpd,
 #       DEST/root/usr/bin/ntpq (needs PYTHONPATH, see test/lib/ntpsec.sh),
 #       DEST/trixie/root/usr/bin/ntp-daemon (ntpd-rs 1.4), DEST/forky/root/usr/bin/ntp-daemon
@@ -22,7 +24,12 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR source=fetch-lib.sh
 . "$(dirname "$0")/fetch-lib.sh"
 
-dest=${1:?usage: fetch-peers.sh DEST}
+bookworm_only=0
+if [ "${1:-}" = --bookworm-only ]; then
+        bookworm_only=1
+        shift
+fi
+dest=${1:?usage: fetch-peers.sh [--bookworm-only] DEST}
 packages=(chrony ntpsec python3-ntp)
 # What chronyd, chronyc, ntpd, libntpc and ntpq link against or run on (found with ldd on the
 # unpacked binaries). python3 is Debian's interpreter: ntpq's #! is /usr/bin/python3. netbase
@@ -34,6 +41,7 @@ runtime_libs=(libc6 libcap2 libedit2 libgnutls30 libnettle8 libseccomp2 libbsd0 
 # DEST/SUITE/tree, a minimal tree of the suite (debootstrap) with their libraries, into which
 # tree_packages are unpacked.
 newer_suites=(trixie forky)
+[ "$bookworm_only" = 0 ] || newer_suites=()
 newer_packages=(ntpd-rs chrony ntpsec)
 tree_packages=(chrony ntpsec)
 tree_libs=(libcap2 libedit2 libgnutls30t64 libnettle8t64 libseccomp2 libbsd0 libssl3t64)

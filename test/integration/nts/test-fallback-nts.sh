@@ -72,8 +72,9 @@ test_mistyped_nts_key_gives_no_time_and_names_nts() {
         restart_with "NTSServers=localhost:$MOCK_KE" "FallbackNTP=127.0.0.1:$plain" \
                 "FallbackNTS=localhost:$MOCK_KE"
         wait_log "Unknown key name 'NTSServers' in section 'Time' looks like an NTS setting (did you mean NTS=?)"
-        wait_for 10 grep -q "STATUS=Unknown key NTSServers= (did you mean NTS=?): not synchronizing." "$NOTIFY_OUT" ||
-                fail "no status line for the mistyped key"
+        # The whole line: the reason once, not twice (STATUS= carries NTSStatus where it differs).
+        wait_for 10 grep -qxF "STATUS=Unknown key NTSServers= (did you mean NTS=?): no NTS server, not synchronizing." \
+                "$NOTIFY_OUT" || fail "no status line for the mistyped key: $(grep STATUS= "$NOTIFY_OUT" | tail -3)"
         [ "$(timesync_property NTSStatus)" = "Unknown key NTSServers= (did you mean NTS=?): no NTS server" ] ||
                 fail "NTSStatus: $(timesync_property NTSStatus)"
         # Polling every second: a plain or fallback server would have been asked by now.

@@ -650,7 +650,9 @@ nts_step_suite() {
         check daemon_resynchronizes_after_the_clock_change wait_for 15 packets_above "$packets"
 
         use_config "NTS=localhost:14461" "NTSTrustedCertificates=$CERTS/ca.pem"
-        check nts_server_steps_the_clock_back wait_for 60 clock_is_right "$T0" "$U0"
+        # Room for one failed key exchange and its retry 30 to 60 s later: on a loaded machine
+        # chronyd once closed the first one under emulation ("TLS write: Broken pipe").
+        check nts_server_steps_the_clock_back wait_for 120 clock_is_right "$T0" "$U0"
         check journal_says_nts_step_of_minus_30_min wait_for 10 log_has \
                 'Initial clock synchronization to localhost:14461 (offset -1[78][0-9][0-9]\.[0-9]* s, NTS authenticated)'
         daemon_log | grep -E 'Initial|NTS key exchange' | sed 's/^/INFO   /'
@@ -1256,9 +1258,13 @@ qemu_suite() {
         bootstrap_several_suite
         srv_pool_suite
         no_libssl_suite
+        fresh_install_suite
         stock_memory_and_bus_suite
         purge_stock_then_reboot_suite
 }
+
+# shellcheck source=fresh-install.sh
+. $T/fresh-install.sh
 
 info "timesyncd-nts guest tests, virtualization: $(systemd-detect-virt || true)"
 mkdir -p $RUN

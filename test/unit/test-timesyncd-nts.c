@@ -46,7 +46,7 @@ static void test_missing_says_why_once(void) {
                   "NTSRequired=yes but no NTS server is configured." },
                 { "NTSRequired=yes, said already", false, true, NULL, true, false, NULL, NULL },
                 { "an unknown key", false, false, "SecureServers", false, true,
-                  "Unknown key SecureServers: no NTS server", "Unknown key SecureServers: not synchronizing." },
+                  "Unknown key SecureServers: no NTS server", "Unknown key SecureServers: no NTS server, not synchronizing." },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {

@@ -6,6 +6,9 @@
 # sends "Initial clock synchronization" with stock's MESSAGE_ID and the server as a field, and a
 # failed NTS key exchange with our ID and NTS_SERVER, NTS_ADDRESS, NTS_ERROR. journald is a
 # listener of the test (test/tools/journal-listen.py) on a private /run/systemd/journal.
+# Last, what an operator sees: a real systemd-journald in a mount namespace of the test (its own
+# /run, /var/log/journal and catalog database) records a failed key exchange, and journalctl -x
+# shows it with the catalog's explanation.
 set -euo pipefail
 . "$(dirname "$0")/../../lib/timesyncd.sh"
 daemon_test_init --certs
@@ -74,5 +77,55 @@ test_daemon_messages_carry_ids_and_fields() {
         echo "PASS test_daemon_messages_carry_ids_and_fields"
 }
 
+# _start_private_journald DIR: the daemon's wrapper for a real systemd-journald of the test: a
+# tmpfs on /run, DIR/journal on /run/log/journal and an empty DIR/var on /var/log/journal (the
+# host's journal is neither read nor written), journald started there, its PID in
+# DIR/journald.pid, then the daemon. Sets TIMESYNCD_WRAPPER.
+_start_private_journald() {
+        mkdir -p "$1/journal" "$1/var"
+        # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+        TIMESYNCD_WRAPPER=(unshare --mount --propagation private
+                bash -c 'mount -t tmpfs tmpfs /run && mkdir -p /run/log/journal /run/systemd/journal &&
+                        mount --bind "$0/journal" /run/log/journal && mount --bind "$0/var" /var/log/journal &&
+                        { /lib/systemd/systemd-journald & echo $! >"$0/journald.pid"; } &&
+                        for _ in $(seq 100); do [ -S /run/systemd/journal/socket ] && break; sleep 0.1; done &&
+                        [ -S /run/systemd/journal/socket ] && exec "$@"' "$1")
+}
+
+test_journalctl_x_explains_a_failed_key_exchange() {
+        local d=$TEST_TMPDIR/jx croot=$TEST_TMPDIR/jx/catroot dead
+        [ -x /lib/systemd/systemd-journald ] || { echo "SKIP test_journalctl_x_explains_a_failed_key_exchange: no systemd-journald"; return 0; }
+        mkdir -p "$croot/usr/lib/systemd/catalog"
+        cp "$catalog" "$croot/usr/lib/systemd/catalog/"
+        journalctl --root="$croot" --update-catalog 2>/dev/null || fail "journalctl --update-catalog failed"
+        dead=$(free_port)
+        write_nts_conf "$TEST_TMPDIR/jx.conf" "127.0.0.1:$dead"
+        _start_private_journald "$d"
+        TIMESYNCD_LOG_TARGET=journal start_timesyncd "$TEST_TMPDIR/jx.conf"
+        # The journal files are in $d/journal, outside the namespace: read them as they grow.
+        wait_for 20 _journal_has_ke_failure "$d/journal" || fail "no failed key exchange in the journal"
+        stop_timesyncd
+        kill "$(cat "$d/journald.pid")" 2>/dev/null || true
+        # journalctl -x with the catalog database of the test in place of the host's.
+        # shellcheck disable=SC2016 # $0 and $1 are the inner shell's
+        unshare --mount --propagation private bash -c 'mount --bind "$0" /var/lib/systemd/catalog &&
+                exec journalctl -x --no-pager --directory="$1" MESSAGE_ID=a5beb081efe2414895e3f50fc4a39fb3' \
+                "$croot/var/lib/systemd/catalog" "$d/journal" >"$TEST_TMPDIR/jx.out" 2>&1 ||
+                fail "journalctl -x failed: $(cat "$TEST_TMPDIR/jx.out")"
+        cat "$TEST_TMPDIR/jx.out"
+        grep -q "NTS key exchange with 127.0.0.1:$dead failed" "$TEST_TMPDIR/jx.out" ||
+                fail "journalctl -x does not show the failure"
+        grep -q "Subject: NTS key exchange with 127.0.0.1:$dead failed" "$TEST_TMPDIR/jx.out" ||
+                fail "journalctl -x shows no catalog entry with the server filled in"
+        grep -q "outgoing TCP port 4460" "$TEST_TMPDIR/jx.out" ||
+                fail "journalctl -x lacks the catalog's advice"
+        echo "PASS test_journalctl_x_explains_a_failed_key_exchange"
+}
+
+_journal_has_ke_failure() {
+        journalctl --no-pager --directory="$1" MESSAGE_ID=a5beb081efe2414895e3f50fc4a39fb3 2>/dev/null | grep -q "failed"
+}
+
 run_case test_catalog_builds_and_explains_every_id
 run_case test_daemon_messages_carry_ids_and_fields
+run_case test_journalctl_x_explains_a_failed_key_exchange

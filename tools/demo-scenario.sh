@@ -14,8 +14,13 @@ chmod 0755 "$CERTDIR"
 chmod 0644 "$CERTDIR"/*.pem
 
 demo() {
+        local sources=$TSNTS_BUILD_DIR/tools/timesync-sources
         echo "== timesyncd.conf"
         cat "$TEST_TMPDIR/timesyncd.conf"
+        echo
+        echo "== systemd-timesyncd --validate (what is in effect; exit 0 when it is sound)"
+        "$TIMESYNCD" --validate --config="$TEST_TMPDIR/timesyncd.conf"
+        echo
         start_timesyncd "$TEST_TMPDIR/timesyncd.conf"
         wait_log "NTS authenticated" 20
         echo
@@ -27,6 +32,15 @@ demo() {
         echo
         echo "== timedatectl show-timesync --all"
         timedatectl show-timesync --all
+        echo
+        echo "== timesync-sources"
+        "$sources"
+        echo
+        echo "== timesync-sources --check (0: synchronized over NTS)"
+        "$sources" --check
+        echo
+        echo "== timesync-sources --openmetrics (for node_exporter's textfile collector)"
+        "$sources" --openmetrics
 }
 
 in_systemd_run demo

@@ -3,7 +3,8 @@
 # The README's first command: installs what is needed, builds, and shows the daemon at work on
 # an embedded default: a local chronyd NTS server (test certificates, loopback only), our
 # daemon in --observe mode without CAP_SYS_TIME (it never changes this machine's clock), and
-# Debian's timedatectl reading it over a private D-Bus.
+# Debian's timedatectl reading it over a private D-Bus, then the operator's tools: --validate,
+# timesync-sources with --check and --openmetrics.
 set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)

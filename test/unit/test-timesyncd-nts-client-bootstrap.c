@@ -55,6 +55,31 @@ static void handler(NTSClient *c, NTSClientEvent e, void *userdata) {
         ev->n[e]++;
 }
 
+/* A client of server "nts.example" on a loop of its own; policy NULL: the settings have none. */
+typedef struct Client {
+        sd_event *event;
+        NTSClientSettings settings;
+        NTSClient *c;
+        Events ev;
+} Client;
+
+static void client_init(Client *t, Policy *policy) {
+        *t = (Client) {};
+        ASSERT_OK(sd_event_new(&t->event));
+        t->settings = (NTSClientSettings) {
+                .event = t->event,
+                .retry_usec = 30 * USEC_PER_SEC,
+                .bootstrap_allowed = policy ? policy_stub : NULL,
+                .bootstrap_userdata = policy,
+        };
+        ASSERT_OK(nts_client_new(&t->settings, "nts.example", "nts.example", 0, handler, &t->ev, &t->c));
+}
+
+static void client_done(Client *t) {
+        nts_client_free(t->c);
+        sd_event_unref(t->event);
+}
+
 static void test_a_refusal_for_the_validity_period_is_retried_only_as_the_policy_allows(void) {
         static const struct {
                 const char *name;
@@ -90,28 +115,20 @@ static void test_a_refusal_for_the_validity_period_is_retried_only_as_the_policy
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-                _cleanup_(nts_client_freep) NTSClient *c = NULL;
                 Policy policy = { .answer = table[i].answer };
-                NTSClientSettings settings;
                 NTS_KEResult result = {
                         .error = -EPROTO,
                         .stage = table[i].stage,
                         .cert_time_failure = table[i].cert,
                 };
                 char reason[128] = "untouched";
-                Events ev = {};
+                NTSClient *c;
+                Client t;
 
                 log_info("case: %s", table[i].name);
-                ASSERT_OK(sd_event_new(&e));
-                settings = (NTSClientSettings) {
-                        .event = e,
-                        .retry_usec = 30 * USEC_PER_SEC,
-                        .bootstrap_allowed = table[i].answer == POLICY_NONE ? NULL : policy_stub,
-                        .bootstrap_userdata = &policy,
-                };
+                client_init(&t, table[i].answer == POLICY_NONE ? NULL : &policy);
+                c = t.c;
                 snprintf(result.reason, sizeof result.reason, "TLS failed");
-                ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, &ev, &c));
                 if (table[i].attempted)
                         c->bootstrap_attempt = NTS_CLIENT_BOOTSTRAP_FORWARD;
 
@@ -127,39 +144,31 @@ static void test_a_refusal_for_the_validity_period_is_retried_only_as_the_policy
                 /* Deciding is all it does: no keys, no state change, nothing reported. */
                 ASSERT_EQ(nts_client_state(c), NTS_CLIENT_IDLE);
                 ASSERT_EQ(nts_client_bootstrap(c), NTS_CLIENT_BOOTSTRAP_NONE);
-                ASSERT_OK(sd_event_run(e, 0));
+                ASSERT_OK(sd_event_run(t.event, 0));
                 for (NTSClientEvent k = 0; k < _NTS_CLIENT_EVENT_MAX; k++)
-                        ASSERT_EQ(ev.n[k], 0u);
+                        ASSERT_EQ(t.ev.n[k], 0u);
+                client_done(&t);
         }
 }
 
 static void test_a_refused_bootstrap_warns_once(void) {
-        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        _cleanup_(nts_client_freep) NTSClient *c = NULL;
         Policy policy = { .answer = POLICY_REFUSE };
         NTS_KEResult result = {
                 .error = -EPROTO,
                 .stage = NTS_KE_STAGE_TLS,
                 .cert_time_failure = NTS_TLS_CERT_NOT_YET_VALID,
         };
-        NTSClientSettings settings;
+        _cleanup_free_ char *log = NULL;
         char reason[128];
         LogCapture cap;
-        _cleanup_free_ char *log = NULL;
-        Events ev = {};
+        Client t;
 
-        ASSERT_OK(sd_event_new(&e));
-        settings = (NTSClientSettings) {
-                .event = e,
-                .bootstrap_allowed = policy_stub,
-                .bootstrap_userdata = &policy,
-        };
-        ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, &ev, &c));
-
+        client_init(&t, &policy);
         log_capture_start(&cap);
         for (unsigned i = 0; i < 3; i++)
-                ASSERT_FALSE(nts_client_may_bootstrap(c, &result, reason, sizeof reason));
+                ASSERT_FALSE(nts_client_may_bootstrap(t.c, &result, reason, sizeof reason));
         log = log_capture_stop(&cap);
+        client_done(&t);
         ASSERT_EQ(policy.n_asked, 3u);
         ASSERT_CONTAINS(log, "Bootstrap with nts.example refused");
         /* Once: the first line is the only one. */
@@ -192,30 +201,25 @@ static void test_time_from_bootstrap_keys_must_lie_in_the_chain_and_move_the_clo
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-                _cleanup_(nts_client_freep) NTSClient *c = NULL;
-                NTSClientSettings settings;
-                Events ev = {};
+                NTSClient *c;
+                Client t;
 
                 log_info("case: %s", table[i].name);
-                ASSERT_OK(sd_event_new(&e));
-                settings = (NTSClientSettings) {
-                        .event = e,
-                        .retry_usec = 30 * USEC_PER_SEC,
-                };
-                ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, &ev, &c));
+                client_init(&t, NULL);
+                c = t.c;
                 c->bootstrap = table[i].bootstrap;
                 c->chain_valid_from = 1000;
                 c->chain_valid_until = 2000;
 
                 ASSERT_EQ(nts_client_check_bootstrap(c, table[i].server_time_nsec, table[i].offset_nsec),
                           table[i].r);
-                ASSERT_OK(sd_event_run(e, 0));
+                ASSERT_OK(sd_event_run(t.event, 0));
                 if (table[i].r == 0) {
                         ASSERT_EQ(nts_client_bootstrap(c), table[i].bootstrap);
                         ASSERT_EQ(nts_client_state(c), NTS_CLIENT_IDLE);
                         ASSERT_FALSE(nts_client_backing_off(c));
-                        ASSERT_EQ(ev.n[NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED], 0u);
+                        ASSERT_EQ(t.ev.n[NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED], 0u);
+                        client_done(&t);
                         continue;
                 }
                 /* Refused: the keys go, the client backs off and says so. */
@@ -223,7 +227,8 @@ static void test_time_from_bootstrap_keys_must_lie_in_the_chain_and_move_the_clo
                 ASSERT_EQ(nts_client_state(c), NTS_CLIENT_BACKING_OFF);
                 ASSERT_TRUE(nts_client_backing_off(c));
                 ASSERT_STREQ(nts_client_last_error(c), "bootstrap time refused");
-                ASSERT_EQ(ev.n[NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED], 1u);
+                ASSERT_EQ(t.ev.n[NTS_CLIENT_EVENT_BOOTSTRAP_REFUSED], 1u);
+                client_done(&t);
         }
 }
 

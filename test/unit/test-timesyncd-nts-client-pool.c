@@ -51,6 +51,16 @@ static NTSClient *fixture_client(Fixture *f) {
         return c;
 }
 
+/* A client of one server, outside the pool, freed with the fixture. */
+static NTSClient *fixture_client_alone(Fixture *f) {
+        NTSClient *c;
+
+        ASSERT_TRUE(f->n_clients < ELEMENTSOF(f->clients));
+        ASSERT_OK(nts_client_new(&f->settings, "one.example", "one.example", 0, handler, f, &c));
+        f->clients[f->n_clients++] = c;
+        return c;
+}
+
 static void fixture_done(Fixture *f) {
         for (size_t i = 0; i < f->n_clients; i++)
                 nts_client_free(f->clients[i]);
@@ -280,12 +290,7 @@ static void test_a_member_is_turned_down_when_it_refuses_or_stays_silent_twice(v
                 log_info("case: %s", table[i].name);
                 fixture_init(&f);
                 other = fixture_client(&f);
-                if (table[i].in_pool)
-                        c = fixture_client(&f);
-                else {
-                        ASSERT_OK(nts_client_new(&f.settings, "one.example", "one.example", 0, handler, &f, &c));
-                        f.clients[f.n_clients++] = c;
-                }
+                c = table[i].in_pool ? fixture_client(&f) : fixture_client_alone(&f);
                 set_member(c, table[i].has_member ? "m.pool" : NULL, "192.0.2.1");
                 c->state = table[i].state;
 
@@ -339,12 +344,7 @@ static void test_two_members_on_one_address_make_one_give_way(void) {
                 fixture_init(&f);
                 other = fixture_client(&f);
                 set_member(other, "a.pool", "192.0.2.1");
-                if (table[i].in_pool)
-                        c = fixture_client(&f);
-                else {
-                        ASSERT_OK(nts_client_new(&f.settings, "one.example", "one.example", 0, handler, &f, &c));
-                        f.clients[f.n_clients++] = c;
-                }
+                c = table[i].in_pool ? fixture_client(&f) : fixture_client_alone(&f);
                 set_member(c, "b.pool", NULL);
                 c->state = table[i].state;
                 c->pool_fruitless = table[i].fruitless;

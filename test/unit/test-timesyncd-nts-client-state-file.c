@@ -9,30 +9,12 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
-#include "iovec-util.h"
+#include "nts-jar-test-util.h"
 #include "test-util.h"
 #include "tests.h"
 #include "timesyncd-nts-client-internal.h"
 
 static void handler(NTSClient *c, NTSClientEvent e, void *userdata) {
-}
-
-static void make_jar(NTSJar *j, size_t n_cookies, usec_t ke_realtime) {
-        *j = (NTSJar) {
-                .aead = NTS_AEAD_AES_SIV_CMAC_256,
-                .key_size = 32,
-                .ke_realtime = ke_realtime,
-        };
-        memset(j->c2s, 0xc2, 32);
-        memset(j->s2c, 0x52, 32);
-        j->ntp_server = strdup("192.0.2.1");
-        ASSERT_TRUE(j->ntp_server);
-        for (size_t i = 0; i < n_cookies; i++) {
-                uint8_t c[100];
-
-                memset(c, (int) i + 1, sizeof c);
-                ASSERT_OK(nts_jar_add_cookie(j, &IOVEC_MAKE(c, sizeof c)));
-        }
 }
 
 /* dir/the file name of the state of server. */
@@ -67,7 +49,7 @@ static void write_state(const char *path, const char *server, FileKind kind) {
                 ASSERT_EQ(write(fd, "not a jar\n", 10), 10);
                 return;
         }
-        make_jar(&j, 3, kind == FILE_STALE ? now(CLOCK_REALTIME) - 8 * USEC_PER_DAY : now(CLOCK_REALTIME));
+        test_jar_make(&j, 3, kind == FILE_STALE ? now(CLOCK_REALTIME) - 8 * USEC_PER_DAY : now(CLOCK_REALTIME));
         ASSERT_OK(nts_jar_save(&j, kind == FILE_OTHER_SERVER ? "other.example" : server, path, reason,
                                sizeof reason));
         nts_jar_done(&j);
@@ -174,7 +156,7 @@ static void test_a_clean_stop_saves_only_keys_that_may_be_kept(void) {
 
                 ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
                 nts_client_load(c);
-                make_jar(&c->jar, table[i].cookies, now(CLOCK_REALTIME));
+                test_jar_make(&c->jar, table[i].cookies, now(CLOCK_REALTIME));
                 c->bootstrap = table[i].bootstrap;
                 nts_client_free(c);
                 ASSERT_EQ(access(path, F_OK) >= 0, table[i].saved);
@@ -217,7 +199,7 @@ static void test_a_name_too_long_for_a_file_keeps_no_state(void) {
         nts_client_load(c);
         log = log_capture_stop(&cap);
         ASSERT_CONTAINS(log, "are not kept across restarts");
-        make_jar(&c->jar, 2, now(CLOCK_REALTIME));
+        test_jar_make(&c->jar, 2, now(CLOCK_REALTIME));
         nts_client_free(c);
 
         /* Nothing was written. */

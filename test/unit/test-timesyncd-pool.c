@@ -8,6 +8,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "source-test-util.h"
 #include "test-util.h"
 #include "tests.h"
 #include "timesyncd-nts-client-internal.h"
@@ -36,13 +37,7 @@ static void fixture_init(Fixture *f, ServerNameKind kind, const char *entry, con
         *f = (Fixture) {};
         ASSERT_OK(sd_event_new(&f->event));
         f->nts = (NTSClientSettings) { .event = f->event };
-        f->settings = (SourceSettings) {
-                .event = f->event,
-                .poll_interval_min_usec = 32 * USEC_PER_SEC,
-                .poll_interval_max_usec = 2048 * USEC_PER_SEC,
-                .retry_usec = 30 * USEC_PER_SEC,
-                .nts = &f->nts,
-        };
+        f->settings = test_source_settings(f->event, &f->nts);
         f->pool_settings = (PoolSettings) { .source = &f->settings, .bus = &f->bus };
         ASSERT_OK(pool_new(&f->pool_settings, kind, entry, host, 0, source_handler, f, pool_handler, f, &f->pool));
 }

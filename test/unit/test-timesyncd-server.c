@@ -6,6 +6,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "source-test-util.h"
 #include "tests.h"
 #include "timesyncd-server.h"
 #include "timesyncd-source.h"
@@ -186,12 +187,7 @@ static void test_a_source_is_found_under_its_name(void) {
         SourceSettings settings;
 
         ASSERT_OK(sd_event_new(&e));
-        settings = (SourceSettings) {
-                .event = e,
-                .poll_interval_min_usec = 32 * USEC_PER_SEC,
-                .poll_interval_max_usec = 2048 * USEC_PER_SEC,
-                .retry_usec = 30 * USEC_PER_SEC,
-        };
+        settings = test_source_settings(e, NULL);
 
         ASSERT_OK(server_name_new(&lists[SERVER_SYSTEM], SERVER_SYSTEM, "a.example", &a));
         ASSERT_OK(server_name_new(&lists[SERVER_LINK], SERVER_LINK, "b.example:1234", &b));

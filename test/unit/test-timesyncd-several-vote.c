@@ -8,6 +8,7 @@
 
 #include <systemd/sd-event.h>
 
+#include "source-test-util.h"
 #include "test-util.h"
 #include "tests.h"
 #include "timesyncd-nts-client-internal.h"
@@ -22,6 +23,39 @@ static void source_handler(Source *s, SourceEvent e, void *userdata) {
 }
 
 static void pool_handler(Pool *p, PoolEvent e, void *userdata) {
+}
+
+/* Sources of the NTS list on a loop of their own, never started. */
+typedef struct Fixture {
+        sd_event *event;
+        NTSClientSettings nts;
+        SourceSettings settings;
+        ServerName *lists[_SERVER_TYPE_MAX];
+        Several sv;
+} Fixture;
+
+static void fixture_init(Fixture *f) {
+        *f = (Fixture) {};
+        ASSERT_OK(sd_event_new(&f->event));
+        f->nts = (NTSClientSettings) { .event = f->event };
+        f->settings = test_source_settings(f->event, &f->nts);
+        f->sv.ctx.servers = f->lists;
+}
+
+/* A source for server string in the NTS list, in the set. */
+static Source *fixture_source(Fixture *f, const char *string) {
+        ServerName *n;
+
+        ASSERT_OK(server_name_new(&f->lists[SERVER_NTS], SERVER_NTS, string, &n));
+        ASSERT_OK(server_name_source(n, &f->settings, source_handler, NULL));
+        ASSERT_OK(source_set_add(&f->sv.set, n->source, string));
+        return n->source;
+}
+
+static void fixture_done(Fixture *f) {
+        source_set_done(&f->sv.set);
+        server_list_flush(&f->lists[SERVER_NTS]);
+        sd_event_unref(f->event);
 }
 
 static void ke_done(Source *s, const KE *ke) {
@@ -58,65 +92,49 @@ static void test_sources_that_are_one_server_count_once(void) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                _cleanup_(sd_event_unrefp) sd_event *e = NULL;
                 _cleanup_free_ char *log = NULL;
-                ServerName *lists[_SERVER_TYPE_MAX] = {};
-                NTSClientSettings nts;
-                SourceSettings settings;
                 PoolSettings pool_settings;
                 sd_bus *bus = NULL;
-                ServerName *na, *nb;
-                Source *a, *b;
                 SourceSetEntry *eb;
                 LogCapture cap;
-                Several sv = {};
+                Source *a, *b;
+                Fixture f;
 
                 log_info("case: %s", table[i].name);
-                ASSERT_OK(sd_event_new(&e));
-                nts = (NTSClientSettings) { .event = e };
-                settings = (SourceSettings) {
-                        .event = e,
-                        .poll_interval_min_usec = 32 * USEC_PER_SEC,
-                        .poll_interval_max_usec = 2048 * USEC_PER_SEC,
-                        .nts = &nts,
-                };
-                pool_settings = (PoolSettings) { .source = &settings, .bus = &bus };
-                sv.ctx.servers = lists;
-
+                fixture_init(&f);
                 if (table[i].pool) {
-                        ASSERT_OK(server_name_new(&lists[SERVER_NTS], SERVER_NTS, "pool:pool.example", &na));
-                        ASSERT_OK(server_name_pool(na, &pool_settings, source_handler, pool_handler, NULL));
-                        pool_start(na->pool, 2);
-                        ASSERT_EQ(pool_n_sources(na->pool), 2u);
-                        a = pool_source(na->pool, 0);
-                        b = pool_source(na->pool, 1);
+                        ServerName *n;
+
+                        pool_settings = (PoolSettings) { .source = &f.settings, .bus = &bus };
+                        ASSERT_OK(server_name_new(&f.lists[SERVER_NTS], SERVER_NTS, "pool:pool.example", &n));
+                        ASSERT_OK(server_name_pool(n, &pool_settings, source_handler, pool_handler, NULL));
+                        pool_start(n->pool, 2);
+                        ASSERT_EQ(pool_n_sources(n->pool), 2u);
+                        a = pool_source(n->pool, 0);
+                        b = pool_source(n->pool, 1);
+                        ASSERT_OK(source_set_add(&f.sv.set, a, "pool.example"));
+                        ASSERT_OK(source_set_add(&f.sv.set, b, "pool.example"));
                 } else {
-                        ASSERT_OK(server_name_new(&lists[SERVER_NTS], SERVER_NTS, "a.example", &na));
-                        ASSERT_OK(server_name_new(&lists[SERVER_NTS], SERVER_NTS, "b.example", &nb));
-                        ASSERT_OK(server_name_source(na, &settings, source_handler, NULL));
-                        ASSERT_OK(server_name_source(nb, &settings, source_handler, NULL));
-                        a = na->source;
-                        b = nb->source;
+                        a = fixture_source(&f, "a.example");
+                        b = fixture_source(&f, "b.example");
                 }
-                ASSERT_OK(source_set_add(&sv.set, a, "a.example"));
-                ASSERT_OK(source_set_add(&sv.set, b, "b.example"));
 
                 ke_done(a, &table[i].a);
                 ke_done(b, &table[i].b);
                 log_capture_start(&cap);
-                ASSERT_FALSE(several_identify(&sv, a));
+                ASSERT_FALSE(several_identify(&f.sv, a));
                 if (table[i].forget_a)
                         ke_done(a, &(const KE) {});
-                ASSERT_EQ(several_identify(&sv, b), table[i].merged);
+                ASSERT_EQ(several_identify(&f.sv, b), table[i].merged);
                 /* Nothing changed: no new judgement, no second line. */
-                ASSERT_FALSE(several_identify(&sv, b));
-                ASSERT_FALSE(several_identify(&sv, a));
+                ASSERT_FALSE(several_identify(&f.sv, b));
+                ASSERT_FALSE(several_identify(&f.sv, a));
                 log = log_capture_stop(&cap);
 
-                eb = source_set_find(&sv.set, b);
+                eb = source_set_find(&f.sv.set, b);
                 ASSERT_TRUE(eb);
                 ASSERT_TRUE(eb->duplicate_of == (table[i].merged ? a : NULL));
-                ASSERT_TRUE(!source_set_find(&sv.set, a)->duplicate_of);
+                ASSERT_TRUE(!source_set_find(&f.sv.set, a)->duplicate_of);
                 if (table[i].log) {
                         const char *line = strstr(log, "it counts once");
 
@@ -125,87 +143,58 @@ static void test_sources_that_are_one_server_count_once(void) {
                         ASSERT_NOT_CONTAINS(line + 1, "it counts once");
                 } else
                         ASSERT_NOT_CONTAINS(log, "it counts once");
-
-                source_set_done(&sv.set);
-                server_list_flush(&lists[SERVER_NTS]);
+                fixture_done(&f);
         }
 }
 
 static void test_a_source_outside_the_set_is_not_judged(void) {
-        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        ServerName *lists[_SERVER_TYPE_MAX] = {};
-        NTSClientSettings nts;
-        SourceSettings settings;
+        Source *a, *stray;
         ServerName *n;
-        Several sv = {};
+        Fixture f;
 
-        ASSERT_OK(sd_event_new(&e));
-        nts = (NTSClientSettings) { .event = e };
-        settings = (SourceSettings) {
-                .event = e,
-                .poll_interval_min_usec = 32 * USEC_PER_SEC,
-                .poll_interval_max_usec = 2048 * USEC_PER_SEC,
-                .nts = &nts,
-        };
-        sv.ctx.servers = lists;
-        ASSERT_OK(server_name_new(&lists[SERVER_NTS], SERVER_NTS, "a.example", &n));
-        ASSERT_OK(server_name_source(n, &settings, source_handler, NULL));
-        ke_done(n->source, &(const KE) { "192.0.2.1", 1 });
+        fixture_init(&f);
+        a = fixture_source(&f, "a.example");
+        ASSERT_OK(server_name_new(&f.lists[SERVER_NTS], SERVER_NTS, "stray.example", &n));
+        ASSERT_OK(server_name_source(n, &f.settings, source_handler, NULL));
+        stray = n->source;
+        ke_done(a, &(const KE) { "192.0.2.1", 1 });
+        ke_done(stray, &(const KE) { "192.0.2.1", 1 });
 
-        ASSERT_FALSE(several_identify(&sv, n->source));
-        ASSERT_TRUE(!source_set_find(&sv.set, n->source));
-        source_set_done(&sv.set);
-        server_list_flush(&lists[SERVER_NTS]);
+        ASSERT_FALSE(several_identify(&f.sv, a));
+        ASSERT_FALSE(several_identify(&f.sv, stray));
+        ASSERT_TRUE(!source_set_find(&f.sv.set, stray));
+        ASSERT_TRUE(!source_set_find(&f.sv.set, a)->duplicate_of);
+        fixture_done(&f);
 }
 
 static void test_each_merge_is_logged_once(void) {
-        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         _cleanup_free_ char *log = NULL;
-        ServerName *lists[_SERVER_TYPE_MAX] = {};
-        static const char *const names[] = { "a.example", "b.example", "c.example" };
-        Source *s[ELEMENTSOF(names)];
-        NTSClientSettings nts;
-        SourceSettings settings;
-        LogCapture cap;
-        Several sv = {};
+        Source *a, *b, *c;
         const char *line;
+        LogCapture cap;
+        Fixture f;
 
-        ASSERT_OK(sd_event_new(&e));
-        nts = (NTSClientSettings) { .event = e };
-        settings = (SourceSettings) {
-                .event = e,
-                .poll_interval_min_usec = 32 * USEC_PER_SEC,
-                .poll_interval_max_usec = 2048 * USEC_PER_SEC,
-                .nts = &nts,
-        };
-        sv.ctx.servers = lists;
-        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
-                ServerName *n;
-
-                ASSERT_OK(server_name_new(&lists[SERVER_NTS], SERVER_NTS, names[i], &n));
-                ASSERT_OK(server_name_source(n, &settings, source_handler, NULL));
-                s[i] = n->source;
-                ASSERT_OK(source_set_add(&sv.set, s[i], names[i]));
-        }
+        fixture_init(&f);
+        a = fixture_source(&f, "a.example");
+        b = fixture_source(&f, "b.example");
+        c = fixture_source(&f, "c.example");
 
         /* b is a's server; later c turns out to be a's too: the second merge names c only. */
         log_capture_start(&cap);
-        ke_done(s[0], &(const KE) { "192.0.2.1", 7 });
-        ASSERT_FALSE(several_identify(&sv, s[0]));
-        ke_done(s[1], &(const KE) { "192.0.2.1", 8 });
-        ASSERT_TRUE(several_identify(&sv, s[1]));
-        ke_done(s[2], &(const KE) { "192.0.2.3", 7 });
-        ASSERT_TRUE(several_identify(&sv, s[2]));
+        ke_done(a, &(const KE) { "192.0.2.1", 7 });
+        ASSERT_FALSE(several_identify(&f.sv, a));
+        ke_done(b, &(const KE) { "192.0.2.1", 8 });
+        ASSERT_TRUE(several_identify(&f.sv, b));
+        ke_done(c, &(const KE) { "192.0.2.3", 7 });
+        ASSERT_TRUE(several_identify(&f.sv, c));
         log = log_capture_stop(&cap);
 
         line = strstr(log, "NTS source b.example is the same server as a.example");
         ASSERT_TRUE(line);
         ASSERT_NOT_CONTAINS(line + 1, "NTS source b.example");
         ASSERT_CONTAINS(log, "NTS source c.example is the same server as a.example (same certificate key");
-        ASSERT_TRUE(source_set_find(&sv.set, s[2])->duplicate_of == s[0]);
-
-        source_set_done(&sv.set);
-        server_list_flush(&lists[SERVER_NTS]);
+        ASSERT_TRUE(source_set_find(&f.sv.set, c)->duplicate_of == a);
+        fixture_done(&f);
 }
 
 TEST_MAIN(TEST_CASE(test_sources_that_are_one_server_count_once),

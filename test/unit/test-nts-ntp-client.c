@@ -6,10 +6,7 @@
  * order; the exchange must skip every packet that is no reply to it and decide on the first
  * that is. */
 
-#include <netinet/in.h>
-#include <pthread.h>
-#include <sys/socket.h>
-
+#include "ntp-responder.h"
 #include "nts-ntp-client.h"
 #include "tests.h"
 
@@ -27,72 +24,46 @@ typedef enum Packet {
 
 #define PACKETS_MAX 8
 
-typedef struct Server {
-        int fd;
-        const Packet *packets;
-} Server;
+static bool reply(void *userdata, size_t i, const NTPHeader *request, NTPHeader *h, size_t *size) {
+        const Packet *packets = userdata;
+        struct timespec ts;
+        int64_t t;
 
-static void *server_run(void *userdata) {
-        Server *s = userdata;
-        uint8_t request[NTS_MAX_PACKET_SIZE + 64], reply[NTS_MAX_PACKET_SIZE + 64] = {};
-        struct sockaddr_storage from;
-        socklen_t from_len = sizeof from;
-        NTPHeader q;
-        ssize_t n;
+        if (i >= PACKETS_MAX || packets[i] == PACKET_END)
+                return false;
 
-        n = recvfrom(s->fd, request, sizeof request, 0, (struct sockaddr *) &from, &from_len);
-        ASSERT_TRUE(n >= NTP_HEADER_SIZE);
-        ntp_header_decode(request, &q);
-        ASSERT_EQ(q.mode, NTP_MODE_CLIENT);
-        ASSERT_EQ(q.version, NTP_VERSION);
+        /* 100 s ahead of the machine's clock. */
+        ASSERT_OK(clock_gettime(CLOCK_REALTIME, &ts));
+        t = (int64_t) ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec + 100 * (int64_t) NSEC_PER_SEC;
+        h->receive = h->transmit = ntp_ts_from_nsec(t);
 
-        for (size_t i = 0; i < PACKETS_MAX && s->packets[i] != PACKET_END; i++) {
-                NTPHeader h = {
-                        .leap = NTP_LEAP_NONE,
-                        .version = NTP_VERSION,
-                        .mode = NTP_MODE_SERVER,
-                        .stratum = 2,
-                        .origin = q.transmit,
-                };
-                size_t size = NTP_HEADER_SIZE;
-                struct timespec ts;
-                int64_t t;
-
-                /* 100 s ahead of the machine's clock. */
-                ASSERT_OK(clock_gettime(CLOCK_REALTIME, &ts));
-                t = (int64_t) ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec + 100 * (int64_t) NSEC_PER_SEC;
-                h.receive = h.transmit = ntp_ts_from_nsec(t);
-
-                switch (s->packets[i]) {
-                case PACKET_SHORT:
-                        size = NTP_HEADER_SIZE - 1;
-                        break;
-                case PACKET_TOO_BIG:
-                        size = NTS_MAX_PACKET_SIZE + 1;
-                        break;
-                case PACKET_MODE_CLIENT:
-                        h.mode = NTP_MODE_CLIENT;
-                        break;
-                case PACKET_VERSION_3:
-                        h.version = 3;
-                        break;
-                case PACKET_WRONG_ORIGIN:
-                        h.origin.fraction ^= 1;
-                        break;
-                case PACKET_KISS_DENY:
-                        h.stratum = NTP_STRATUM_KISS;
-                        memcpy(h.refid, "DENY", 4);
-                        break;
-                default:
-                        break;
-                }
-                /* A skipped packet that were taken would show in the stratum. */
-                if (s->packets[i] != PACKET_GOOD && s->packets[i] != PACKET_KISS_DENY)
-                        h.stratum = 9;
-                ntp_header_encode(&h, reply);
-                ASSERT_EQ(sendto(s->fd, reply, size, 0, (struct sockaddr *) &from, from_len), (ssize_t) size);
+        switch (packets[i]) {
+        case PACKET_SHORT:
+                *size = NTP_HEADER_SIZE - 1;
+                break;
+        case PACKET_TOO_BIG:
+                *size = NTS_MAX_PACKET_SIZE + 1;
+                break;
+        case PACKET_MODE_CLIENT:
+                h->mode = NTP_MODE_CLIENT;
+                break;
+        case PACKET_VERSION_3:
+                h->version = 3;
+                break;
+        case PACKET_WRONG_ORIGIN:
+                h->origin.fraction ^= 1;
+                break;
+        case PACKET_KISS_DENY:
+                h->stratum = NTP_STRATUM_KISS;
+                memcpy(h->refid, "DENY", 4);
+                break;
+        default:
+                break;
         }
-        return NULL;
+        /* A skipped packet that were taken would show in the stratum. */
+        if (packets[i] != PACKET_GOOD && packets[i] != PACKET_KISS_DENY)
+                h->stratum = 9;
+        return true;
 }
 
 static void test_the_first_reply_to_the_request_decides(void) {
@@ -120,30 +91,18 @@ static void test_the_first_reply_to_the_request_decides(void) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                _cleanup_close_ int fd = -EBADF;
-                struct sockaddr_in sin = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-                socklen_t len = sizeof sin;
-                SocketAddress a;
                 NTS_NTPResult res;
-                Server server;
-                pthread_t thread;
+                NTPResponder server;
                 bool timeout = table[i].r == -ETIMEDOUT;
                 int r;
 
                 log_info("case: %s", table[i].name);
-                fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-                ASSERT_TRUE(fd >= 0);
-                ASSERT_OK(bind(fd, (struct sockaddr *) &sin, sizeof sin));
-                ASSERT_OK(getsockname(fd, (struct sockaddr *) &sin, &len));
-                ASSERT_OK(socket_address_from_string("127.0.0.1", ntohs(sin.sin_port), &a));
-
-                server = (Server) { .fd = fd, .packets = table[i].packets };
-                ASSERT_EQ(pthread_create(&thread, NULL, server_run, &server), 0);
+                ntp_responder_start(&server, reply, (void *) table[i].packets);
                 /* The exchange ends at the reply; only a row without one waits for the
                  * timeout, which is then its result whatever the machine's speed. */
-                r = NTS_ntp_client_query_unauthenticated(&a, timeout ? 200 * USEC_PER_MSEC : 60 * USEC_PER_SEC,
-                                                         &res);
-                ASSERT_EQ(pthread_join(thread, NULL), 0);
+                r = NTS_ntp_client_query_unauthenticated(&server.address,
+                                                         timeout ? 200 * USEC_PER_MSEC : 60 * USEC_PER_SEC, &res);
+                ntp_responder_stop(&server);
 
                 ASSERT_EQ(r, table[i].r);
                 ASSERT_EQ(res.request_size, (size_t) NTP_HEADER_SIZE);

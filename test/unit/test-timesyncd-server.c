@@ -6,8 +6,10 @@
 
 #include <systemd/sd-event.h>
 
+#include "ntp-responder.h"
 #include "source-test-util.h"
 #include "tests.h"
+#include "timesyncd-clock.h"
 #include "timesyncd-server.h"
 #include "timesyncd-source.h"
 
@@ -176,6 +178,80 @@ static void test_next_server_follows_the_precedence_of_the_lists(void) {
         }
 }
 
+static bool deny(void *userdata, size_t i, const NTPHeader *request, NTPHeader *h, size_t *size) {
+        if (i > 0)
+                return false;
+        h->stratum = NTP_STRATUM_KISS;
+        memcpy(h->refid, "DENY", 4);
+        return true;
+}
+
+static void on_failed(Source *s, SourceEvent event, void *userdata) {
+        unsigned *n_failed = userdata;
+
+        if (event == SOURCE_EVENT_FAILED)
+                (*n_failed)++;
+}
+
+/* A server that refused service (kiss code DENY) is no longer usable: the walk skips it. */
+static void test_next_server_skips_a_server_that_refused_service(void) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        ServerName *lists[_SERVER_TYPE_MAX] = {}, *other[_SERVER_TYPE_MAX] = {};
+        ServerName *a, *refused, *c, *f;
+        ClockBackend *clock;
+        SourceSettings settings;
+        NTPResponder server;
+        char string[64];
+        unsigned n_failed = 0;
+        usec_t deadline;
+        bool wrapped;
+
+        ASSERT_OK(sd_event_new(&e));
+        ASSERT_OK(clock_backend_new(CLOCK_BACKEND_OBSERVE, &clock));
+        settings = test_source_settings(e, NULL);
+        settings.clock = clock;
+        settings.root_distance_max_usec = 5 * USEC_PER_SEC;
+        settings.precise_timers = true;
+
+        ntp_responder_start(&server, deny, NULL);
+        ASSERT_OK(server_name_new(&lists[SERVER_SYSTEM], SERVER_SYSTEM, "a.example", &a));
+        snprintf(string, sizeof string, "127.0.0.1:%u", socket_address_port(&server.address));
+        ASSERT_OK(server_name_new(&lists[SERVER_SYSTEM], SERVER_SYSTEM, string, &refused));
+        ASSERT_OK(server_name_new(&lists[SERVER_SYSTEM], SERVER_SYSTEM, "c.example", &c));
+        ASSERT_OK(server_name_new(&lists[SERVER_FALLBACK], SERVER_FALLBACK, "f.example", &f));
+
+        ASSERT_OK(server_name_source(refused, &settings, on_failed, &n_failed));
+        ASSERT_OK(source_start(refused->source));
+        deadline = now(CLOCK_MONOTONIC) + 20 * USEC_PER_SEC;
+        while (n_failed == 0) {
+                ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadline);
+                ASSERT_OK(sd_event_run(e, 100 * USEC_PER_MSEC));
+        }
+        ntp_responder_stop(&server);
+        ASSERT_EQ(source_state(refused->source), SOURCE_FAILED);
+        ASSERT_FALSE(server_name_usable(refused));
+
+        ASSERT_TRUE(server_next(lists, a, false, &wrapped) == c);
+        ASSERT_FALSE(wrapped);
+        ASSERT_TRUE(server_next(lists, c, false, &wrapped) == a);
+        ASSERT_TRUE(wrapped);
+        ASSERT_TRUE(server_next(lists, NULL, false, &wrapped) == a);
+        ASSERT_FALSE(wrapped);
+
+        /* A list of refused servers alone still is a list: the fallback list stays unused. */
+        LIST_REMOVE(names, lists[SERVER_SYSTEM], refused);
+        LIST_APPEND(names, other[SERVER_SYSTEM], refused);
+        other[SERVER_FALLBACK] = TAKE_PTR(lists[SERVER_FALLBACK]);
+        ASSERT_TRUE(!server_next(other, NULL, false, &wrapped));
+        ASSERT_TRUE(!server_next(other, refused, false, &wrapped));
+
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++) {
+                server_list_flush(&lists[t]);
+                server_list_flush(&other[t]);
+        }
+        clock_backend_free(clock);
+}
+
 static void handler(Source *s, SourceEvent event, void *userdata) {
         ASSERT_TRUE(false);
 }
@@ -233,5 +309,6 @@ static void test_every_type_has_a_distinct_name(void) {
 TEST_MAIN(TEST_CASE(test_an_entry_is_parsed_by_the_rules_of_its_list),
           TEST_CASE(test_names_keep_their_order_within_a_list),
           TEST_CASE(test_next_server_follows_the_precedence_of_the_lists),
+          TEST_CASE(test_next_server_skips_a_server_that_refused_service),
           TEST_CASE(test_a_source_is_found_under_its_name),
           TEST_CASE(test_every_type_has_a_distinct_name))

@@ -8,6 +8,7 @@
 
 #include <time.h>
 
+#include "macro.h"
 #include "nts.h"
 
 typedef struct NTS_TLS NTS_TLS;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* What the files of the NTS client share, and nothing outside them includes:
+/* What the files of the NTS client share; outside them, only their unit tests include it:
  *   timesyncd-nts-client.c             the state, the key exchange, the keys, the pull
  *                                      interface and the views
  *   timesyncd-nts-client-state-file.c  the rules of the state file

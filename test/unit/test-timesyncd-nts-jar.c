@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "iovec-util.h"
+#include "nts-jar-test-util.h"
 #include "tests.h"
 #include "timesyncd-nts-jar.h"
 
@@ -15,24 +16,7 @@ static char dir[] = "/tmp/test-nts-jar-XXXXXX";
 static char path[sizeof dir + 16];
 
 static void make_jar(NTSJar *j, size_t n_cookies) {
-        *j = (NTSJar) {
-                .aead = NTS_AEAD_AES_SIV_CMAC_256,
-                .key_size = 32,
-                .ke_realtime = NOW,
-                .ntp_port = 123,
-        };
-        memset(j->c2s, 0xc2, 32);
-        memset(j->s2c, 0x52, 32);
-        ASSERT_OK(socket_address_from_string("192.0.2.4", 4460, &j->ke_peer));
-        j->has_ke_key = true;
-        memset(j->ke_key_sha256, 0x5a, sizeof j->ke_key_sha256);
-        j->ntp_server = strdup("192.0.2.1");
-        ASSERT_TRUE(j->ntp_server);
-        for (size_t i = 0; i < n_cookies; i++) {
-                uint8_t c[100];
-                memset(c, (int) i + 1, sizeof c);
-                ASSERT_OK(nts_jar_add_cookie(j, &IOVEC_MAKE(c, sizeof c)));
-        }
+        test_jar_make(j, n_cookies, NOW);
 }
 
 /* A new file each time: owned by us, whatever was there before. */

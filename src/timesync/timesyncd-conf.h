@@ -30,7 +30,7 @@
 #define TIMESYNC_NTS_KE_TIMEOUT_USEC_FLOOR (1 * USEC_PER_SEC)
 #define TIMESYNC_NTS_KE_TIMEOUT_USEC_CEILING (1 * USEC_PER_HOUR)
 
-/* NTSMaxSources=: how many NTS servers are used at once (issue 16), like chrony's maxsources
+/* NTSMaxSources=: how many NTS servers are used at once, like chrony's maxsources
  * and ntpd-rs's count; at most as many as the selection takes (NTP_SELECT_MAX). */
 #define TIMESYNC_NTS_MAX_SOURCES_DEFAULT 4U
 #define TIMESYNC_NTS_MAX_SOURCES_CEILING 16U

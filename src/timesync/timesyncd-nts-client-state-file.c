@@ -83,13 +83,13 @@ static void nts_client_find_path(NTSClient *c) {
                 return;
         }
 
-        /* Earlier versions named the file of a bracketed IPv6 address differently. Such a file
-         * is not read (a key exchange replaces it, once) but removed, so that its keys do not
-         * stay on disk: under today's names it can be no other server's (see
-         * nts_jar_legacy_file_name()). */
+        /* A state file under the legacy name (nts_jar_legacy_file_name(), which differs for a
+         * bracketed IPv6 address) is not read (a key exchange replaces it, once) but removed, so
+         * that its keys do not stay on disk: under the current names it can be no other
+         * server's. */
         if (!c->state_name && nts_jar_legacy_file_name(c->server, &legacy) >= 0 && !streq(legacy, name) &&
             asprintf(&legacy_path, "%s/%s", dir, legacy) >= 0 && unlink(legacy_path) >= 0)
-                log_debug("Removed %s, the NTS state file of %s as earlier versions named it.", legacy_path,
+                log_debug("Removed %s, the NTS state file of %s under its legacy name.", legacy_path,
                           c->server);
 }
 

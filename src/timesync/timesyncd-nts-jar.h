@@ -78,7 +78,7 @@ int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJ
  * escaped so that the mapping is injective (see the .c file). -ENAMETOOLONG when it would be
  * longer than NAME_MAX: then that server's state is not saved. */
 int nts_jar_file_name(const char *server, char **ret);
-/* The name earlier versions used: every character outside [A-Za-z0-9.-] became '_', which is
- * injective only as long as no server name may contain '_', and which no longer names the
- * file of a bracketed IPv6 address ("[::1]:4460"). */
+/* The legacy name of a state file, which installed systems may still have: every character
+ * outside [A-Za-z0-9.-] becomes '_'. It is injective only as long as no server name contains
+ * '_', and differs from nts_jar_file_name() for a bracketed IPv6 address ("[::1]:4460"). */
 int nts_jar_legacy_file_name(const char *server, char **ret);

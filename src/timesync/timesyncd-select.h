@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Source selection (issue 16): given what several servers say the offset of our clock is, and
+/* Source selection: given what several servers say the offset of our clock is, and
  * how far each can be wrong, which of them agree, what offset the clock should follow, and
  * which server to name as the one in use. Pure, like nts-packet.c: no I/O, no logging, no
  * allocation, no state; the caller keeps the previous result if it wants one.

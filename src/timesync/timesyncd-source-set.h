@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Several NTS sources at once (issue 16; docs/ARCHITECTURE.md, "Several sources"): which of
+/* Several NTS sources at once (docs/ARCHITECTURE.md, "Several sources"): which of
  * them count, what each last said, and what their agreement lets the clock do. The manager
  * owns the sources and the clock; a SourceSet keeps per source the candidate for the selection
  * (the last sample that was not a spike, corrected for our own steps, its error bound grown

@@ -299,9 +299,9 @@ static int run_validate(void) {
 /* SIGTERM, SIGINT and SIGHUP are blocked from the first instruction of ours that runs, before
  * main() and before any thread exists (each thread inherits the mask: the resolver's), and stay
  * blocked: the event loop takes them from a signalfd (manager_add_signals()), which also reads
- * one that arrived meanwhile. Until the loop had set them up, a SIGTERM used to kill the daemon
- * by default action (exit status 143), a window that the sanitizers' slower start widened. What
- * remains is the dynamic loader and the sanitizer runtime before any code of ours: the test
+ * one that arrived meanwhile. Blocked any later, a SIGTERM before the loop is set up would kill
+ * the daemon by default action (exit status 143), a window that the sanitizers' slower start
+ * widens. What remains is the dynamic loader and the sanitizer runtime before any code of ours: the test
  * library waits for the mask in /proc/PID/status (wait_signals_blocked). */
 static void stop_signals_mask(int how) {
         sigset_t ss;

@@ -170,7 +170,7 @@ test_old_state_file_of_a_bracketed_address_is_removed_not_read() {
         chown --reference="$TEST_TMPDIR/state" "$old"
         TIMESYNCD_LOG=$TEST_TMPDIR/v6.log
         start_timesyncd "$TEST_TMPDIR/v6.conf"
-        wait_log "Removed $old, the NTS state file of \[::1\]:$MOCK_KE as earlier versions named it\."
+        wait_log "Removed $old, the NTS state file of \[::1\]:$MOCK_KE under its legacy name\."
         wait_log "Initial clock synchronization to \[::1\]:$MOCK_KE (offset .*, NTS authenticated" 30
         stop_timesyncd
         log_has "Discarding NTS state file" && fail "the old file was read"

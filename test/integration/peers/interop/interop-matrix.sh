@@ -19,7 +19,7 @@ src=$(cd "$(dirname "$0")/../../../.." && pwd)
 output=${2:-$src/docs/INTEROP.md}
 records="$build/test/integration/peers/interop"
 # The columns, left to right.
-peers=(chrony-bookworm chrony-trixie chrony-forky ntpsec-bookworm ntpsec-trixie
+peers=(chrony-bookworm chrony-trixie chrony-forky ntpsec-bookworm ntpsec-trixie ntpsec-forky
        ntpd-rs-trixie ntpd-rs-forky)
 
 if [ "$run" = 1 ]; then

@@ -264,6 +264,12 @@ _timeout_after_restart() {
         tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG" | grep -q "Timed out waiting for reply from 127.0.0.1:$ntp\|Timed out waiting for reply from \[::1\]:$ntp"
 }
 
+# wait_fresh_reply: returns right after a new authenticated reply, when the next request is a
+# whole poll interval (16 s) away: a restart of the server then falls between two requests.
+wait_fresh_reply() {
+        wait_log_count "NTP reply from .*:$ntp" "$(($(log_count "NTP reply from .*:$ntp") + 1))" 40
+}
+
 _since_restart() {
         tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG"
 }
@@ -280,7 +286,7 @@ _reply_since_restart() {
 test_ntpsec_rotated_keys_still_open_our_cookies() {
         local keys length id key
         wait_log_count "NTS key exchange with localhost:$ke (.*) done" 1
-        wait_log_count "NTP reply from .*:$ntp" 1 20
+        wait_fresh_reply
         peer_stop
         keys=$(peer_keys_file)
         length=$(sed -n 's/^L: //p' "$keys")
@@ -311,8 +317,7 @@ test_ntpsec_rotated_keys_still_open_our_cookies() {
 test_new_server_keys_lead_to_ntsn_and_new_key_exchange() {
         local since_reply jar timeouts
         wait_log_count "NTS key exchange with localhost:$ke (.*) done" 1
-        # Right after a reply the next request is a whole poll interval (16 s) away.
-        wait_log_count "NTP reply from .*:$ntp" 1 20
+        wait_fresh_reply
         peer_stop
         rm -f "$(peer_keys_file)"
         lines_before=$(wc -l <"$TIMESYNCD_LOG")

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# NTPsec ntpd 1.2.2 (from test/tools/fetch-peers.sh) as NTS server. Its ports are fixed (NTS-KE
+# NTPsec ntpd (1.2.2 from test/tools/fetch-peers.sh; 1.2.3 and 1.2.5 from its trees of trixie
+# and forky) as NTS server. Its ports are fixed (NTS-KE
 # 4460, NTP 123) and it binds the wildcard addresses, so it only ever runs inside a network
 # namespace of the test. Facts behind the configuration: /work/shared/PEERS.md.
 [ -n "${_TSNTS_NTPSEC_SH:-}" ] && return 0
@@ -34,7 +35,7 @@ _ntpsec_ke_listening() {
         _ntpsec_in "$ns" ss -Hltn "sport = :$NTPSEC_KE_PORT" | grep -q LISTEN
 }
 
-# Orphan mode needs about a second before ntpd stops answering "unsynchronised, stratum 16".
+# Orphan mode needs a second or two before ntpd stops answering "unsynchronised".
 _ntpsec_synchronised() {
         local ns=$1 answer leap stratum probe_in=()
         [ "$ns" = - ] || probe_in=(--netns "$ns")
@@ -65,7 +66,10 @@ start_ntpsec_nts_server() {
                 echo "nts key $certdir/server.key"
                 echo "nts cookie $dir/nts-keys"
                 echo "nts mintls TLS1.3"
-                echo "tos orphan 1 orphanwait 0"
+                # Orphan parent at stratum 1 after a second with no source. Not orphanwait 0:
+                # since 1.2.5 a value below 1 means the default of 300 s, and until then ntpd
+                # answers leap 3 (unsynchronised).
+                echo "tos orphan 1 orphanwait 1"
                 echo "disable ntp"
                 echo "disable kernel"
                 echo "restrict default kod limited nomodify noquery"

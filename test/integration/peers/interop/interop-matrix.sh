@@ -19,7 +19,7 @@ src=$(cd "$(dirname "$0")/../../../.." && pwd)
 output=${2:-$src/docs/INTEROP.md}
 records="$build/test/integration/peers/interop"
 # The columns, left to right.
-peers=(chrony-bookworm chrony-trixie chrony-forky ntpsec-bookworm ntpsec-trixie
+peers=(chrony-bookworm chrony-trixie chrony-forky ntpsec-bookworm ntpsec-trixie ntpsec-forky
        ntpd-rs-trixie ntpd-rs-forky)
 
 if [ "$run" = 1 ]; then
@@ -92,6 +92,13 @@ lines += [
     "nts-query runs chrooted in the trixie tree (forky's for forky peers), with that suite's",
     "OpenSSL (docs/NTS.md, \"AEAD algorithms\"). The nts-query outputs of the last run are in the",
     "build tree, in `test/integration/nts-query/`.",
+    "",
+    "NTPsec makes a new cookie key only every 24 h (checked hourly from an hour after its start; no",
+    "setting changes that) and keeps the older keys: for the rotation row the test writes its key",
+    "file as a rotation does, a new key before the old one, and restarts NTPsec on it. For \"new",
+    "server keys\" every server restarts without its key file. The NTPsec columns are also",
+    "expectations: its AEAD (17 from our offer, 15, 16 and 17 each accepted alone) and its cookie",
+    "sizes (40 bytes and twice the key length) fail the test when they differ.",
 ]
 with open(output, "w") as f:
     f.write("\n".join(lines) + "\n")

@@ -167,6 +167,25 @@ aead_name() {
         esac
 }
 
+# What NTPsec (every version here) answers is known, so its column is also an expectation: it
+# takes the first AEAD of the client's list that it has (17 of ours) and never refuses 15, 16 or
+# 17; its cookie is the key id (4 bytes), a nonce (16), and sealed under AES-SIV (a 16-byte tag)
+# the AEAD and key length (2 + 2) and both keys: 40 bytes and twice the AEAD's key length.
+ntpsec_cookie_size() {
+        case $1 in
+        15) echo 104 ;;
+        16) echo 136 ;;
+        17) echo 168 ;;
+        esac
+}
+
+# expect_ntpsec_answer AEAD: the last query's JSON has NTPsec's answer to an offer led by AEAD.
+expect_ntpsec_answer() {
+        [ "${peer%-*}" = ntpsec ] || return 0
+        json_check "$out.json" "j['ke']['aead'] == $1" \
+                "set(j['ke']['cookie_sizes']) == {$(ntpsec_cookie_size "$1")}"
+}
+
 test_key_exchange_with_our_default_offer() {
         local aead sizes crit port
         nts_query "$out" --ca="$CERTDIR/ca.pem" "localhost:$ke"
@@ -176,6 +195,7 @@ test_key_exchange_with_our_default_offer() {
         query_json --count=1
         expect_exit 0 "$out" "nts-query --json"
         json_check "$out.json" "${JSON_STABLE_KEYS[@]}" "j['verified'] == 1" "j['ke']['ntp_address'].endswith(':$ntp')"
+        expect_ntpsec_answer 17
         aead=$(jq_ "j['ke']['aead']")
         sizes=$(jq_ "' '.join(sorted(set(str(s) for s in j['ke']['cookie_sizes'])))")
         crit=$(jq_ "[r['critical'] for r in j['ke']['records'] if r['type'] == 4][0]")
@@ -201,10 +221,12 @@ test_each_aead_offered_alone() {
                 case $QUERY_RC in
                 0)
                         json_check "$out.json" "j['ke']['aead'] == $aead" "j['verified'] == 1"
+                        expect_ntpsec_answer "$aead"
                         value="accepted, $(jq_ "len(j['ke']['cookie_sizes'])") cookies of $(jq_ "j['ke']['cookie_sizes'][0]") bytes, verified"
                         ;;
                 "$QUERY_EXIT_KE")
                         [ "$aead" != 15 ] || fail "AEAD 15, which RFC 8915 makes mandatory, refused: $(cat "$out")"
+                        [ "${peer%-*}" != ntpsec ] || fail "NTPsec refused AEAD $aead: $(cat "$out")"
                         if [ "$(jq_ "[r for r in j['ke']['records'] if r['type'] == 2] != []")" = True ]; then
                                 value="refused with an Error record: $(jq_ "j['ke']['error']" | sed 's/.*: server //')"
                         else
@@ -218,8 +240,12 @@ test_each_aead_offered_alone() {
 }
 
 test_daemon_is_nts_authenticated_on_dbus() {
-        local aead
-        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke" "PollIntervalMinSec=16" "PollIntervalMaxSec=16"
+        local aead retry=()
+        # A request NTPsec leaves unanswered costs a cookie, the timeout and this wait
+        # (test_new_server_keys_lead_to_ntsn_and_new_key_exchange spends all 8 of them).
+        [ "${peer%-*}" != ntpsec ] || retry=("ConnectionRetrySec=1")
+        write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke" "PollIntervalMinSec=16" "PollIntervalMaxSec=16" \
+                ${retry[@]+"${retry[@]}"}
         start_timesyncd "$TEST_TMPDIR/ts.conf"
         wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
         aead=$(grep -o "NTS key exchange with localhost:$ke (.*) done: AEAD_[A-Z0-9_]*" "$TIMESYNCD_LOG" | tail -n 1)
@@ -238,24 +264,86 @@ _timeout_after_restart() {
         tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG" | grep -q "Timed out waiting for reply from 127.0.0.1:$ntp\|Timed out waiting for reply from \[::1\]:$ntp"
 }
 
+# wait_fresh_reply: returns right after a new authenticated reply, when the next request is a
+# whole poll interval (16 s) away: a restart of the server then falls between two requests.
+wait_fresh_reply() {
+        wait_log_count "NTP reply from .*:$ntp" "$(($(log_count "NTP reply from .*:$ntp") + 1))" 40
+}
+
+_since_restart() {
+        tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG"
+}
+
+_reply_since_restart() {
+        _since_restart | grep -q "NTP reply from 127.0.0.1:$ntp\|NTP reply from \[::1\]:$ntp"
+}
+
+# NTPsec makes a new cookie key every 24 h, checked hourly from an hour after its start (a
+# compile-time constant, no setting), so a test cannot wait for it; it keeps the older keys (up
+# to 10) in its cookie key file, the new one first. The test writes that file as a rotation
+# would (a new random key before the one our cookies are sealed with) and restarts NTPsec on
+# it: the cookies the daemon holds are still answered, with no new key exchange.
+test_ntpsec_rotated_keys_still_open_our_cookies() {
+        local keys length id key
+        wait_log_count "NTS key exchange with localhost:$ke (.*) done" 1
+        wait_fresh_reply
+        peer_stop
+        keys=$(peer_keys_file)
+        length=$(sed -n 's/^L: //p' "$keys")
+        if [ "$(grep -c '^I: ' "$keys")" != 1 ] || [ -z "$length" ]; then
+                fail "not one key in $keys: $(cat "$keys")"
+        fi
+        id=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+        key=$(od -An -N"$length" -tx1 /dev/urandom | tr -d ' \n')
+        {
+                echo "T: $(date +%s)"
+                echo "L: $length"
+                echo "I: $id"
+                echo "K: $key"
+                sed -n '/^[IK]: /p' "$keys"
+        } >"$keys.new"
+        mv "$keys.new" "$keys"
+        lines_before=$(wc -l <"$TIMESYNCD_LOG")
+        peer_start
+        grep -q "Read cookie file, 2 keys" "$rundir/ntpd.log" || fail "NTPsec did not load both keys: $(grep -i cookie "$rundir/ntpd.log")"
+        wait_for 40 _reply_since_restart || fail "no authenticated reply with the cookies of the old key: $(_since_restart)"
+        _since_restart | grep -q "NTS key exchange\|NTSN\|Timed out" &&
+                fail "a key exchange, NAK or timeout after the rotation: $(_since_restart)"
+        record "server key rotation, the old key kept" "our cookies of the old key still answered, no new key exchange"
+}
+
 # The server restarts with new keys while the daemon runs: our cookies are refused with an NTSN
 # kiss, and a new key exchange follows, then authenticated replies again.
 test_new_server_keys_lead_to_ntsn_and_new_key_exchange() {
+        local since_reply jar timeouts
         wait_log_count "NTS key exchange with localhost:$ke (.*) done" 1
-        # Right after a reply the next request is a whole poll interval (16 s) away.
-        wait_log_count "NTP reply from .*:$ntp" 1 20
+        wait_fresh_reply
         peer_stop
         rm -f "$(peer_keys_file)"
         lines_before=$(wc -l <"$TIMESYNCD_LOG")
         peer_start
         if [ "${peer%-*}" = ntpsec ]; then
                 # NTPsec sends no NTS NAK for a cookie it cannot open: the request goes
-                # unanswered, and the daemon waits until its cookies run out.
+                # unanswered, and the daemon spends every cookie of its jar, one per timeout,
+                # then runs a new key exchange.
                 wait_for 60 _timeout_after_restart || fail "no timeout after the server's new keys"
-                tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG" | grep -q "NTSN\|NTP reply from" &&
-                        fail "a NAK or a reply after the server's new keys: $(tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG")"
+                wait_log_count "NTS key exchange with localhost:$ke (.*) done" 2 240
+                wait_for 40 _reply_since_restart || fail "no authenticated reply after the new key exchange"
+                _since_restart | grep -q "NTSN" && fail "an NTSN from NTPsec: $(_since_restart)"
+                # Up to the new key exchange: no reply since the restart, and since the last
+                # reply (which left the jar full), one timeout for each cookie of the jar.
+                since_reply=$(awk -v restart="$lines_before" '
+                        /Starting NTS key exchange/ && ++n == 2 { exit }
+                        /cookies in the jar/ { jar = $0 }
+                        /NTP reply from/ { seg = ""; if (NR > restart) late = 1; next }
+                        { seg = seg $0 "\n" }
+                        END { print (late ? "reply" : jar); printf "%s", seg }' "$TIMESYNCD_LOG")
+                jar=$(head -n 1 <<<"$since_reply" | sed -n 's/.*verified: \([0-9]*\) cookies in the jar.*/\1/p')
+                timeouts=$(grep -c "Timed out waiting for reply" <<<"$since_reply" || true)
+                [ "$timeouts" = "${jar:-none}" ] ||
+                        fail "$timeouts timeouts before the new key exchange, ${jar:-a reply or no} cookies in the jar: $(_since_restart)"
                 stop_timesyncd
-                record "new server keys" "no NTSN: requests with the old cookies go unanswered"
+                record "new server keys" "no NTSN: the requests with the old cookies go unanswered; a new key exchange once all $jar are spent"
                 return 0
         fi
         wait_log "NTS server localhost:$ke refused our cookie (NTSN), running a new key exchange" 60
@@ -359,6 +447,7 @@ peer_start
 case_ test_key_exchange_with_our_default_offer
 case_ test_each_aead_offered_alone
 case_ test_daemon_is_nts_authenticated_on_dbus
+[ "${peer%-*}" != ntpsec ] || case_ test_ntpsec_rotated_keys_still_open_our_cookies
 case_ test_new_server_keys_lead_to_ntsn_and_new_key_exchange
 case_ test_server_record_names_the_ntp_server
 case_ test_aes_128_gcm_siv_offered_alone

@@ -11,8 +11,9 @@
 #      whose own clock is the only one stepped (test/mkosi/run.sh)
 # Steps 2 and 3 wait mostly on sleeps, not on the CPU: beside them, one background lane builds
 # the suites' packages and images (niced: downloads and dpkg), another boots each image once it
-# is built (nspawn, then qemu), one guest at a time. The fuzzers, which take both cores, start only when the
-# last guest is done: a TCG guest's key exchange with its chronyd has failed at high load.
+# is built (nspawn, then qemu), one guest at a time. The fuzzers, which take both cores, run
+# after the ASan suite at nice 10, beside the last guest's boot: a TCG guest's key exchange
+# with its chronyd has failed at high load, so the guest keeps the CPU it asks for.
 # The last line is the summary CI reads: "N passed, N failed, N skipped".
 # Environment: FUZZ_SECONDS, SKIP_ASAN=1, SKIP_FUZZ=1, SKIP_MKOSI=1 (local shortcuts; CI runs
 # everything); NTS_MKOSI_SUITES (default "trixie forky"): the guests beside bookworm's.
@@ -160,7 +161,7 @@ fuzz_one() {
         local f=$1 name work execs
         name=$(basename "$f")
         work=$(mktemp -d)
-        if "$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "$work" "test/fuzz/corpus/$name" \
+        if nice -n 10 "$f" -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 "$work" "test/fuzz/corpus/$name" \
                         >"build-fuzz/$name.log" 2>&1; then
                 execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "build-fuzz/$name.log")
                 echo "PASS $name executions=${execs:-?} seconds=$FUZZ_SECONDS" >"build-fuzz/$name.result"
@@ -177,17 +178,14 @@ if [ "${SKIP_FUZZ:-0}" != 1 ]; then
         CC=clang build build-fuzz -Dwerror=true -Dfuzz=true -Db_lundef=false && fuzz_built=1 || status=1
 fi
 
-if [ "${SKIP_MKOSI:-0}" != 1 ]; then
-        phase "waiting for the guests' builds and boots"
-        wait "$builds_pid" "$boots_pid"
-fi
-
 if [ "${SKIP_FUZZ:-0}" != 1 ]; then
         results="$top/build-fuzz/fuzz-results.txt"
         if [ "$fuzz_built" = 1 ]; then
                 phase "libFuzzer targets, ${FUZZ_SECONDS}s each, two at a time"
                 # Each fuzzer is one process on one core: two at a time fill the machine's two
-                # cores and halve the phase; every fuzzer still gets its FUZZ_SECONDS.
+                # cores and halve the phase; every fuzzer still gets its FUZZ_SECONDS. They run
+                # beside the last guest's boot, niced, so that the guest (software emulation,
+                # whose key exchanges time out when starved) keeps the CPU it asks for.
                 : > "$results"
                 fuzzers=()
                 for f in build-fuzz/test/fuzz/fuzz-*; do
@@ -217,6 +215,11 @@ if [ "${SKIP_FUZZ:-0}" != 1 ]; then
                 cat "$results"
                 extra+=(--extra "$results")
         fi
+fi
+
+if [ "${SKIP_MKOSI:-0}" != 1 ]; then
+        phase "waiting for the guests' builds and boots"
+        wait "$builds_pid" "$boots_pid"
 fi
 
 # guest_results SUITE: the check lines of SUITE's runs (prefixed with the suite unless it is

@@ -10,10 +10,10 @@
 #      (bookworm, trixie, forky): each suite's package and image booted in nspawn and in qemu,
 #      whose own clock is the only one stepped (test/mkosi/run.sh)
 # Steps 2 and 3 wait mostly on sleeps, not on the CPU: beside them, one background lane builds
-# the suites' packages and images (niced: downloads and dpkg), another boots each image once it
-# is built (nspawn, then qemu), one guest at a time. The fuzzers, which take both cores, run
-# after the ASan suite at nice 10, beside the last guest's boot: a TCG guest's key exchange
-# with its chronyd has failed at high load, so the guest keeps the CPU it asks for.
+# the suites' packages and images side by side (niced: downloads and dpkg), another boots each
+# image once it is built (nspawn, then qemu), one guest at a time. The fuzzers, which take both
+# cores, run after the ASan suite at nice 10, beside the last guest's boot: a TCG guest's key
+# exchange with its chronyd has failed at high load, so the guest keeps the CPU it asks for.
 # The last line is the summary CI reads: "N passed, N failed, N skipped".
 # Environment: FUZZ_SECONDS, SKIP_ASAN=1, SKIP_FUZZ=1, SKIP_MKOSI=1 (local shortcuts; CI runs
 # everything); NTS_MKOSI_SUITES (default "trixie forky"): the guests beside bookworm's.
@@ -78,14 +78,14 @@ guest_build() {
         guest_run "$1" "$mk/ci-build.log" --no-nspawn --no-qemu || r=$?
         echo "$r" >"$mk/built"
 }
-# guest_builds: at a lower priority than the tests and the guests' boots, bookworm's package
-# and image first (the quickest: its boots start early), then the other suites' side by side
-# (mostly downloads, debootstrap and dpkg).
+# guest_builds: every suite's package and image side by side, at a lower priority than the
+# tests and the guests' boots (mostly downloads, debootstrap and dpkg). bookworm's, the
+# quickest, is done first and its boots begin while the others build: the boot lane, which
+# takes about as long as the test suites, then never waits for an image.
 guest_builds() {
         local suite
         renice -n 10 -p "$BASHPID" >/dev/null
-        guest_build bookworm
-        for suite in "${guest_suites[@]:1}"; do
+        for suite in "${guest_suites[@]}"; do
                 guest_build "$suite" &
         done
         wait

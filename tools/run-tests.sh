@@ -193,16 +193,20 @@ if [ "${SKIP_FUZZ:-0}" != 1 ]; then
                         fuzzers+=("$f")
                         rm -f "build-fuzz/$(basename "$f").result"
                 done
-                running=0
-                for f in "${fuzzers[@]}"; do
-                        if [ "$running" -ge 2 ]; then
-                                wait -n
-                                running=$((running - 1))
-                        fi
-                        fuzz_one "$f" &
-                        running=$((running + 1))
-                done
-                wait
+                # In a subshell, whose only children are the fuzzers: the guests' lanes are
+                # children of this shell, and wait -n or wait would take them too.
+                (
+                        running=0
+                        for f in "${fuzzers[@]}"; do
+                                if [ "$running" -ge 2 ]; then
+                                        wait -n
+                                        running=$((running - 1))
+                                fi
+                                fuzz_one "$f" &
+                                running=$((running + 1))
+                        done
+                        wait
+                )
                 for f in "${fuzzers[@]}"; do
                         name=$(basename "$f")
                         if [ -f "build-fuzz/$name.result" ]; then

@@ -271,8 +271,10 @@ if [ "$run_qemu" = 1 ]; then
         qemu_boot "$work/serial.log" || r=$?
         results qemu "$work/serial.log" "$r" || rc=1
         count "$work/serial.log"
-        # The guest asks for a second boot after stock's purge: the checks after a reboot.
-        if guest_lines "$work/serial.log" | grep -aq '^=== REBOOT'; then
+        # The guest asks for a second boot after stock's purge: the checks after a reboot. grep
+        # reads all of its input (no -q): under pipefail, a grep that quits at the match may
+        # leave the sed before it writing into a closed pipe, and the pipeline fail.
+        if guest_lines "$work/serial.log" | grep -a '^=== REBOOT' >/dev/null; then
                 step "qemu second boot"
                 r=0
                 qemu_boot "$work/serial-reboot.log" || r=$?

@@ -62,18 +62,24 @@ NTSClient *manager_nts_client(Manager *m) {
         return s ? source_nts(s) : NULL;
 }
 
-/* What the NTS glue decided (timesyncd-nts.h): NTSStatus, the counters, STATUS=, the signal. */
-static void manager_nts_apply(Manager *m, const NTSDecision *d) {
+/* One PropertiesChanged for the properties a decision names (bits of timesyncd-bus-property.h);
+ * none when it names none. */
+static void manager_bus_emit_properties(Manager *m, unsigned changed) {
         const char *names[_BUS_PROPERTY_MAX + 1];
 
+        if (bus_property_names(changed, names) > 0)
+                (void) manager_bus_emit_changed_strv(m, names);
+}
+
+/* What the NTS glue decided (timesyncd-nts.h): NTSStatus, the counters, STATUS=, the signal. */
+static void manager_nts_apply(Manager *m, const NTSDecision *d) {
         if (d->set_status)
                 snprintf(m->nts_status, sizeof m->nts_status, "%s", d->status);
         if (d->ke_failed)
                 m->nts_ke_failures++;
         if (d->ke_done)
                 m->nts_last_ke_realtime = d->ke_realtime;
-        if (bus_property_names(d->changed, names) > 0)
-                (void) manager_bus_emit_changed_strv(m, names);
+        manager_bus_emit_properties(m, d->changed);
         if (d->notify)
                 manager_notify_status(m, "%s", d->notify_text);
 }
@@ -280,12 +286,7 @@ static void manager_several_apply(Manager *m, const SeveralDecision *d) {
                 manager_several_apply(m, &next);
         }
 
-        if (d->changed != 0) {
-                const char *names[_BUS_PROPERTY_MAX + 1];
-
-                (void) bus_property_names(d->changed, names);
-                (void) manager_bus_emit_changed_strv(m, names);
-        }
+        manager_bus_emit_properties(m, d->changed);
         if (d->sources_changed)
                 manager_bus_sources_changed(m);
 }

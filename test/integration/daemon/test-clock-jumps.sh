@@ -101,12 +101,12 @@ test_small_offset_is_slewed_not_stepped() {
 
 test_fake_clock_requires_observe_and_a_valid_time() {
         local rc=0 bad
-        "$TIMESYNCD" --test-clock-offset=1s --config="$TEST_TMPDIR/ntp.conf" >"$TEST_TMPDIR/nofake.log" 2>&1 || rc=$?
+        run_nosystime "$TIMESYNCD" --test-clock-offset=1s --config="$TEST_TMPDIR/ntp.conf" >"$TEST_TMPDIR/nofake.log" 2>&1 || rc=$?
         [ "$rc" = 1 ] || fail "--test-clock-offset= without --observe: exit $rc, expected 1"
         grep -q "requires --observe" "$TEST_TMPDIR/nofake.log" || fail "no reason given: $(cat "$TEST_TMPDIR/nofake.log")"
         for bad in "" - --1s 1parsec 200y; do
                 rc=0
-                "$TIMESYNCD" --observe --test-clock-offset="$bad" --config="$TEST_TMPDIR/ntp.conf" \
+                run_nosystime "$TIMESYNCD" --observe --test-clock-offset="$bad" --config="$TEST_TMPDIR/ntp.conf" \
                         >"$TEST_TMPDIR/badfake.log" 2>&1 || rc=$?
                 [ "$rc" = 1 ] || fail "--test-clock-offset='$bad': exit $rc, expected 1"
                 grep -q "Invalid --test-clock-offset=" "$TEST_TMPDIR/badfake.log" ||

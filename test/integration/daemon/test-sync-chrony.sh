@@ -38,7 +38,7 @@ test_sigterm_ends_cleanly() {
 
 test_test_poll_interval_requires_observe() {
         local rc=0
-        "$TIMESYNCD" --test-poll-interval=1s --config="$TEST_TMPDIR/ts.conf" >"$TEST_TMPDIR/nopoll.log" 2>&1 || rc=$?
+        run_nosystime "$TIMESYNCD" --test-poll-interval=1s --config="$TEST_TMPDIR/ts.conf" >"$TEST_TMPDIR/nopoll.log" 2>&1 || rc=$?
         [ "$rc" = 1 ] || fail "--test-poll-interval= without --observe: exit $rc, expected 1"
         grep -q "requires --observe" "$TEST_TMPDIR/nopoll.log" || fail "no reason given: $(cat "$TEST_TMPDIR/nopoll.log")"
 }

@@ -16,7 +16,7 @@ dropins=$root/etc/systemd/timesyncd.conf.d
 # validate OUT: runs --validate on the private root; sets RC, stdout in OUT, stderr in OUT.err.
 validate() {
         RC=0
-        "${TIMESYNCD_WRAPPER[@]}" "$TIMESYNCD" --validate >"$1" 2>"$1.err" || RC=$?
+        "${TIMESYNCD_WRAPPER[@]}" "${NOSYSTIME[@]}" "$TIMESYNCD" --validate >"$1" 2>"$1.err" || RC=$?
 }
 
 # Line numbers count write_conf's FallbackNTS= as line 2.
@@ -66,7 +66,7 @@ test_it_touches_nothing() {
         write_conf "$main" "NTP=192.0.2.1" "FallbackNTS=localhost:9"
         RC=0
         # LeakSanitizer cannot run under ptrace (an ASan build would exit 1 for that alone).
-        "${TIMESYNCD_WRAPPER[@]}" env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -o "$out" -e trace=socket,connect,mkdir,unlink,rename \
+        "${TIMESYNCD_WRAPPER[@]}" "${NOSYSTIME[@]}" env ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -o "$out" -e trace=socket,connect,mkdir,unlink,rename \
                 -e trace=/open.* "$TIMESYNCD" --validate >/dev/null 2>&1 || RC=$?
         [ "$RC" = 0 ] || fail "exit status $RC"
         ! grep -E "^[0-9]+ +(socket|connect)\(" "$out" || fail "--validate opened a socket"
@@ -87,7 +87,7 @@ test_missing_config_file_is_said_once() {
         [ "$RC" = 1 ] || fail "the daemon exited with $RC for a missing --config="
         [ "$(grep -c "absent\.conf'\?  *does not exist" "$out")" = 1 ] || fail "the daemon did not say it once: $(cat "$out")"
         RC=0
-        "$TIMESYNCD" --validate --config="$absent" >"$out" 2>&1 || RC=$?
+        run_nosystime "$TIMESYNCD" --validate --config="$absent" >"$out" 2>&1 || RC=$?
         [ "$RC" = 1 ] || fail "--validate exited with $RC for a missing --config="
         [ "$(grep -c "absent\.conf'\?  *does not exist" "$out")" = 1 ] || fail "--validate did not say it once: $(cat "$out")"
         echo "PASS test_missing_config_file_is_said_once"

@@ -19,7 +19,10 @@ ntp=$NTS_PEER_NTP_PORT ke=$NTS_PEER_KE_PORT srv=$NTS_PEER_DIR
 last_number() {
         grep -- "$1" "$TIMESYNCD_LOG" | tail -n1 | grep -oE '[-+][0-9]+\.[0-9]+' | head -n1
 }
-# within NUMBER LOW HIGH
+# within NUMBER LOW HIGH. The bounds allow 50 ms of measurement error: on loopback the offset
+# is off by half the difference of the two directions' delays, which on a machine loaded by
+# CI's other lanes reached more than 10 ms. Every rule checked here is wrong by seconds or by
+# its sign when broken.
 within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v != "" && v >= lo && v <= hi) }'; }
 
 test_wrong_clock_at_start_is_stepped_over_nts() {
@@ -30,9 +33,9 @@ test_wrong_clock_at_start_is_stepped_over_nts() {
         wait_log "Initial clock synchronization to localhost:$ke (offset -1800\.[0-9]* s, NTS authenticated"
         [ "$(log_count "Test clock: stepped by")" = 1 ] || fail "not exactly one step"
         by=$(last_number "Test clock: stepped by")
-        within "$by" -1800.01 -1799.99 || fail "stepped by $by s, expected -1800 s"
+        within "$by" -1800.05 -1799.95 || fail "stepped by $by s, expected -1800 s"
         left=$(grep "Test clock: stepped by" "$TIMESYNCD_LOG" | sed -n 's/.*now \([-+][0-9.]*\) s from.*/\1/p')
-        within "$left" -0.01 0.01 || fail "the test clock is $left s off after the step"
+        within "$left" -0.05 0.05 || fail "the test clock is $left s off after the step"
 }
 
 test_foreign_jump_resynchronizes_at_once() {
@@ -45,7 +48,7 @@ test_foreign_jump_resynchronizes_at_once() {
         wait_log_count "NTP reply from" $((replies + 1)) 5
         wait_log_count "Test clock: stepped by" 2 5
         by=$(last_number "Test clock: stepped by")
-        within "$by" -1800.01 -1799.99 || fail "stepped back by $by s, expected -1800 s"
+        within "$by" -1800.05 -1799.95 || fail "stepped back by $by s, expected -1800 s"
         # The samples from before the jump are gone: the step follows the first new reply,
         # a filter still holding them would have called the +1800 s a spike.
         [ "$(log_count "System clock changed")" = 1 ] || fail "clock change logged $(log_count "System clock changed") times for one jump"
@@ -78,12 +81,12 @@ test_clock_behind_is_stepped_forward_over_plain_ntp() {
         # Within 45 s of the last commit (TIME_EPOCH, the floor of every clock) the daemon first
         # advances the fake clock to that floor, as it would a real one: the step is smaller then.
         if log_has "System clock is behind the last recorded time, advancing it"; then
-                within "$by" 0 45.01 || fail "stepped by $by s after the advance, expected 0..+45 s"
+                within "$by" 0 45.05 || fail "stepped by $by s after the advance, expected 0..+45 s"
         else
-                within "$by" 44.99 45.01 || fail "stepped by $by s, expected +45 s"
+                within "$by" 44.95 45.05 || fail "stepped by $by s, expected +45 s"
         fi
         left=$(grep "Test clock: stepped by" "$TIMESYNCD_LOG" | sed -n 's/.*now \([-+][0-9.]*\) s from.*/\1/p')
-        within "$left" -0.01 0.01 || fail "the test clock is $left s off after the step"
+        within "$left" -0.05 0.05 || fail "the test clock is $left s off after the step"
         stop_timesyncd
 }
 
@@ -94,7 +97,7 @@ test_small_offset_is_slewed_not_stepped() {
         start_timesyncd "$TEST_TMPDIR/ntp.conf" --test-clock-offset=50ms
         wait_log "Test clock: slewing by"
         by=$(last_number "Test clock: slewing by")
-        within "$by" -0.06 -0.04 || fail "slewing by $by s, expected -0.05 s"
+        within "$by" -0.09 -0.01 || fail "slewing by $by s, expected -0.05 s"
         log_has "Test clock: stepped" && fail "a 50 ms offset was stepped"
         stop_timesyncd
 }

@@ -52,6 +52,12 @@ bool ntp_filter_add(NTPFilter *f, int64_t offset_nsec) {
         return spike;
 }
 
+int64_t ntp_filter_deviation(const NTPFilter *f, int64_t offset_nsec) {
+        assert(f);
+
+        return offset_nsec - filter_mean(f);
+}
+
 unsigned ntp_filter_poll_next(unsigned level, int64_t offset_nsec, bool spike, double jitter_nsec,
                        unsigned min_level, unsigned max_level) {
         int64_t a = llabs(offset_nsec);

@@ -27,6 +27,10 @@ typedef struct NTPFilter {
 bool ntp_filter_add(NTPFilter *f, int64_t offset_nsec);
 void ntp_filter_reset(NTPFilter *f);
 
+/* How far offset_nsec (added last) lies from the mean of the window: what a source's own
+ * samples say of its consistency, whatever its distance from the local clock. */
+int64_t ntp_filter_deviation(const NTPFilter *f, int64_t offset_nsec);
+
 /* The next poll level (the interval is the minimum doubled that many times) after a sample
  * with this offset. Large offsets poll fast to converge; small stable ones back off towards
  * the maximum. */

@@ -451,6 +451,8 @@ static void several_judge(Several *sv, SeveralDecision *out) {
         }
 
         several_log_verdicts(sv, before, &d);
+        for (size_t i = 0; i < sv->set.n_entries; i++)
+                source_set_unused(sv->set.entries[i].source, sv->set.entries[i].verdict == NTP_SELECT_FALSETICKER);
         several_select(sv, d.select.selected < sv->set.n_entries ? sv->set.entries[d.select.selected].source : NULL, &d,
                        out);
         several_report(sv, &d, out);

@@ -57,6 +57,7 @@ struct Source {
         unsigned poll_level_min;        /* raised by RATE kiss codes, for the source's life */
         unsigned poll_level_max;
         bool poll_resync;               /* the next sample starts the poll interval over */
+        bool unused;                    /* the owner does not follow its samples */
         usec_t poll_interval_usec;
         bool talking;                   /* the address polled answered */
         SourceSample sample;
@@ -330,6 +331,7 @@ static void source_begin(Source *s, size_t address) {
         source_disconnect(s);
         s->address = address;
         s->talking = false;
+        s->unused = false;
         ntp_filter_reset(&s->filter);
         s->poll_resync = true;
         s->poll_level = s->poll_level_min;
@@ -735,14 +737,20 @@ static bool source_make_sample(Source *s, const NTPHeader *h, const struct times
         return true;
 }
 
+/* A large offset polls fast because the clock is about to be corrected and must be measured
+ * again soon. A source whose samples are not used (a falseticker) keeps its offset, as the
+ * clock is not moved towards it: polled at the shortest interval for as long as it lies, a
+ * pool member wrong by seconds would be polled every 32 s by a whole fleet. Its level follows
+ * its own consistency instead, as the others' follows the clock's. */
 static void source_next_poll_level(Source *s) {
         const SourceSample *p = &s->sample;
+        int64_t offset = s->unused ? ntp_filter_deviation(&s->filter, p->ntp.offset_nsec) : p->ntp.offset_nsec;
 
         if (s->poll_resync) {
                 s->poll_level = s->poll_level_min;
                 s->poll_resync = false;
         } else
-                s->poll_level = ntp_filter_poll_next(s->poll_level, p->ntp.offset_nsec, p->spike, p->jitter_nsec,
+                s->poll_level = ntp_filter_poll_next(s->poll_level, offset, p->spike, p->jitter_nsec,
                                                      s->poll_level_min, s->poll_level_max);
         source_update_poll_interval(s);
 }
@@ -967,6 +975,12 @@ bool source_sample_used(Source *s) {
         /* A new key exchange takes over; the source polls again when it is done. */
         source_wait_for_nts(s);
         return true;
+}
+
+void source_set_unused(Source *s, bool unused) {
+        assert(s);
+
+        s->unused = unused;
 }
 
 void source_clock_stepped(Source *s, bool poll_now) {

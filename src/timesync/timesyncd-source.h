@@ -145,6 +145,10 @@ bool source_sample_used(Source *s);
 void source_clock_stepped(Source *s, bool poll_now);
 /* The poll interval limits of the settings changed: apply them to the interval and the timer. */
 void source_poll_limits_changed(Source *s);
+/* The owner does not use its samples (a falseticker): from its next sample on, its poll level
+ * follows how far each sample strays from its recent ones, not its offset from the local
+ * clock, which nothing corrects towards it. */
+void source_set_unused(Source *s, bool unused);
 
 SourceState source_state(const Source *s);
 /* Its state waits for a timer or a query that is not there: a bug, or sd-event failing. The

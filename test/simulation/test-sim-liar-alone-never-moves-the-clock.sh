@@ -4,7 +4,9 @@
 # authentic liar). While all answer, three agree and the liar is named a falseticker. Three
 # hours in, the three honest ones fall silent for good: the liar alone keeps
 # answering, and the clock is neither stepped nor slewed towards it; the daemon says it is left
-# alone.
+# alone. Its samples unused, the liar is polled less and less often, as an honest server is:
+# not every 32 s for as long as it lies, which for a pool member wrong by seconds would be the
+# whole fleet's load.
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "$0")/sim.sh"
 sim_init
@@ -25,3 +27,7 @@ big=$(awk -v s=$silent '$1 >= s && $2 == "slew" { v = $3 < 0 ? -$3 : $3; if (v >
 [ -z "$big" ] || fail "the clock was slewed towards the liar: $big"
 awk -v e="$(sim_clock_error)" 'BEGIN { exit !(e < 0.001 && e > -0.001) }' ||
         fail "the clock ends $(sim_clock_error) s off"
+liar_requests=$(awk '$2 == "request" && $3 == "server" && $4 == 3' "$SIM_REC" | wc -l)
+longest=$(awk '$2 == "request" && $3 == "server" && $4 == 3 { i = substr($5, 10) + 0; if (i > m) m = i } END { print m + 0 }' "$SIM_REC")
+[ "$liar_requests" -le 60 ] || fail "the falseticker was polled $liar_requests times in half a day"
+awk -v m="$longest" 'BEGIN { exit !(m >= 2048) }' || fail "the falseticker's poll interval never reached 2048 s: $longest s"

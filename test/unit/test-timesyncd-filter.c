@@ -68,10 +68,40 @@ static void test_poll_interval_ignores_spikes(void) {
         ASSERT_EQ(ntp_filter_poll_next(3, 100 * MSEC, false, 0, 0, 6), 2);
 }
 
+/* A source 2 s off whose samples agree with each other: its deviation is what decides the poll
+ * level of a falseticker, and it lets the level grow where the offset resets it. A source whose
+ * samples wander by 300 ms is far off by either measure. */
+static void test_deviation_is_from_the_sources_own_samples(void) {
+        static const struct {
+                int64_t offsets[4];
+                int64_t deviation_min, deviation_max;
+                unsigned level_by_deviation;
+        } rows[] = {
+                { { 2000 * MSEC, 2000 * MSEC, 2000 * MSEC, 2000 * MSEC }, 0, 0, 4 },
+                { { 2000 * MSEC, 2001 * MSEC, 1999 * MSEC, 2000 * MSEC }, -1 * MSEC, 1 * MSEC, 4 },
+                { { -5000 * MSEC, -5000 * MSEC, -5000 * MSEC, -4999 * MSEC }, 0, 1 * MSEC, 4 },
+                { { 2000 * MSEC, 2000 * MSEC, 2000 * MSEC, 3200 * MSEC }, 800 * MSEC, 1000 * MSEC, 0 },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(rows); i++) {
+                NTPFilter f = {};
+                int64_t d;
+
+                for (size_t j = 0; j < ELEMENTSOF(rows[i].offsets); j++)
+                        (void) ntp_filter_add(&f, rows[i].offsets[j]);
+                d = ntp_filter_deviation(&f, rows[i].offsets[3]);
+                ASSERT_TRUE(d >= rows[i].deviation_min && d <= rows[i].deviation_max);
+                ASSERT_EQ(ntp_filter_poll_next(3, d, false, f.jitter_nsec, 0, 6), rows[i].level_by_deviation);
+                /* The offset itself, 2 s or more, starts the level over. */
+                ASSERT_EQ(ntp_filter_poll_next(3, rows[i].offsets[3], false, f.jitter_nsec, 0, 6), 0u);
+        }
+}
+
 TEST_MAIN(TEST_CASE(test_first_samples_are_never_spikes),
           TEST_CASE(test_outlier_is_a_spike_and_lasting_change_is_accepted),
           TEST_CASE(test_big_offset_is_not_a_spike),
           TEST_CASE(test_reset_keeps_packet_count),
           TEST_CASE(test_poll_interval_backs_off_when_stable_and_stays_in_bounds),
           TEST_CASE(test_poll_interval_resets_on_large_offset),
-          TEST_CASE(test_poll_interval_ignores_spikes));
+          TEST_CASE(test_poll_interval_ignores_spikes),
+          TEST_CASE(test_deviation_is_from_the_sources_own_samples));

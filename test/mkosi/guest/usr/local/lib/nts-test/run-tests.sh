@@ -393,6 +393,8 @@ EOC
         wait_for 10 bash -c "ss -ltn | grep -q ':$ntsport '"
 }
 
+# The peers' NTPsec (1.2.2 today). orphanwait 1 as in test/lib/ntpsec.sh: from 1.2.5 on, a
+# value below 1 means the default of 300 s, during which ntpd answers leap 3.
 start_ntpsec() {
         local dir=$RUN/ntpsec
         mkdir -p "$dir"
@@ -402,7 +404,7 @@ nts cert $CERTS/server-chain.pem
 nts key $CERTS/server.key
 nts cookie $dir/nts-keys
 nts mintls TLS1.3
-tos orphan 1 orphanwait 0
+tos orphan 1 orphanwait 1
 disable ntp
 disable kernel
 restrict default kod limited nomodify noquery

@@ -19,6 +19,17 @@
 #define BUS_TEST_INTERFACE "org.freedesktop.timesync1.Manager"
 #define BUS_TEST_WAIT_USEC (10 * USEC_PER_SEC)
 
+/* A manager in observe mode with the fake clock, never started: no source, no network. */
+static inline Manager *test_manager_new(void) {
+        ManagerOptions o = { .observe = true, .test_fake_clock = true };
+        Manager *m = NULL;
+
+        ASSERT_OK(manager_new(&m, &o));
+        /* Nothing a test does with it may reach the real clock. */
+        ASSERT_EQ(clock_backend_type(m->clock), CLOCK_BACKEND_FAKE);
+        return m;
+}
+
 /* The strings of l joined by spaces ("" for none), to be freed. */
 static inline char *test_join(const char *const *l) {
         size_t size = 1;
@@ -115,10 +126,14 @@ static inline void bus_pair_run_until(BusPair *p, void **done) {
         }
 }
 
-/* Every signal sent so far has reached the client: a call made after them is answered after
- * they were dispatched, the socket being a stream. */
+/* Every signal sent so far has reached the client: whatever is due in the loop (a timer armed
+ * at once, such as the Sources signal's) is dispatched first, and a call made after the signals
+ * is answered after them, the socket being a stream. */
 static inline void bus_pair_sync(BusPair *p) {
         sd_bus_message *reply = NULL;
+
+        for (unsigned i = 0; sd_event_run(p->manager->event, 0) > 0; i++)
+                ASSERT_TRUE(i < 1000);
 
         ASSERT_OK(sd_bus_call_method_async(p->client, NULL, NULL, BUS_TEST_PATH, "org.freedesktop.DBus.Peer",
                                            "Ping", bus_pair_on_reply, &reply, NULL));

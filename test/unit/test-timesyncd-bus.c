@@ -16,16 +16,6 @@
 #include "timesyncd-bus.h"
 #include "timesyncd-manager.h"
 
-static Manager *manager_new_for_test(void) {
-        ManagerOptions o = { .observe = true, .test_fake_clock = true };
-        Manager *m = NULL;
-
-        ASSERT_OK(manager_new(&m, &o));
-        /* Nothing here may reach the real clock. */
-        ASSERT_EQ(clock_backend_type(m->clock), CLOCK_BACKEND_FAKE);
-        return m;
-}
-
 static void append(char *buf, size_t size, const char *a, const char *b, const char *c) {
         size_t l = strlen(buf);
 
@@ -249,7 +239,7 @@ static void test_properties_for_a_manager_state(void) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                _cleanup_(manager_freep) Manager *m = manager_new_for_test();
+                _cleanup_(manager_freep) Manager *m = test_manager_new();
                 char value[1024];
                 BusPair p;
 
@@ -286,7 +276,7 @@ static void test_methods_refuse_bad_arguments(void) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                _cleanup_(manager_freep) Manager *m = manager_new_for_test();
+                _cleanup_(manager_freep) Manager *m = test_manager_new();
                 _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
                 char value[256];
                 BusPair p;
@@ -316,7 +306,7 @@ static void test_methods_refuse_bad_arguments(void) {
  * needs polkit, which a peer connection has not: refused as access denied. The manager is
  * offline, so setting servers starts no source. */
 static void test_runtime_servers_set_by_root_only_without_polkit(void) {
-        _cleanup_(manager_freep) Manager *m = manager_new_for_test();
+        _cleanup_(manager_freep) Manager *m = test_manager_new();
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_free_ char *changed = NULL;
         char value[256];
@@ -351,7 +341,7 @@ static void test_log_control_refuses_unknown_level_and_target(void) {
                 { "LogLevel", "debug", NULL },
                 { "LogTarget", "console", NULL },
         };
-        _cleanup_(manager_freep) Manager *m = manager_new_for_test();
+        _cleanup_(manager_freep) Manager *m = test_manager_new();
         int saved_level = log_get_max_level();
         LogTarget saved_target = log_get_target();
         BusPair p;
@@ -404,7 +394,7 @@ static void test_signals_leave_out_unchanged_values(void) {
                 { "first Frequency", 64, true, { "Frequency" }, "Frequency" },
                 { "same Frequency", 64, true, { "Frequency" }, "" },
         };
-        _cleanup_(manager_freep) Manager *m = manager_new_for_test();
+        _cleanup_(manager_freep) Manager *m = test_manager_new();
         BusPair p;
 
         bus_pair_start(&p, m);
@@ -424,7 +414,7 @@ static void test_signals_leave_out_unchanged_values(void) {
 
 /* Without a connection that announced the state, nothing is sent. */
 static void test_no_signal_before_connected(void) {
-        _cleanup_(manager_freep) Manager *m = manager_new_for_test();
+        _cleanup_(manager_freep) Manager *m = test_manager_new();
         _cleanup_free_ char *changed = NULL;
         BusPair p;
 
@@ -472,7 +462,7 @@ static void test_property_bits_and_names(void) {
                 /* Bits above the last property are not names. */
                 { (1U << _BUS_PROPERTY_MAX) | BUS_PROPERTY_FREQUENCY, "Frequency" },
         };
-        _cleanup_(manager_freep) Manager *m = manager_new_for_test();
+        _cleanup_(manager_freep) Manager *m = test_manager_new();
         BusPair p;
 
         bus_pair_start(&p, m);

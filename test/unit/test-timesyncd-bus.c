@@ -263,6 +263,13 @@ static void test_methods_refuse_bad_arguments(void) {
                 { "NTP: port 0", BUS_TEST_INTERFACE, "SetRuntimeNTPServers", "localhost:0", SD_BUS_ERROR_INVALID_ARGS },
                 { "NTP: empty", BUS_TEST_INTERFACE, "SetRuntimeNTPServers", "", SD_BUS_ERROR_INVALID_ARGS },
                 { "NTP: double dot", BUS_TEST_INTERFACE, "SetRuntimeNTPServers", "a..b", SD_BUS_ERROR_INVALID_ARGS },
+                /* The spellings of NTS lists are not NTP server names. */
+                { "NTP: an NTS pool", BUS_TEST_INTERFACE, "SetRuntimeNTPServers", "pool:nts.example",
+                  SD_BUS_ERROR_INVALID_ARGS },
+                { "NTP: an SRV name", BUS_TEST_INTERFACE, "SetRuntimeNTPServers", "srv:example.org",
+                  SD_BUS_ERROR_INVALID_ARGS },
+                { "NTS: an SRV name with a port", BUS_TEST_INTERFACE, "SetRuntimeNTSServers", "srv:example.org:123",
+                  SD_BUS_ERROR_INVALID_ARGS },
                 { "NTS: a space", BUS_TEST_INTERFACE, "SetRuntimeNTSServers", "bad name", SD_BUS_ERROR_INVALID_ARGS },
                 { "NTS: port 0", BUS_TEST_INTERFACE, "SetRuntimeNTSServers", "nts.example:0",
                   SD_BUS_ERROR_INVALID_ARGS },
@@ -302,7 +309,7 @@ static void test_methods_refuse_bad_arguments(void) {
         }
 }
 
-/* Valid names: root sets them at once (and the lists' properties are signalled); anyone else
+/* Valid names (an NTS list's spellings too): root sets them at once (and the lists' properties are signalled); anyone else
  * needs polkit, which a peer connection has not: refused as access denied. The manager is
  * offline, so setting servers starts no source. */
 static void test_runtime_servers_set_by_root_only_without_polkit(void) {
@@ -313,13 +320,13 @@ static void test_runtime_servers_set_by_root_only_without_polkit(void) {
         BusPair p;
 
         bus_pair_start(&p, m);
-        reply = call(&p, BUS_TEST_PATH, BUS_TEST_INTERFACE, "SetRuntimeNTSServers", "as", 2, "nts.example",
-                     "192.0.2.1:4461");
+        reply = call(&p, BUS_TEST_PATH, BUS_TEST_INTERFACE, "SetRuntimeNTSServers", "as", 3, "nts.example",
+                     "192.0.2.1:4461", "pool:nts.example");
         get(&p, BUS_TEST_INTERFACE, "RuntimeNTSServers", value, sizeof value);
         changed = bus_pair_take_changed(&p);
         if (geteuid() == 0) {
                 ASSERT_FALSE(sd_bus_message_is_method_error(reply, NULL));
-                ASSERT_STREQ(value, "[\"nts.example\",\"192.0.2.1:4461\"]");
+                ASSERT_STREQ(value, "[\"nts.example\",\"192.0.2.1:4461\",\"pool:nts.example\"]");
                 ASSERT_STREQ(changed, "RuntimeNTSServers NTS");
                 ASSERT_EQ(m->state, MANAGER_OFFLINE);
         } else {

@@ -22,74 +22,49 @@ static void append(char *buf, size_t size, const char *a, const char *b, const c
         ASSERT_TRUE((size_t) snprintf(buf + l, size - l, "%s%s%s", a, b, c) < size - l);
 }
 
-/* A value as text: basic types as numbers or the string, arrays in [], structures in (),
- * elements separated by ','. */
+/* A value as text: basic types as numbers, booleans as true and false, strings in quotes,
+ * arrays in [], structures in (), dictionary entries in {}, elements separated by ','. */
 static void render(sd_bus_message *msg, char *buf, size_t size) {
         const char *contents;
         char type;
 
         while (sd_bus_message_peek_type(msg, &type, &contents) > 0) {
                 char item[256] = "";
+                union {
+                        const char *s;
+                        int b;
+                        uint8_t y;
+                        int32_t i;
+                        uint32_t u;
+                        int64_t x;
+                        uint64_t t;
+                } v;
 
                 if (!isempty(buf))
                         append(buf, size, ",", "", "");
 
-                if (IN_SET(type, SD_BUS_TYPE_ARRAY, SD_BUS_TYPE_STRUCT, SD_BUS_TYPE_VARIANT)) {
+                if (IN_SET(type, SD_BUS_TYPE_ARRAY, SD_BUS_TYPE_STRUCT, SD_BUS_TYPE_DICT_ENTRY, SD_BUS_TYPE_VARIANT)) {
+                        static const char *const open[128] = { ['a'] = "[", ['r'] = "(", ['e'] = "{", ['v'] = "" };
+                        static const char *const close[128] = { ['a'] = "]", ['r'] = ")", ['e'] = "}", ['v'] = "" };
+
                         ASSERT_OK(sd_bus_message_enter_container(msg, type, contents));
                         render(msg, item, sizeof item);
                         ASSERT_OK(sd_bus_message_exit_container(msg));
-                        append(buf, size, type == SD_BUS_TYPE_ARRAY ? "[" : type == SD_BUS_TYPE_STRUCT ? "(" : "", item,
-                               type == SD_BUS_TYPE_ARRAY ? "]" : type == SD_BUS_TYPE_STRUCT ? ")" : "");
+                        append(buf, size, open[(int) type], item, close[(int) type]);
                         continue;
                 }
 
-                switch (type) {
-                case SD_BUS_TYPE_STRING: {
-                        const char *s;
-                        ASSERT_OK(sd_bus_message_read_basic(msg, type, &s));
-                        snprintf(item, sizeof item, "\"%s\"", s);
-                        break;
-                }
-                case SD_BUS_TYPE_BOOLEAN: {
-                        int b;
-                        ASSERT_OK(sd_bus_message_read_basic(msg, type, &b));
-                        snprintf(item, sizeof item, "%s", b ? "true" : "false");
-                        break;
-                }
-                case SD_BUS_TYPE_BYTE: {
-                        uint8_t v;
-                        ASSERT_OK(sd_bus_message_read_basic(msg, type, &v));
-                        snprintf(item, sizeof item, "%u", v);
-                        break;
-                }
-                case SD_BUS_TYPE_INT32: {
-                        int32_t v;
-                        ASSERT_OK(sd_bus_message_read_basic(msg, type, &v));
-                        snprintf(item, sizeof item, "%" PRIi32, v);
-                        break;
-                }
-                case SD_BUS_TYPE_UINT32: {
-                        uint32_t v;
-                        ASSERT_OK(sd_bus_message_read_basic(msg, type, &v));
-                        snprintf(item, sizeof item, "%" PRIu32, v);
-                        break;
-                }
-                case SD_BUS_TYPE_INT64: {
-                        int64_t v;
-                        ASSERT_OK(sd_bus_message_read_basic(msg, type, &v));
-                        snprintf(item, sizeof item, "%" PRIi64, v);
-                        break;
-                }
-                case SD_BUS_TYPE_UINT64: {
-                        uint64_t v;
-                        ASSERT_OK(sd_bus_message_read_basic(msg, type, &v));
-                        snprintf(item, sizeof item, "%" PRIu64, v);
-                        break;
-                }
-                default:
-                        fprintf(stderr, "type %c not rendered\n", type);
-                        abort();
-                }
+                ASSERT_TRUE(strchr("sbyiuxt", type));
+                ASSERT_OK(sd_bus_message_read_basic(msg, type, &v));
+                if (type == SD_BUS_TYPE_STRING)
+                        snprintf(item, sizeof item, "\"%s\"", v.s);
+                else if (type == SD_BUS_TYPE_BOOLEAN)
+                        snprintf(item, sizeof item, "%s", v.b ? "true" : "false");
+                else if (type == SD_BUS_TYPE_INT32 || type == SD_BUS_TYPE_INT64)
+                        snprintf(item, sizeof item, "%" PRIi64, type == SD_BUS_TYPE_INT32 ? (int64_t) v.i : v.x);
+                else
+                        snprintf(item, sizeof item, "%" PRIu64,
+                                 type == SD_BUS_TYPE_BYTE ? v.y : type == SD_BUS_TYPE_UINT32 ? v.u : v.t);
                 append(buf, size, item, "", "");
         }
 }

@@ -6,6 +6,7 @@
 #include "server-name.h"
 #include "strv.h"
 #include "timesyncd-bus.h"
+#include "timesyncd-bus-internal.h"
 #include "timesyncd-manager.h"
 #include "timesyncd-nts.h"
 #include "timesyncd-several.h"
@@ -964,6 +965,15 @@ static int on_bus_connected(sd_bus_message *message, void *userdata, sd_bus_erro
         return 0;
 }
 
+int manager_bus_add_objects(sd_bus *bus, Manager *m) {
+        int r;
+
+        r = sd_bus_add_object_vtable(bus, NULL, TIMESYNC_PATH, TIMESYNC_INTERFACE, manager_vtable, m);
+        if (r < 0)
+                return r;
+        return sd_bus_add_object_vtable(bus, NULL, LOG_CONTROL_PATH, LOG_CONTROL_INTERFACE, log_control_vtable, m);
+}
+
 /* The system bus as sd_bus_open_system() would connect to it, except that a socket that is not
  * there yet (early boot, a bus restarting, a container without one) is waited for by inotify
  * (watch_bind) rather than by trying again and again: no wakeup while there is no bus. */
@@ -1011,10 +1021,7 @@ static int manager_try_connect_bus(Manager *m) {
         if (r < 0)
                 return r;
 
-        r = sd_bus_add_object_vtable(bus, NULL, TIMESYNC_PATH, TIMESYNC_INTERFACE, manager_vtable, m);
-        if (r < 0)
-                return r;
-        r = sd_bus_add_object_vtable(bus, NULL, LOG_CONTROL_PATH, LOG_CONTROL_INTERFACE, log_control_vtable, m);
+        r = manager_bus_add_objects(bus, m);
         if (r < 0)
                 return r;
 

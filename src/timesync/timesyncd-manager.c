@@ -11,6 +11,7 @@
 #include "timesyncd-bus.h"
 #include "timesyncd-clockfile.h"
 #include "timesyncd-manager.h"
+#include "timesyncd-manager-internal.h"
 #include "timesyncd-network.h"
 #include "timesyncd-nts.h"
 #include "timesyncd-several.h"
@@ -20,7 +21,7 @@ static int manager_clock_watch_setup(Manager *m);
 static void manager_select_next(Manager *m);
 
 /* The PLL's poll exponent for an interval (log2 seconds). */
-static int manager_poll_log2(usec_t interval) {
+int manager_poll_log2(usec_t interval) {
         int l = 0;
 
         while (l < 30 && ((usec_t) 2 << l) * USEC_PER_SEC <= interval)
@@ -72,7 +73,7 @@ static void manager_bus_emit_properties(Manager *m, unsigned changed) {
 }
 
 /* What the NTS glue decided (timesyncd-nts.h): NTSStatus, the counters, STATUS=, the signal. */
-static void manager_nts_apply(Manager *m, const NTSDecision *d) {
+void manager_nts_apply(Manager *m, const NTSDecision *d) {
         if (d->set_status)
                 snprintf(m->nts_status, sizeof m->nts_status, "%s", d->status);
         if (d->ke_failed)
@@ -248,7 +249,7 @@ static void manager_record_message(Manager *m, const SourceSample *p);
 
 /* What the set decided (timesyncd-several.h), in its order: the selection and what the bus
  * shows of it, NTSStatus, STATUS=, the manager's state, the clock, then the signals. */
-static void manager_several_apply(Manager *m, const SeveralDecision *d) {
+void manager_several_apply(Manager *m, const SeveralDecision *d) {
         Several *sv = &m->several;
 
         if (d->stopped) {
@@ -695,16 +696,20 @@ static void manager_announce_contact(Manager *m, const SourceSample *p) {
         manager_notify_status(m, "Contacted time server %s (%s)%s.", addr, m->current->string, auth);
 }
 
-/* The clock follows a sample that is not a spike. Returns true when it did. */
-static bool manager_steer(Manager *m, Source *s, const SourceSample *p) {
-        int r;
-        ClockAdjustment a = {
+ClockAdjustment manager_sample_adjustment(const SourceSample *p, usec_t poll_interval_usec) {
+        return (ClockAdjustment) {
                 .offset_nsec = p->ntp.offset_nsec,
                 .step = llabs(p->ntp.offset_nsec) >= NTP_STEP_THRESHOLD_NSEC,
                 .leap = p->header.leap,
-                .poll_log2 = manager_poll_log2(m->poll_interval_usec),
+                .poll_log2 = manager_poll_log2(poll_interval_usec),
                 .max_error_nsec = p->root_distance_nsec,
         };
+}
+
+/* The clock follows a sample that is not a spike. Returns true when it did. */
+static bool manager_steer(Manager *m, Source *s, const SourceSample *p) {
+        ClockAdjustment a = manager_sample_adjustment(p, m->poll_interval_usec);
+        int r;
 
         if (p->spike)
                 return false;

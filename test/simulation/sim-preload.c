@@ -23,7 +23,8 @@
  *
  * The scenario comes from the environment (see parse_server() and docs/ARCHITECTURE.md):
  *   SIM_SERVERS     servers: "port=P,offset=S,freq=PPM,delay=S,jitter=S,loss=P,down=A-B,
- *                   rotate=S,nak=A-B" separated by ';'; times in seconds of simulated time
+ *                   rotate=S,nak=A-B,jump=T:S" separated by ';'; times in seconds of
+ *                   simulated time
  *   SIM_DURATION    simulated seconds; then the daemon gets SIGTERM
  *   SIM_DRIFT       the daemon's oscillator error in ppm: its CLOCK_REALTIME runs away from
  *                   true time at that rate
@@ -99,6 +100,7 @@ typedef struct SimServer {
         double down_from, down_to;      /* an outage: no KE, no NTP answers */
         double nak_from, nak_to;        /* answers every NTP request with an NTS NAK */
         double rotate;                  /* the server's cookie key changes every so many seconds */
+        double jump_at, jump;           /* from jump_at on, its time is jump seconds further off */
         double next_rotate;
         bool down;
         unsigned n_requests, n_dropped, n_ke_connects, n_rotations;
@@ -477,8 +479,10 @@ static bool apply_events(void) {
                         sim_record("server %zu cookie key changed", i);
                         any = true;
                 }
-                /* An authentic server with a frequency error serves a time that runs away. */
-                s->m.time_offset_nsec = (int64_t) ((s->offset + s->freq_ppm * 1e-6 * t) * 1e9);
+                /* An authentic server with a frequency error serves a time that runs away; one
+                 * that turns liar (or is set right) jumps. */
+                s->m.time_offset_nsec = (int64_t) ((s->offset + s->freq_ppm * 1e-6 * t +
+                                                    (s->jump_at >= 0 && t >= s->jump_at ? s->jump : 0)) * 1e9);
         }
         return any;
 }
@@ -567,11 +571,12 @@ static bool parse_window(const char *v, double *from, double *to) {
 }
 
 /* One server: "port=P" and any of offset=, freq=, delay=, jitter=, loss=, down=A-B, nak=A-B,
- * rotate=; a mistake aborts the run, loudly. */
+ * rotate=, jump=T:S; a mistake aborts the run, loudly. */
 static void parse_server(char *spec, SimServer *s) {
         char *save = NULL;
 
         *s = (SimServer) { .down_from = -1, .down_to = -1, .nak_from = -1, .nak_to = -1, .last_request = -1 };
+        s->jump_at = -1;
         for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
                 char *v = strchr(kv, '=');
                 bool ok = true;
@@ -598,6 +603,8 @@ static void parse_server(char *spec, SimServer *s) {
                                 ok = parse_window(v, &s->down_from, &s->down_to);
                         else if (streq(kv, "nak"))
                                 ok = parse_window(v, &s->nak_from, &s->nak_to);
+                        else if (streq(kv, "jump"))
+                                ok = sscanf(v, "%lf:%lf", &s->jump_at, &s->jump) == 2 && s->jump_at >= 0;
                         else
                                 ok = false;
                 }

@@ -170,7 +170,7 @@ $tables || exit 0
 # TO, per second, scaled to the fleet.
 peak() {
         awk -v a="$2" -v b="$3" -v w="$4" -v f=$FLEET -v n="$seeds" \
-                '$2 >= a && $2 < b { c[int(($2 - a) / w)]++ } END { m = 0; for (i in c) if (c[i] > m) m = c[i]; printf "%.0f", m * f / n / w }' "$1"
+                '$2 >= a && $2 < b { c[int(($2 - a) / w)]++ } END { m = 0; for (i in c) if (c[i] > m) m = c[i]; r = m * f / n / w; printf r < 10 ? "%.1f" : "%.0f", r }' "$1"
 }
 # count FILE FROM TO: key-exchange connections between FROM and TO, scaled to the fleet.
 count() { awk -v a="$2" -v b="$3" -v f=$FLEET -v n="$seeds" '$2 >= a && $2 < b { c++ } END { printf "%.0f", c * f / n }' "$1"; }

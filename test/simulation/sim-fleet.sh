@@ -142,6 +142,15 @@ late=$(awk -v o=$OUTAGE -v r=$RETRY '$2 - o > o + r { print "client " $1 " at " 
 bunched=$(awk -v o=$OUTAGE '$2 >= o { n[int(($2 - o) / 10)]++ } END { m = 0; for (b in n) if (n[b] > m) m = n[b]; print m }' "$W/outage")
 [ "$((bunched * 3))" -le "$seeds" ] || fail "$bunched of $seeds clients came back in the same 10 s after the outage"
 
+# A warm restart in the renewal window: no burst, only the renewals already due; a cold one
+# costs every client a key exchange at once.
+warm_hour=$(awk -v r=$RESTART '$2 < r + 3600' "$W/warm" | wc -l)
+warm_minute=$(awk -v r=$RESTART '$2 < r + 60 + '$SPREAD "$W/warm" | wc -l)
+cold_hour=$(wc -l <"$W/cold")
+[ "$(awk -v r=$RESTART '$2 < r + 60 + '$SPREAD "$W/cold" | wc -l)" = "$seeds" ] || fail "a cold client did not run a key exchange at once"
+[ "$((warm_minute * 10))" -le "$seeds" ] || fail "$warm_minute of $seeds warm clients ran a key exchange in the first minute"
+log "warm restart: $warm_hour key exchanges in the first hour ($warm_minute in the first minute), cold: $cold_hour"
+
 # Renewals: each key exchange after the first is 6 days to 7 days (plus a poll interval) after
 # the one before, over the first run and the warm restart's; every client renewed once.
 cat "$W/outage" "$W/warm" | sort -k1,1n -k2,2g | awk '$3 == "ok"' >"$W/ok"
@@ -152,15 +161,6 @@ outside=$(awk -v d=$DAY -v p=$POLL_MAX '$2 < 6 * d || $2 > 7 * d + p { print "cl
 # Spread over the window, not in one place: the fleet's renewals span more than half a day.
 span=$(awk '{ if (!n++ || $3 < lo) lo = $3; if ($3 > hi) hi = $3 } END { print hi - lo }' "$W/renewals")
 awk -v s="$span" -v d=$DAY 'BEGIN { exit !(s > d / 2) }' || fail "the renewals span only $span s"
-
-# A warm restart in the renewal window: no burst, only the renewals already due; a cold one
-# costs every client a key exchange at once.
-warm_hour=$(awk -v r=$RESTART '$2 < r + 3600' "$W/warm" | wc -l)
-warm_minute=$(awk -v r=$RESTART '$2 < r + 60 + '$SPREAD "$W/warm" | wc -l)
-cold_hour=$(wc -l <"$W/cold")
-[ "$(awk -v r=$RESTART '$2 < r + 60 + '$SPREAD "$W/cold" | wc -l)" = "$seeds" ] || fail "a cold client did not run a key exchange at once"
-[ "$((warm_minute * 10))" -le "$seeds" ] || fail "$warm_minute of $seeds warm clients ran a key exchange in the first minute"
-log "warm restart: $warm_hour key exchanges in the first hour ($warm_minute in the first minute), cold: $cold_hour"
 
 $tables || exit 0
 

@@ -23,8 +23,11 @@
  *
  * The scenario comes from the environment (see parse_server() and docs/ARCHITECTURE.md):
  *   SIM_SERVERS     servers: "port=P,offset=S,freq=PPM,delay=S,jitter=S,loss=P,down=A-B,
- *                   rotate=S,nak=A-B,jump=T:S" separated by ';'; times in seconds of
- *                   simulated time
+ *                   rotate=S,nak=A-B,jump=T:S,ntp_port=P,cookie_key=FILE" separated by ';';
+ *                   times in seconds of simulated time; ntp_port= (default: a free one) is where
+ *                   its NTP side listens and what its key exchange names, cookie_key= the file of
+ *                   its cookie key (made if missing; default: a new key): a run that restarts
+ *                   with a kept state directory meets the server its cookies are from
  *   SIM_DURATION    simulated seconds; then the daemon gets SIGTERM
  *   SIM_DRIFT       the daemon's oscillator error in ppm: its CLOCK_REALTIME runs away from
  *                   true time at that rate
@@ -101,6 +104,7 @@ typedef struct SimServer {
         double nak_from, nak_to;        /* answers every NTP request with an NTS NAK */
         double rotate;                  /* the server's cookie key changes every so many seconds */
         double jump_at, jump;           /* from jump_at on, its time is jump seconds further off */
+        char *cookie_key;               /* the file of its first cookie key, made if missing */
         double next_rotate;
         bool down;
         unsigned n_requests, n_dropped, n_ke_connects, n_rotations;
@@ -550,8 +554,9 @@ static void service(void) {
         }
 }
 
-static int listen_on(int type, uint16_t *ret_port) {
-        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+/* On *port, or on a free port if it is 0; *port is then the port. */
+static int listen_on(int type, uint16_t *port) {
+        struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(*port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
         socklen_t len = sizeof sa;
         int fd;
 
@@ -562,7 +567,7 @@ static int listen_on(int type, uint16_t *ret_port) {
                 fprintf(stderr, "sim: cannot listen on loopback: %m\n");
                 abort();
         }
-        *ret_port = ntohs(sa.sin_port);
+        *port = ntohs(sa.sin_port);
         return fd;
 }
 
@@ -571,7 +576,7 @@ static bool parse_window(const char *v, double *from, double *to) {
 }
 
 /* One server: "port=P" and any of offset=, freq=, delay=, jitter=, loss=, down=A-B, nak=A-B,
- * rotate=, jump=T:S; a mistake aborts the run, loudly. */
+ * rotate=, jump=T:S, ntp_port=, cookie_key=; a mistake aborts the run, loudly. */
 static void parse_server(char *spec, SimServer *s) {
         char *save = NULL;
 
@@ -587,6 +592,10 @@ static void parse_server(char *spec, SimServer *s) {
                         *v++ = '\0';
                         if (streq(kv, "port"))
                                 s->port = (uint16_t) strtoul(v, NULL, 10);
+                        else if (streq(kv, "ntp_port"))
+                                s->ntp_port = (uint16_t) strtoul(v, NULL, 10);
+                        else if (streq(kv, "cookie_key"))
+                                ok = (s->cookie_key = strdup(v)) != NULL;
                         else if (streq(kv, "offset"))
                                 s->offset = strtod(v, NULL);
                         else if (streq(kv, "freq"))
@@ -663,7 +672,7 @@ static void servers_start(void) {
                 s->m.ke_fd = listen_on(SOCK_STREAM, &s->ke_port);
                 s->m.ntp_fd = listen_on(SOCK_DGRAM, &s->ntp_port);
                 s->m.ntp_port = s->ntp_port;
-                if (mock_cookie_key_load(NULL, &s->m.key) < 0 ||
+                if (mock_cookie_key_load(s->cookie_key, &s->m.key) < 0 ||
                     mock_ke_listen(&s->m, s->m.ke_fd) < 0 ||
                     mock_ntp_listen(&s->m, s->m.ntp_fd) < 0) {
                         fprintf(stderr, "sim: cannot start server %zu\n", n_servers - 1);

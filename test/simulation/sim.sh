@@ -32,7 +32,8 @@ sim_init() {
 # a timesyncd.conf of CONF_LINEs after NTSTrustedCertificates=. The scenario is in the
 # environment: SIM_SERVERS (required), and optionally SIM_SEED (default 1), SIM_CLOCK_ERROR (the
 # daemon's clock minus true time at the start, in seconds: its fake clock's offset) and
-# SIM_DRIFT (see sim-preload.c). Sets SIM_LOG, SIM_REC and SIM_REAL_SECONDS (the run's real
+# SIM_DRIFT (see sim-preload.c), and SIM_STATE_FROM: a state directory (of an earlier run) whose
+# files the daemon starts with, as after a restart that kept /var/lib/systemd/timesync. Sets SIM_LOG, SIM_REC and SIM_REAL_SECONDS (the run's real
 # time). Fails if the daemon does not end by itself when the simulated time is over, if it
 # tried to change a clock, or if it had CAP_SYS_TIME.
 sim_run() {
@@ -42,6 +43,8 @@ sim_run() {
         dir=$TEST_TMPDIR/run$SIM_N
         mkdir -p "$dir/state" "$dir/runtime"
         chmod -R 0755 "$dir"
+        # Owner and mode kept: the daemon refuses a state file that others may read.
+        [ -z "${SIM_STATE_FROM:-}" ] || cp -a "$SIM_STATE_FROM/." "$dir/state/"
         { echo "[Time]"; echo "FallbackNTS="; echo "NTSTrustedCertificates=$CERTDIR/ca.pem"; printf '%s\n' "$@"; } >"$dir/timesyncd.conf"
         chmod 0644 "$dir/timesyncd.conf"
         SIM_LOG=$dir/timesyncd.log

@@ -210,6 +210,21 @@ void manager_enter(Manager *m, ManagerState state, const char *idle_reason) {
                 log_error_errno(r, "Failed to arm the retry timer: %m");
 }
 
+/* MANAGER_WAITING until the CLOCK_BOOTTIME time at, not for ConnectionRetrySec=: the time a
+ * backing-off NTS client drew may start its key exchange. On the retry timer's fixed period,
+ * clients that failed together (a pool outage at a mass boot) would retry on the same ticks
+ * whatever they drew. */
+static void manager_wait_until(Manager *m, usec_t at) {
+        int r;
+
+        manager_enter(m, MANAGER_WAITING, NULL);
+        if (at <= now(CLOCK_BOOTTIME))
+                return;
+        r = sd_event_source_set_time(m->event_retry, at);
+        if (r < 0)
+                log_error_errno(r, "Failed to arm the retry timer: %m");
+}
+
 static int manager_on_retry(sd_event_source *es, uint64_t usec, void *userdata) {
         manager_select_next(userdata);
         return 0;
@@ -378,7 +393,7 @@ static void manager_no_server(Manager *m) {
                         manager_notify_status(m, FALLBACK_NTS_UNREACHABLE ". Retrying.");
                 else
                         manager_notify_status(m, "No NTS server usable, retrying.");
-                manager_enter(m, MANAGER_WAITING, NULL);
+                manager_wait_until(m, nts_earliest_retry(m->servers));
                 return;
         }
         log_debug("No usable server configured.");

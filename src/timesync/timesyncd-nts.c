@@ -103,6 +103,22 @@ bool nts_all_refuse(ServerName *const servers[static _SERVER_TYPE_MAX]) {
         return any;
 }
 
+usec_t nts_earliest_retry(ServerName *const servers[static _SERVER_TYPE_MAX]) {
+        usec_t earliest = 0;
+
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++) {
+                if (!server_type_is_nts(t))
+                        continue;
+                LIST_FOREACH(names, n, servers[t]) {
+                        usec_t at = n->source ? nts_client_retry_after(source_nts(n->source)) : 0;
+
+                        if (at > 0 && (earliest == 0 || at < earliest))
+                                earliest = at;
+                }
+        }
+        return earliest;
+}
+
 void nts_refused(const char *status_now, NTSDecision *d) {
         static const char text[] = "Every NTS server refuses service (kiss code DENY or RSTR)";
 

@@ -47,6 +47,9 @@ void nts_missing(const TimesyncConfig *c, bool reported, NTSDecision *d);
 /* Every NTS server of the lists refused service (kiss code DENY or RSTR, timesyncd-source.c):
  * none is asked again, so nothing is left to do until the lists change. */
 bool nts_all_refuse(ServerName *const servers[static _SERVER_TYPE_MAX]);
+/* The earliest CLOCK_BOOTTIME time at which an NTS server of the lists that backs off after
+ * failed key exchanges may try again; 0 if none backs off. */
+usec_t nts_earliest_retry(ServerName *const servers[static _SERVER_TYPE_MAX]);
 /* Says so (the log, NTSStatus, STATUS=); the manager idles: no plain NTP instead, no retries.
  * status_now: NTSStatus as it is. */
 void nts_refused(const char *status_now, NTSDecision *d);

@@ -132,6 +132,14 @@ fast=$(for f in "$W/outage" "$W/long"; do [ ! -f "$f" ] || sort -k1,1n -k2,2g "$
                                 { s = $1; t = $2; prev = $3 }'; done | head -n 3)
 [ -z "$fast" ] || fail "a retry sooner than ConnectionRetrySec=: $fast"
 
+# The first retry of each client, after the refusal at boot, comes at the time its backoff drew
+# (30 to 60 s later), not on a tick of the manager's ConnectionRetrySec= timer, which would
+# bring a fleet that failed together back together: no 10 s hold more than half of them.
+first_retries=$(sort -k1,1n -k2,2g "$W/outage" | awk '!n[$1]++ { next } n[$1] == 2 { print int($2 / 10) }' |
+                sort | uniq -c | sort -rn | head -n 1)
+[ "$(( ${first_retries% *} * 2))" -le "$seeds" ] ||
+        fail "${first_retries% *} of $seeds first retries in the same 10 s (from $(( ${first_retries##* } * 10 )) s)"
+
 # The first key exchange after the outage, per client: "SEED TIME".
 first_ok() { awk '$3 == "ok" && !seen[$1]++ { print $1, $2 }' "$1"; }
 first_ok "$W/outage" >"$W/keys"

@@ -320,7 +320,7 @@ if [ "$run_qemu" = 1 ]; then
                   printf "%s\tCPU per poll (utime+stime, %d polls)\t%s\tms\n", c, v["polls"], v["cpu_ms_per_poll"]
                   printf "%s\tsystem calls per poll (%d polls)\t%s\t\n", c, v["syscall_polls"], v["syscalls_per_poll"]
                   printf "%s\tD-Bus signals per reply\t%s\t\n", c, v["signals_per_reply"]
-                  printf "%s\tmost frequent system calls (x86-64 number:count)\t%s\t\n", c, v["top"] }
+                  printf "%s\tmost frequent system calls (name:count)\t%s\t\n", c, v["top"] }
                 END { if ("cpu" in r)
                         printf "ours NTS / stock NTP\tCPU, system calls, D-Bus signals\t%s, %s, %s\tratio\n", r["cpu"], r["syscalls"], r["signals"] }' \
                 "$work/cpu-guest.txt" >"$work/guest-cpu.tsv"

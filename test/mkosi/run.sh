@@ -52,6 +52,8 @@ bookworm | trixie | forky) ;;
 esac
 
 step_start=$SECONDS
+# The tree the guest's scripts come from, for the tables written at the end.
+commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 step() {
         echo "--- $* (at $((SECONDS - step_start)) s)"
 }
@@ -310,7 +312,7 @@ if [ "$run_qemu" = 1 ]; then
         # the table of the suite for docs/BENCHMARKS.md: client, metric, value, unit.
         guest_lines "$work/serial.log" | grep -a '^CPU ' >"$work/cpu-guest.txt" || true
         sed 's/^/INFO /' "$work/cpu-guest.txt"
-        awk -v suite="$suite" -v commit="$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+        awk -v suite="$suite" -v commit="$commit" \
                 -v when="$(date -u '+%Y-%m-%d %H:%M UTC')" '
                 BEGIN { printf "# %s, test/mkosi/run.sh at %s, %s\n", suite, commit, when }
                 $2 == "ratio" { for (i = 4; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] } ; next }

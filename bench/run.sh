@@ -700,6 +700,19 @@ else
         GUEST_STATUS="not measured yet: run test/mkosi/run.sh before the bench."
 fi
 
+# The guest's CPU, system calls and D-Bus signals per poll, ours with NTS against stock with
+# plain NTP, one table per Debian suite: guest-cpu.tsv of each suite's mkosi run (CI's
+# build-mkosi, build-mkosi-trixie, build-mkosi-forky; NTS_MKOSI_CPU_DIRS names others), first
+# line "# SUITE, ...". Kept in docs/bench-guest-cpu-SUITE.tsv as the memory table is.
+MKOSI_BASE=${NTS_MKOSI_DIR:-$SRC/build-mkosi}
+for d in ${NTS_MKOSI_CPU_DIRS:-$MKOSI_BASE $MKOSI_BASE-trixie $MKOSI_BASE-forky}; do
+        [ "$(grep -vc '^#' "$d/guest-cpu.tsv" 2>/dev/null)" -gt 0 ] 2>/dev/null || continue
+        cpu_suite=$(sed -n '1s/^# \([a-z]*\),.*/\1/p' "$d/guest-cpu.tsv")
+        case $cpu_suite in
+        bookworm | trixie | forky) cp "$d/guest-cpu.tsv" "$SRC/docs/bench-guest-cpu-$cpu_suite.tsv" ;;
+        esac
+done
+
 # guest_kib CLIENT METRIC: a value of the guest table (first column starting with CLIENT, second
 # with METRIC)
 guest_kib() {
@@ -1073,6 +1086,13 @@ $(if [ -s "$GUEST_TSV" ]; then
         printf '\nIn the qemu guest of the mkosi suite (%s), one client after the other against the same\nlocal server:\n\n| client | metric | value | unit |\n|---|---|---|---|\n' "$GUEST_ORIGIN"
         awk -F'\t' '!/^#/ && NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$GUEST_TSV"
 fi)
+$(for cpu_suite in bookworm trixie forky; do
+        f=$SRC/docs/bench-guest-cpu-$cpu_suite.tsv
+        [ -s "$f" ] || continue
+        printf '\nCPU, system calls and D-Bus signals per poll in the qemu guest of %s (%s): ours with NTS\nand stock with plain NTP, one after the other, against the same chronyd, both polling every\n16 s (run-tests.sh, cpu_per_poll). The guest runs under software emulation (TCG), so the\nCPU times are far above a real machine'"'"'s, and the host'"'"'s load, which changes between the two\nwindows, moves them; the system calls and signals do not depend on it. Where clock_gettime is\nlisted, the guest'"'"'s vDSO did not answer it (a traced call is one that entered the kernel).\n\n| client | metric | value | unit |\n|---|---|---|---|\n' \
+                "$cpu_suite" "$(sed -n '1s/^# [a-z]*, //p' "$f")"
+        awk -F'\t' '!/^#/ && NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$f"
+done)
 
 ### Where the memory of NTS goes
 

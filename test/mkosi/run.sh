@@ -4,15 +4,18 @@
 # mkosi 14 in which the .deb replaces stock systemd-timesyncd, then boots the image in
 # systemd-nspawn (unit, sysusers and D-Bus checks; no clock there) and in qemu with software
 # emulation (the guest's own clock: NTS against chronyd in the guest, real clock steps and
-# slews, the bootstrap, memory against stock and chronyd; figures in $NTS_MKOSI_DIR/memory-guest.txt),
+# slews, the bootstrap, memory against stock and chronyd; figures in $NTS_MKOSI_DIR/memory-guest.txt;
+# CPU, system calls and D-Bus signals per poll against stock in $NTS_MKOSI_DIR/cpu-guest.txt),
 # then boots that disk again: stock's purge and a reboot.
 # The guest never has a network; this machine's clock is never touched.
-#   test/mkosi/run.sh [--suite SUITE] [--no-nspawn] [--no-qemu] [--reuse-image]
+#   test/mkosi/run.sh [--suite SUITE] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu]
 # --suite trixie or forky (default bookworm): the image of that Debian suite, with a package
 # built in a debootstrap tree of that suite ($NTS_MKOSI_DIR/chroot; docs/DEBIAN.md, "Other
 # Debian suites").
 # --reuse-image skips the package and image builds and only refreshes the guest's test scripts
 # in the last image (for work on the tests themselves).
+# --only cpu runs, in qemu, only the CPU and system calls per poll against stock (a few minutes
+# instead of the whole guest suite; no second boot).
 # Work files and caches: $NTS_MKOSI_DIR (default build-mkosi/ in the source tree).
 # Peers: $NTS_MKOSI_PEERS, a directory test/tools/fetch-peers.sh and fetch-dns.sh have filled
 # (CI's build-peers, shared by the guests of all suites), else fetched into $NTS_MKOSI_DIR/peers.
@@ -27,8 +30,9 @@ run_nspawn=1
 run_qemu=1
 build=1
 suite=bookworm
+only=
 usage() {
-        echo "usage: $0 [--suite bookworm|trixie|forky] [--no-nspawn] [--no-qemu] [--reuse-image]" >&2
+        echo "usage: $0 [--suite bookworm|trixie|forky] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu]" >&2
         exit 2
 }
 while [ $# -gt 0 ]; do
@@ -37,6 +41,7 @@ while [ $# -gt 0 ]; do
         --no-nspawn) run_nspawn=0 ;;
         --no-qemu) run_qemu=0 ;;
         --reuse-image) build=0 ;;
+        --only) [ "${2:-}" = cpu ] || usage; only=$2; shift ;;
         *) usage ;;
         esac
         shift
@@ -47,6 +52,8 @@ bookworm | trixie | forky) ;;
 esac
 
 step_start=$SECONDS
+# The tree the guest's scripts come from, for the tables written at the end.
+commit=$(git -C "$src" rev-parse --short HEAD 2>/dev/null || echo unknown)
 step() {
         echo "--- $* (at $((SECONDS - step_start)) s)"
 }
@@ -71,10 +78,12 @@ results() {
 }
 
 # true-time.so: an LD_PRELOAD that gives a chronyd in the guest a clock of its own
-# (run-tests.sh), and true-time-base, which takes its starting point.
+# (run-tests.sh), and true-time-base, which takes its starting point; syscall-count, the
+# guest's count of a daemon's system calls (the images have no strace).
 true_time_tools() {
         cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/tools/true-time.c" -ldl
         cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/tools/true-time-base.c"
+        cc -O2 -Wall -Wextra -o "$1/syscall-count" "$src/test/tools/syscall-count.c"
 }
 
 mkdir -p "$work"
@@ -220,6 +229,9 @@ else
         cp "$src/test/lib/dns-zone.sh" "$image/usr/local/lib/nts-test/"
         true_time_tools "$image/usr/local/lib/nts-test"
 fi
+# The guest runs only the part named in this file, when there is one.
+rm -f "$image/usr/local/lib/nts-test/only"
+[ -z "$only" ] || echo "$only" >"$image/usr/local/lib/nts-test/only"
 
 passed=0
 failed=0
@@ -274,7 +286,9 @@ if [ "$run_qemu" = 1 ]; then
         # The guest asks for a second boot after stock's purge: the checks after a reboot. grep
         # reads all of its input (no -q): under pipefail, a grep that quits at the match may
         # leave the sed before it writing into a closed pipe, and the pipeline fail.
-        if guest_lines "$work/serial.log" | grep -a '^=== REBOOT' >/dev/null; then
+        if [ -n "$only" ]; then
+                echo "qemu: --only $only, no second boot"
+        elif guest_lines "$work/serial.log" | grep -a '^=== REBOOT' >/dev/null; then
                 step "qemu second boot"
                 r=0
                 qemu_boot "$work/serial-reboot.log" || r=$?
@@ -294,6 +308,24 @@ if [ "$run_qemu" = 1 ]; then
                     $2 == "chronyd_client_nts" ? "chronyd -x, NTS client" : $2 == "stock_ntp" ? "stock systemd-timesyncd 252, NTP=" : $2
                 printf "%s\tRSS 10 s after the first sync\t%s\tKiB\n%s\tPSS, same moment\t%s\tKiB\n", c, r[2], c, p[2] }' \
                 "$work/memory-guest.txt" >"$work/guest-bench.tsv"
+        # CPU, system calls and D-Bus signals per poll, "CPU name pid= polls= cpu_ms= ...", and as
+        # the table of the suite for docs/BENCHMARKS.md: client, metric, value, unit.
+        guest_lines "$work/serial.log" | grep -a '^CPU ' >"$work/cpu-guest.txt" || true
+        sed 's/^/INFO /' "$work/cpu-guest.txt"
+        awk -v suite="$suite" -v commit="$commit" \
+                -v when="$(date -u '+%Y-%m-%d %H:%M UTC')" '
+                BEGIN { printf "# %s, test/mkosi/run.sh at %s, %s\n", suite, commit, when }
+                $2 == "ratio" { for (i = 4; i <= NF; i++) { split($i, kv, "="); r[kv[1]] = kv[2] } ; next }
+                { delete v; for (i = 3; i <= NF; i++) { split($i, kv, "="); v[kv[1]] = kv[2] }
+                  c = $2 == "ours_nts" ? "ours, NTS" : $2 == "stock_ntp" ? "stock systemd-timesyncd, NTP=" : $2
+                  printf "%s\tCPU per poll (schedstat, %d polls)\t%s\tus\n", c, v["polls"], v["cpu_us_per_poll"]
+                  printf "%s\tCPU per poll (utime+stime, %d polls)\t%s\tms\n", c, v["polls"], v["cpu_ms_per_poll"]
+                  printf "%s\tsystem calls per poll (%d polls)\t%s\t\n", c, v["syscall_polls"], v["syscalls_per_poll"]
+                  printf "%s\tD-Bus signals per reply\t%s\t\n", c, v["signals_per_reply"]
+                  printf "%s\tmost frequent system calls (name:count)\t%s\t\n", c, v["top"] }
+                END { if ("cpu" in r)
+                        printf "ours NTS / stock NTP\tCPU, system calls, D-Bus signals\t%s, %s, %s\tratio\n", r["cpu"], r["syscalls"], r["signals"] }' \
+                "$work/cpu-guest.txt" >"$work/guest-cpu.tsv"
 fi
 
 step "done, rc=$rc"

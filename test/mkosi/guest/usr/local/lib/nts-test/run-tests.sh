@@ -1097,6 +1097,138 @@ surface_matches_stock() {
         [ -z "$d" ]
 }
 
+# ---- qemu: CPU and system calls per poll, ours with NTS against stock with plain NTP ----
+
+# Both against the same chronyd ("plain": NTP on port 123, NTS-KE on 14464), both polling every
+# CPU_POLL_SEC (PollIntervalMinSec= = PollIntervalMaxSec=, 16 s being stock's floor), one after
+# the other. INFO figures, not targets: the checks only say that numbers came out.
+CPU_POLL_SEC=16
+CPU_POLLS=6
+SYSCALL_POLLS=3
+
+cpu_server_packets() {
+        "$P/usr/bin/chronyc" -h "$RUN/plain/chronyd.sock" serverstats | sed -n 's/^NTP packets received *: *//p'
+}
+
+cpu_server_packets_above() {
+        [ "$(cpu_server_packets)" -gt "$1" ]
+}
+
+# chronyc has the count: chronyd's command socket comes up after its NTS-KE port, which is
+# what start_chrony waits for
+cpu_server_counts() {
+        [ -n "$(cpu_server_packets)" ]
+}
+
+# cpu_ticks PID: utime + stime of the process, all threads, in clock ticks (/proc/PID/stat,
+# fields 14 and 15; the part after the command name, which may hold spaces, starts at field 3)
+cpu_ticks() {
+        sed 's/^.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }'
+}
+
+# cpu_ns PID: time on a CPU of every thread, in ns (schedstat: finer than the ticks)
+cpu_ns() {
+        cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f\n", s }'
+}
+
+# cpu_per_poll NAME: once the daemon has synchronized, its CPU time over CPU_POLLS polls (the
+# requests that reach the server), the D-Bus signals it sends meanwhile, then its system calls
+# over SYSCALL_POLLS more polls, traced apart (a tracer makes every call dearer). One line:
+# "CPU NAME pid= polls= cpu_ms= cpu_ms_per_poll= cpu_us_per_poll= signals_per_reply=
+# syscall_polls= syscalls= syscalls_per_poll= top=" (top: the most frequent calls, NAME:COUNT).
+# Each window runs from a request's arrival to a later one's, so it holds whole poll cycles.
+cpu_per_poll() {
+        local name=$1 pid p0 p1 t0 t1 n0 n1 s0 s1 sc q1 hz
+        hz=$(getconf CLK_TCK)
+        if ! wait_for 120 log_has 'nitial.*synchroni'; then
+                info "$name: no synchronization" >&2
+                return 1
+        fi
+        if ! wait_for 30 cpu_server_counts; then
+                info "$name: chronyc gives no packet count" >&2
+                return 1
+        fi
+        pid=$(daemon_pid)
+        # Line-buffered, so that the file holds every signal sent so far when it is read.
+        stdbuf -oL dbus-monitor --system "type='signal',path='/org/freedesktop/timesync1'" \
+                >"$RUN/signals-$name" 2>/dev/null &
+        CPU_MONITOR=$!
+        p0=$(cpu_server_packets)
+        wait_for $((3 * CPU_POLL_SEC)) cpu_server_packets_above "$p0" || { cpu_window_failed "$name: no request reached chronyd"; return 1; }
+        p0=$(cpu_server_packets) t0=$(cpu_ticks "$pid") n0=$(cpu_ns "$pid") s0=$(cpu_signals "$name")
+        wait_for $(((CPU_POLLS + 2) * CPU_POLL_SEC)) cpu_server_packets_above $((p0 + CPU_POLLS - 1)) ||
+                { cpu_window_failed "$name: fewer than $CPU_POLLS requests reached chronyd"; return 1; }
+        p1=$(cpu_server_packets) t1=$(cpu_ticks "$pid") n1=$(cpu_ns "$pid") s1=$(cpu_signals "$name")
+        cpu_window_failed ""
+
+        $T/syscall-count "$pid" >"$RUN/syscalls-$name" &
+        sc=$!
+        wait_for $(((SYSCALL_POLLS + 2) * CPU_POLL_SEC)) cpu_server_packets_above $((p1 + SYSCALL_POLLS - 1)) ||
+                { info "$name: fewer than $SYSCALL_POLLS traced requests" >&2; kill -INT "$sc"; wait "$sc"; return 1; }
+        q1=$(cpu_server_packets)
+        kill -INT "$sc"
+        wait "$sc" || { info "$name: syscall-count failed" >&2; return 1; }
+        awk -v n="$name" -v pid="$pid" -v polls=$((p1 - p0)) -v ticks=$((t1 - t0)) -v hz="$hz" \
+                -v ns=$((n1 - n0)) -v sig=$((s1 - s0)) -v sp=$((q1 - p1)) '
+                { split($1, s, "="); split($2, t, "=")
+                  printf "CPU %s pid=%s polls=%d cpu_ms=%d cpu_ms_per_poll=%.2f cpu_us_per_poll=%.0f signals_per_reply=%.2f syscall_polls=%d syscalls=%d syscalls_per_poll=%.1f top=%s\n",
+                        n, pid, polls, ticks * 1000 / hz, ticks * 1000 / hz / polls, ns / 1000 / polls, sig / polls,
+                        sp, s[2], s[2] / sp, t[2] }' "$RUN/syscalls-$name"
+}
+
+# cpu_signals NAME: the PropertiesChanged signals dbus-monitor has seen so far
+cpu_signals() {
+        grep -c '^signal .*member=PropertiesChanged' "$RUN/signals-$1"
+}
+
+# cpu_window_failed WHY: dbus-monitor stopped; WHY, when not empty, said
+cpu_window_failed() {
+        kill "$CPU_MONITOR" 2>/dev/null
+        wait "$CPU_MONITOR" 2>/dev/null
+        [ -z "$1" ] || info "$1" >&2
+}
+
+# cpu_ours_nts: ours with NTS against the plain chronyd, polling every CPU_POLL_SEC
+cpu_ours_nts() {
+        use_config "NTS=localhost:14464" "NTSTrustedCertificates=$CERTS/ca.pem" "PollIntervalMinSec=$CPU_POLL_SEC" "PollIntervalMaxSec=$CPU_POLL_SEC"
+        cpu_per_poll ours_nts >$RUN/cpu-ours-nts
+        check cpu_and_syscalls_per_poll_ours_nts_measured test -s $RUN/cpu-ours-nts
+}
+
+# cpu_stock_ntp: stock (installed) with plain NTP against the same chronyd, same interval
+cpu_stock_ntp() {
+        use_config "NTP=127.0.0.1" "PollIntervalMinSec=$CPU_POLL_SEC" "PollIntervalMaxSec=$CPU_POLL_SEC"
+        cpu_per_poll stock_ntp >$RUN/cpu-stock-ntp
+        check cpu_and_syscalls_per_poll_stock_ntp_measured test -s $RUN/cpu-stock-ntp
+}
+
+# The two CPU lines, and "CPU ratio ours_nts/stock_ntp cpu= syscalls= signals=" (measured in
+# this one run, so comparable with each other).
+cpu_report() {
+        cat $RUN/cpu-ours-nts $RUN/cpu-stock-ntp
+        awk '{ for (i = 3; i <= NF; i++) { split($i, kv, "="); v[$2, kv[1]] = kv[2] } }
+                END { o = "ours_nts"; s = "stock_ntp"
+                        if (v[s, "cpu_us_per_poll"] > 0 && v[s, "syscalls_per_poll"] > 0 && v[s, "signals_per_reply"] > 0)
+                                printf "CPU ratio ours_nts/stock_ntp cpu=%.2f syscalls=%.2f signals=%.2f\n",
+                                        v[o, "cpu_us_per_poll"] / v[s, "cpu_us_per_poll"],
+                                        v[o, "syscalls_per_poll"] / v[s, "syscalls_per_poll"],
+                                        v[o, "signals_per_reply"] / v[s, "signals_per_reply"] }' \
+                $RUN/cpu-ours-nts $RUN/cpu-stock-ntp
+}
+
+# The CPU part alone (run.sh --only cpu): the plain chronyd, ours, stock reinstalled, stock.
+cpu_only_suite() {
+        check daemon_active_after_boot wait_for 30 daemon_active
+        check chronyd_plain_server_on_port_123_starts start_chrony plain 123 14464 "local stratum 1"
+        cpu_ours_nts
+        check stock_reinstalls_in_qemu bash -c "apt-get install -y -o Dpkg::Options::=--force-confold \
+                /opt/nts-test/stock/systemd-timesyncd_*.deb </dev/null >$RUN/stock-qemu.log 2>&1"
+        systemctl restart systemd-timesyncd
+        check stock_daemon_active wait_for 30 daemon_active
+        cpu_stock_ntp
+        cpu_report
+}
+
 stock_memory_and_bus_suite() {
         systemctl stop nts-ntpsec
         check chronyd_plain_server_on_port_123_starts start_chrony plain 123 14464 "local stratum 1"
@@ -1106,6 +1238,7 @@ stock_memory_and_bus_suite() {
         nts_config
         mem_after_sync ours_nts >$RUN/mem-ours-nts
         check memory_ours_with_nts_measured test -s $RUN/mem-ours-nts
+        cpu_ours_nts
         chrony_client_mem >$RUN/mem-chrony-client
         check memory_chronyd_nts_client_measured test -s $RUN/mem-chrony-client
         bus_surface >$RUN/ours-introspect
@@ -1120,6 +1253,7 @@ stock_memory_and_bus_suite() {
         check running_unit_exposure_not_above_stock not_above "$OURS_EXPOSURE" "$(exposure systemd-timesyncd.service)"
         mem_after_sync stock_ntp >$RUN/mem-stock-ntp
         check memory_stock_measured test -s $RUN/mem-stock-ntp
+        cpu_stock_ntp
         bus_surface >$RUN/stock-introspect
         show_timesync_names >$RUN/stock-show-timesync
         check dbus_introspect_matches_stock_minus_nts surface_matches_stock introspect
@@ -1132,6 +1266,7 @@ stock_memory_and_bus_suite() {
                                 printf "MEM ratio %s ours_ntp/stock_ntp=%.2f ours_nts/chronyd_client_nts=%.2f\n", f,
                                         v["ours_ntp", f] / v["stock_ntp", f], v["ours_nts", f] / v["chronyd_client_nts", f] } }' \
                 $RUN/mem-ours-ntp $RUN/mem-ours-nts $RUN/mem-chrony-client $RUN/mem-stock-ntp
+        cpu_report
 }
 
 # ---- qemu: an SRV pool through the real systemd-resolved (issue 17) ----
@@ -1301,6 +1436,8 @@ fi
 package_checks
 if systemd-detect-virt -q --container; then
         nspawn_suite
+elif [ "$(cat $T/only 2>/dev/null)" = cpu ]; then
+        cpu_only_suite
 else
         qemu_suite
         journalctl -b -u systemd-timesyncd --no-pager -o short-monotonic | tail -n 25 | sed 's/^/INFO journal /'

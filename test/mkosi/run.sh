@@ -8,7 +8,7 @@
 # CPU, system calls and D-Bus signals per poll against stock in $NTS_MKOSI_DIR/cpu-guest.txt),
 # then boots that disk again: stock's purge and a reboot.
 # The guest never has a network; this machine's clock is never touched.
-#   test/mkosi/run.sh [--suite SUITE] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu]
+#   test/mkosi/run.sh [--suite SUITE] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu | --skip cpu]
 # --suite trixie or forky (default bookworm): the image of that Debian suite, with a package
 # built in a debootstrap tree of that suite ($NTS_MKOSI_DIR/chroot; docs/DEBIAN.md, "Other
 # Debian suites").
@@ -31,8 +31,9 @@ run_qemu=1
 build=1
 suite=bookworm
 only=
+skip=
 usage() {
-        echo "usage: $0 [--suite bookworm|trixie|forky] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu]" >&2
+        echo "usage: $0 [--suite bookworm|trixie|forky] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu | --skip cpu]" >&2
         exit 2
 }
 while [ $# -gt 0 ]; do
@@ -42,6 +43,7 @@ while [ $# -gt 0 ]; do
         --no-qemu) run_qemu=0 ;;
         --reuse-image) build=0 ;;
         --only) [ "${2:-}" = cpu ] || usage; only=$2; shift ;;
+        --skip) [ "${2:-}" = cpu ] || usage; skip=$2; shift ;;
         *) usage ;;
         esac
         shift
@@ -229,9 +231,10 @@ else
         cp "$src/test/lib/dns-zone.sh" "$image/usr/local/lib/nts-test/"
         true_time_tools "$image/usr/local/lib/nts-test"
 fi
-# The guest runs only the part named in this file, when there is one.
-rm -f "$image/usr/local/lib/nts-test/only"
+# The guest runs only the part named in "only", or all but the one named in "skip".
+rm -f "$image/usr/local/lib/nts-test/only" "$image/usr/local/lib/nts-test/skip"
 [ -z "$only" ] || echo "$only" >"$image/usr/local/lib/nts-test/only"
+[ -z "$skip" ] || echo "$skip" >"$image/usr/local/lib/nts-test/skip"
 
 passed=0
 failed=0

@@ -305,10 +305,11 @@ if [ "$run_qemu" = 1 ]; then
         # bench/run.sh copies into docs/BENCHMARKS.md: client, metric, value, unit.
         guest_lines "$work/serial.log" | grep -a '^MEM ' >"$work/memory-guest.txt" || true
         sed 's/^/INFO /' "$work/memory-guest.txt"
-        awk '$2 != "ratio" {
+        awk -v suite="$suite" '$2 != "ratio" {
                 split($4, r, "="); split($5, p, "=")
                 c = $2 == "ours_ntp" ? "ours, no NTS servers (NTP=)" : $2 == "ours_nts" ? "ours, NTS" : \
-                    $2 == "chronyd_client_nts" ? "chronyd -x, NTS client" : $2 == "stock_ntp" ? "stock systemd-timesyncd 252, NTP=" : $2
+                    $2 == "chronyd_client_nts" ? "chronyd -x, NTS client" : \
+                    $2 == "stock_ntp" ? "stock systemd-timesyncd of " suite ", NTP=" : $2
                 printf "%s\tRSS 10 s after the first sync\t%s\tKiB\n%s\tPSS, same moment\t%s\tKiB\n", c, r[2], c, p[2] }' \
                 "$work/memory-guest.txt" >"$work/guest-bench.tsv"
         # CPU, system calls and D-Bus signals per poll, "CPU name pid= polls= cpu_ms= ...", and as

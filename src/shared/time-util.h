@@ -33,6 +33,11 @@ typedef uint64_t nsec_t;
 
 usec_t now(clockid_t clock);
 
+/* a + b, or USEC_INFINITY where the sum does not fit. */
+static inline usec_t usec_add(usec_t a, usec_t b) {
+        return b > USEC_INFINITY - a ? USEC_INFINITY : a + b;
+}
+
 /* USEC_INFINITY for a timespec that does not fit, or has tv_sec == -1 (the "unset" marker). */
 usec_t timespec_load(const struct timespec *ts);
 /* USEC_INFINITY is stored as { -1, -1 }. */

@@ -126,8 +126,12 @@ static void source_enter(Source *s, SourceState state, usec_t delay) {
         /* sd-event's default accuracy of 250 ms is harmless at 32 s and more; a test poll
          * interval of a few milliseconds must mean what it says. */
         r = sd_event_source_set_time_accuracy(s->event_timer, s->settings->precise_timers ? 1 : 250 * USEC_PER_MSEC);
+        /* From the clock's now, not sd-event's: a relative time counts from the start of the
+         * loop's iteration, and a delay the caller computed as "until the NTS client's retry
+         * time" after handling a key exchange would end before that time. The source would
+         * then find its client still backing off and fail once more without trying. */
         if (r >= 0)
-                r = sd_event_source_set_time_relative(s->event_timer, delay);
+                r = sd_event_source_set_time(s->event_timer, usec_add(now(CLOCK_BOOTTIME), delay));
         if (r >= 0)
                 r = sd_event_source_set_enabled(s->event_timer, SD_EVENT_ONESHOT);
         if (r < 0)

@@ -214,7 +214,15 @@ static void test_now_reads_the_requested_clock(void) {
         ASSERT_TRUE(now(CLOCK_MONOTONIC) != USEC_INFINITY);
 }
 
-TEST_MAIN(TEST_CASE(test_parse_sec_plain_number_means_seconds),
+static void test_usec_add_saturates(void) {
+        ASSERT_EQ(usec_add(1, 2), (usec_t) 3);
+        ASSERT_EQ(usec_add(USEC_INFINITY - 1, 1), USEC_INFINITY);
+        ASSERT_EQ(usec_add(USEC_INFINITY - 1, 2), USEC_INFINITY);
+        ASSERT_EQ(usec_add(USEC_INFINITY, USEC_INFINITY), USEC_INFINITY);
+}
+
+TEST_MAIN(TEST_CASE(test_usec_add_saturates),
+          TEST_CASE(test_parse_sec_plain_number_means_seconds),
           TEST_CASE(test_parse_sec_accepts_every_documented_unit),
           TEST_CASE(test_parse_sec_month_and_year_are_systemd_lengths),
           TEST_CASE(test_parse_sec_sums_terms_and_fractions),

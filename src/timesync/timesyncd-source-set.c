@@ -255,7 +255,7 @@ static const char *bootstrap_refusal(const SourceSet *set, const SourceSetPolicy
                         return "bootstrap keys disagree on which way the clock is wrong";
         }
 
-        if (!hosts_differ(set, r))
+        if (!p->one_server && !hosts_differ(set, r))
                 return "it needs the agreement of two sources with different key-exchange names";
         if (d->bootstrap_direction == NTS_CLIENT_BOOTSTRAP_FORWARD ? r->offset_nsec <= 0 : r->offset_nsec >= 0)
                 return "the agreed time lies the other way";

@@ -101,6 +101,10 @@ typedef struct SourceSetPolicy {
         int64_t now_realtime_nsec;      /* our clock: for the backward bootstrap's floor */
         int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before this
                                          * (this program's build time: true time is later) */
+        /* A set of one (one server at a time): a forward bootstrap needs no second key-exchange
+         * name, the clock's floor was the evidence before its keys were taken, and a backward
+         * one never comes (nts_bootstrap_decide()). */
+        bool one_server;
 } SourceSetPolicy;
 
 typedef struct SourceSetDecision {

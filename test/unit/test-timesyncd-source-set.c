@@ -518,6 +518,34 @@ static void test_bootstrap_needs_two_key_exchange_names(void) {
         source_set_done(&two);
 }
 
+/* A set of one (one server at a time): its forward bootstrap needs no second name, since the
+ * clock's floor was the evidence before its keys were taken; it still must lie the way the
+ * keys say. Without one_server, the same single source is refused. */
+static void test_bootstrap_of_a_set_of_one(void) {
+        SourceSet set = set_of(1, (const char *const[]) { "ntp.example" });
+        SourceSetSample ahead = bootstrap_sample(86400 * SEC, NTS_CLIENT_BOOTSTRAP_FORWARD);
+        SourceSetSample behind = bootstrap_sample(-86400 * SEC, NTS_CLIENT_BOOTSTRAP_FORWARD);
+        SourceSetPolicy p = policy();
+        SourceSetDecision d;
+
+        source_set_sample(&set, SRC(0), &ahead);
+        ASSERT_OK(source_set_select(&set, &p, &d));
+        ASSERT_FALSE(d.steer);
+        ASSERT_STREQ(d.bootstrap_refusal, "it needs the agreement of two sources with different key-exchange names");
+
+        p.one_server = true;
+        ASSERT_OK(source_set_select(&set, &p, &d));
+        ASSERT_TRUE(d.steer);
+        ASSERT_TRUE(!d.bootstrap_refusal);
+        ASSERT_TRUE(d.bootstrap_direction == NTS_CLIENT_BOOTSTRAP_FORWARD);
+
+        source_set_sample(&set, SRC(0), &behind);
+        ASSERT_OK(source_set_select(&set, &p, &d));
+        ASSERT_FALSE(d.steer);
+        ASSERT_STREQ(d.bootstrap_refusal, "the agreed time lies the other way");
+        source_set_done(&set);
+}
+
 /* Two answering sources of four are a majority of those that answer, not of those in use. */
 static void test_bootstrap_needs_a_majority_of_every_source_in_use(void) {
         SourceSet set = set_of(4, (const char *const[]) { "a.example", "b.example", "c.example", "d.example" });
@@ -614,6 +642,7 @@ TEST_MAIN(TEST_CASE(test_liar_listed_first_is_a_falseticker_and_the_rest_steer),
           TEST_CASE(test_configured_order_decides_among_equals),
           TEST_CASE(test_removing_a_source_keeps_the_selection_in_step),
           TEST_CASE(test_bootstrap_needs_two_key_exchange_names),
+          TEST_CASE(test_bootstrap_of_a_set_of_one),
           TEST_CASE(test_bootstrap_needs_a_majority_of_every_source_in_use),
           TEST_CASE(test_bootstrap_is_vetoed_by_a_fully_checked_source),
           TEST_CASE(test_backward_bootstrap_never_sets_the_clock_before_the_floor),

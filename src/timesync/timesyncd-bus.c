@@ -436,10 +436,7 @@ static const char *source_verdict(Manager *m, const Source *s) {
         /* Not among the sources in use (a server used before, the NTS= servers while runtime
          * ones are set, one a reload left out): "unused", so that an administrator does not read
          * it as broken; one that refused service stays "unusable", it is out for good. */
-        if (m->several.running || s != manager_current_source(m))
-                return source_state(s) == SOURCE_FAILED ? "unusable" : "unused";
-        /* One server at a time: the selected one is followed once it answered. */
-        return source_sample(s) ? "selected" : "unusable";
+        return source_state(s) == SOURCE_FAILED ? "unusable" : "unused";
 }
 
 static const char *bootstrap_string(NTSClientBootstrap b) {

@@ -12,9 +12,6 @@
 
 /* The PLL's poll exponent for an interval (log2 seconds, at most 30). */
 int manager_poll_log2(usec_t interval);
-/* What the clock does with a sample of the selected server (one server at a time): a step at
- * NTP_STEP_THRESHOLD_NSEC and beyond, a slew below it. */
-ClockAdjustment manager_sample_adjustment(const SourceSample *p, usec_t poll_interval_usec);
 /* Apply a decision of the several-sources policy or of the NTS glue. */
 void manager_several_apply(Manager *m, const SeveralDecision *d);
 void manager_nts_apply(Manager *m, const NTSDecision *d);

@@ -18,7 +18,7 @@
 #include "timesyncd-messages.h"
 
 static int manager_clock_watch_setup(Manager *m);
-static void manager_select_next(Manager *m);
+static void manager_start_set(Manager *m);
 
 /* The PLL's poll exponent for an interval (log2 seconds). */
 int manager_poll_log2(usec_t interval) {
@@ -138,7 +138,7 @@ static void manager_nts_servers_changed(Manager *m) {
 static void manager_nts_changed(Manager *m, Source *s, SourceEvent e) {
         NTSDecision d = {};
 
-        nts_source_event(s, e, m->several.running, m->nts_status, &d);
+        nts_source_event(s, e, several_in_use(&m->several), m->nts_status, &d);
         manager_nts_apply(m, &d);
 }
 
@@ -150,8 +150,8 @@ static bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap dir
         ClockState st = {};
         struct timespec ts = {};
         NTSBootstrapInput in = {
-                .several = m->several.running,
-                .clock_may_be_ahead = m->several.running && several_clock_may_be_ahead(&m->several),
+                .several = several_in_use(&m->several),
+                .clock_may_be_ahead = several_in_use(&m->several) && several_clock_may_be_ahead(&m->several),
                 .enabled = m->config.nts_bootstrap,
                 .synchronized = m->synchronized,
                 .floor = &m->clock_floor,
@@ -167,6 +167,8 @@ static bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap dir
         return nts_bootstrap_decide(&in, direction, why, size, ret_short);
 }
 
+/* The set's selected source; without a set, that of the NTS server shown while libssl is
+ * missing. */
 Source *manager_current_source(Manager *m) {
         if (m->several.running)
                 return m->several.selected;
@@ -175,17 +177,6 @@ Source *manager_current_source(Manager *m) {
 
 ServerName *manager_server_of(Manager *m, const Source *s) {
         return server_lists_find_source(m->servers, s);
-}
-
-/* Always fills buf: callers pass buf itself on to other calls, and arguments of a log call are
- * not evaluated below its level (a STATUS= line once showed an empty address that way). */
-static const char *current_address_string(Manager *m, char buf[static SOCKET_ADDRESS_STRING_MAX]) {
-        Source *s = manager_current_source(m);
-        const SocketAddress *a = s ? source_address(s) : NULL;
-
-        if (!a)
-                return strcpy(buf, "n/a");
-        return socket_address_to_string(a, buf);
 }
 
 /* ---- the manager's state ---- */
@@ -226,7 +217,7 @@ static void manager_wait_until(Manager *m, usec_t at) {
 }
 
 static int manager_on_retry(sd_event_source *es, uint64_t usec, void *userdata) {
-        manager_select_next(userdata);
+        manager_start_set(userdata);
         return 0;
 }
 
@@ -234,29 +225,19 @@ static int manager_on_retry(sd_event_source *es, uint64_t usec, void *userdata) 
 
 static void manager_on_source_event(Source *s, SourceEvent e, void *userdata);
 
-/* The one place where the selected server changes. The old one's source stops (its NTS key
- * exchange runs on, and its keys stay for the next time). */
-static void manager_select(Manager *m, ServerName *n) {
-        Source *old = manager_current_source(m);
-
+/* The server shown without a set (NULL: none): the NTS server that would be used while libssl
+ * is missing. */
+static void manager_show(Manager *m, ServerName *n) {
         if (m->current == n)
                 return;
-
-        if (old)
-                source_stop(old);
         m->current = n;
-        /* NTSAuthenticated speaks of the selected server: none, or one that has not answered
-         * yet, has authenticated nothing. */
         m->ntpmsg_authenticated = false;
-
-        if (n)
-                log_debug("Selected server %s.", n->string);
         /* The NTS properties are read through the selected server: they changed with it. */
         (void) manager_bus_emit_changed(m, "ServerName", "ServerAddress", "NTSAuthenticated", "NTSKeyExchangeServer",
                                         "NTSAEAD", "NTSCookies", NULL);
 }
 
-/* ---- several NTS sources: the set decides, the manager applies ---- */
+/* ---- the sources in use: the set decides, the manager applies ---- */
 
 static int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
                                 const char *agreement);
@@ -279,6 +260,10 @@ void manager_several_apply(Manager *m, const SeveralDecision *d) {
                 if (!sv->selected)
                         m->ntpmsg = (NTPMessage) {};
         }
+        if (d->new_address && sv->selected) {
+                m->ntpmsg_authenticated = false;
+                m->poll_interval_usec = source_poll_interval(sv->selected);
+        }
         if (d->record && sv->selected && source_sample(sv->selected)) {
                 manager_record_message(m, source_sample(sv->selected));
                 m->poll_interval_usec = source_poll_interval(sv->selected);
@@ -291,13 +276,17 @@ void manager_several_apply(Manager *m, const SeveralDecision *d) {
                 manager_nts_enter_refused(m);
         if (d->polling)
                 manager_enter(m, MANAGER_POLLING, NULL);
+        if (d->wait)
+                manager_wait_until(m, d->wait_until);
+        if (d->idle)
+                manager_enter(m, MANAGER_IDLE, d->idle);
         if (d->steer) {
                 SeveralDecision next = {};
                 ClockAdjustment a = d->adjustment;
                 int r;
 
                 a.poll_log2 = manager_poll_log2(d->poll_interval_usec);
-                r = manager_clock_follow(m, &a, d->server, /* authenticated= */ true, d->agreement);
+                r = manager_clock_follow(m, &a, d->server, d->steer_authenticated, d->agreement);
                 several_steered(sv, d, r, &next);
                 manager_several_apply(m, &next);
         }
@@ -310,7 +299,7 @@ void manager_several_apply(Manager *m, const SeveralDecision *d) {
 static void manager_several_start(Manager *m) {
         SeveralDecision d = {};
 
-        several_start(&m->several, m->nts_fallback, m->backward_floor_nsec, &d);
+        several_start(&m->several, manager_nts_enabled(m), m->nts_fallback, m->backward_floor_nsec, &d);
         manager_several_apply(m, &d);
 }
 
@@ -321,11 +310,10 @@ static void manager_several_stop(Manager *m) {
         manager_several_apply(m, &d);
 }
 
-/* Nothing in use any more: the selected server's source stops, or with several NTS sources all
- * of them. */
+/* Nothing in use any more: every source of the set stops. */
 static void manager_stop_sources(Manager *m) {
         manager_several_stop(m);
-        manager_select(m, NULL);
+        manager_show(m, NULL);
 }
 
 static int manager_source_of(Manager *m, ServerName *n) {
@@ -346,68 +334,32 @@ static void manager_on_pool_event(Pool *p, PoolEvent e, void *userdata) {
                         }
 }
 
-/* Selects n and starts its source. Returns 0 when it runs, -EAGAIN when its NTS client backs
- * off (n is not usable now: try the next one), another negative errno when it cannot start
- * (out of memory or descriptors: wait and try again). */
-static int manager_try_server(Manager *m, ServerName *n) {
-        int r;
+/* Nothing to start a set from: NTS only and no NTS server configured, or NTS servers and
+ * libssl missing (the first is shown, nothing is sent, no plain NTP instead; logged once at
+ * start). Returns false when a set can start. */
+static bool manager_nothing_to_start(Manager *m) {
+        bool nts = manager_nts_enabled(m), wrapped;
+        ServerName *n;
 
-        manager_select(m, n);
-        r = manager_source_of(m, n);
-        if (r < 0)
-                return r;
-
-        /* NTS servers configured, libssl missing: the server is shown, nothing is sent, no
-         * plain NTP instead. Logged once at start. */
-        if (m->nts_unavailable && source_nts(n->source)) {
-                manager_notify_status(m, "Not synchronizing.");
-                manager_enter(m, MANAGER_IDLE, m->nts_status);
-                return 0;
-        }
-
-        r = source_start(n->source);
-        if (r < 0)
-                return r;
-        manager_enter(m, MANAGER_POLLING, NULL);
-        return 0;
-}
-
-/* No server usable: NTS only and none configured, every NTS server refuses service or backs
- * off, or nothing at all is configured. */
-static void manager_no_server(Manager *m) {
-        bool nts = manager_nts_enabled(m);
-
-        manager_select(m, NULL);
         if (nts && !m->servers[SERVER_NTS] && !m->servers[SERVER_NTS_RUNTIME]) {
                 manager_nts_missing(m);
                 manager_enter(m, MANAGER_IDLE, "NTS servers only, and none is configured");
-                return;
+                return true;
         }
-        if (nts && !m->nts_unavailable && nts_all_refuse(m->servers)) {
-                manager_nts_enter_refused(m);
-                return;
-        }
-        if (nts && !m->nts_unavailable) {
-                /* Every NTS server backs off after failed key exchanges: look again. */
-                if (m->nts_fallback)
-                        manager_notify_status(m, FALLBACK_NTS_UNREACHABLE ". Retrying.");
-                else
-                        manager_notify_status(m, "No NTS server usable, retrying.");
-                manager_wait_until(m, nts_earliest_retry(m->servers));
-                return;
-        }
-        log_debug("No usable server configured.");
-        manager_notify_status(m, "Idle.");
-        manager_enter(m, MANAGER_IDLE, "no usable server configured");
+        if (!nts || !m->nts_unavailable)
+                return false;
+
+        n = server_next(m->servers, NULL, true, &wrapped);
+        manager_show(m, n);
+        if (n)
+                (void) manager_source_of(m, n);
+        manager_notify_status(m, "Not synchronizing.");
+        manager_enter(m, MANAGER_IDLE, m->nts_status);
+        return true;
 }
 
-/* Moves on to the next usable server after the selected one. Every server tried once: a wait
- * of ConnectionRetrySec= first. */
-static void manager_select_next(Manager *m) {
-        ServerName *n;
-        bool wrapped;
-        int r;
-
+/* Starts the set again from the first server. */
+static void manager_start_set(Manager *m) {
         /* Offline (or not yet told): nothing to talk to. Going online selects again, see
          * manager_set_online(); so do servers set at runtime meanwhile. */
         if (!m->network_online) {
@@ -417,56 +369,25 @@ static void manager_select_next(Manager *m) {
                 return;
         }
 
-        /* Several NTS servers: all of them together, or one server at a time as stock. */
-        if (several_wanted(&m->several, manager_nts_enabled(m) && !m->nts_unavailable)) {
-                manager_select(m, NULL);
-                manager_several_start(m);
-                return;
-        }
         manager_several_stop(m);
-
-        for (;;) {
-                n = server_next(m->servers, m->current, manager_nts_enabled(m), &wrapped);
-                if (!n) {
-                        manager_no_server(m);
-                        return;
-                }
-
-                if (wrapped && !m->exhausted_servers) {
-                        m->exhausted_servers = true;
-                        manager_select(m, NULL);
-                        log_debug("Tried every server, waiting %s before trying again.",
-                                  FORMAT_TIMESPAN(m->config.connection_retry_usec, USEC_PER_SEC));
-                        manager_notify_status(m, "No server answered, retrying.");
-                        manager_enter(m, MANAGER_WAITING, NULL);
-                        return;
-                }
-                m->exhausted_servers = false;
-
-                /* -EAGAIN: backing off now (a key exchange could not even start), so no longer
-                 * usable, and the walk moves past it. */
-                r = manager_try_server(m, n);
-                if (r != -EAGAIN || server_name_usable(n))
-                        break;
-        }
-        if (r < 0)
-                /* Out of descriptors or memory: try again later rather than stop for good. */
-                manager_enter(m, MANAGER_WAITING, NULL);
+        if (manager_nothing_to_start(m))
+                return;
+        manager_show(m, NULL);
+        manager_several_start(m);
 }
 
 /* Selection starts again from the first server, e.g. after a list changed. */
 static void manager_select_again(Manager *m) {
         manager_stop_sources(m);
-        m->exhausted_servers = false;
-        manager_select_next(m);
+        manager_start_set(m);
 }
 
 static void manager_flush_servers(Manager *m, ServerType t) {
-        /* The sources of the set come from an NTS list: it is made again afterwards. */
-        if (server_type_is_nts(t))
+        /* The set uses a server of the list: it is made again afterwards. */
+        if (several_uses_list(&m->several, t))
                 manager_several_stop(m);
         if (m->current && m->current->type == t)
-                manager_select(m, NULL);
+                manager_show(m, NULL);
         server_list_flush(&m->servers[t]);
 }
 
@@ -566,7 +487,7 @@ int manager_set_link_servers(Manager *m, char **names) {
 
 void manager_set_online(Manager *m, bool online) {
         if (!online) {
-                if (m->current || m->several.running)
+                if (m->several.running)
                         log_info("Network is offline, suspending synchronization.");
                 m->network_online = false;
                 manager_stop_sources(m);
@@ -576,8 +497,8 @@ void manager_set_online(Manager *m, bool online) {
 
         m->network_online = true;
         /* A retry pending keeps its time; a server in use stays, and so do several. */
-        if (!m->current && !m->several.running && m->state != MANAGER_WAITING)
-                manager_select_next(m);
+        if (!m->several.running && m->state != MANAGER_WAITING)
+                manager_start_set(m);
 }
 
 /* ---- what a sample does ---- */
@@ -699,138 +620,31 @@ static void manager_record_message(Manager *m, const SourceSample *p) {
         m->ntpmsg_authenticated = p->authenticated;
 }
 
-/* The first reply from a new address: stock's words, and for NTS what `systemctl status`
- * readers want to know. */
-static void manager_announce_contact(Manager *m, const SourceSample *p) {
-        /* Whenever the clock follows plain NTP, the log and STATUS= say so. */
-        const char *auth = p->authenticated ? ", NTS authenticated" : ", plain NTP, not authenticated";
-        char addr[SOCKET_ADDRESS_STRING_MAX];
-
-        (void) current_address_string(m, addr);
-        log_info("Contacted time server %s (%s)%s.", addr, m->current->string, auth);
-        manager_notify_status(m, "Contacted time server %s (%s)%s.", addr, m->current->string, auth);
-}
-
-ClockAdjustment manager_sample_adjustment(const SourceSample *p, usec_t poll_interval_usec) {
-        return (ClockAdjustment) {
-                .offset_nsec = p->ntp.offset_nsec,
-                .step = llabs(p->ntp.offset_nsec) >= NTP_STEP_THRESHOLD_NSEC,
-                .leap = p->header.leap,
-                .poll_log2 = manager_poll_log2(poll_interval_usec),
-                .max_error_nsec = p->root_distance_nsec,
-        };
-}
-
-/* The clock follows a sample that is not a spike. Returns true when it did. */
-static bool manager_steer(Manager *m, Source *s, const SourceSample *p) {
-        ClockAdjustment a = manager_sample_adjustment(p, m->poll_interval_usec);
-        int r;
-
-        if (p->spike)
-                return false;
-        r = manager_clock_follow(m, &a, m->current->string, p->authenticated, NULL);
-        if (r < 0)
-                return false;
-        /* A request out now was sent against the clock before the step; in observe mode the
-         * clock did not move, and nothing is to be corrected. */
-        if (a.step && r > 0)
-                source_clock_stepped(s, /* poll_now= */ false);
-        return true;
-}
-
-static void manager_use_sample(Manager *m, Source *s) {
-        const SourceSample *p = source_sample(s);
-
-        manager_record_message(m, p);
-        m->poll_interval_usec = source_poll_interval(s);
-        if (p->first)
-                manager_announce_contact(m, p);
-
-        if (manager_steer(m, s, p) && source_sample_used(s)) {
-                /* Bootstrap keys: a new key exchange with every check takes over; the source
-                 * polls again when it is done. */
-                (void) manager_bus_emit_changed(m, "NTPMessage", "NTSAuthenticated", NULL);
-                return;
-        }
-
-        (void) manager_bus_emit_changed(m, "NTPMessage", "PollIntervalUSec", "Frequency", "NTSAuthenticated",
-                                        "NTSCookies", NULL);
-}
-
 /* ---- what sources report ---- */
-
-/* The selected source polls another address, or none while it resolves again after a key
- * exchange. NTSAuthenticated speaks of the server in use at this address: nothing is shown as
- * authenticated until the next verified reply. */
-static void manager_source_address(Manager *m, Source *s) {
-        char buf[SOCKET_ADDRESS_STRING_MAX];
-
-        m->ntpmsg_authenticated = false;
-        (void) manager_bus_emit_changed(m, "ServerAddress", "NTSAuthenticated", NULL);
-        if (!source_address(s))
-                return;
-
-        m->poll_interval_usec = source_poll_interval(s);
-        (void) current_address_string(m, buf);
-        log_debug("Connecting to time server %s (%s).", buf, m->current->string);
-        manager_notify_status(m, "Connecting to time server %s (%s).", buf, m->current->string);
-}
 
 static void manager_on_source_event(Source *s, SourceEvent e, void *userdata) {
         Manager *m = userdata;
-        bool current = s == manager_current_source(m);
+        SeveralDecision d = {};
 
-        if (m->several.running) {
-                SeveralDecision d = {};
-
-                several_on_event(&m->several, s, e, &d);
-                if (d.nts_event)
-                        manager_nts_changed(m, s, e);
-                manager_several_apply(m, &d);
-                return;
-        }
-
-        switch (e) {
-        case SOURCE_EVENT_ADDRESS:
-                assert(current);
-                manager_source_address(m, s);
-                break;
-        case SOURCE_EVENT_SAMPLE:
-                assert(current);
-                manager_use_sample(m, s);
-                break;
-        case SOURCE_EVENT_FAILED:
-                assert(current);
-                /* One server at a time: the next one takes over while this one backs off. */
-                source_stop(s);
-                manager_select_next(m);
-                break;
-        default:
-                /* A key exchange of a server no longer selected may end too. */
+        several_on_event(&m->several, s, e, &d);
+        if (d.nts_event)
                 manager_nts_changed(m, s, e);
-        }
-        /* Sources shows the source's state: with one server what each sample says is in
-         * NTPMessage, and a poll sends one signal, as before (test-nts-chrony counts them). */
-        if (e != SOURCE_EVENT_SAMPLE && e != SOURCE_EVENT_NTS_VERIFIED && e != SOURCE_EVENT_NTS_COOKIES)
-                manager_bus_sources_changed(m);
+        manager_several_apply(m, &d);
 }
 
 /* ---- clock changes made by others ---- */
 
 static int manager_clock_changed(Manager *m) {
-        Source *s = manager_current_source(m);
+        SeveralDecision d = {};
 
         log_info("System clock changed, resynchronizing.");
         (void) manager_clock_watch_setup(m);
 
         /* Samples from before the jump are meaningless. */
         if (m->several.running) {
-                SeveralDecision d = {};
-
                 several_clock_changed(&m->several, &d);
                 manager_several_apply(m, &d);
-        } else if (s)
-                source_clock_stepped(s, /* poll_now= */ true);
+        }
         manager_pools_clock_changed(m);
         return 0;
 }
@@ -891,13 +705,9 @@ static int manager_on_save_clock(sd_event_source *es, uint64_t usec, void *userd
  * own state): this check only says so at debug level, and would start over if a bug broke
  * that. It also retries a lost bus whose reconnection could not be armed. */
 static bool manager_stalled(Manager *m) {
-        Source *s = manager_current_source(m);
-
         switch (m->state) {
         case MANAGER_POLLING:
-                if (m->several.running)
-                        return several_stalled(&m->several);
-                return !s || source_state(s) == SOURCE_IDLE || source_stalled(s);
+                return !m->several.running || several_stalled(&m->several);
         case MANAGER_WAITING:
                 return sd_event_source_get_enabled(m->event_retry, NULL) <= 0;
         default:
@@ -1011,8 +821,6 @@ static bool manager_take_config(Manager *m, TimesyncConfig *c) {
         /* A poll interval that changed applies from now, not after a wait under the old one. */
         if (m->several.running)
                 several_poll_limits_changed(&m->several);
-        else if (s)
-                source_poll_limits_changed(s);
         if (s)
                 m->poll_interval_usec = source_poll_interval(s);
         return changed;

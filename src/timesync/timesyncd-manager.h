@@ -73,10 +73,9 @@ struct Manager {
         PoolSettings pool_settings;     /* for the pools of NTS lists: the above and the bus */
 
         ServerName *servers[_SERVER_TYPE_MAX];
-        ServerName *current;            /* the selected server */
+        ServerName *current;            /* the selected server: of the set's selected source */
         ManagerState state;
         const char *idle_reason;        /* with MANAGER_IDLE */
-        bool exhausted_servers;         /* the walk went round once since the last wait */
 
         sd_event_source *event_retry;   /* MANAGER_WAITING; allocated once, only re-armed */
         sd_event_source *event_clock_watch, *event_save_clock, *event_network, *event_bus_reconnect,
@@ -110,9 +109,9 @@ struct Manager {
         bool nts_fallback;
         bool status_notified;           /* a STATUS= was sent */
 
-        /* Several NTS sources at once (timesyncd-several.c, which owns this): NTS with two or
-         * more servers in the list in use and NTSMaxSources= above 1 (several.running). current
-         * is then the selected source's server, NULL while the sources do not agree. */
+        /* The sources in use (timesyncd-several.c, which owns this): several NTS sources, or a
+         * set of one; running while the manager polls or waits for them. current is the
+         * selected source's server, NULL while several do not agree. */
         Several several;
         int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
 

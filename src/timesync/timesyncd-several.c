@@ -7,6 +7,7 @@
 #include "log.h"
 #include "string-util.h"
 #include "timesyncd-messages.h"
+#include "timesyncd-nts.h"
 #include "timesyncd-several.h"
 #include "timesyncd-several-vote.h"
 
@@ -147,11 +148,18 @@ static void several_select(Several *sv, Source *s, const SourceSetDecision *d, S
 
         sv->selected = s;
         out->select = true;
+        out->changed |= BUS_PROPERTIES_SELECTED;
+        /* A set of one selects its server from the start, before it answers: there is nothing
+         * to choose between, and ServerName shows whom the daemon talks to (as stock). */
+        if (sv->one) {
+                if (s)
+                        log_debug("Selected server %s.", source_name(s));
+                return;
+        }
         out->record = s && source_sample(s);
         if (out->record)
                 log_info("Selected server %s (%zu of %zu NTS sources agree).", source_name(s), d->n_current_agree,
                          d->n_in_use);
-        out->changed |= BUS_PROPERTIES_SELECTED;
 }
 
 /* ---- what the sources say together ---- */
@@ -341,6 +349,15 @@ const char *several_failure_reason(const char *error, const char *ke_error, bool
         return strempty(error);
 }
 
+ClockAdjustment several_adjustment(int64_t offset_nsec, int leap, int64_t max_error_nsec) {
+        return (ClockAdjustment) {
+                .offset_nsec = offset_nsec,
+                .step = offset_nsec <= -NTP_STEP_THRESHOLD_NSEC || offset_nsec >= NTP_STEP_THRESHOLD_NSEC,
+                .leap = leap,
+                .max_error_nsec = max_error_nsec,
+        };
+}
+
 int several_leap(const SourceSet *set, size_t n_current_agree) {
         unsigned votes[4] = {};
 
@@ -360,16 +377,14 @@ static void several_steer(Several *sv, const SourceSetDecision *d, SeveralDecisi
         Source *s = sel->source;
 
         out->steer = true;
-        out->adjustment = (ClockAdjustment) {
-                .offset_nsec = d->select.offset_nsec,
-                .step = llabs(d->select.offset_nsec) >= NTP_STEP_THRESHOLD_NSEC,
-                .leap = several_leap(&sv->set, d->n_current_agree),
-                .max_error_nsec = sel->root_distance_nsec,
-        };
+        out->adjustment = several_adjustment(d->select.offset_nsec, several_leap(&sv->set, d->n_current_agree),
+                                             sel->root_distance_nsec);
         out->poll_interval_usec = source_poll_interval(s);
         snprintf(out->server, sizeof out->server, "%s", source_name(s));
-        snprintf(out->agreement, sizeof out->agreement, ", %zu of %zu NTS sources agree", d->n_current_agree,
-                 d->n_in_use);
+        if (!sv->one)
+                snprintf(out->agreement, sizeof out->agreement, ", %zu of %zu NTS sources agree", d->n_current_agree,
+                         d->n_in_use);
+        out->steer_authenticated = source_sample(s) && source_sample(s)->authenticated;
         out->steer_bootstrap = d->bootstrap;
         out->steer_agree = d->n_current_agree;
 }
@@ -387,7 +402,11 @@ void several_steered(Several *sv, const SeveralDecision *d, int r, SeveralDecisi
         /* Bootstrap keys are good for this one step: each source with such keys repeats its key
          * exchange with every check, against the corrected clock. */
         if (d->steer_bootstrap) {
-                log_notice("Bootstrap: the clock took the time that %zu NTS sources agree on.", d->steer_agree);
+                if (sv->one)
+                        log_notice("Bootstrap: the clock took the time of NTS server %s.", d->server);
+                else
+                        log_notice("Bootstrap: the clock took the time that %zu NTS sources agree on.",
+                                   d->steer_agree);
                 for (size_t i = 0; i < sv->set.n_entries; i++)
                         if (sv->set.entries[i].candidate.bootstrap != NTS_CLIENT_BOOTSTRAP_NONE)
                                 (void) source_sample_used(sv->set.entries[i].source);
@@ -407,7 +426,8 @@ void several_steered(Several *sv, const SeveralDecision *d, int r, SeveralDecisi
 promote:
         if (d->promote)
                 several_promote(sv, d->promote, next);
-        next->sources_changed = true;
+        /* The verdicts of several changed with the step; one server's state did not. */
+        next->sources_changed = !sv->one;
 }
 
 /* A spare on probation agrees with the others: it takes the place of the silent source, which
@@ -434,11 +454,13 @@ static void several_judge(Several *sv, SeveralDecision *out) {
 
         (void) clock_backend_now(sv->ctx.clock, &ts);
         SourceSetPolicy p = {
-                .min_agreeing = sv->ctx.config->nts_min_agreeing,
+                /* NTSMinAgreeingSources= is about several servers: one alone is its majority. */
+                .min_agreeing = sv->one ? 0 : sv->ctx.config->nts_min_agreeing,
                 .root_distance_max_nsec = (int64_t) MIN(sv->ctx.config->root_distance_max_usec, (usec_t) INT64_MAX / 1000) * 1000,
                 .now_boottime = now(CLOCK_BOOTTIME),
                 .now_realtime_nsec = (int64_t) ts.tv_sec * NTP_NSEC_PER_SEC + ts.tv_nsec,
                 .backward_floor_nsec = sv->backward_floor_nsec,
+                .one_server = sv->one,
         };
 
         for (size_t i = 0; i < sv->set.n_entries; i++)
@@ -453,16 +475,20 @@ static void several_judge(Several *sv, SeveralDecision *out) {
         several_log_verdicts(sv, before, &d);
         for (size_t i = 0; i < sv->set.n_entries; i++)
                 source_set_unused(sv->set.entries[i].source, sv->set.entries[i].verdict == NTP_SELECT_FALSETICKER);
-        several_select(sv, d.select.selected < sv->set.n_entries ? sv->set.entries[d.select.selected].source : NULL, &d,
-                       out);
-        several_report(sv, &d, out);
+        /* A set of one keeps its server selected, and what it says is that server's own: STATUS=
+         * and NTSStatus follow its events (several_on_event(), nts_source_event()). */
+        if (!sv->one) {
+                several_select(sv, d.select.selected < sv->set.n_entries ?
+                               sv->set.entries[d.select.selected].source : NULL, &d, out);
+                several_report(sv, &d, out);
+                out->sources_changed = true;
+        }
         if (d.steer) {
                 /* The spare takes its place after the step, as the others' samples are. */
                 several_steer(sv, &d, out);
                 out->promote = d.qualified;
         } else if (d.qualified)
                 several_promote(sv, d.qualified, out);
-        out->sources_changed = true;
 }
 
 /* ---- the set's life cycle ---- */
@@ -529,7 +555,148 @@ static int several_add_pool(Several *sv, ServerName *n, size_t quota, SeveralDec
         return 0;
 }
 
-void several_start(Several *sv, bool fallback, int64_t backward_floor_nsec, SeveralDecision *out) {
+/* ---- a set of one: one server at a time ---- */
+
+static void several_notify(SeveralDecision *out, const char *text) {
+        out->notify = true;
+        snprintf(out->status, sizeof out->status, "%s", text);
+}
+
+/* The set's one server becomes n (NULL: none): the one before stops and leaves the set (its
+ * source stays with its name, and so do its NTS keys). n's source exists. */
+static void several_one_use(Several *sv, ServerName *n, SeveralDecision *out) {
+        Source *old = sv->selected;
+
+        if (old && (!n || old != n->source)) {
+                source_stop(old);
+                source_set_remove(&sv->set, old);
+        }
+        sv->one_name = n;
+        several_select(sv, n ? n->source : NULL, NULL, out);
+}
+
+/* Makes n the set's one server and starts its source. Returns 0 when it runs, -EAGAIN when its
+ * NTS client backs off (n is not usable now: try the next one), another negative errno when it
+ * cannot start (out of memory or descriptors: wait and try again). */
+static int several_one_try(Several *sv, ServerName *n, SeveralDecision *out) {
+        int r;
+
+        r = server_name_source(n, sv->ctx.source_settings, sv->ctx.source_handler, sv->ctx.userdata);
+        if (r < 0)
+                return r;
+        several_one_use(sv, n, out);
+        if (!source_set_find(&sv->set, n->source)) {
+                r = source_set_add(&sv->set, n->source, n->host);
+                if (r < 0)
+                        return r;
+                several_verdict_logged_forget(sv, n->source);
+        }
+        r = source_start(n->source);
+        if (r < 0)
+                return r;
+        out->polling = true;
+        return 0;
+}
+
+/* No server usable: every NTS server refuses service or backs off, or no plain one is. */
+static void several_one_none(Several *sv, SeveralDecision *out) {
+        several_one_use(sv, NULL, out);
+        if (sv->nts && nts_all_refuse(sv->ctx.servers)) {
+                out->refused = true;
+                return;
+        }
+        if (sv->nts) {
+                /* Every NTS server backs off after failed key exchanges: look again when the
+                 * first may try again. */
+                several_notify(out, sv->fallback ? FALLBACK_NTS_UNREACHABLE ". Retrying." :
+                               "No NTS server usable, retrying.");
+                out->wait = true;
+                out->wait_until = nts_earliest_retry(sv->ctx.servers);
+                return;
+        }
+        log_debug("No usable server configured.");
+        several_notify(out, "Idle.");
+        out->idle = "no usable server configured";
+}
+
+/* Moves on to the next usable server after the one tried last, in stock's order (with NTS in
+ * the NTS lists only). Every server tried once: a wait of ConnectionRetrySec= first. */
+static void several_one_next(Several *sv, SeveralDecision *out) {
+        bool wrapped;
+        int r;
+
+        for (;;) {
+                ServerName *n = server_next(sv->ctx.servers, sv->one_name, sv->nts, &wrapped);
+
+                if (!n) {
+                        several_one_none(sv, out);
+                        return;
+                }
+                if (wrapped && !sv->walked_round) {
+                        sv->walked_round = true;
+                        several_one_use(sv, NULL, out);
+                        log_debug("Tried every server, waiting %s before trying again.",
+                                  FORMAT_TIMESPAN(sv->ctx.config->connection_retry_usec, USEC_PER_SEC));
+                        several_notify(out, "No server answered, retrying.");
+                        out->wait = true;
+                        return;
+                }
+                sv->walked_round = false;
+
+                /* -EAGAIN: backing off now (a key exchange could not even start), so no longer
+                 * usable, and the walk moves past it. */
+                r = several_one_try(sv, n, out);
+                if (r != -EAGAIN || server_name_usable(n))
+                        break;
+        }
+        if (r < 0)
+                /* Out of descriptors or memory: try again later rather than stop for good. */
+                out->wait = true;
+}
+
+/* What the one server reports that the set of several handles otherwise: stock's STATUS=, and
+ * on failure the next server. Returns true when e was handled. */
+static bool several_one_event(Several *sv, Source *s, SourceEvent e, SeveralDecision *out) {
+        char addr[SOCKET_ADDRESS_STRING_MAX];
+
+        switch (e) {
+        case SOURCE_EVENT_ADDRESS:
+                if (!source_address(s))
+                        return false;
+                (void) socket_address_to_string(source_address(s), addr);
+                log_debug("Connecting to time server %s (%s).", addr, source_name(s));
+                (void) snprintf(out->status, sizeof out->status, "Connecting to time server %s (%s).", addr,
+                                source_name(s));
+                out->notify = true;
+                return false;
+        case SOURCE_EVENT_FAILED:
+                /* The next one takes over while this one backs off. */
+                source_stop(s);
+                several_one_next(sv, out);
+                out->sources_changed = true;
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* ---- the set's life cycle, continued ---- */
+
+static void several_reset(Several *sv, bool nts, bool fallback, int64_t backward_floor_nsec) {
+        sv->running = true;
+        sv->nts = nts;
+        sv->one = !several_wanted(sv, nts);
+        sv->one_name = NULL;
+        sv->fallback = fallback;
+        sv->backward_floor_nsec = backward_floor_nsec;
+        sv->set = (SourceSet) { .selected = SIZE_MAX, .preferred = SIZE_MAX };
+        memset(sv->verdict_logged, 0, sizeof sv->verdict_logged);
+        sv->status[0] = sv->status_before[0] = sv->notified[0] = sv->last_failure[0] = '\0';
+        sv->alone_since_usec = sv->logged_usec = 0;
+        sv->changes_unlogged = 0;
+}
+
+void several_start(Several *sv, bool nts, bool fallback, int64_t backward_floor_nsec, SeveralDecision *out) {
         ServerName *used[NTP_SELECT_MAX];
         size_t quota[NTP_SELECT_MAX], n_used = 0, left, n = 0, n_pools = 0, n_sources = 0;
         bool more = true;
@@ -538,14 +705,11 @@ void several_start(Several *sv, bool fallback, int64_t backward_floor_nsec, Seve
         assert(out);
 
         several_stop(sv, out);
-        sv->running = true;
-        sv->fallback = fallback;
-        sv->backward_floor_nsec = backward_floor_nsec;
-        sv->set = (SourceSet) { .selected = SIZE_MAX, .preferred = SIZE_MAX };
-        memset(sv->verdict_logged, 0, sizeof sv->verdict_logged);
-        sv->status[0] = sv->status_before[0] = sv->notified[0] = sv->last_failure[0] = '\0';
-        sv->alone_since_usec = sv->logged_usec = 0;
-        sv->changes_unlogged = 0;
+        several_reset(sv, nts, fallback, backward_floor_nsec);
+        if (sv->one) {
+                several_one_next(sv, out);
+                return;
+        }
 
         /* The first NTSMaxSources= usable entries get a source each, in order, so that a server
          * listed beside a pool is always used; what is left goes to the pools among them, one
@@ -621,13 +785,16 @@ void several_stop(Several *sv, SeveralDecision *out) {
         source_set_done(&sv->set);
         sv->running = false;
         sv->selected = NULL;
+        sv->one_name = NULL;
         out->stopped = true;
         out->select = out->record = false;
         sv->status[0] = sv->status_before[0] = sv->notified[0] = '\0';
         sv->alone_since_usec = 0;
-        /* NTSStatus said what the set said together (several_report()): left standing, one server
-         * after a reload would carry it in NTSStatus and in every STATUS= until its first reply. */
-        (void) several_set_nts_status(sv, "", out);
+        /* NTSStatus said what the set of several said together (several_report()): left
+         * standing, one server after a reload would carry it in NTSStatus and in every STATUS=
+         * until its first reply. That of a set of one says why its server failed: it stays. */
+        if (!sv->one)
+                (void) several_set_nts_status(sv, "", out);
         out->changed |= BUS_PROPERTY_SERVER_NAME | BUS_PROPERTY_SERVER_ADDRESS |
                 BUS_PROPERTY_NTS_AUTHENTICATED | BUS_PROPERTY_NTS_KE_SERVER | BUS_PROPERTY_NTS_AEAD |
                 BUS_PROPERTY_NTS_COOKIES;
@@ -663,7 +830,7 @@ static bool several_replace(Several *sv, Source *s, SeveralDecision *out) {
          * Without this the manager would stay "polling" with nothing in progress. */
         if (sv->set.n_entries > 0 || several_pool_started(sv))
                 return false;
-        several_start(sv, sv->fallback, sv->backward_floor_nsec, out);
+        several_start(sv, sv->nts, sv->fallback, sv->backward_floor_nsec, out);
         return true;
 }
 
@@ -774,9 +941,19 @@ static void several_sample(Several *sv, Source *s, SeveralDecision *out) {
                 .bootstrap = p->bootstrap,
         };
 
-        if (p->first)
-                log_info("Contacted time server %s (%s)%s.", socket_address_to_string(source_address(s), addr),
-                         source_name(s), p->authenticated ? ", NTS authenticated" : "");
+        /* The first reply from a new address: stock's words, and whether it is authenticated
+         * (whenever the clock follows plain NTP, the log and STATUS= say so). */
+        if (p->first) {
+                const char *auth = p->authenticated ? ", NTS authenticated" : ", plain NTP, not authenticated";
+
+                (void) socket_address_to_string(source_address(s), addr);
+                log_info("Contacted time server %s (%s)%s.", addr, source_name(s), auth);
+                if (sv->one) {
+                        out->notify = true;
+                        (void) snprintf(out->status, sizeof out->status, "Contacted time server %s (%s)%s.", addr,
+                                        source_name(s), auth);
+                }
+        }
 
         source_set_sample(&sv->set, s, &x);
         several_drop_spare(sv, s);
@@ -818,17 +995,25 @@ void several_on_event(Several *sv, Source *s, SourceEvent e, SeveralDecision *ou
         if ((e == SOURCE_EVENT_ADDRESS || e == SOURCE_EVENT_NTS_KEYS) && several_identify(sv, s))
                 several_judge(sv, out);
 
+        if (sv->one && several_one_event(sv, s, e, out))
+                return;
+
         switch (e) {
         case SOURCE_EVENT_ADDRESS:
-                if (s == sv->selected)
-                        out->changed |= BUS_PROPERTY_SERVER_ADDRESS;
+                /* NTSAuthenticated speaks of the server at this address: nothing is shown as
+                 * authenticated until its next verified reply. */
+                if (s == sv->selected) {
+                        out->changed |= BUS_PROPERTY_SERVER_ADDRESS | BUS_PROPERTY_NTS_AUTHENTICATED;
+                        out->new_address = true;
+                }
                 out->sources_changed = true;
                 return;
         case SOURCE_EVENT_SAMPLE:
                 several_pool_event(sv, s, e, out);
                 several_sample(sv, s, out);
                 several_judge(sv, out);
-                /* One signal per sample of the selected source, as with one server. */
+                /* One signal per sample of the selected source, as stock. With one server
+                 * NTPMessage says what each sample says, and Sources changes with its state. */
                 if (s == sv->selected)
                         out->changed |= BUS_PROPERTY_NTP_MESSAGE | BUS_PROPERTY_POLL_INTERVAL |
                                 BUS_PROPERTY_FREQUENCY | BUS_PROPERTY_NTS_AUTHENTICATED |
@@ -845,7 +1030,9 @@ void several_on_event(Several *sv, Source *s, SourceEvent e, SeveralDecision *ou
                 if (e == SOURCE_EVENT_NTS_KEYS || e == SOURCE_EVENT_NTS_KE_FAILED)
                         source_set_vacant(&sv->set, s, nts_client_pool_exhausted(source_nts(s)));
                 out->nts_event = true;
-                out->sources_changed = true;
+                /* What Sources shows of one server changes with its state, not with each
+                 * verified reply or cookie. */
+                out->sources_changed = !sv->one || (e != SOURCE_EVENT_NTS_VERIFIED && e != SOURCE_EVENT_NTS_COOKIES);
                 return;
         }
         several_judge(sv, out);
@@ -864,6 +1051,18 @@ void several_clock_changed(Several *sv, SeveralDecision *out) {
 void several_poll_limits_changed(Several *sv) {
         for (size_t i = 0; i < sv->set.n_entries; i++)
                 source_poll_limits_changed(sv->set.entries[i].source);
+}
+
+bool several_uses_list(const Several *sv, ServerType t) {
+        if (!sv->running)
+                return false;
+        if (sv->one)
+                return sv->one_name && sv->one_name->type == t;
+        return server_type_is_nts(t);
+}
+
+bool several_in_use(const Several *sv) {
+        return sv->running && !sv->one;
 }
 
 bool several_clock_may_be_ahead(const Several *sv) {

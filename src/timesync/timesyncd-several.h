@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Several NTS sources at once (docs/ARCHITECTURE.md, "Several sources"): the policy when the
- * NTS list in use names two or more servers (or a pool) and NTSMaxSources= is above 1. Up to
- * NTSMaxSources= of them run together, each with its own key exchange, cookie jar and poll
- * schedule; the clock follows what a majority of those that answer agree on
- * (timesyncd-source-set), never one server alone. Plain NTP and a single NTS server stay with
- * the manager's one-server-at-a-time policy (timesyncd-manager.c).
+/* The sources in use and the one policy for them (docs/ARCHITECTURE.md, "Several sources"):
+ * a set of sources whose agreement the clock follows (timesyncd-source-set). With NTS, and two
+ * or more servers listed (or a pool) and NTSMaxSources= above 1, up to NTSMaxSources= of them
+ * run together, each with its own key exchange, cookie jar and poll schedule, and the clock
+ * follows what a majority of those in use agree on, never one server alone. Otherwise (plain
+ * NTP, one NTS server, NTSMaxSources=1) the set is a set of one: its majority is that server,
+ * so the clock follows each of its samples, and as nobody could be given more say by its
+ * silence, a failing server hands over to the next usable one of the lists at once, in stock's
+ * order, with a wait of ConnectionRetrySec= after every server was tried once.
  *
  * This module owns the set (struct Several) and nothing else: it never touches the Manager,
  * the bus, STATUS= or the clock. Each entry point fills a SeveralDecision, which the manager
@@ -40,6 +43,15 @@ typedef struct SeveralDecision {
         bool refused;
         /* The set runs: the manager polls. */
         bool polling;
+        /* Nothing to poll now: the manager waits until wait_until (CLOCK_BOOTTIME; 0: for
+         * ConnectionRetrySec=) and starts the set again. */
+        bool wait;
+        usec_t wait_until;
+        /* Nothing usable: the manager idles, for this reason (static text). */
+        const char *idle;
+        /* The selected source polls another address: nothing of it is authenticated until its
+         * next verified reply, and PollIntervalUSec is its interval. */
+        bool new_address;
         /* The clock follows adjustment (poll_log2 from poll_interval_usec), to server, with the
          * clause agreement; then several_steered() gets the result. */
         bool steer;
@@ -47,6 +59,7 @@ typedef struct SeveralDecision {
         usec_t poll_interval_usec;
         char server[300];
         char agreement[64];
+        bool steer_authenticated;       /* ... the time came over NTS, verified */
         bool steer_bootstrap;           /* ... the agreed time came with bootstrap keys */
         size_t steer_agree;             /* ... and this many current sources agreed */
         Source *promote;                /* ... and this spare takes its silent source's place */
@@ -74,6 +87,10 @@ typedef struct SeveralContext {
 typedef struct Several {
         SeveralContext ctx;
         bool running;
+        bool nts;                       /* time from NTS lists only (there is no plain NTP then) */
+        bool one;                       /* a set of one: one server at a time */
+        ServerName *one_name;           /* ... the server tried last; NULL: none */
+        bool walked_round;              /* ... every server was tried once since the last wait */
         bool fallback;                  /* the list holds FallbackNTS=, not NTS= */
         int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
         SourceSet set;
@@ -97,11 +114,16 @@ void several_init(Several *sv, const SeveralContext *ctx);
 
 /* The NTS list in use (runtime NTS servers while set, else NTS=) names two or more servers
  * (or a pool), and NTSMaxSources= allows more than one; nts_usable: time comes from NTS only
- * and libssl is there. */
+ * and libssl is there. Otherwise the set is a set of one. */
 bool several_wanted(const Several *sv, bool nts_usable);
-/* Starts the first NTSMaxSources= usable servers of that list together (stops a set that
- * runs). fallback: the list holds FallbackNTS=; backward_floor_nsec: see Several. */
-void several_start(Several *sv, bool fallback, int64_t backward_floor_nsec, SeveralDecision *d);
+/* Starts the set (stops one that runs): with nts the first NTSMaxSources= usable servers of
+ * the NTS list in use together, or a set of one; without, a set of one over the plain NTP
+ * lists. fallback: the list holds FallbackNTS=; backward_floor_nsec: see Several. */
+void several_start(Several *sv, bool nts, bool fallback, int64_t backward_floor_nsec, SeveralDecision *d);
+/* Whether the set uses a server of the list of type t (which is about to be replaced). */
+bool several_uses_list(const Several *sv, ServerType t);
+/* Two or more servers in use: only their agreement may allow a backward bootstrap. */
+bool several_in_use(const Several *sv);
 /* Stops every source of the set; nothing is selected. No-op when no set runs. */
 void several_stop(Several *sv, SeveralDecision *d);
 /* What a pool of the list in use reports (timesyncd-pool.h). */
@@ -126,6 +148,11 @@ bool several_stalled(const Several *sv);
 const char *several_verdict(Several *sv, const Source *s);
 
 /* The decision functions below are pure: no log, no clock, no I/O. */
+
+/* What the clock does with the offset the set agreed on: a step from NTP_STEP_THRESHOLD_NSEC
+ * (0.4 s) on, either way, a slew below it; the leap indicator and the error bound go along
+ * (the manager fills in the poll exponent). */
+ClockAdjustment several_adjustment(int64_t offset_nsec, int leap, int64_t max_error_nsec);
 
 /* The leap second that more than half of the agreeing sources that answer now announce, else
  * none: one server alone cannot insert one. */

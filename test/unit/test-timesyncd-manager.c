@@ -40,43 +40,6 @@ static void test_poll_log2(void) {
         }
 }
 
-/* One server at a time: a step from NTP_STEP_THRESHOLD_NSEC (0.4 s) on, either way; a slew
- * below it. The leap indicator and the root distance go along. */
-static void test_sample_step_or_slew(void) {
-        static const struct {
-                int64_t offset_nsec;
-                bool step;
-        } table[] = {
-                { 0, false },
-                { 1, false },
-                { 399 * MSEC, false },
-                { 400 * MSEC - 1, false },
-                { 400 * MSEC, true },
-                { -400 * MSEC + 1, false },
-                { -400 * MSEC, true },
-                { 3600 * SEC, true },
-                { -86400 * SEC, true },
-                { INT64_MAX, true },
-        };
-
-        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                SourceSample p = {
-                        .header.leap = NTP_LEAP_MINUSSEC,
-                        .ntp.offset_nsec = table[i].offset_nsec,
-                        .root_distance_nsec = 25 * MSEC,
-                };
-                ClockAdjustment a;
-
-                fprintf(stderr, "# row %zu: %+" PRIi64 " ns\n", i, table[i].offset_nsec);
-                a = manager_sample_adjustment(&p, 256 * USEC_PER_SEC);
-                ASSERT_EQ(a.step, table[i].step);
-                ASSERT_EQ(a.offset_nsec, table[i].offset_nsec);
-                ASSERT_EQ(a.leap, NTP_LEAP_MINUSSEC);
-                ASSERT_EQ(a.poll_log2, 8);
-                ASSERT_EQ(a.max_error_nsec, 25 * MSEC);
-        }
-}
-
 static void test_nts_decision_applied(void) {
         static const struct {
                 const char *name;
@@ -175,6 +138,12 @@ static void test_several_decision_applied(void) {
                   false, "NTSStatus" },
                 { "Sources", { .sources_changed = true }, true, true, true, "before", false, MANAGER_OFFLINE,
                   CLOCK_UNTOUCHED, false, "Sources" },
+                /* A set of one found nothing to poll: the manager waits, or idles for the reason
+                 * given. */
+                { "wait", { .wait = true }, true, true, true, "before", false, MANAGER_WAITING, CLOCK_UNTOUCHED,
+                  false, "" },
+                { "idle", { .notify = true, .status = "Idle.", .idle = "no usable server configured" }, true, true,
+                  true, "before", true, MANAGER_IDLE, CLOCK_UNTOUCHED, false, "" },
                 /* The clock does what the decision says: the set decided step or slew. The
                  * result goes back to the set, whose answer announces Sources. */
                 { "steer: step", { .steer = true, .adjustment = { .offset_nsec = 2 * SEC, .step = true },
@@ -204,6 +173,8 @@ static void test_several_decision_applied(void) {
                 m->ntpmsg = (NTPMessage) { .header.stratum = 2, .packet_count = 5 };
                 m->ntpmsg_authenticated = true;
                 strcpy(m->nts_status, "before");
+                /* A wait is for longer than the row's loop runs. */
+                m->config.connection_retry_usec = USEC_PER_HOUR;
                 offset = clock_backend_fake_offset(m->clock);
                 bus_pair_start(&p, m);
 
@@ -217,7 +188,9 @@ static void test_several_decision_applied(void) {
                 ASSERT_EQ(m->status_notified, table[i].notified);
                 ASSERT_EQ(m->state, table[i].state);
                 if (table[i].state == MANAGER_IDLE)
-                        ASSERT_STREQ(m->idle_reason, "every NTS server refuses service");
+                        ASSERT_STREQ(m->idle_reason, table[i].d.idle ?: "every NTS server refuses service");
+                if (table[i].state == MANAGER_WAITING)
+                        ASSERT_TRUE(sd_event_source_get_enabled(m->event_retry, NULL) > 0);
                 ASSERT_EQ(clock_backend_fake_steps(m->clock), table[i].clock == CLOCK_STEPPED);
                 ASSERT_EQ(clock_backend_fake_slews(m->clock), table[i].clock == CLOCK_SLEWED);
                 ASSERT_EQ(clock_backend_fake_offset(m->clock) - offset,
@@ -235,14 +208,17 @@ static void test_several_decision_applied(void) {
 static void test_step_after_synchronization_is_warned(void) {
         static const struct {
                 const char *name;
-                bool synchronized, step;
+                bool synchronized, step, authenticated;
                 const char *logged, *not_logged;
         } table[] = {
-                { "first step", false, true, "Initial clock synchronization to a.example (offset +2.000000 s",
-                  "after the first synchronization" },
-                { "later step", true, true, "Stepped the clock by +2.000000 s after the first synchronization, "
+                { "first step", false, true, false, "Initial clock synchronization to a.example (offset +2.000000 s, "
+                  "plain NTP, not authenticated", "after the first synchronization" },
+                /* Whether the time came over NTS is the sample's, as the decision carries it. */
+                { "first step, NTS", false, true, true, "Initial clock synchronization to a.example (offset "
+                  "+2.000000 s, NTS authenticated", "not authenticated" },
+                { "later step", true, true, false, "Stepped the clock by +2.000000 s after the first synchronization, "
                                             "following a.example", "Initial clock synchronization" },
-                { "later slew", true, false, "", "after the first synchronization" },
+                { "later slew", true, false, false, "", "after the first synchronization" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
@@ -251,6 +227,7 @@ static void test_step_after_synchronization_is_warned(void) {
                         .steer = true,
                         .adjustment = { .offset_nsec = 2 * SEC, .step = table[i].step },
                         .server = "a.example",
+                        .steer_authenticated = table[i].authenticated,
                 };
                 _cleanup_free_ char *log = NULL;
                 LogCapture c;
@@ -267,7 +244,6 @@ static void test_step_after_synchronization_is_warned(void) {
 }
 
 TEST_MAIN(TEST_CASE(test_poll_log2),
-          TEST_CASE(test_sample_step_or_slew),
           TEST_CASE(test_nts_decision_applied),
           TEST_CASE(test_several_decision_applied),
           TEST_CASE(test_step_after_synchronization_is_warned));

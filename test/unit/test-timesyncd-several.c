@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The decisions of the several-sources policy that need no source, bus or time: what NTSStatus
- * says of the set, the leap second the set announces, which properties a decision names, and
- * when the set is wanted at all. */
+/* The decisions of the several-sources policy that need no bus or time: what NTSStatus says of
+ * the set, the leap second the set announces, which properties a decision names, when a set of
+ * several is wanted, and how a set of one walks the server lists. */
 
+#include "source-test-util.h"
 #include "tests.h"
 #include "timesyncd-bus-property.h"
 #include "timesyncd-several.h"
+
+#define MSEC INT64_C(1000000)
+#define SEC INT64_C(1000000000)
 
 static void test_nts_status_says_why_nts_gives_no_time(void) {
         static const struct {
@@ -212,10 +216,138 @@ static void test_stop_of_a_set_that_does_not_run_decides_nothing(void) {
         ASSERT_MEMEQ(&d, &none, sizeof d);
 }
 
+/* A step from NTP_STEP_THRESHOLD_NSEC (0.4 s) on, either way; a slew below it. The leap
+ * indicator and the error bound go along. */
+static void test_offset_steps_or_slews(void) {
+        static const struct {
+                int64_t offset_nsec;
+                bool step;
+        } table[] = {
+                { 0, false },
+                { 1, false },
+                { 399 * MSEC, false },
+                { 400 * MSEC - 1, false },
+                { 400 * MSEC, true },
+                { -400 * MSEC + 1, false },
+                { -400 * MSEC, true },
+                { 3600 * SEC, true },
+                { -86400 * SEC, true },
+                { INT64_MAX, true },
+                { INT64_MIN, true },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                ClockAdjustment a = several_adjustment(table[i].offset_nsec, NTP_LEAP_MINUSSEC, 25 * MSEC);
+
+                log_info("row %zu: %+" PRIi64 " ns", i, table[i].offset_nsec);
+                ASSERT_EQ(a.step, table[i].step);
+                ASSERT_EQ(a.offset_nsec, table[i].offset_nsec);
+                ASSERT_EQ(a.leap, NTP_LEAP_MINUSSEC);
+                ASSERT_EQ(a.max_error_nsec, 25 * MSEC);
+        }
+}
+
+static void on_source(Source *s, SourceEvent e, void *userdata) {
+}
+
+typedef struct Walk {
+        sd_event *event;
+        ClockBackend *clock;
+        SourceSettings settings;
+        TimesyncConfig config;
+        ServerName *servers[_SERVER_TYPE_MAX];
+        Several sv;
+} Walk;
+
+static void walk_init(Walk *w) {
+        *w = (Walk) { .config = { .nts_max_sources = 4, .connection_retry_usec = 30 * USEC_PER_SEC } };
+        ASSERT_OK(sd_event_new(&w->event));
+        ASSERT_OK(clock_backend_new(CLOCK_BACKEND_FAKE, &w->clock));
+        w->settings = test_source_settings(w->event, NULL);
+        w->settings.clock = w->clock;
+        several_init(&w->sv, &(SeveralContext) { .config = &w->config, .clock = w->clock, .servers = w->servers,
+                                                 .nts_status = "", .source_settings = &w->settings,
+                                                 .source_handler = on_source });
+}
+
+static void walk_done(Walk *w) {
+        SeveralDecision d = {};
+
+        several_stop(&w->sv, &d);
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                server_list_flush(&w->servers[t]);
+        clock_backend_free(w->clock);
+        sd_event_unref(w->event);
+}
+
+/* Plain NTP is a set of one over stock's lists: the first server is selected from the start, a
+ * failing one hands over to the next at once and leaves the set, the fallback list is not used
+ * while NTP= names servers, and after a whole round the manager is asked to wait
+ * ConnectionRetrySec=; the next start begins with the first again. */
+static void test_set_of_one_walks_the_lists(void) {
+        ServerName *a, *b;
+        SeveralDecision d = {};
+        Walk w;
+
+        walk_init(&w);
+        ASSERT_OK(server_name_new(&w.servers[SERVER_SYSTEM], SERVER_SYSTEM, "127.0.0.1:9", &a));
+        ASSERT_OK(server_name_new(&w.servers[SERVER_SYSTEM], SERVER_SYSTEM, "127.0.0.2:9", &b));
+        ASSERT_OK(server_name_new(&w.servers[SERVER_FALLBACK], SERVER_FALLBACK, "127.0.0.3:9", NULL));
+
+        several_start(&w.sv, /* nts= */ false, false, 0, &d);
+        ASSERT_TRUE(w.sv.running);
+        ASSERT_TRUE(w.sv.one);
+        ASSERT_TRUE(d.select && d.polling && !d.wait && !d.idle);
+        ASSERT_TRUE(w.sv.selected == a->source);
+        ASSERT_TRUE(several_uses_list(&w.sv, SERVER_SYSTEM));
+        ASSERT_FALSE(several_uses_list(&w.sv, SERVER_FALLBACK));
+        ASSERT_FALSE(several_in_use(&w.sv));
+
+        d = (SeveralDecision) {};
+        several_on_event(&w.sv, a->source, SOURCE_EVENT_FAILED, &d);
+        ASSERT_TRUE(d.select && d.polling && d.sources_changed && !d.wait);
+        ASSERT_TRUE(w.sv.selected == b->source);
+        ASSERT_EQ(source_state(a->source), SOURCE_IDLE);
+        ASSERT_TRUE(several_verdict(&w.sv, a->source) == NULL);
+
+        d = (SeveralDecision) {};
+        several_on_event(&w.sv, b->source, SOURCE_EVENT_FAILED, &d);
+        ASSERT_TRUE(d.wait);
+        ASSERT_EQ(d.wait_until, 0U);
+        ASSERT_FALSE(d.polling);
+        ASSERT_TRUE(d.notify);
+        ASSERT_STREQ(d.status, "No server answered, retrying.");
+        ASSERT_TRUE(w.sv.selected == NULL);
+        ASSERT_EQ(source_state(b->source), SOURCE_IDLE);
+
+        d = (SeveralDecision) {};
+        several_start(&w.sv, false, false, 0, &d);
+        ASSERT_TRUE(w.sv.selected == a->source);
+        ASSERT_TRUE(d.polling);
+        walk_done(&w);
+}
+
+/* Nothing configured at all: the set of one says so and asks the manager to idle. */
+static void test_set_of_one_without_servers_idles(void) {
+        SeveralDecision d = {};
+        Walk w;
+
+        walk_init(&w);
+        several_start(&w.sv, false, false, 0, &d);
+        ASSERT_TRUE(w.sv.selected == NULL);
+        ASSERT_STREQ(d.idle, "no usable server configured");
+        ASSERT_STREQ(d.status, "Idle.");
+        ASSERT_FALSE(d.polling || d.wait);
+        walk_done(&w);
+}
+
 TEST_MAIN(TEST_CASE(test_nts_status_says_why_nts_gives_no_time),
           TEST_CASE(test_failure_reason_leaves_a_logged_key_exchange_error_to_its_line),
           TEST_CASE(test_leap_needs_more_than_half_of_the_current_agreeing_sources),
           TEST_CASE(test_property_bits_name_the_dbus_properties),
           TEST_CASE(test_set_is_wanted_for_two_servers_or_a_pool),
           TEST_CASE(test_runtime_list_comes_first),
-          TEST_CASE(test_stop_of_a_set_that_does_not_run_decides_nothing));
+          TEST_CASE(test_stop_of_a_set_that_does_not_run_decides_nothing),
+          TEST_CASE(test_offset_steps_or_slews),
+          TEST_CASE(test_set_of_one_walks_the_lists),
+          TEST_CASE(test_set_of_one_without_servers_idles));

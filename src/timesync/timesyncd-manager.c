@@ -19,6 +19,7 @@
 
 static int manager_clock_watch_setup(Manager *m);
 static void manager_start_set(Manager *m);
+static void manager_enter(Manager *m, ManagerState state, const char *idle_reason, usec_t wait_until);
 
 /* The PLL's poll exponent for an interval (log2 seconds). */
 int manager_poll_log2(usec_t interval) {
@@ -115,7 +116,7 @@ static void manager_nts_enter_refused(Manager *m) {
 
         nts_refused(m->nts_status, &d);
         manager_nts_apply(m, &d);
-        manager_enter(m, MANAGER_IDLE, "every NTS server refuses service");
+        manager_enter(m, MANAGER_IDLE, "every NTS server refuses service", 0);
 }
 
 /* The server lists changed: forgets reasons that no longer hold. */
@@ -182,10 +183,14 @@ ServerName *manager_server_of(Manager *m, const Source *s) {
 /* ---- the manager's state ---- */
 
 /* Enters state and arms what it waits for: the retry timer for MANAGER_WAITING (allocated
- * once, so arming it allocates nothing), nothing otherwise: the network watch, the selected
- * source, or the configuration move on. */
-void manager_enter(Manager *m, ManagerState state, const char *idle_reason) {
-        int r = 0;
+ * once, so arming it allocates nothing) until the CLOCK_BOOTTIME time wait_until, or for
+ * ConnectionRetrySec= from now when that is 0 or past; nothing otherwise: the network watch,
+ * the sources of the set, or the configuration move on. A time a backing-off NTS client drew is
+ * kept as it is: on a fixed period, clients that failed together (a pool outage at a mass boot)
+ * would retry on the same ticks whatever they drew. */
+static void manager_enter(Manager *m, ManagerState state, const char *idle_reason, usec_t wait_until) {
+        usec_t t;
+        int r;
 
         m->state = state;
         m->idle_reason = state == MANAGER_IDLE ? idle_reason : NULL;
@@ -194,24 +199,13 @@ void manager_enter(Manager *m, ManagerState state, const char *idle_reason) {
                 (void) sd_event_source_set_enabled(m->event_retry, SD_EVENT_OFF);
                 return;
         }
-        r = sd_event_source_set_time_relative(m->event_retry, m->config.connection_retry_usec);
+        /* From the clock's now, not the loop's: a decision may come late in an iteration. */
+        t = now(CLOCK_BOOTTIME);
+        if (wait_until <= t)
+                wait_until = usec_add(t, m->config.connection_retry_usec);
+        r = sd_event_source_set_time(m->event_retry, wait_until);
         if (r >= 0)
                 r = sd_event_source_set_enabled(m->event_retry, SD_EVENT_ONESHOT);
-        if (r < 0)
-                log_error_errno(r, "Failed to arm the retry timer: %m");
-}
-
-/* MANAGER_WAITING until the CLOCK_BOOTTIME time at, not for ConnectionRetrySec=: the time a
- * backing-off NTS client drew may start its key exchange. On the retry timer's fixed period,
- * clients that failed together (a pool outage at a mass boot) would retry on the same ticks
- * whatever they drew. */
-static void manager_wait_until(Manager *m, usec_t at) {
-        int r;
-
-        manager_enter(m, MANAGER_WAITING, NULL);
-        if (at <= now(CLOCK_BOOTTIME))
-                return;
-        r = sd_event_source_set_time(m->event_retry, at);
         if (r < 0)
                 log_error_errno(r, "Failed to arm the retry timer: %m");
 }
@@ -275,11 +269,11 @@ void manager_several_apply(Manager *m, const SeveralDecision *d) {
         if (d->refused)
                 manager_nts_enter_refused(m);
         if (d->polling)
-                manager_enter(m, MANAGER_POLLING, NULL);
+                manager_enter(m, MANAGER_POLLING, NULL, 0);
         if (d->wait)
-                manager_wait_until(m, d->wait_until);
+                manager_enter(m, MANAGER_WAITING, NULL, d->wait_until);
         if (d->idle)
-                manager_enter(m, MANAGER_IDLE, d->idle);
+                manager_enter(m, MANAGER_IDLE, d->idle, 0);
         if (d->steer) {
                 SeveralDecision next = {};
                 ClockAdjustment a = d->adjustment;
@@ -343,7 +337,7 @@ static bool manager_nothing_to_start(Manager *m) {
 
         if (nts && !m->servers[SERVER_NTS] && !m->servers[SERVER_NTS_RUNTIME]) {
                 manager_nts_missing(m);
-                manager_enter(m, MANAGER_IDLE, "NTS servers only, and none is configured");
+                manager_enter(m, MANAGER_IDLE, "NTS servers only, and none is configured", 0);
                 return true;
         }
         if (!nts || !m->nts_unavailable)
@@ -354,7 +348,7 @@ static bool manager_nothing_to_start(Manager *m) {
         if (n)
                 (void) manager_source_of(m, n);
         manager_notify_status(m, "Not synchronizing.");
-        manager_enter(m, MANAGER_IDLE, m->nts_status);
+        manager_enter(m, MANAGER_IDLE, m->nts_status, 0);
         return true;
 }
 
@@ -365,7 +359,7 @@ static void manager_start_set(Manager *m) {
         if (!m->network_online) {
                 log_debug("Network is not online, not connecting yet.");
                 manager_stop_sources(m);
-                manager_enter(m, MANAGER_OFFLINE, NULL);
+                manager_enter(m, MANAGER_OFFLINE, NULL, 0);
                 return;
         }
 
@@ -491,7 +485,7 @@ void manager_set_online(Manager *m, bool online) {
                         log_info("Network is offline, suspending synchronization.");
                 m->network_online = false;
                 manager_stop_sources(m);
-                manager_enter(m, MANAGER_OFFLINE, NULL);
+                manager_enter(m, MANAGER_OFFLINE, NULL, 0);
                 return;
         }
 
@@ -936,7 +930,7 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
         r = sd_event_add_time_relative(m->event, &m->event_retry, CLOCK_BOOTTIME, 0, 0, manager_on_retry, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to allocate the retry timer: %m");
-        manager_enter(m, MANAGER_OFFLINE, NULL);
+        manager_enter(m, MANAGER_OFFLINE, NULL, 0);
 
         /* Pings the service manager when WATCHDOG_USEC is set. */
         (void) sd_event_set_watchdog(m->event, true);

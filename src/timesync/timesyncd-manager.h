@@ -167,5 +167,3 @@ ServerName *manager_server_of(Manager *m, const Source *s);
 /* Saves the clock file now. */
 void manager_save_clock(Manager *m);
 
-/* Enters state and arms what it waits for (the retry timer of MANAGER_WAITING). */
-void manager_enter(Manager *m, ManagerState state, const char *idle_reason);

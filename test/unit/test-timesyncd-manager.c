@@ -203,6 +203,35 @@ static void test_several_decision_applied(void) {
         }
 }
 
+/* A wait is armed on CLOCK_BOOTTIME until the time the decision names (a backing-off NTS
+ * client's draw), or for ConnectionRetrySec= from the clock's now when it names none or one
+ * that has passed. */
+static void test_wait_arms_the_retry_timer(void) {
+        _cleanup_(manager_freep) Manager *m = test_manager_new();
+        usec_t before, after, at;
+
+        m->config.connection_retry_usec = USEC_PER_HOUR;
+
+        before = now(CLOCK_BOOTTIME);
+        manager_several_apply(m, &(SeveralDecision) { .wait = true, .wait_until = before + 2 * USEC_PER_HOUR });
+        ASSERT_EQ(m->state, MANAGER_WAITING);
+        ASSERT_OK(sd_event_source_get_time(m->event_retry, &at));
+        ASSERT_EQ(at, before + 2 * USEC_PER_HOUR);
+
+        for (int k = 0; k < 2; k++) {
+                before = now(CLOCK_BOOTTIME);
+                manager_several_apply(m, &(SeveralDecision) { .wait = true, .wait_until = k == 0 ? 0 : before - 1 });
+                after = now(CLOCK_BOOTTIME);
+                ASSERT_OK(sd_event_source_get_time(m->event_retry, &at));
+                ASSERT_TRUE(at >= before + USEC_PER_HOUR && at <= after + USEC_PER_HOUR);
+                ASSERT_TRUE(sd_event_source_get_enabled(m->event_retry, NULL) > 0);
+        }
+
+        manager_several_apply(m, &(SeveralDecision) { .polling = true });
+        ASSERT_EQ(m->state, MANAGER_POLLING);
+        ASSERT_TRUE(sd_event_source_get_enabled(m->event_retry, NULL) == 0);
+}
+
 /* Once synchronized, a step is rare and what an attacker wants: it is logged as a warning
  * with its size and the server; the first synchronization is not. */
 static void test_step_after_synchronization_is_warned(void) {
@@ -246,4 +275,5 @@ static void test_step_after_synchronization_is_warned(void) {
 TEST_MAIN(TEST_CASE(test_poll_log2),
           TEST_CASE(test_nts_decision_applied),
           TEST_CASE(test_several_decision_applied),
+          TEST_CASE(test_wait_arms_the_retry_timer),
           TEST_CASE(test_step_after_synchronization_is_warned));

@@ -565,7 +565,7 @@ usec_t nts_client_retry_after(const NTSClient *c) {
 static void nts_client_name_ntp_server(NTSClient *c) {
         if (free_and_strdup(&c->named_ntp_server, c->jar.ntp_server) < 0)
                 c->named_ntp_server = mfree(c->named_ntp_server);
-        c->named_ntp_port = c->jar.ntp_port;
+        c->named_ntp_port = nts_client_ntp_port(c);
 }
 
 NTSClientState nts_client_prepare(NTSClient *c) {
@@ -625,9 +625,10 @@ ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size) {
          * owner polls (a pool's other member, a server that moved): their cookies are for that
          * server only, so the owner asks again and resolves it first. */
         if (c->c2s && c->named_ntp_server &&
-            (!streq_ptr(c->named_ntp_server, c->jar.ntp_server) || c->named_ntp_port != c->jar.ntp_port)) {
-                log_info("The renewed NTS keys of %s are for NTP server %s, not %s: moving to it.", c->server,
-                         strna(c->jar.ntp_server), c->named_ntp_server);
+            (!streq_ptr(c->named_ntp_server, c->jar.ntp_server) || c->named_ntp_port != nts_client_ntp_port(c))) {
+                log_info("The renewed NTS keys of %s are for NTP server %s port %u, not %s port %u: moving to it.",
+                         c->server, strna(c->jar.ntp_server), nts_client_ntp_port(c), c->named_ntp_server,
+                         c->named_ntp_port);
                 nts_client_report(c, NTS_CLIENT_EVENT_KEYS);
                 return 0;
         }

@@ -2,7 +2,8 @@
 
 /* The renewal of an NTS client's keys (timesyncd-nts-client.c): it starts at its drawn time on
  * its own timer, without a request; the keys in the jar serve the requests while it runs and
- * after it failed; past their limit they are dropped, whatever runs. The keys are made up (their
+ * after it failed; past their limit they are dropped, whatever runs; new keys for another NTP
+ * server are used only once the owner asked for the server again. The keys are made up (their
  * AEAD contexts come from the real libcrypto), the key exchange goes to a port of 127.0.0.1 that
  * refuses connections, and every wait is a bounded poll of the event loop. */
 
@@ -13,6 +14,7 @@
 
 #include "ntp-packet.h"
 #include "nts-jar-test-util.h"
+#include "string-util.h"
 #include "test-util.h"
 #include "tests.h"
 #include "timesyncd-clock.h"
@@ -124,4 +126,61 @@ static void test_keys_are_renewed_on_time_without_a_request_and_serve_until_thei
         clock_backend_free(clock);
 }
 
-TEST_MAIN(TEST_CASE(test_keys_are_renewed_on_time_without_a_request_and_serve_until_their_limit));
+/* A renewal that ended between two requests may bring keys for another NTP server (a pool's
+ * other member): no request goes to the server polled with cookies for the other one, the
+ * owner is told and polls the new server once it asked again. */
+static void test_renewed_keys_for_another_server_make_the_owner_ask_again(void) {
+        static const struct {
+                const char *name;
+                const char *server;
+                uint16_t port;
+                bool moved;
+        } table[] = {
+                { "the same server: the requests go on", "192.0.2.1", 123, false },
+                { "another name", "192.0.2.99", 123, true },
+                { "another port", "192.0.2.1", 10123, true },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+                unsigned events[_NTS_CLIENT_EVENT_MAX] = {};
+                NTSClientSettings settings;
+                NTSClient *c;
+
+                log_info("case: %s", table[i].name);
+                ASSERT_OK(sd_event_new(&e));
+                settings = (NTSClientSettings) { .event = e, .retry_usec = 30 * USEC_PER_SEC };
+                ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, events, &c));
+                c->jar_loaded = true;
+                test_jar_make(&c->jar, 3, now(CLOCK_REALTIME));
+                ASSERT_OK(nts_client_make_contexts(c));
+                nts_client_enter(c, NTS_CLIENT_READY);
+                nts_client_schedule_renewal(c);
+                ASSERT_EQ(nts_client_prepare(c), NTS_CLIENT_READY);
+                ASSERT_STREQ(nts_client_ntp_host(c), "192.0.2.1");
+                ASSERT_TRUE(seal(c) > NTP_HEADER_SIZE);
+
+                /* What a renewal leaves in the jar (nts_client_take_result()). */
+                ASSERT_OK(free_and_strdup(&c->jar.ntp_server, table[i].server));
+                c->jar.ntp_port = table[i].port;
+
+                if (!table[i].moved) {
+                        ASSERT_TRUE(seal(c) > NTP_HEADER_SIZE);
+                        ASSERT_OK(sd_event_run(e, 0));
+                        ASSERT_EQ(events[NTS_CLIENT_EVENT_KEYS], 0u);
+                } else {
+                        ASSERT_EQ(seal(c), 0);
+                        ASSERT_EQ(nts_client_cookies(c), 2u);
+                        ASSERT_OK(sd_event_run(e, 0));
+                        ASSERT_EQ(events[NTS_CLIENT_EVENT_KEYS], 1u);
+                        ASSERT_EQ(nts_client_prepare(c), NTS_CLIENT_READY);
+                        ASSERT_STREQ(nts_client_ntp_host(c), table[i].server);
+                        ASSERT_EQ(nts_client_ntp_port(c), table[i].port);
+                        ASSERT_TRUE(seal(c) > NTP_HEADER_SIZE);
+                }
+                nts_client_free(c);
+        }
+}
+
+TEST_MAIN(TEST_CASE(test_keys_are_renewed_on_time_without_a_request_and_serve_until_their_limit),
+          TEST_CASE(test_renewed_keys_for_another_server_make_the_owner_ask_again));

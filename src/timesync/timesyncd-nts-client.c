@@ -613,8 +613,13 @@ ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size) {
         /* The limit holds whatever runs: keys past it are dropped (a renewal that has not
          * ended, or failed, leaves them in the jar), and the request waits for new ones. */
         if (c->c2s && nts_jar_expired(&c->jar, t)) {
-                log_info("NTS keys of %s are more than %s old, running a new key exchange.",
-                         c->server, FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
+                if (nts_client_state_busy(c->state))
+                        log_info("NTS keys of %s reached their limit of %s before their renewal ended, "
+                                 "no request until it does.", c->server,
+                                 FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
+                else
+                        log_info("NTS keys of %s are more than %s old, running a new key exchange.",
+                                 c->server, FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
                 return nts_client_renew_keys(c);
         }
         /* The renewal timer's safety net (it could not be armed): the first request after the

@@ -85,6 +85,15 @@ struct NTSClient {
         BackoffLimit ke_limit;
         usec_t ke_retry_after;          /* CLOCK_BOOTTIME; 0: no backoff */
         usec_t renew_realtime;          /* renew the keys from then on (CLOCK_REALTIME) */
+        /* Starts the renewal at renew_realtime, whether or not a request goes out then
+         * (nts_client_arm_renewal()). Allocated with the client, so arming never fails for want
+         * of memory. */
+        sd_event_source *renew_timer;
+        /* The NTP server nts_client_prepare() last named to the owner, which it polls: keys
+         * that a renewal got for another server are used only once the owner asked again.
+         * NULL: none named yet (or no memory to remember it: then not checked). */
+        char *named_ntp_server;
+        uint16_t named_ntp_port;
         char *ke_address;               /* "host:port" as used for the exchange */
         /* Which server the last key exchange reached (one server, one vote), in this run or
          * before the state file was written: its address (family 0: unknown) and its
@@ -125,6 +134,7 @@ void nts_client_report(NTSClient *c, NTSClientEvent e);
 void nts_client_forget_keys(NTSClient *c);
 /* The AEAD contexts for the keys in the jar. */
 int nts_client_make_contexts(NTSClient *c);
+/* Draws the renewal time of the keys in the jar and arms the timer that starts it. */
 void nts_client_schedule_renewal(NTSClient *c);
 /* Which server the keys in the jar come from, for nts_client_ke_peer() and
  * nts_client_ke_key_sha256(). */

@@ -25,7 +25,8 @@ bool nts_client_state_busy(NTSClientState s) {
  *    else ran: READY follows KEY_EXCHANGE, or IDLE (the first nts_client_prepare()).
  *  - A key exchange starts from a client that has none running: from IDLE, READY (renewal,
  *    no cookie left, a NAK, the end of a bootstrap, a pool member in use) or BACKING_OFF
- *    (its time came), and again from KEY_EXCHANGE (the exchange ended and asks for another:
+ *    (its time came, also the retry of a renewal that failed while the old keys serve on),
+ *    and again from KEY_EXCHANGE (the exchange ended and asks for another:
  *    a bootstrap without validity checks, or a pool that named a member in use). It waits
  *    for its pool's turn first where another client's runs (never from KEY_EXCHANGE: the
  *    pool's turn is still its own then).

@@ -21,6 +21,8 @@ typedef enum NTSClientState {
         NTS_CLIENT_BACKING_OFF,         /* key exchanges failed, were postponed, or the time of
                                          * bootstrap keys was refused: none before
                                          * nts_client_retry_after() */
+        /* A renewal runs in the busy states, or backs off after it failed, with the keys it
+         * renews still in the jar: they serve every request up to their limit. */
         _NTS_CLIENT_STATE_MAX,
         _NTS_CLIENT_STATE_INVALID = -EINVAL,
 } NTSClientState;

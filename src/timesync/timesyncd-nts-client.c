@@ -27,11 +27,73 @@ void nts_client_remember_peer(NTSClient *c) {
         memcpy(c->ke_key_sha256, c->jar.ke_key_sha256, sizeof c->ke_key_sha256);
 }
 
+static bool nts_client_has_keys(const NTSClient *c) {
+        return nts_jar_usable(&c->jar) && c->c2s && c->s2c;
+}
+
+/* The renewal starts at the CLOCK_REALTIME time at, by its own timer: with the next request
+ * it could come a poll interval (up to 2048 s) late, and the requests of clients restarted
+ * together go out in step, so their renewals would too (docs/POOLS.md). The timer is an
+ * absolute CLOCK_REALTIME one in sd-event (a timerfd with TFD_TIMER_ABSTIME): it fires when
+ * the wall clock reaches the time, also when the clock was stepped in between. The limit it
+ * comes before is a wall-clock age (nts_jar_expired()), so following the steps is what keeps
+ * the renewal before it, and no clock-change handler needs to re-arm it. Should arming fail,
+ * the first request after the time starts the renewal instead (nts_client_seal()). */
+static void nts_client_arm_renewal(NTSClient *c, usec_t at) {
+        int r;
+
+        c->renew_realtime = at;
+        r = sd_event_source_set_time(c->renew_timer, at);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(c->renew_timer, SD_EVENT_ONESHOT);
+        if (r < 0)
+                log_debug_errno(r, "Failed to arm the NTS key renewal timer of %s, renewing with a request instead: %m",
+                                c->server);
+}
+
 /* The keys of the jar are renewed at a random time in the last day before their age limit, so
  * that clients that got them together do not come back together (docs/POOLS.md). */
 void nts_client_schedule_renewal(NTSClient *c) {
-        c->renew_realtime = backoff_renewal_time(c->jar.ke_realtime, now(CLOCK_REALTIME), NTS_JAR_MAX_AGE_USEC,
-                                                 BACKOFF_RENEW_WINDOW_USEC, backoff_random, NULL);
+        nts_client_arm_renewal(c, backoff_renewal_time(c->jar.ke_realtime, now(CLOCK_REALTIME), NTS_JAR_MAX_AGE_USEC,
+                                                       BACKOFF_RENEW_WINDOW_USEC, backoff_random, NULL));
+}
+
+/* A renewal failed or was postponed (BACKING_OFF, the retry at ke_retry_after): the keys in the
+ * jar serve on, and the renewal is tried again at the retry time (t: CLOCK_BOOTTIME now). */
+static void nts_client_renewal_postponed(NTSClient *c, usec_t t) {
+        if (nts_client_has_keys(c))
+                nts_client_arm_renewal(c, usec_add(now(CLOCK_REALTIME),
+                                                   c->ke_retry_after > t ? c->ke_retry_after - t : 0));
+}
+
+/* Starts a key exchange while the keys in the jar still serve every request: they are
+ * replaced when it succeeds (nts_client_take_result()); when it fails, they serve on until its
+ * retry (nts_client_renewal_postponed()), and never past their limit (nts_client_seal()). */
+static void nts_client_renew(NTSClient *c) {
+        usec_t t = now(CLOCK_REALTIME);
+
+        log_info("Renewing the NTS keys of %s, %s old: a new key exchange at a random time in the last "
+                 "%s before their limit of %s.", c->server,
+                 FORMAT_TIMESPAN(t - MIN(c->jar.ke_realtime, t), USEC_PER_MINUTE),
+                 FORMAT_TIMESPAN(BACKOFF_RENEW_WINDOW_USEC, USEC_PER_SEC),
+                 FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
+        (void) nts_client_start_ke(c);
+}
+
+/* The renewal time came, or after a renewal that failed its retry time. Nothing to do when the
+ * keys are gone (a key exchange runs or backs off for other reasons, and reports). */
+static int nts_client_on_renewal_time(sd_event_source *s, uint64_t usec, void *userdata) {
+        NTSClient *c = userdata;
+
+        if (!nts_client_has_keys(c) || !IN_SET(c->state, NTS_CLIENT_READY, NTS_CLIENT_BACKING_OFF))
+                return 0;
+        /* A retry time is on CLOCK_BOOTTIME: a clock stepped forward brought this one early. */
+        if (c->state == NTS_CLIENT_BACKING_OFF && nts_client_backing_off(c)) {
+                nts_client_renewal_postponed(c, now(CLOCK_BOOTTIME));
+                return 0;
+        }
+        nts_client_renew(c);
+        return 0;
 }
 
 int nts_client_load_libraries(void) {
@@ -90,10 +152,7 @@ void nts_client_forget_keys(NTSClient *c) {
         c->s2c = NTS_aead_free(c->s2c);
         nts_jar_done(&c->jar);
         c->query_pending = false;
-}
-
-static bool nts_client_has_keys(const NTSClient *c) {
-        return nts_jar_usable(&c->jar) && c->c2s && c->s2c;
+        (void) sd_event_source_set_enabled(c->renew_timer, SD_EVENT_OFF);
 }
 
 int nts_client_make_contexts(NTSClient *c) {
@@ -141,6 +200,13 @@ int nts_client_new(const NTSClientSettings *settings, const char *server, const 
         r = sd_event_source_set_enabled(c->event_report, SD_EVENT_OFF);
         if (r < 0)
                 return r;
+        r = sd_event_add_time(settings->event, &c->renew_timer, CLOCK_REALTIME, 0, 0,
+                              nts_client_on_renewal_time, c);
+        if (r < 0)
+                return r;
+        r = sd_event_source_set_enabled(c->renew_timer, SD_EVENT_OFF);
+        if (r < 0)
+                return r;
 
         *ret = TAKE_PTR(c);
         return 0;
@@ -157,7 +223,9 @@ NTSClient *nts_client_free(NTSClient *c) {
         c->ke = NTS_ke_client_free(c->ke);
         nts_client_leave_pool(c);
         nts_client_forget_keys(c);
+        c->renew_timer = sd_event_source_disable_unref(c->renew_timer);
         explicit_bzero_safe(&c->query, sizeof c->query);
+        free(c->named_ntp_server);
         free(c->ke_address);
         free(c->state_path);
         free(c->state_name);
@@ -181,6 +249,7 @@ void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const char *reas
         if (c->ke_failures < UINT_MAX)
                 c->ke_failures++;
         nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
+        nts_client_renewal_postponed(c, t);
 
         snprintf(c->last_error, sizeof c->last_error, "%s", reason);
         c->last_error_logged = true;
@@ -408,6 +477,7 @@ static int nts_client_take_limit(NTSClient *c) {
 
         c->ke_retry_after = until;
         nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
+        nts_client_renewal_postponed(c, t);
         c->last_error_logged = false;
         snprintf(c->last_error, sizeof c->last_error, "postponed: %u key exchanges with this name within %s already",
                  l->max, FORMAT_TIMESPAN(l->period, USEC_PER_SEC));
@@ -489,13 +559,26 @@ usec_t nts_client_retry_after(const NTSClient *c) {
         return nts_client_backing_off(c) ? c->ke_retry_after : 0;
 }
 
+/* The owner polls the NTP server named here (nts_client_seal() holds it to that). Without
+ * memory to remember the name, it is not checked: a renewal that names another server then
+ * shows as refused replies, which a NAK and a key exchange end. */
+static void nts_client_name_ntp_server(NTSClient *c) {
+        if (free_and_strdup(&c->named_ntp_server, c->jar.ntp_server) < 0)
+                c->named_ntp_server = mfree(c->named_ntp_server);
+        c->named_ntp_port = nts_client_ntp_port(c);
+}
+
 NTSClientState nts_client_prepare(NTSClient *c) {
         assert(c);
 
         nts_client_load(c);
-        if (!nts_client_has_keys(c) && !nts_client_backing_off(c))
+        /* Without keys, or with keys whose renewal failed once its retry time came (the timer
+         * may not have fired yet). */
+        if ((!nts_client_has_keys(c) || c->state == NTS_CLIENT_BACKING_OFF) && !nts_client_backing_off(c))
                 (void) nts_client_start_ke(c);
         assert(c->state != NTS_CLIENT_IDLE);
+        if (c->state == NTS_CLIENT_READY)
+                nts_client_name_ntp_server(c);
         return c->state;
 }
 
@@ -507,10 +590,15 @@ uint16_t nts_client_ntp_port(const NTSClient *c) {
         return c->jar.ntp_port ?: NTP_PORT;
 }
 
-/* Drops the keys and cookies and starts a key exchange instead of a request. */
+/* Drops the keys and cookies and starts a key exchange instead of a request: the owner waits
+ * for the report of its end. A renewal that failed and backs off reports again at once, since
+ * no exchange will. */
 static ssize_t nts_client_renew_keys(NTSClient *c) {
         nts_client_forget_keys(c);
-        (void) nts_client_start_ke(c);
+        if (c->state == NTS_CLIENT_BACKING_OFF && nts_client_backing_off(c))
+                nts_client_report(c, NTS_CLIENT_EVENT_KE_FAILED);
+        else
+                (void) nts_client_start_ke(c);
         return 0;
 }
 
@@ -522,21 +610,32 @@ ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size) {
         assert(c);
         assert(buf);
 
-        /* The renewal time lies at or before the limit, so this comes first: when the first
-         * request after the renewal time finds the limit passed too (a poll interval longer than
-         * what was left), the keys were still due for renewal, not used up to their limit. */
-        if (c->c2s && t >= c->renew_realtime) {
-                log_info("Renewing the NTS keys of %s, %s old: a new key exchange at a random time in the last "
-                         "%s before their limit of %s.", c->server,
-                         FORMAT_TIMESPAN(t - MIN(c->jar.ke_realtime, t), USEC_PER_MINUTE),
-                         FORMAT_TIMESPAN(BACKOFF_RENEW_WINDOW_USEC, USEC_PER_SEC),
-                         FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
+        /* The limit holds whatever runs: keys past it are dropped (a renewal that has not
+         * ended, or failed, leaves them in the jar), and the request waits for new ones. */
+        if (c->c2s && nts_jar_expired(&c->jar, t)) {
+                if (nts_client_state_busy(c->state))
+                        log_info("NTS keys of %s reached their limit of %s before their renewal ended, "
+                                 "no request until it does.", c->server,
+                                 FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
+                else
+                        log_info("NTS keys of %s are more than %s old, running a new key exchange.",
+                                 c->server, FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
                 return nts_client_renew_keys(c);
         }
-        if (c->c2s && nts_jar_expired(&c->jar, t)) {
-                log_info("NTS keys of %s are more than %s old, running a new key exchange.",
-                         c->server, FORMAT_TIMESPAN(NTS_JAR_MAX_AGE_USEC, USEC_PER_SEC));
-                return nts_client_renew_keys(c);
+        /* The renewal timer's safety net (it could not be armed): the first request after the
+         * renewal time starts it, and still goes out with the keys in the jar. */
+        if (c->c2s && t >= c->renew_realtime && c->state == NTS_CLIENT_READY)
+                nts_client_renew(c);
+        /* A renewal that ended between two requests got keys for another NTP server than the
+         * owner polls (a pool's other member, a server that moved): their cookies are for that
+         * server only, so the owner asks again and resolves it first. */
+        if (c->c2s && c->named_ntp_server &&
+            (!streq_ptr(c->named_ntp_server, c->jar.ntp_server) || c->named_ntp_port != nts_client_ntp_port(c))) {
+                log_info("The renewed NTS keys of %s are for NTP server %s port %u, not %s port %u: moving to it.",
+                         c->server, strna(c->jar.ntp_server), nts_client_ntp_port(c), c->named_ntp_server,
+                         c->named_ntp_port);
+                nts_client_report(c, NTS_CLIENT_EVENT_KEYS);
+                return 0;
         }
 
         if (!c->c2s || nts_jar_pop_cookie(&c->jar, &cookie) < 0) {

@@ -96,9 +96,15 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(NTSClient *, nts_client_free);
 
 /* Reads the state file on the first call, and removes it durably before its cookies may be
  * used (if it cannot be removed, they are not). Starts a key exchange when there are no usable
- * keys, none runs and no backoff forbids it. Returns the state it leaves the client in: READY
- * (poll), busy (nts_client_state_busy(): the handler is called when the exchange ends) or
- * BACKING_OFF; never IDLE. */
+ * keys (or their renewal failed) and none runs and no backoff forbids it. Returns the state it
+ * leaves the client in: READY (poll the NTP server it names now), busy
+ * (nts_client_state_busy(): the handler is called when the exchange ends) or BACKING_OFF;
+ * never IDLE.
+ *
+ * Keys are renewed at a random time in the last day before their limit, on a timer of the
+ * client's own, not with a request: the owner keeps polling with the keys it has while the
+ * renewal runs (its handler hears of the new keys, or of the failure) and after a renewal
+ * failed, until their limit. */
 NTSClientState nts_client_prepare(NTSClient *c);
 /* What the client is doing (timesyncd-nts-client-state.h). */
 NTSClientState nts_client_state(const NTSClient *c);
@@ -117,9 +123,10 @@ bool nts_client_awaiting_reply(const NTSClient *c);
 /* buf holds an NTP request header in its first NTP_HEADER_SIZE bytes: appends the Unique
  * Identifier, a cookie (no file lists it: nts_client_prepare()), placeholders that ask for
  * enough cookies to fill the jar again, and the authenticator. Returns the packet length;
- * 0 when no request may go with these keys (no cookie left, or keys older than
- * NTS_JAR_MAX_AGE_USEC): a key exchange was started, nts_client_prepare() says what now;
- * negative errno on failure. */
+ * 0 when no request may go with these keys (no cookie left, keys older than
+ * NTS_JAR_MAX_AGE_USEC, or renewed keys for another NTP server than nts_client_prepare()
+ * named): the handler is called (a key exchange ended, or was started, or backs off), and
+ * nts_client_prepare() says what now; negative errno on failure. */
 ssize_t nts_client_seal(NTSClient *c, uint8_t *buf, size_t size);
 
 /* Verifies a reply to the last sealed request, before anything of it may be used: 0 when it

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Keys over weeks. With one honest server for 15 simulated days the daemon renews its NTS keys
 # before they are a week old, at a random time in the last day before that limit (another seed,
-# another time), and polls on through each renewal without a gap. A server that changes its
+# another time), and polls on through each renewal without a gap: the renewal runs on its own
+# timer between two requests, not instead of one, and the source keeps its address and its
+# poll interval (no new start at 32 s after it). A server that changes its
 # cookie key (so that the cookies the daemon holds earn an NTS NAK) gets a new key exchange
 # after each change, and the clock is never stepped.
 # shellcheck source-path=SCRIPTDIR
@@ -21,6 +23,9 @@ for seed in 1 2; do
         sim_log_has "Renewing the NTS keys of 127.0.0.1:10001" || fail "seed $seed: the renewal is not logged"
         max=$(awk '$2 == "request" { sub("interval=", "", $5); if ($5 + 0 > m) m = $5 + 0 } END { print m }' "$SIM_REC")
         awk -v m="$max" 'BEGIN { exit !(m < 2100) }' || fail "seed $seed: a gap of $max s between requests"
+        # After the first day the poll interval is at its longest (2048 s), and stays there.
+        min=$(awk -v d=$day '$2 == "request" && $1 > d { sub("interval=", "", $5); if (m == "" || $5 + 0 < m) m = $5 + 0 } END { print m }' "$SIM_REC")
+        awk -v m="$min" 'BEGIN { exit !(m > 2000) }' || fail "seed $seed: the renewal restarted the source (a poll interval of $min s after day 1)"
         [ "$(sim_count step)" = 0 ] || fail "seed $seed: the clock was stepped"
         renewals[seed]=$(awk '$2 == "ke-connect" { printf "%s ", $1 }' "$SIM_REC")
 done

@@ -86,9 +86,9 @@ test_keys_older_than_seven_days_are_renewed_while_running() {
         start_timesyncd "$conf" --test-poll-interval=500ms
         wait_log "Resuming NTS with localhost:$ke: [1-8] cookies from .*, no key exchange needed"
         wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
-        # Renewed at a random time in the last day before the limit: here within the 3 s left.
-        # The first request after that time renews them even when it comes after the limit
-        # (polls every 0.5 s, the renewal time up to the limit itself): "1w old" then.
+        # Renewed at a random time in the last day before the limit: here within the 3 s left,
+        # on the client's renewal timer while the keys serve the polls (every 0.5 s). The age
+        # is logged to the minute: "1w old" for a time drawn close to the limit.
         wait_log "Renewing the NTS keys of localhost:$ke, \(6d 23h 59min\|1w\) old: a new key exchange at a random time in the last 1d before their limit of 1w\." 10
         wait_log "NTS key exchange with localhost:$ke (.*) done" 10
         [ "$(ke_accepted "$srv")" = $((before + 1)) ] || fail "chronyd counted $(ke_accepted "$srv") key exchanges, expected $((before + 1))"

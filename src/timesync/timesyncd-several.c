@@ -402,9 +402,8 @@ void several_steered(Several *sv, const SeveralDecision *d, int r, SeveralDecisi
         /* Bootstrap keys are good for this one step: each source with such keys repeats its key
          * exchange with every check, against the corrected clock. */
         if (d->steer_bootstrap) {
-                if (sv->one)
-                        log_notice("Bootstrap: the clock took the time of NTS server %s.", d->server);
-                else
+                /* One server's client says so itself, as each source's does below. */
+                if (!sv->one)
                         log_notice("Bootstrap: the clock took the time that %zu NTS sources agree on.",
                                    d->steer_agree);
                 for (size_t i = 0; i < sv->set.n_entries; i++)

@@ -7,9 +7,10 @@
  * run together, each with its own key exchange, cookie jar and poll schedule, and the clock
  * follows what a majority of those in use agree on, never one server alone. Otherwise (plain
  * NTP, one NTS server, NTSMaxSources=1) the set is a set of one: its majority is that server,
- * so the clock follows each of its samples, and as nobody could be given more say by its
- * silence, a failing server hands over to the next usable one of the lists at once, in stock's
- * order, with a wait of ConnectionRetrySec= after every server was tried once.
+ * so the clock follows each of its samples; there is no majority for a silence to shift (the
+ * server in use always has all the say, as with stock), so a failing server hands over to the
+ * next usable one of the lists at once, in stock's order, with a wait of ConnectionRetrySec=
+ * after every server was tried once.
  *
  * This module owns the set (struct Several) and nothing else: it never touches the Manager,
  * the bus, STATUS= or the clock. Each entry point fills a SeveralDecision, which the manager

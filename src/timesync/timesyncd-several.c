@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -556,9 +557,14 @@ static int several_add_pool(Several *sv, ServerName *n, size_t quota, SeveralDec
 
 /* ---- a set of one: one server at a time ---- */
 
-static void several_notify(SeveralDecision *out, const char *text) {
+/* STATUS= says what format says. */
+_printf_(2, 3) static void several_notify(SeveralDecision *out, const char *format, ...) {
+        va_list ap;
+
         out->notify = true;
-        snprintf(out->status, sizeof out->status, "%s", text);
+        va_start(ap, format);
+        (void) vsnprintf(out->status, sizeof out->status, format, ap);
+        va_end(ap);
 }
 
 /* The set's one server becomes n (NULL: none): the one before stops and leaves the set (its
@@ -607,7 +613,7 @@ static void several_one_none(Several *sv, SeveralDecision *out) {
         if (sv->nts) {
                 /* Every NTS server backs off after failed key exchanges: look again when the
                  * first may try again. */
-                several_notify(out, sv->fallback ? FALLBACK_NTS_UNREACHABLE ". Retrying." :
+                several_notify(out, "%s", sv->fallback ? FALLBACK_NTS_UNREACHABLE ". Retrying." :
                                "No NTS server usable, retrying.");
                 out->wait = true;
                 out->wait_until = nts_earliest_retry(sv->ctx.servers);
@@ -664,9 +670,7 @@ static bool several_one_event(Several *sv, Source *s, SourceEvent e, SeveralDeci
                         return false;
                 (void) socket_address_to_string(source_address(s), addr);
                 log_debug("Connecting to time server %s (%s).", addr, source_name(s));
-                (void) snprintf(out->status, sizeof out->status, "Connecting to time server %s (%s).", addr,
-                                source_name(s));
-                out->notify = true;
+                several_notify(out, "Connecting to time server %s (%s).", addr, source_name(s));
                 return false;
         case SOURCE_EVENT_FAILED:
                 /* The next one takes over while this one backs off. */
@@ -947,11 +951,8 @@ static void several_sample(Several *sv, Source *s, SeveralDecision *out) {
 
                 (void) socket_address_to_string(source_address(s), addr);
                 log_info("Contacted time server %s (%s)%s.", addr, source_name(s), auth);
-                if (sv->one) {
-                        out->notify = true;
-                        (void) snprintf(out->status, sizeof out->status, "Contacted time server %s (%s)%s.", addr,
-                                        source_name(s), auth);
-                }
+                if (sv->one)
+                        several_notify(out, "Contacted time server %s (%s)%s.", addr, source_name(s), auth);
         }
 
         source_set_sample(&sv->set, s, &x);

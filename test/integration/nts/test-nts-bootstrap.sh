@@ -76,6 +76,9 @@ assert_bootstrapped() {
         wait_log_count "NTS reply from localhost:$ke verified" 2 30
         grep -E "advancing|bootstrapping|Bootstrap|Initial clock|Test clock: stepped" "$TIMESYNCD_LOG"
         log_has "Refusing bootstrap time" && fail "bootstrap time refused"
+        # One server, one line saying so: its client's.
+        [ "$(log_count "Bootstrap: the clock took the time")" = 1 ] ||
+                fail "$(log_count "Bootstrap: the clock took the time") lines say the clock took the bootstrap time"
         # Saved at a clean stop, unlike bootstrap keys.
         stop_timesyncd
         TIMESYNCD_PID=

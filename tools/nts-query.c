@@ -32,6 +32,7 @@
 #include "strv.h"
 #include "time-util.h"
 #include "timesyncd-conf.h"
+#include "timesyncd-source-identity.h"
 #include "timesyncd-srv.h"
 #include "unaligned.h"
 
@@ -141,9 +142,11 @@ typedef struct Query {
         bool pool_checked;              /* a key-exchange pool's answer, judged: */
         NTS_PoolVerdict pool_verdict;
 
-        /* Several sources: an earlier source that is the same server (sources_find_twins()). */
+        /* Several sources: which server it is, as the daemon sees it, and an earlier source
+         * that is the same server (sources_find_twins()). */
+        SourceIdentity identity;
         const struct Query *twin_of;
-        char twin_address[SOCKET_ADDRESS_HOST_MAX];
+        SourceSameness twin_why;
 } Query;
 
 static void query_done(Query *q) {
@@ -814,18 +817,27 @@ static const char *query_name(const Query *q) {
         return q->ke && q->ke->ntp_server ? q->ke->ntp_server : q->host;
 }
 
-/* The IP address (without port) of the KE server that answered, or of the NTP server. */
-static bool query_address(const Query *q, bool ntp, char buf[static SOCKET_ADDRESS_HOST_MAX]) {
-        if (ntp)
-                return q->have_ntp_address && socket_address_host_to_string(&q->ntp_address, buf);
-        return q->ke && q->ke->address.len > 0 && socket_address_host_to_string(&q->ke->address, buf);
+/* What the daemon knows of a source once it polls it (timesyncd-several-vote.c): the NTP
+ * server's address, and from a key exchange that worked its server's address and certificate
+ * key. ke_pool: the pool whose members these are, NULL for SRV targets. */
+static void query_identify(Query *q, const void *ke_pool) {
+        q->identity = (SourceIdentity) { .ke_pool = ke_pool };
+        if (q->have_ntp_address)
+                source_identity_set_ntp_address(&q->identity, &q->ntp_address);
+        if (!q->ke || q->ke->error < 0)
+                return;
+        source_identity_set_ke_address(&q->identity, &q->ke->address);
+        if (q->ke->tls.has_key_sha256)
+                source_identity_set_key(&q->identity, q->ke->tls.key_sha256);
 }
 
-/* One server, one source: sources whose KE server or NTP server has the same IP address,
- * whatever the ports (as chrony refuses a second source on an address in use), are one server
- * under two names or ports, and count once; each is tied to the first of its kind. The members
- * of a key-exchange pool share its KE server by design: only their NTP servers count there. */
+/* One server, one source, by the daemon's own rule (source_identity_same()): each source that
+ * is the same server as an earlier one is tied to the first of its kind and counts with it. */
 static void sources_find_twins(Sources *S) {
+        for (size_t j = 0; j < S->n_queries; j++)
+                if (query_is_source(S->queries[j]))
+                        query_identify(S->queries[j], arg_srv ? NULL : S);
+
         for (size_t j = 0; j < S->n_queries; j++) {
                 Query *b = S->queries[j];
 
@@ -833,18 +845,34 @@ static void sources_find_twins(Sources *S) {
                         continue;
                 for (size_t i = 0; i < j && !b->twin_of; i++) {
                         const Query *a = S->queries[i];
-                        char x[SOCKET_ADDRESS_HOST_MAX], y[SOCKET_ADDRESS_HOST_MAX];
+                        SourceSameness why;
 
                         if (!query_is_source(a) || a->twin_of)
                                 continue;
-                        for (int ntp = arg_srv ? 0 : 1; ntp <= 1; ntp++)
-                                if (query_address(a, ntp, x) && query_address(b, ntp, y) && streq(x, y)) {
-                                        b->twin_of = a;
-                                        strcpy(b->twin_address, x);
-                                        break;
-                                }
+                        why = source_identity_same(&a->identity, &b->identity);
+                        if (why != SOURCE_DISTINCT) {
+                                b->twin_of = a;
+                                b->twin_why = why;
+                        }
                 }
         }
+}
+
+/* "same NTP address 192.0.2.1": why q is the same server as its twin. */
+static const char *query_twin_reason(const Query *q, char buf[static SOURCE_IDENTITY_REASON_MAX]) {
+        assert(q->twin_of);
+        return source_identity_reason(&q->twin_of->identity, q->twin_why, buf);
+}
+
+/* The IP address q shares with its twin; NULL when they share a certificate key. */
+static const char *query_twin_address(const Query *q, char buf[static IN_ADDR_TO_STRING_MAX]) {
+        const SourceIdentity *id = &q->twin_of->identity;
+
+        if (q->twin_why == SOURCE_SAME_NTP_ADDRESS)
+                return in_addr_to_string(id->ntp_family, &id->ntp_address, buf, IN_ADDR_TO_STRING_MAX);
+        if (q->twin_why == SOURCE_SAME_KE_ADDRESS)
+                return in_addr_to_string(id->ke_family, &id->ke_address, buf, IN_ADDR_TO_STRING_MAX);
+        return NULL;
 }
 
 /* The first verified exchange of a source; NULL without one. */
@@ -894,6 +922,7 @@ static QueryExit sources_result(Sources *S) {
 
         for (size_t i = 0; i < S->n_queries; i++) {
                 const Query *q = S->queries[i];
+                char why[SOURCE_IDENTITY_REASON_MAX];
                 int64_t d;
 
                 if (!query_is_source(q) || !q->twin_of)
@@ -902,7 +931,7 @@ static QueryExit sources_result(Sources *S) {
                 if (d != 0)
                         return sources_fail(S, QUERY_EXIT_DISAGREE, "%s and %s are the same server (%s) and "
                                             "disagree by %+.3f s", query_name(q->twin_of), query_name(q),
-                                            q->twin_address, (double) d / 1e9);
+                                            query_twin_reason(q, why), (double) d / 1e9);
         }
         S->exit = QUERY_EXIT_VERIFIED;
         return S->exit;
@@ -1618,13 +1647,15 @@ static void print_sources_json(const Sources *S) {
         json_begin_array(&w, "same_server");
         for (size_t i = 0; i < S->n_queries; i++) {
                 const Query *q = S->queries[i];
+                char why[SOURCE_IDENTITY_REASON_MAX], a[IN_ADDR_TO_STRING_MAX];
 
                 if (!query_is_source(q) || !q->twin_of)
                         continue;
                 json_begin_object(&w, NULL);
                 json_write_string(&w, "first", query_name(q->twin_of));
                 json_write_string(&w, "second", query_name(q));
-                json_write_string(&w, "address", q->twin_address);
+                json_write_string(&w, "address", query_twin_address(q, a));
+                json_write_string(&w, "reason", query_twin_reason(q, why));
                 json_end_object(&w);
         }
         json_end_array(&w);
@@ -1702,10 +1733,11 @@ static void print_sources_human(const Sources *S) {
                 printf("Stopped:            %s\n", S->stop_reason);
         for (size_t i = 0; i < S->n_queries; i++) {
                 const Query *q = S->queries[i];
+                char why[SOURCE_IDENTITY_REASON_MAX];
 
                 if (query_is_source(q) && q->twin_of)
                         printf("Same server:        %s and %s are the same server (%s): they count once\n",
-                               query_name(q->twin_of), query_name(q), q->twin_address);
+                               query_name(q->twin_of), query_name(q), query_twin_reason(q, why));
         }
         if (total > 0)
                 printf("Sources:            %zu of %zu verified%s\n", sources_verified(S), sources_servers(S),

@@ -9,13 +9,17 @@
 # timesyncd-gone.[ch] (a module that is not there).
 set -euo pipefail
 
-[ $# -ge 2 ] && [ $# -le 3 ] || { echo "usage: $0 DOC SRCDIR [--break=missing|extra]" >&2; exit 2; }
+if [ $# -lt 2 ] || [ $# -gt 3 ]; then
+        echo "usage: $0 DOC SRCDIR [--break=missing|extra]" >&2
+        exit 2
+fi
 doc=$1
 srcdir=$2
 
 if [ $# -eq 3 ]; then
         broken=$(mktemp)
         trap 'rm -f "$broken"' EXIT
+        # shellcheck disable=SC2016 # the backticks are Markdown's
         row='^| `timesyncd-filter\.\[ch\]`'
         case $3 in
         --break=missing) sed "/$row/d" "$doc" >"$broken" ;;
@@ -31,6 +35,7 @@ if [ $# -eq 3 ]; then
 fi
 
 # The first cells of the table rows of "## Modules", up to the next section of that level.
+# shellcheck disable=SC2016 # the backticks are Markdown's
 mapfile -t cells < <(awk '/^## / { in_modules = ($0 == "## Modules") } in_modules && /^\| `/' "$doc" |
                      sed -nE 's/^\| `([^`]+)`.*/\1/p')
 if [ "${#cells[@]}" -eq 0 ]; then

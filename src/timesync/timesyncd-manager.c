@@ -837,8 +837,6 @@ unsigned manager_retry_now(Manager *m) {
                 if (r < 0)
                         log_debug_errno(r, "Failed to rearm the retry timer, the stall check retries: %m");
         }
-        if (n > 0)
-                log_info("Retrying %u failing source%s now.", n, n == 1 ? "" : "s");
         return n;
 }
 
@@ -884,8 +882,13 @@ static int manager_reload_take(Manager *m, TimesyncConfig *c) {
         rebind = manager_foreach_source(m, source_binding_stale) > 0;
         if (!changed && !rebind) {
                 /* Same servers: those in use keep their keys and cookies. */
-                log_info("Configuration reloaded, servers unchanged.");
-                (void) manager_retry_now(m);
+                unsigned n = manager_retry_now(m);
+
+                if (n > 0)
+                        log_info("Configuration reloaded, servers unchanged: retrying %u failing source%s now.", n,
+                                 n == 1 ? "" : "s");
+                else
+                        log_info("Configuration reloaded, servers unchanged.");
                 return 0;
         }
 

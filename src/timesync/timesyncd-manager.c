@@ -892,12 +892,14 @@ static int manager_reload_take(Manager *m, TimesyncConfig *c) {
                 return 0;
         }
 
-        if (rebind) {
+        if (changed)
+                log_info("Configuration reloaded, servers changed: selecting a server again%s.",
+                         rebind ? "; NTS keys obtained under the old trusted certificates are dropped" : "");
+        else
                 log_info("Configuration reloaded, the trusted certificates changed: NTS keys obtained under the "
                          "old ones are dropped, selecting servers again after new key exchanges.");
+        if (rebind)
                 r = manager_renew_servers(m, SERVER_NTS_RUNTIME);
-        } else
-                log_info("Configuration reloaded, servers changed: selecting a server again.");
         if (r >= 0)
                 r = manager_add_config_servers(m);
         if (r >= 0)

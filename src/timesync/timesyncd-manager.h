@@ -136,8 +136,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 int manager_load_config(Manager *m);
 /* SIGHUP (systemctl reload): reads it again. Runtime and per-link servers stay; the lists of
  * the files are replaced and a server selected again only when they (or the trusted
- * certificates) changed. A configuration that cannot be read leaves the one in use. */
+ * certificates, or what they hold) changed; otherwise what fails is retried at once. A
+ * configuration that cannot be read leaves the one in use. */
 int manager_reload_config(Manager *m);
+/* Someone fixed what made servers fail: every source that backs off, and every NTS client,
+ * tries again now (source_retry_now()), and so does a selection that waits for its retry.
+ * Returns how many sources were backing off. Called for a reload, and over D-Bus. */
+unsigned manager_retry_now(Manager *m);
 /* Starts polling: called once the loop is set up. */
 int manager_start(Manager *m);
 /* READY=1 after manager_start(), with a STATUS= of its own only if starting sent none. */

@@ -262,7 +262,7 @@ static void several_log_status(Several *sv, const SourceSetDecision *d, const ch
  * clock is left alone they say since when. */
 static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecision *out) {
         char text[sizeof sv->status], status[sizeof sv->notified], pool[256], since[256],
-             failing[sizeof sv->notified], nts[sizeof sv->notified];
+             failing[sizeof sv->notified], nts[sizeof sv->notified], conflict[256];
         bool disagree = source_set_disagree(d), changed;
         const char *nts_status;
         SeveralStatusInput in;
@@ -294,6 +294,7 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
                 .pool_failure = pool,
                 .last_failure = sv->last_failure,
                 .failing = several_failing(sv, d, failing, sizeof failing),
+                .conflict = several_conflict(sv, conflict, sizeof conflict),
         };
         nts_status = several_nts_status(&in, nts, sizeof nts);
         changed = several_set_nts_status(sv, nts_status, out);
@@ -320,7 +321,7 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
  * which only a change of configuration mends. While the others agree, it names the servers
  * that fail: the clock is steered, but by fewer than were configured; while the clock is left
  * alone, it names them after saying so. */
-const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size) {
+static const char *several_nts_status_without_conflict(const SeveralStatusInput *in, char *buf, size_t size) {
         bool none_answers = in->outcome == NTP_SELECT_NO_CANDIDATES && in->n_pending == 0;
 
         assert(in);
@@ -342,6 +343,22 @@ const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t s
         if (in->outcome == NTP_SELECT_AGREED)
                 return strempty(in->failing);
         return "";
+}
+
+/* A conflict of claims is said whatever else is: it lasts until one of the two key-exchange
+ * servers names another address, and may be an attack. */
+const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size) {
+        char rest[512];
+        const char *r;
+
+        assert(in);
+        assert(buf);
+
+        if (isempty(in->conflict))
+                return several_nts_status_without_conflict(in, buf, size);
+        r = several_nts_status_without_conflict(in, rest, sizeof rest);
+        (void) snprintf(buf, size, "%s%s%s", r, isempty(r) ? "" : "; ", in->conflict);
+        return buf;
 }
 
 const char *several_failure_reason(const char *error, const char *ke_error, bool ke_logged) {

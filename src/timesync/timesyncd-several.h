@@ -175,6 +175,8 @@ typedef struct SeveralStatusInput {
         const char *pool_failure;       /* "ENTRY: REASON" of a pool whose lookup failed, or "" */
         const char *last_failure;       /* the last source that failed, and why, or "" */
         const char *failing;            /* "N of M NTS servers failing: ...", or "" */
+        const char *conflict;           /* "NTS sources B and A name one NTP address ...", or "" */
 } SeveralStatusInput;
-/* Returns one of the texts of in, or buf (size bytes) with two of them. */
+/* Returns one of the texts of in, or buf (size bytes) with two or three of them (a conflict
+ * is always said, after the rest). */
 const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size);

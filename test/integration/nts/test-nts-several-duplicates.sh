@@ -10,7 +10,9 @@
 # 127.0.0.1, the honest server sits on 127.0.0.2 with a key of its own. The cases with an
 # attacker dropping the honest servers' packets run in a network namespace of their own. A pool
 # naming one address on two ports is test-nts-pool.sh's, on addresses that are not the loopback
-# (ports tell servers apart there), and the unit test's (test-timesyncd-source-identity).
+# (ports tell servers apart there), and the unit test's (test-timesyncd-source-identity). A
+# key-exchange server that names another server's NTP address makes a claim, not a twin: both
+# keep their vote (off the loopback, mock servers with keys of their own).
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 # shellcheck source-path=SCRIPTDIR/../../lib source=mock.sh

@@ -568,16 +568,23 @@ static int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char
         /* Once synchronized, a step is rare and is what an attacker wants: a warning with its
          * size and who agreed to it (chrony warns about it too). */
         if (a->step && m->synchronized) {
+                /* In observe mode one warning per state, not per poll: the same step again (within
+                 * the step threshold of the one warned about) is logged at debug level. */
+                bool again = r == 0 && m->observe_step_warned &&
+                             llabs(a->offset_nsec - m->observe_step_nsec) < NTP_STEP_THRESHOLD_NSEC;
                 char offset[32];
 
+                m->observe_step_warned = r == 0;
+                m->observe_step_nsec = a->offset_nsec;
                 (void) snprintf(offset, sizeof offset, "%+.6f", (double) a->offset_nsec / NTP_NSEC_PER_SEC);
-                log_struct(LOG_WARNING, TIMESYNC_MESSAGE_CLOCK_STEPPED,
+                log_struct(again ? LOG_DEBUG : LOG_WARNING, TIMESYNC_MESSAGE_CLOCK_STEPPED,
                            ((const char *const[]) { "OFFSET_SEC", offset, "NTP_SERVER", server, NULL }),
                            "%s the clock by %s s after the first synchronization, following %s%s%s%s.",
                            r > 0 ? "Stepped" : "Observe mode: would have stepped", offset, server,
                            authenticated ? ", NTS authenticated" : ", NOT authenticated", strempty(agreement),
                            clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? " (the test clock)" : "");
-        }
+        } else
+                m->observe_step_warned = false;
 
         if (!m->synchronized) {
                 m->synchronized = true;

@@ -86,6 +86,10 @@ struct Manager {
         bool network_online;            /* what the last network state said; false until read */
         bool network_state_known;       /* the state was read (or counted as online) once */
         bool synchronized;              /* the clock was disciplined (or would have been) */
+        /* Observe mode leaves the clock where it is, so the step it would have made is wanted
+         * again at each poll: warned about once, until the clock is to do something else. */
+        bool observe_step_warned;
+        int64_t observe_step_nsec;      /* ... the step warned about */
         bool sync_flag_written;
         NTPMessage ntpmsg;
         bool ntpmsg_authenticated;      /* the last sample came over NTS and verified */

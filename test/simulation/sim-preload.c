@@ -27,7 +27,9 @@
  *                   times in seconds of simulated time; ntp_port= (default: a free one) is where
  *                   its NTP side listens and what its key exchange names, cookie_key= the file of
  *                   its cookie key (made if missing; default: a new key): a run that restarts
- *                   with a kept state directory meets the server its cookies are from
+ *                   with a kept state directory meets the server its cookies are from;
+ *                   claim=I: its key exchange names the NTP port of server I (from 0, in this
+ *                   list) instead of its own, whose requests then reach server I
  *   SIM_DURATION    simulated seconds; then the daemon gets SIGTERM
  *   SIM_DRIFT       the daemon's oscillator error in ppm: its CLOCK_REALTIME runs away from
  *                   true time at that rate
@@ -99,6 +101,7 @@ typedef struct SimServer {
         MockServer m;
         uint16_t port;                  /* the port the daemon's configuration names */
         uint16_t ke_port, ntp_port;     /* where it really listens on 127.0.0.1 */
+        int claim;                      /* claim=: the server whose NTP port its key exchange names; -1: its own */
         double offset, freq_ppm, delay, jitter, loss;
         double down_from, down_to;      /* an outage: no KE, no NTP answers */
         double nak_from, nak_to;        /* answers every NTP request with an NTS NAK */
@@ -576,12 +579,13 @@ static bool parse_window(const char *v, double *from, double *to) {
 }
 
 /* One server: "port=P" and any of offset=, freq=, delay=, jitter=, loss=, down=A-B, nak=A-B,
- * rotate=, jump=T:S, ntp_port=, cookie_key=; a mistake aborts the run, loudly. */
+ * rotate=, jump=T:S, ntp_port=, cookie_key=, claim=; a mistake aborts the run, loudly. */
 static void parse_server(char *spec, SimServer *s) {
         char *save = NULL;
 
         *s = (SimServer) { .down_from = -1, .down_to = -1, .nak_from = -1, .nak_to = -1, .last_request = -1 };
         s->jump_at = -1;
+        s->claim = -1;
         for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
                 char *v = strchr(kv, '=');
                 bool ok = true;
@@ -594,6 +598,8 @@ static void parse_server(char *spec, SimServer *s) {
                                 s->port = (uint16_t) strtoul(v, NULL, 10);
                         else if (streq(kv, "ntp_port"))
                                 s->ntp_port = (uint16_t) strtoul(v, NULL, 10);
+                        else if (streq(kv, "claim"))
+                                ok = sscanf(v, "%d", &s->claim) == 1 && s->claim >= 0 && s->claim < SIM_MAX_SERVERS;
                         else if (streq(kv, "cookie_key"))
                                 ok = (s->cookie_key = strdup(v)) != NULL;
                         else if (streq(kv, "offset"))
@@ -682,6 +688,16 @@ static void servers_start(void) {
                            n_servers - 1, s->port, s->offset, s->freq_ppm, s->delay, s->jitter, s->loss);
         }
         free(copy);
+        /* Once every server listens: a claim names another's port. */
+        for (size_t i = 0; i < n_servers; i++)
+                if (servers[i].claim >= 0) {
+                        if ((size_t) servers[i].claim >= n_servers) {
+                                fprintf(stderr, "sim: server %zu claims server %d, which is not listed\n", i,
+                                        servers[i].claim);
+                                abort();
+                        }
+                        servers[i].m.ntp_port = servers[servers[i].claim].ntp_port;
+                }
         in_server--;
 }
 

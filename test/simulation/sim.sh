@@ -58,7 +58,7 @@ sim_run() {
                 SIM_DRIFT="${SIM_DRIFT:-0}" \
                 SIM_RECORD="$dir/preload-record" SIM_CERT="$CERTDIR/server-chain.pem" SIM_KEY="$CERTDIR/server.key" \
                 DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/no-bus" NOTIFY_SOCKET= \
-                SYSTEMD_LOG_LEVEL=debug SYSTEMD_LOG_TARGET=console \
+                SYSTEMD_LOG_LEVEL="${SIM_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET=console \
                 "$TIMESYNCD" --observe --test-clock-offset="$SIM_OFFSET" --config="$dir/timesyncd.conf" --state-dir="$dir/state" --runtime-dir="$dir/runtime"
         pid=$DAEMON_PID
         # The preload ends the run with SIGTERM once the simulated time is over.

@@ -19,12 +19,17 @@
  * Network: NTS servers (the mock server's KE and NTP sides, test/tools/mock-*.c) run inside
  * this process on loopback sockets, serviced from the daemon's own epoll_wait(). A connect()
  * to 127.0.0.1:PORT, PORT a server's port in the scenario, goes to that server's listening
- * socket; its NTP packets both ways are held for the simulated delay, or dropped.
+ * socket; its NTP packets both ways are held for the simulated delay, or dropped. The servers
+ * also answer plain NTP (no extension fields) sent with sendto() to 127.0.0.(i+1):123 for server
+ * i, the answer coming from there: the stock daemon, which cannot name a port, compared with
+ * ours by bench/accuracy.sh.
  *
  * The scenario comes from the environment (see parse_server() and docs/ARCHITECTURE.md):
- *   SIM_SERVERS     servers: "port=P,offset=S,freq=PPM,delay=S,jitter=S,loss=P,down=A-B,
- *                   rotate=S,nak=A-B,jump=T:S,ntp_port=P,cookie_key=FILE" separated by ';';
- *                   times in seconds of simulated time; ntp_port= (default: a free one) is where
+ *   SIM_SERVERS     servers: "port=P,offset=S,freq=PPM,delay=S,jitter=S,oneway=S,expjitter=S,
+ *                   asym=S,loss=P,down=A-B,rotate=S,nak=A-B,jump=T:S,ntp_port=P,cookie_key=FILE"
+ *                   separated by ';'; times in seconds of simulated time; a packet's one-way
+ *                   delay is delay/2 + jitter * U(0,1) + oneway + expjitter * Exp(1), plus asym
+ *                   on the way back (packet_delay()); ntp_port= (default: a free one) is where
  *                   its NTP side listens and what its key exchange names, cookie_key= the file of
  *                   its cookie key (made if missing; default: a new key): a run that restarts
  *                   with a kept state directory meets the server its cookies are from
@@ -100,6 +105,8 @@ typedef struct SimServer {
         uint16_t port;                  /* the port the daemon's configuration names */
         uint16_t ke_port, ntp_port;     /* where it really listens on 127.0.0.1 */
         double offset, freq_ppm, delay, jitter, loss;
+        double oneway, expjitter, asym; /* per direction: oneway + expjitter * Exp(1), the
+                                         * server's answers asym longer */
         double down_from, down_to;      /* an outage: no KE, no NTP answers */
         double nak_from, nak_to;        /* answers every NTP request with an NTS NAK */
         double rotate;                  /* the server's cookie key changes every so many seconds */
@@ -143,6 +150,7 @@ static int64_t marked_mono = -1;        /* the virtual time of the last "sim: at
 
 static VTimer timers[SIM_MAX_FD];
 static int8_t fd_server[SIM_MAX_FD];    /* a daemon UDP socket connected to server i: i + 1 */
+static bool fd_plain[SIM_MAX_FD];       /* a daemon UDP socket that sent plain NTP with sendto() */
 static bool fd_ke[SIM_MAX_FD];          /* a TCP connection of a key exchange, either end */
 static Packet *packets;
 
@@ -360,9 +368,17 @@ static bool server_ntp_fd(int fd, size_t *ret) {
         return false;
 }
 
-static int64_t packet_delay(const SimServer *s) {
-        double d = s->delay / 2 + s->jitter * prng_uniform();
+/* The one-way delay of a packet: half the round trip plus a uniform jitter (delay=, jitter=),
+ * plus a base delay and an exponential jitter (oneway=, expjitter=: chrony's clknetsim's model),
+ * plus asym= on the way back. The exponential draw only when asked for, so that the existing
+ * scenarios see the random stream they always saw. */
+static int64_t packet_delay(const SimServer *s, bool from_server) {
+        double d = s->delay / 2 + s->jitter * prng_uniform() + s->oneway;
 
+        if (s->expjitter > 0)
+                d += s->expjitter * -log1p(-prng_uniform());
+        if (from_server)
+                d += s->asym;
         return (int64_t) (d * 1e9);
 }
 
@@ -393,8 +409,15 @@ static int daemon_fd_of(const struct sockaddr_storage *dst, socklen_t dst_len) {
                 struct sockaddr_storage a;
                 socklen_t l = sizeof a;
 
-                if (fd_server[fd] && getsockname(fd, (struct sockaddr *) &a, &l) == 0 && l == dst_len &&
-                    memcmp(&a, dst, l) == 0)
+                if (!(fd_server[fd] || fd_plain[fd]) || getsockname(fd, (struct sockaddr *) &a, &l) < 0 || l != dst_len)
+                        continue;
+                if (memcmp(&a, dst, l) == 0)
+                        return fd;
+                /* A socket bound to any address (the stock daemon's) gets its answers on
+                 * loopback's. */
+                if (fd_plain[fd] && a.ss_family == AF_INET &&
+                    ((struct sockaddr_in *) &a)->sin_addr.s_addr == htonl(INADDR_ANY) &&
+                    ((struct sockaddr_in *) &a)->sin_port == ((const struct sockaddr_in *) dst)->sin_port)
                         return fd;
         }
         return -1;
@@ -418,7 +441,7 @@ static bool deliver_packets(void) {
                 ssize_t l;
 
                 packets = p->next;
-                if (p->from_server)
+                if (p->from_server || p->dst_len > 0)
                         l = real_sendto(p->fd, p->data, p->len, MSG_DONTWAIT, (struct sockaddr *) &p->dst, p->dst_len);
                 else
                         l = real_send(p->fd, p->data, p->len, MSG_DONTWAIT);
@@ -575,8 +598,8 @@ static bool parse_window(const char *v, double *from, double *to) {
         return sscanf(v, "%lf-%lf", from, to) == 2 && *from >= 0 && *to > *from;
 }
 
-/* One server: "port=P" and any of offset=, freq=, delay=, jitter=, loss=, down=A-B, nak=A-B,
- * rotate=, jump=T:S, ntp_port=, cookie_key=; a mistake aborts the run, loudly. */
+/* One server: "port=P" and any of offset=, freq=, delay=, jitter=, oneway=, expjitter=, asym=,
+ * loss=, down=A-B, nak=A-B, rotate=, jump=T:S, ntp_port=, cookie_key=; a mistake aborts the run, loudly. */
 static void parse_server(char *spec, SimServer *s) {
         char *save = NULL;
 
@@ -604,6 +627,12 @@ static void parse_server(char *spec, SimServer *s) {
                                 s->delay = strtod(v, NULL);
                         else if (streq(kv, "jitter"))
                                 s->jitter = strtod(v, NULL);
+                        else if (streq(kv, "oneway"))
+                                s->oneway = strtod(v, NULL);
+                        else if (streq(kv, "expjitter"))
+                                s->expjitter = strtod(v, NULL);
+                        else if (streq(kv, "asym"))
+                                s->asym = strtod(v, NULL);
                         else if (streq(kv, "loss"))
                                 s->loss = strtod(v, NULL);
                         else if (streq(kv, "rotate"))
@@ -672,14 +701,16 @@ static void servers_start(void) {
                 s->m.ke_fd = listen_on(SOCK_STREAM, &s->ke_port);
                 s->m.ntp_fd = listen_on(SOCK_DGRAM, &s->ntp_port);
                 s->m.ntp_port = s->ntp_port;
+                s->m.plain_ntp = true;
                 if (mock_cookie_key_load(s->cookie_key, &s->m.key) < 0 ||
                     mock_ke_listen(&s->m, s->m.ke_fd) < 0 ||
                     mock_ntp_listen(&s->m, s->m.ntp_fd) < 0) {
                         fprintf(stderr, "sim: cannot start server %zu\n", n_servers - 1);
                         abort();
                 }
-                sim_record("server %zu port=%u offset=%+.6f freq=%+.3f delay=%.6f jitter=%.6f loss=%.3f",
-                           n_servers - 1, s->port, s->offset, s->freq_ppm, s->delay, s->jitter, s->loss);
+                sim_record("server %zu port=%u offset=%+.6f freq=%+.3f delay=%.6f jitter=%.6f loss=%.3f "
+                           "oneway=%.6f expjitter=%.6f asym=%.6f", n_servers - 1, s->port, s->offset, s->freq_ppm,
+                           s->delay, s->jitter, s->loss, s->oneway, s->expjitter, s->asym);
         }
         free(copy);
         in_server--;
@@ -712,8 +743,9 @@ static void sim_end(void) {
                 const SimServer *s = &servers[i];
 
                 sim_record("server %zu requests=%u dropped=%u ke_connects=%u ke_sessions=%u answered=%u naks=%u "
-                           "key_changes=%u", i, s->n_requests, s->n_dropped, s->n_ke_connects, s->m.n_ke_sessions,
-                           s->m.n_ntp_requests, s->m.n_ntp_naks, s->n_rotations);
+                           "key_changes=%u plain=%u", i, s->n_requests, s->n_dropped, s->n_ke_connects,
+                           s->m.n_ke_sessions, s->m.n_ntp_requests, s->m.n_ntp_naks, s->n_rotations,
+                           s->m.n_ntp_plain);
         }
         sim_record("end drift_error=%+.9f clock_writes=%u cap_sys_time=%s",
                    drift_error / 1e9, n_clock_writes, has_cap_sys_time());
@@ -907,7 +939,7 @@ SIM_EXPORT int close(int fd) {
         if (fd >= 0 && fd < SIM_MAX_FD) {
                 timers[fd] = (VTimer) {};
                 fd_ke[fd] = false;
-                if (fd_server[fd]) {
+                if (fd_server[fd] || fd_plain[fd]) {
                         /* Its packets in flight die with it, as a socket's would. */
                         for (Packet **p = &packets; *p;)
                                 if (!(*p)->from_server && (*p)->fd == fd) {
@@ -918,6 +950,7 @@ SIM_EXPORT int close(int fd) {
                                 } else
                                         p = &(*p)->next;
                         fd_server[fd] = 0;
+                        fd_plain[fd] = false;
                 }
         }
         return real_close(fd);
@@ -969,9 +1002,25 @@ SIM_EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags) {
         return r;
 }
 
+/* The daemon's request to server s: counted, recorded, then lost or on its way. TO: where a
+ * plain request goes (NULL: the socket is connected to the server). */
+static ssize_t request_send(int fd, SimServer *s, const void *buf, size_t len, const struct sockaddr *to, socklen_t to_len) {
+        double t = elapsed();
+
+        s->n_requests++;
+        sim_record("request server %zu interval=%.3f", (size_t) (s - servers),
+                   s->last_request < 0 ? 0.0 : t - s->last_request);
+        s->last_request = t;
+        if (s->down || prng_uniform() < s->loss) {
+                s->n_dropped++;
+                return (ssize_t) len;
+        }
+        packet_queue(fd, (int) (s - servers), false, buf, len, to, to_len, packet_delay(s, false));
+        return (ssize_t) len;
+}
+
 SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {
         SimServer *s;
-        double t = elapsed();
 
         if (resolver_thread) {
                 ssize_t l = real_send(fd, buf, len, flags);
@@ -985,25 +1034,48 @@ SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {
                 return real_send(fd, buf, len, flags);
 
         s = &servers[fd_server[fd] - 1];
-        s->n_requests++;
-        sim_record("request server %zu interval=%.3f", (size_t) (s - servers),
-                   s->last_request < 0 ? 0.0 : t - s->last_request);
-        s->last_request = t;
-        if (s->down || prng_uniform() < s->loss) {
-                s->n_dropped++;
-                return (ssize_t) len;
-        }
-        packet_queue(fd, fd_server[fd] - 1, false, buf, len, NULL, 0, packet_delay(s));
-        return (ssize_t) len;
+        return request_send(fd, s, buf, len, NULL, 0);
+}
+
+/* The NTP side of server i, for a plain NTP request sent to it with sendto(). */
+static struct sockaddr_in server_ntp_address(size_t i) {
+        return (struct sockaddr_in) { .sin_family = AF_INET, .sin_port = htons(servers[i].ntp_port),
+                                      .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+}
+
+/* Where a client without NTS (the stock daemon, which cannot name a port) sends plain NTP:
+ * 127.0.0.(i+1):123 is server i. */
+static struct sockaddr_in plain_server_address(size_t i) {
+        return (struct sockaddr_in) { .sin_family = AF_INET, .sin_port = htons(123),
+                                      .sin_addr.s_addr = htonl(INADDR_LOOPBACK + (uint32_t) i) };
+}
+
+static bool plain_server_of(const struct sockaddr *sa, socklen_t len, size_t *ret) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+
+        if (!sa || sa->sa_family != AF_INET || len < sizeof *in || in->sin_port != htons(123))
+                return false;
+        for (size_t i = 0; i < n_servers; i++)
+                if (in->sin_addr.s_addr == plain_server_address(i).sin_addr.s_addr) {
+                        *ret = i;
+                        return true;
+                }
+        return false;
 }
 
 SIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *dst, socklen_t dst_len) {
         size_t i;
 
+        if (sim_on && !in_server && fd >= 0 && fd < SIM_MAX_FD && plain_server_of(dst, dst_len, &i)) {
+                struct sockaddr_in to = server_ntp_address(i);
+
+                fd_plain[fd] = true;
+                return request_send(fd, &servers[i], buf, len, (struct sockaddr *) &to, sizeof to);
+        }
         if (!sim_on || !in_server || !server_ntp_fd(fd, &i))
                 return real_sendto(fd, buf, len, flags, dst, dst_len);
         sim_record("reply server %zu", i);
-        packet_queue(fd, (int) i, true, buf, len, dst, dst_len, packet_delay(&servers[i]));
+        packet_queue(fd, (int) i, true, buf, len, dst, dst_len, packet_delay(&servers[i], true));
         return (ssize_t) len;
 }
 
@@ -1011,7 +1083,19 @@ SIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags, const 
 SIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *mh, int flags) {
         ssize_t l = real_recvmsg(fd, mh, flags);
 
-        if (l < 0 || !sim_on || !mh->msg_control)
+        if (l < 0 || !sim_on)
+                return l;
+        /* A plain answer comes from where the request went. */
+        if (fd >= 0 && fd < SIM_MAX_FD && fd_plain[fd] && mh->msg_name && mh->msg_namelen >= sizeof(struct sockaddr_in))
+                for (size_t i = 0; i < n_servers; i++) {
+                        struct sockaddr_in from = server_ntp_address(i);
+
+                        if (memcmp(mh->msg_name, &from, sizeof from) == 0) {
+                                from = plain_server_address(i);
+                                memcpy(mh->msg_name, &from, sizeof from);
+                        }
+                }
+        if (!mh->msg_control)
                 return l;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
                 if (c->cmsg_level != SOL_SOCKET)

@@ -124,6 +124,7 @@ static int (*real_clock_gettime)(clockid_t, struct timespec *);
 static int (*real_close)(int);
 static int (*real_connect)(int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_send)(int, const void *, size_t, int);
+static ssize_t (*real_recv)(int, void *, size_t, int);
 static ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
 static int (*real_accept4)(int, struct sockaddr *, socklen_t *, int);
@@ -167,6 +168,13 @@ static uint64_t prng_net, prng_random;
  * send(), or to the thread's end. */
 static atomic_uint threads_started, threads_notified;
 static _Thread_local bool resolver_thread;
+/* The stock daemon's resolver (sd-resolve) keeps worker threads that wait for queries in
+ * recv() and answer with sendmsg(): such a thread counts as done when it first waits, and a
+ * query the main thread sends on a datagram socket of its own while workers wait counts as
+ * pending until a worker waits again (recv()). */
+static _Thread_local enum { WORKER_NONE, WORKER_IDLE, WORKER_WORKING } worker_state;
+static _Thread_local bool sim_thread;
+static atomic_uint workers_idle, queries_pending;
 
 static uint64_t splitmix64(uint64_t *s) {
         uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
@@ -267,22 +275,33 @@ static double env_double(const char *name, double def) {
         return v ? strtod(v, NULL) : def;
 }
 
-__attribute__((constructor)) static void sim_init(void) {
-        const char *p;
-
+/* The real functions. Called from the constructor, and from the wrappers that another
+ * library's constructor may call before it ran (the stock daemon's libcap-ng closes a file
+ * and asks for its capabilities from its own). */
+static void sim_symbols(void) {
+        if (real_syscall)
+                return;
         real_epoll_pwait = next_symbol("epoll_pwait");
         real_clock_gettime = next_symbol("clock_gettime");
         real_close = next_symbol("close");
         real_connect = next_symbol("connect");
         real_send = next_symbol("send");
+        real_recv = next_symbol("recv");
         real_sendto = next_symbol("sendto");
         real_recvmsg = next_symbol("recvmsg");
         real_pthread_create = next_symbol("pthread_create");
         real_accept4 = next_symbol("accept4");
-        real_syscall = next_symbol("syscall");
         real_timerfd_create = next_symbol("timerfd_create");
         real_timerfd_settime = next_symbol("timerfd_settime");
         real_timerfd_gettime = next_symbol("timerfd_gettime");
+        /* Last: the guard above. */
+        real_syscall = next_symbol("syscall");
+}
+
+__attribute__((constructor)) static void sim_init(void) {
+        const char *p;
+
+        sim_symbols();
 
         /* Only the process the driver means: not a helper it runs, should one inherit this. */
         p = getenv("SIM_DURATION");
@@ -755,7 +774,8 @@ static void sim_end(void) {
 /* Whether a resolver thread is still working; then the daemon's epoll is waited on in real
  * time until its answer arrives. */
 static bool threads_busy(void) {
-        return atomic_load(&threads_started) != atomic_load(&threads_notified);
+        return atomic_load(&threads_started) != atomic_load(&threads_notified) ||
+               atomic_load(&queries_pending) > 0;
 }
 
 static int sim_epoll_run(int epfd, struct epoll_event *ev, int n, int64_t timeout, const sigset_t *mask) {
@@ -936,6 +956,7 @@ SIM_EXPORT int timerfd_gettime(int fd, struct itimerspec *cur) {
 }
 
 SIM_EXPORT int close(int fd) {
+        sim_symbols();
         if (fd >= 0 && fd < SIM_MAX_FD) {
                 timers[fd] = (VTimer) {};
                 fd_ke[fd] = false;
@@ -1019,6 +1040,36 @@ static ssize_t request_send(int fd, SimServer *s, const void *buf, size_t len, c
         return (ssize_t) len;
 }
 
+static bool unix_datagram(int fd) {
+        int domain = 0, type = 0;
+        socklen_t l = sizeof domain, tl = sizeof type;
+
+        return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) == 0 && domain == AF_UNIX &&
+               getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_DGRAM;
+}
+
+/* A thread of the simulated process that waits for work: see worker_state. */
+SIM_EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags) {
+        ssize_t l;
+
+        if (sim_on && sim_thread) {
+                if (resolver_thread) {
+                        resolver_thread = false;
+                        atomic_fetch_add(&threads_notified, 1);
+                } else if (worker_state == WORKER_WORKING && atomic_load(&queries_pending) > 0)
+                        atomic_fetch_sub(&queries_pending, 1);
+                if (worker_state != WORKER_IDLE)
+                        atomic_fetch_add(&workers_idle, 1);
+                worker_state = WORKER_IDLE;
+        }
+        l = real_recv(fd, buf, len, flags);
+        if (sim_on && sim_thread && l > 0) {
+                atomic_fetch_sub(&workers_idle, 1);
+                worker_state = WORKER_WORKING;
+        }
+        return l;
+}
+
 SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {
         SimServer *s;
 
@@ -1030,6 +1081,8 @@ SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {
                 atomic_fetch_add(&threads_notified, 1);
                 return l;
         }
+        if (sim_on && !sim_thread && atomic_load(&workers_idle) > 0 && unix_datagram(fd))
+                atomic_fetch_add(&queries_pending, 1);
         if (!sim_on || fd < 0 || fd >= SIM_MAX_FD || !fd_server[fd])
                 return real_send(fd, buf, len, flags);
 
@@ -1122,6 +1175,7 @@ static void *thread_trampoline(void *p) {
         void *r;
 
         free(p);
+        sim_thread = true;
         resolver_thread = true;
         r = start.routine(start.arg);
         if (resolver_thread) {
@@ -1216,6 +1270,7 @@ SIM_EXPORT long syscall(long nr, ...) {
         long a[6];
         va_list ap;
 
+        sim_symbols();
         va_start(ap, nr);
         for (size_t i = 0; i < ELEMENTSOF(a); i++)
                 a[i] = va_arg(ap, long);

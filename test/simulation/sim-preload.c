@@ -430,8 +430,9 @@ static void timers_clock_was_set(void) {
         for (int fd = 0; fd <= max_timer_fd; fd++) {
                 VTimer *t = &timers[fd];
 
-                if (!t->used || t->server || !t->cancel_on_set || t->expiry == NEVER)
+                if (!t->used || t->server || !t->cancel_on_set)
                         continue;
+                t->cancel_on_set = false;
                 t->expiry = NEVER;
                 timer_signal(fd, 1);
         }
@@ -990,7 +991,8 @@ SIM_EXPORT int timerfd_settime(int fd, int flags, const struct itimerspec *new, 
         timer_drain(fd);
         value = ts_to_ns(&new->it_value);
         t->interval = ts_to_ns(&new->it_interval);
-        t->cancel_on_set = (flags & TFD_TIMER_CANCEL_ON_SET) && (flags & TFD_TIMER_ABSTIME) &&
+        /* Armed, even for the largest time (which never expires). */
+        t->cancel_on_set = (flags & TFD_TIMER_CANCEL_ON_SET) && (flags & TFD_TIMER_ABSTIME) && value != 0 &&
                            (t->clock == CLOCK_REALTIME || t->clock == CLOCK_REALTIME_ALARM);
         if (value == 0 || value == NEVER)
                 t->expiry = NEVER;

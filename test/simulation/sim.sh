@@ -143,8 +143,10 @@ sim_server_field() {
 # the fake clock's offset as last logged (slews are not applied) plus the drift of the system
 # clock under it.
 sim_clock_error() {
-        if [ "${SIM_CLOCK:-fake}" = kernel ]; then
-                sim_end_field kclock_offset
+        local kernel
+        kernel=$(sim_end_field kclock_offset)
+        if [ -n "$kernel" ]; then
+                echo "$kernel"
                 return
         fi
         awk -v o="$SIM_OFFSET" '$2 == "step" { o = substr($4, 8) } $2 == "end" { d = substr($3, 13) }

@@ -69,6 +69,7 @@
 #include "mock-ntp.h"
 #include "mock-server.h"
 #include "nts-crypto.h"
+#include "sim-kclock.h"
 
 #define NSEC_PER_SEC INT64_C(1000000000)
 #define SIM_MAX_FD 4096
@@ -83,6 +84,8 @@
 
 typedef struct VTimer {
         bool used;
+        bool server;                    /* a servers' timer: on true time */
+        bool cancel_on_set;             /* TFD_TIMER_CANCEL_ON_SET: fires at a clock step */
         clockid_t clock;
         int64_t expiry;                 /* on its clock; NEVER: disarmed */
         int64_t interval;
@@ -145,6 +148,15 @@ static int64_t v_mono, t0_mono, end_mono;
 static int64_t boot_minus_mono, true_minus_mono;
 static double drift_error;              /* nanoseconds, fractional: the drift accumulates */
 static double drift_ppm;
+
+/* SIM_CLOCK=kernel: the daemon runs on its kernel clock backend and the model answers every
+ * clock call; its CLOCK_REALTIME, MONOTONIC and BOOTTIME are the model's (drift_error stays 0). */
+static bool kclock_on;
+static KClock kclock;
+static unsigned kclock_steps_seen;      /* the model's steps that cancelled timers already */
+static double kclock_trace_every;       /* seconds between trace lines; 0: none */
+static double kclock_traced;            /* the simulated time of the last trace line */
+static bool cap_sys_time_pretended;     /* the daemon asked to keep CAP_SYS_TIME and was told so */
 
 static unsigned n_clock_writes;         /* refused: the daemon must never try one */
 static int64_t marked_mono = -1;        /* the virtual time of the last "sim: at" line */
@@ -219,11 +231,21 @@ static struct timespec ns_to_ts(int64_t ns) {
         return (struct timespec) { .tv_sec = (time_t) (ns / NSEC_PER_SEC), .tv_nsec = (long) (ns % NSEC_PER_SEC) };
 }
 
-/* The daemon's CLOCK_REALTIME; the servers' (in_server) is true time. */
-static int64_t now_realtime(void) {
-        int64_t t = v_mono + true_minus_mono;
+static int64_t now_true(void) {
+        return v_mono + true_minus_mono;
+}
 
-        return in_server ? t : t + (int64_t) llround(drift_error);
+/* CLOCK_REALTIME as the daemon sees it, or as the servers do (true time). */
+static int64_t realtime_as(bool server) {
+        if (server)
+                return now_true();
+        if (kclock_on)
+                return kclock_realtime(&kclock, now_true());
+        return now_true() + (int64_t) llround(drift_error);
+}
+
+static int64_t now_realtime(void) {
+        return realtime_as(in_server);
 }
 
 static bool clock_virtual(clockid_t c) {
@@ -243,20 +265,35 @@ static bool clock_virtual(clockid_t c) {
         }
 }
 
-static int64_t clock_now(clockid_t c) {
+/* The monotonic clocks run at the disciplined rate under the kernel model, as on Linux, where
+ * the NTP frequency and slews move MONOTONIC and BOOTTIME; MONOTONIC_RAW is the oscillator. */
+static int64_t clock_now_as(clockid_t c, bool server) {
+        int64_t mono = v_mono;
+
+        if (kclock_on && !server)
+                mono = t0_mono + (c == CLOCK_MONOTONIC_RAW ? kclock_raw(&kclock, now_true())
+                                                           : kclock_monotonic(&kclock, now_true()));
         switch (c) {
         case CLOCK_REALTIME:
         case CLOCK_REALTIME_COARSE:
         case CLOCK_REALTIME_ALARM:
-                return now_realtime();
+                return realtime_as(server);
         case CLOCK_TAI:
-                return now_realtime() + 37 * NSEC_PER_SEC;
+                return realtime_as(server) + 37 * NSEC_PER_SEC;
         case CLOCK_BOOTTIME:
         case CLOCK_BOOTTIME_ALARM:
-                return v_mono + boot_minus_mono;
+                return mono + boot_minus_mono;
         default:
-                return v_mono;
+                return mono;
         }
+}
+
+static int64_t clock_now(clockid_t c) {
+        return clock_now_as(c, in_server);
+}
+
+static int64_t timer_now(const VTimer *t) {
+        return clock_now_as(t->clock, t->server);
 }
 
 static void *next_symbol(const char *name) {
@@ -320,6 +357,14 @@ __attribute__((constructor)) static void sim_init(void) {
         drift_ppm = env_double("SIM_DRIFT", 0);
         prng_net = prng_random = (uint64_t) env_double("SIM_SEED", 1);
         prng_random ^= UINT64_C(0x5851f42d4c957f2d);
+        p = getenv("SIM_CLOCK");
+        kclock_on = p && streq(p, "kernel");
+        if (kclock_on) {
+                kclock_init(&kclock, now_true(), now_true() + (int64_t) llround(env_double("SIM_CLOCK_ERROR", 0) * 1e9),
+                            drift_ppm, env_double("SIM_WANDER", 0), prng_net);
+                kclock_trace_every = env_double("SIM_KCLOCK_TRACE", 1);
+                kclock_traced = -1;
+        }
 
         p = getenv("SIM_RECORD");
         if (p) {
@@ -327,13 +372,49 @@ __attribute__((constructor)) static void sim_init(void) {
                 if (!record)
                         fprintf(stderr, "sim: cannot write %s: %m\n", p);
         }
-        sim_record("start drift_ppm=%+.3f", drift_ppm);
+        if (kclock_on)
+                sim_record("start drift_ppm=%+.3f clock=kernel wander=%g clock_error=%+.9f", drift_ppm,
+                           kclock.wander, kclock_offset(&kclock));
+        else
+                sim_record("start drift_ppm=%+.3f", drift_ppm);
+}
+
+static void kclock_trace(void) {
+        sim_record("kclock offset=%+.9f freq=%+.6f rate=%+.6f phase=%+.9f state=%s",
+                   kclock_offset(&kclock), kclock_freq_ppm(&kclock), kclock_rate_ppm(&kclock),
+                   kclock_phase(&kclock), kclock_state_name(&kclock));
+}
+
+static void timers_clock_was_set(void);
+
+/* Under the kernel model, time passes a trace interval at a time, with a line for each. */
+static void kclock_advance_to(int64_t t) {
+        if (kclock_trace_every > 0)
+                for (;;) {
+                        double next = kclock_traced < 0 ? 0 : kclock_traced + kclock_trace_every;
+                        int64_t at = t0_mono + (int64_t) llround(next * 1e9);
+
+                        if (at > t)
+                                break;
+                        v_mono = MAX(v_mono, at);
+                        kclock_advance(&kclock, now_true());
+                        kclock_traced = next;
+                        kclock_trace();
+                }
+        v_mono = t;
+        kclock_advance(&kclock, now_true());
+        /* A leap second is a clock change too. */
+        timers_clock_was_set();
 }
 
 /* Time passes: the daemon's clock drifts. */
 static void advance_to(int64_t t) {
         if (t <= v_mono)
                 return;
+        if (kclock_on) {
+                kclock_advance_to(t);
+                return;
+        }
         drift_error += (double) (t - v_mono) * drift_ppm * 1e-6;
         v_mono = t;
 }
@@ -355,7 +436,7 @@ static void fire_timers(void) {
 
                 if (!t->used || t->expiry == NEVER)
                         continue;
-                now = clock_now(t->clock);
+                now = timer_now(t);
                 if (now < t->expiry)
                         continue;
                 if (t->interval > 0) {
@@ -364,6 +445,23 @@ static void fire_timers(void) {
                 } else
                         t->expiry = NEVER;
                 timer_signal(fd, n);
+        }
+}
+
+/* The kernel makes every TFD_TIMER_CANCEL_ON_SET timer readable when CLOCK_REALTIME is set
+ * (clock_was_set()): at once, so that a timer the daemon arms after its own step is not hit. */
+static void timers_clock_was_set(void) {
+        if (!kclock_on || kclock.n_steps == kclock_steps_seen)
+                return;
+        kclock_steps_seen = kclock.n_steps;
+        for (int fd = 0; fd <= max_timer_fd; fd++) {
+                VTimer *t = &timers[fd];
+
+                if (!t->used || t->server || !t->cancel_on_set)
+                        continue;
+                t->cancel_on_set = false;
+                t->expiry = NEVER;
+                timer_signal(fd, 1);
         }
 }
 
@@ -557,8 +655,12 @@ static int64_t next_deadline(void) {
 
                 if (!t->used || t->expiry == NEVER)
                         continue;
-                /* On the monotonic time line; a REALTIME timer on a drifting clock is checked again. */
-                at = t->expiry - (clock_now(t->clock) - v_mono);
+                /* On the simulation's time line; on a clock that runs at another rate the estimate
+                 * is checked again when it comes. */
+                at = t->expiry - timer_now(t);
+                if (kclock_on && !t->server && at > 0)
+                        at = kclock_true_span(&kclock, MIN(at, NEVER / 4));
+                at = at > NEVER - v_mono ? NEVER : v_mono + at;
                 next = MIN(next, MAX(at, v_mono + 1));
         }
         if (packets)
@@ -766,8 +868,14 @@ static void sim_end(void) {
                            s->m.n_ke_sessions, s->m.n_ntp_requests, s->m.n_ntp_naks, s->n_rotations,
                            s->m.n_ntp_plain);
         }
-        sim_record("end drift_error=%+.9f clock_writes=%u cap_sys_time=%s",
-                   drift_error / 1e9, n_clock_writes, has_cap_sys_time());
+        if (kclock_on)
+                sim_record("end drift_error=%+.9f clock_writes=%u cap_sys_time=%s kclock_offset=%+.9f kclock_freq=%+.6f "
+                           "kclock_state=%s cap_sys_time_pretended=%s",
+                           drift_error / 1e9, n_clock_writes, has_cap_sys_time(), kclock_offset(&kclock),
+                           kclock_freq_ppm(&kclock), kclock_state_name(&kclock), cap_sys_time_pretended ? "yes" : "no");
+        else
+                sim_record("end drift_error=%+.9f clock_writes=%u cap_sys_time=%s",
+                           drift_error / 1e9, n_clock_writes, has_cap_sys_time());
         (void) kill(getpid(), SIGTERM);
 }
 
@@ -900,7 +1008,7 @@ SIM_EXPORT int timerfd_create(clockid_t c, int flags) {
                 errno = EMFILE;
                 return -1;
         }
-        timers[fd] = (VTimer) { .used = true, .clock = c, .expiry = NEVER };
+        timers[fd] = (VTimer) { .used = true, .server = in_server > 0, .clock = c, .expiry = NEVER };
         max_timer_fd = MAX(max_timer_fd, fd);
         return fd;
 }
@@ -935,6 +1043,9 @@ SIM_EXPORT int timerfd_settime(int fd, int flags, const struct itimerspec *new, 
         timer_drain(fd);
         value = ts_to_ns(&new->it_value);
         t->interval = ts_to_ns(&new->it_interval);
+        /* Armed, even for the largest time (which never expires). */
+        t->cancel_on_set = (flags & TFD_TIMER_CANCEL_ON_SET) && (flags & TFD_TIMER_ABSTIME) && value != 0 &&
+                           (t->clock == CLOCK_REALTIME || t->clock == CLOCK_REALTIME_ALARM);
         if (value == 0 || value == NEVER)
                 t->expiry = NEVER;
         else if (flags & TFD_TIMER_ABSTIME)
@@ -1234,34 +1345,161 @@ static bool timex_reads_only(const struct timex *t) {
         return t && (t->modes == 0 || t->modes == ADJ_OFFSET_SS_READ);
 }
 
+/* Under the kernel model every clock call, a read too, is the model's: the daemon never meets
+ * the real kernel's clock. What a call changed goes to the record: "step DELTA offset=OFFSET"
+ * (OFFSET: CLOCK_REALTIME minus true time after it), "slew OFFSET tc=TC", "frequency PPM",
+ * "adjtime OFFSET" (seconds, ppm). */
+static int kclock_call(const char *call, struct timex *t) {
+        unsigned modes;
+        double before;
+        int r;
+
+        if (!t) {
+                errno = EFAULT;
+                return -1;
+        }
+        modes = t->modes;
+        before = kclock_offset(&kclock);
+        r = kclock_adjtimex(&kclock, now_true(), t);
+        if (r < 0) {
+                sim_record("%s modes=0x%x failed: %s", call, modes, strerror(-r));
+                errno = -r;
+                return -1;
+        }
+        if ((modes & ADJ_OFFSET_SINGLESHOT) == ADJ_OFFSET_SINGLESHOT) {
+                if (modes != ADJ_OFFSET_SS_READ)
+                        sim_record("adjtime %+.6f", (double) t->offset / 1e6);
+        } else {
+                if (modes & ADJ_SETOFFSET)
+                        sim_record("step %+.6f offset=%+.6f", kclock_offset(&kclock) - before, kclock_offset(&kclock));
+                if ((modes & ADJ_OFFSET) && (t->status & STA_PLL))
+                        sim_record("slew %+.6f tc=%ld", kclock_phase(&kclock), t->constant);
+                if (modes & ADJ_FREQUENCY)
+                        sim_record("frequency %+.6f", kclock_freq_ppm(&kclock));
+        }
+        timers_clock_was_set();
+        return r;
+}
+
+static int kclock_set(const char *call, int64_t ns) {
+        double before = kclock_offset(&kclock);
+        int r = kclock_settime(&kclock, now_true(), ns);
+
+        if (r < 0) {
+                errno = -r;
+                return -1;
+        }
+        sim_record("step %+.6f offset=%+.6f by=%s", kclock_offset(&kclock) - before, kclock_offset(&kclock), call);
+        timers_clock_was_set();
+        return 0;
+}
+
 SIM_EXPORT int adjtimex(struct timex *t) {
+        if (sim_on && kclock_on)
+                return kclock_call("adjtimex", t);
         if (timex_reads_only(t))
                 return (int) real_syscall(SYS_adjtimex, t);
         return clock_write_refused("adjtimex");
 }
 
 SIM_EXPORT int ntp_adjtime(struct timex *t) {
+        if (sim_on && kclock_on)
+                return kclock_call("ntp_adjtime", t);
         if (timex_reads_only(t))
                 return (int) real_syscall(SYS_adjtimex, t);
         return clock_write_refused("ntp_adjtime");
 }
 
 SIM_EXPORT int clock_adjtime(clockid_t c, struct timex *t) {
+        if (sim_on && kclock_on) {
+                /* Only CLOCK_REALTIME has a discipline (dynamic clocks, PTP, are not simulated). */
+                if (c != CLOCK_REALTIME) {
+                        errno = EOPNOTSUPP;
+                        return -1;
+                }
+                return kclock_call("clock_adjtime", t);
+        }
         if (timex_reads_only(t))
                 return (int) real_syscall(SYS_clock_adjtime, c, t);
         return clock_write_refused("clock_adjtime");
 }
 
+/* glibc's adjtime(): the singleshot form of adjtimex() in µs. */
+SIM_EXPORT int adjtime(const struct timeval *delta, struct timeval *old) {
+        struct timex t = { .modes = delta ? ADJ_OFFSET_SINGLESHOT : ADJ_OFFSET_SS_READ };
+        int r;
+
+        if (!sim_on || !kclock_on) {
+                if (delta)
+                        return clock_write_refused("adjtime");
+                r = (int) real_syscall(SYS_adjtimex, &t);
+        } else {
+                if (delta) {
+                        if (delta->tv_sec > LONG_MAX / 1000000 - 1 || delta->tv_sec < LONG_MIN / 1000000 + 1) {
+                                errno = EINVAL;
+                                return -1;
+                        }
+                        t.offset = delta->tv_sec * 1000000 + delta->tv_usec;
+                }
+                r = kclock_call("adjtime", &t);
+        }
+        if (r < 0)
+                return -1;
+        if (old)
+                *old = (struct timeval) { .tv_sec = t.offset / 1000000, .tv_usec = t.offset % 1000000 };
+        return 0;
+}
+
 SIM_EXPORT int clock_settime(clockid_t c, const struct timespec *ts) {
-        (void) c;
-        (void) ts;
+        if (sim_on && kclock_on) {
+                if (c != CLOCK_REALTIME || ts->tv_nsec < 0 || ts->tv_nsec >= NSEC_PER_SEC) {
+                        errno = EINVAL;
+                        return -1;
+                }
+                return kclock_set("clock_settime", ts_to_ns(ts));
+        }
         return clock_write_refused("clock_settime");
 }
 
 SIM_EXPORT int settimeofday(const struct timeval *tv, const struct timezone *tz) {
-        (void) tv;
-        (void) tz;
+        /* The time zone of settimeofday() is not modelled: it stays a tripwire. */
+        if (sim_on && kclock_on && tv && !tz) {
+                if (tv->tv_usec < 0 || tv->tv_usec >= 1000000) {
+                        errno = EINVAL;
+                        return -1;
+                }
+                return kclock_set("settimeofday", (int64_t) tv->tv_sec * NSEC_PER_SEC + tv->tv_usec * 1000);
+        }
         return clock_write_refused("settimeofday");
+}
+
+/* The privilege drop of a daemon that may set the clock (timesyncd.c's drop_privileges()) keeps
+ * CAP_SYS_TIME in its permitted and effective sets. Under the kernel model the process never
+ * had it (sim.sh starts it without, and the end line says so): the request is made without
+ * CAP_SYS_TIME, which drops everything else as asked, and the daemon is told it succeeded. */
+static int sim_capset(cap_user_header_t h, const cap_user_data_t d) {
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+        unsigned i = CAP_TO_INDEX(CAP_SYS_TIME);
+        uint32_t bit = CAP_TO_MASK(CAP_SYS_TIME);
+
+        if (!sim_on || !kclock_on || !h || !d || h->version != _LINUX_CAPABILITY_VERSION_3 ||
+            !((d[i].permitted | d[i].effective | d[i].inheritable) & bit))
+                return (int) real_syscall(SYS_capset, h, d);
+        memcpy(data, d, sizeof data);
+        data[i].permitted &= ~bit;
+        data[i].effective &= ~bit;
+        data[i].inheritable &= ~bit;
+        if (real_syscall(SYS_capset, h, data) < 0)
+                return -1;
+        cap_sys_time_pretended = true;
+        sim_record("capset CAP_SYS_TIME kept in pretence, dropped in fact");
+        return 0;
+}
+
+/* glibc's system call wrapper (no header declares it). */
+int capset(cap_user_header_t h, const cap_user_data_t d);
+SIM_EXPORT int capset(cap_user_header_t h, const cap_user_data_t d) {
+        return sim_capset(h, d);
 }
 
 /* Raw system calls: clock changes meet the tripwire; the event loop's epoll_pwait2() and clock
@@ -1285,6 +1523,8 @@ SIM_EXPORT long syscall(long nr, ...) {
                 return clock_settime((clockid_t) a[0], (const struct timespec *) a[1]);
         case SYS_settimeofday:
                 return settimeofday((const struct timeval *) a[0], (const struct timezone *) a[1]);
+        case SYS_capset:
+                return sim_capset((cap_user_header_t) a[0], (const cap_user_data_t) a[1]);
         case SYS_clock_gettime:
                 return clock_gettime((clockid_t) a[0], (struct timespec *) a[1]);
         case SYS_epoll_pwait2:

@@ -12,7 +12,8 @@
 # preload's plain NTP address of that server). It starts as the systemd-timesync user, as its
 # unit starts it (User=, the capability then given by AmbientCapabilities= is withheld here):
 # a daemon that does not start as root drops nothing. Like every daemon a test starts it never
-# has CAP_SYS_TIME (setpriv); its clock calls are answered by the preload.
+# has CAP_SYS_TIME (setpriv); it always runs on the preload's kernel clock model (SIM_CLOCK=kernel
+# of sim.sh: stock has no observe mode), which answers its clock calls and records them.
 [ -n "${_TSNTS_SIM_STOCK_SH:-}" ] && return 0
 _TSNTS_SIM_STOCK_SH=1
 # shellcheck source-path=SCRIPTDIR
@@ -43,7 +44,7 @@ stock_servers_conf() {
 
 # stock_run DAYS [CONF_LINE...]: one run of stock for DAYS simulated days, its timesyncd.conf
 # NTP= and FallbackNTP= (every server of SIM_SERVERS) and the CONF_LINEs. The scenario's
-# environment is sim_run's. Sets SIM_LOG, SIM_REC and SIM_REAL_SECONDS; fails as sim_run does.
+# environment is sim_run's (SIM_CLOCK aside). Sets SIM_LOG, SIM_REC and SIM_REAL_SECONDS; fails as sim_run does.
 stock_run() {
         local days=$1 dir start end pid rc=0 writes
         shift
@@ -75,7 +76,8 @@ stock_run() {
                 env LD_PRELOAD="$SIM_PRELOAD" LD_LIBRARY_PATH="$STOCK_ROOT/usr/lib/x86_64-linux-gnu/systemd" \
                 SIM_DURATION="$(awk -v d="$days" 'BEGIN { printf "%.0f", d * 86400 }')" \
                 SIM_SERVERS="$SIM_SERVERS" SIM_SEED="${SIM_SEED:-1}" SIM_START="$SIM_START" \
-                SIM_DRIFT="${SIM_DRIFT:-0}" \
+                SIM_DRIFT="${SIM_DRIFT:-0}" SIM_CLOCK=kernel SIM_CLOCK_ERROR="${SIM_CLOCK_ERROR:-0}" \
+                SIM_WANDER="${SIM_WANDER:-0}" SIM_KCLOCK_TRACE="${SIM_KCLOCK_TRACE:-1}" \
                 SIM_RECORD="$dir/preload-record" SIM_CERT="$CERTDIR/server-chain.pem" SIM_KEY="$CERTDIR/server.key" \
                 DBUS_SYSTEM_BUS_ADDRESS="unix:path=/run/systemd/timesync/no-bus" NOTIFY_SOCKET= \
                 SYSTEMD_LOG_LEVEL=debug SYSTEMD_LOG_TARGET=console SYSTEMD_LOG_COLOR=0 \

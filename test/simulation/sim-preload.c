@@ -8,11 +8,14 @@
  * When the daemon waits in epoll and nothing is ready, virtual time jumps to the next deadline
  * of a timer, a packet in flight or a scenario event: a day passes in a few thousand jumps.
  *
- * Clock: the daemon runs with --observe --test-clock-offset=, without CAP_SYS_TIME: it steers a
- * fake clock of its own (virtual CLOCK_REALTIME plus an offset) and logs each step and slew.
- * Every clock write (adjtimex(), ntp_adjtime(), clock_adjtime() with modes, clock_settime(),
- * settimeofday(), also as raw system calls) is a tripwire: refused with EPERM, recorded and
- * counted in the end line's clock_writes=. Each time virtual time has moved, a line
+ * Clock: the daemon runs without CAP_SYS_TIME, on one of two clocks. By default with --observe
+ * --test-clock-offset=: it steers a fake clock of its own (virtual CLOCK_REALTIME plus an
+ * offset) and logs each step and slew; every clock write (adjtimex(), ntp_adjtime(),
+ * clock_adjtime() with modes, clock_settime(), settimeofday(), adjtime(), also as raw system
+ * calls) is a tripwire: refused with EPERM, recorded and counted in the end line's
+ * clock_writes=. With SIM_CLOCK=kernel on its kernel clock backend: every clock call is
+ * answered by the model of the kernel's discipline (sim-kclock.c), whose clocks the daemon's
+ * are, and its capset() that would keep CAP_SYS_TIME is made without it. Each time virtual time has moved, a line
  * "sim: at SECONDS s" goes to stderr before the daemon runs on, so that its log lines can be
  * placed in simulated time (sim.sh).
  *
@@ -31,6 +34,10 @@
  *   SIM_DURATION    simulated seconds; then the daemon gets SIGTERM
  *   SIM_DRIFT       the daemon's oscillator error in ppm: its CLOCK_REALTIME runs away from
  *                   true time at that rate
+ *   SIM_CLOCK       "kernel": the model answers the clock calls (default: the tripwire)
+ *   SIM_CLOCK_ERROR the model's CLOCK_REALTIME minus true time at the start, in seconds
+ *   SIM_WANDER      the model's oscillator: the standard deviation of its change per second
+ *   SIM_KCLOCK_TRACE seconds between the model's trace lines in the record (default 1; 0: none)
  *   SIM_START       true time at the start, in seconds since the epoch
  *   SIM_SEED        the seed of every random choice (losses, jitter, the daemon's getrandom())
  *   SIM_RECORD      file for the record of requests, replies, refused clock writes and the
@@ -1192,8 +1199,9 @@ SIM_EXPORT ssize_t getrandom(void *buf, size_t n, unsigned flags) {
         return (ssize_t) n;
 }
 
-/* The tripwire: a clock write from a daemon in observe mode is a bug. Refused, whatever the
- * process's capabilities, and counted for the end line. */
+/* The tripwire: a clock write that would reach the kernel (from a daemon in observe mode, or
+ * one the model does not answer) is a bug. Refused, whatever the process's capabilities, and
+ * counted for the end line. */
 static int clock_write_refused(const char *call) {
         n_clock_writes++;
         sim_record("clock-write %s refused", call);

@@ -38,6 +38,7 @@
  *   SIM_CLOCK_ERROR the model's CLOCK_REALTIME minus true time at the start, in seconds
  *   SIM_WANDER      the model's oscillator: the standard deviation of its change per second
  *   SIM_KCLOCK_TRACE seconds between the model's trace lines in the record (default 1; 0: none)
+ *   SIM_CLOCK_JUMP  "T:S": at T another program steps the model's clock by S seconds
  *   SIM_START       true time at the start, in seconds since the epoch
  *   SIM_SEED        the seed of every random choice (losses, jitter, the daemon's getrandom())
  *   SIM_RECORD      file for the record of requests, replies, refused clock writes and the
@@ -156,6 +157,7 @@ static unsigned kclock_steps_seen;      /* the model's steps that cancelled time
 static double kclock_trace_every;       /* seconds between trace lines; 0: none */
 static double kclock_traced;            /* the simulated time of the last trace line */
 static bool cap_sys_time_pretended;     /* the daemon asked to keep CAP_SYS_TIME and was told so */
+static double clock_jump_at = -1, clock_jump; /* SIM_CLOCK_JUMP: another program steps the clock */
 
 static unsigned n_clock_writes;         /* refused: the daemon must never try one */
 static int64_t marked_mono = -1;        /* the virtual time of the last "sim: at" line */
@@ -344,6 +346,11 @@ __attribute__((constructor)) static void sim_init(void) {
                             drift_ppm, env_double("SIM_WANDER", 0), prng_net);
                 kclock_trace_every = env_double("SIM_KCLOCK_TRACE", 1);
                 kclock_traced = -1;
+                p = getenv("SIM_CLOCK_JUMP");
+                if (p && *p && (sscanf(p, "%lf:%lf", &clock_jump_at, &clock_jump) != 2 || clock_jump_at < 0)) {
+                        fprintf(stderr, "sim: bad SIM_CLOCK_JUMP '%s'\n", p);
+                        abort();
+                }
         }
 
         p = getenv("SIM_RECORD");
@@ -562,6 +569,18 @@ static bool apply_events(void) {
         double t = elapsed();
         bool any = false;
 
+        /* Another program sets the clock, as date(1) would: a step the daemon did not make. */
+        if (clock_jump_at >= 0 && t >= clock_jump_at) {
+                double before = kclock_offset(&kclock);
+
+                clock_jump_at = -1;
+                assert_se(kclock_settime(&kclock, now_true(), kclock_realtime(&kclock, now_true()) +
+                                                              (int64_t) llround(clock_jump * 1e9)) == 0);
+                sim_record("clock-jump %+.6f offset=%+.6f", kclock_offset(&kclock) - before, kclock_offset(&kclock));
+                timers_clock_was_set();
+                any = true;
+        }
+
         for (size_t i = 0; i < n_servers; i++) {
                 SimServer *s = &servers[i];
                 bool down = in_window(t, s->down_from, s->down_to);
@@ -597,7 +616,7 @@ static bool apply_events(void) {
 }
 
 static int64_t next_event(void) {
-        double t = elapsed(), next = INFINITY;
+        double t = elapsed(), next = clock_jump_at > t ? clock_jump_at : INFINITY;
 
         for (size_t i = 0; i < n_servers; i++) {
                 const SimServer *s = &servers[i];

@@ -8,11 +8,14 @@
  * When the daemon waits in epoll and nothing is ready, virtual time jumps to the next deadline
  * of a timer, a packet in flight or a scenario event: a day passes in a few thousand jumps.
  *
- * Clock: the daemon runs with --observe --test-clock-offset=, without CAP_SYS_TIME: it steers a
- * fake clock of its own (virtual CLOCK_REALTIME plus an offset) and logs each step and slew.
- * Every clock write (adjtimex(), ntp_adjtime(), clock_adjtime() with modes, clock_settime(),
- * settimeofday(), also as raw system calls) is a tripwire: refused with EPERM, recorded and
- * counted in the end line's clock_writes=. Each time virtual time has moved, a line
+ * Clock: the daemon runs without CAP_SYS_TIME, on one of two clocks. By default with --observe
+ * --test-clock-offset=: it steers a fake clock of its own (virtual CLOCK_REALTIME plus an
+ * offset) and logs each step and slew; every clock write (adjtimex(), ntp_adjtime(),
+ * clock_adjtime() with modes, clock_settime(), settimeofday(), adjtime(), also as raw system
+ * calls) is a tripwire: refused with EPERM, recorded and counted in the end line's
+ * clock_writes=. With SIM_CLOCK=kernel on its kernel clock backend: every clock call is
+ * answered by the model of the kernel's discipline (sim-kclock.c), whose clocks the daemon's
+ * are, and its capset() that would keep CAP_SYS_TIME is made without it. Each time virtual time has moved, a line
  * "sim: at SECONDS s" goes to stderr before the daemon runs on, so that its log lines can be
  * placed in simulated time (sim.sh).
  *
@@ -36,6 +39,11 @@
  *   SIM_DURATION    simulated seconds; then the daemon gets SIGTERM
  *   SIM_DRIFT       the daemon's oscillator error in ppm: its CLOCK_REALTIME runs away from
  *                   true time at that rate
+ *   SIM_CLOCK       "kernel": the model answers the clock calls (default: the tripwire)
+ *   SIM_CLOCK_ERROR the model's CLOCK_REALTIME minus true time at the start, in seconds
+ *   SIM_WANDER      the model's oscillator: the standard deviation of its change per second
+ *   SIM_KCLOCK_TRACE seconds between the model's trace lines in the record (default 1; 0: none)
+ *   SIM_CLOCK_JUMP  "T:S": at T another program steps the model's clock by S seconds
  *   SIM_START       true time at the start, in seconds since the epoch
  *   SIM_SEED        the seed of every random choice (losses, jitter, the daemon's getrandom())
  *   SIM_RECORD      file for the record of requests, replies, refused clock writes and the
@@ -157,6 +165,7 @@ static unsigned kclock_steps_seen;      /* the model's steps that cancelled time
 static double kclock_trace_every;       /* seconds between trace lines; 0: none */
 static double kclock_traced;            /* the simulated time of the last trace line */
 static bool cap_sys_time_pretended;     /* the daemon asked to keep CAP_SYS_TIME and was told so */
+static double clock_jump_at = -1, clock_jump; /* SIM_CLOCK_JUMP: another program steps the clock */
 
 static unsigned n_clock_writes;         /* refused: the daemon must never try one */
 static int64_t marked_mono = -1;        /* the virtual time of the last "sim: at" line */
@@ -364,6 +373,11 @@ __attribute__((constructor)) static void sim_init(void) {
                             drift_ppm, env_double("SIM_WANDER", 0), prng_net);
                 kclock_trace_every = env_double("SIM_KCLOCK_TRACE", 1);
                 kclock_traced = -1;
+                p = getenv("SIM_CLOCK_JUMP");
+                if (p && *p && (sscanf(p, "%lf:%lf", &clock_jump_at, &clock_jump) != 2 || clock_jump_at < 0)) {
+                        fprintf(stderr, "sim: bad SIM_CLOCK_JUMP '%s'\n", p);
+                        abort();
+                }
         }
 
         p = getenv("SIM_RECORD");
@@ -597,6 +611,18 @@ static bool apply_events(void) {
         double t = elapsed();
         bool any = false;
 
+        /* Another program sets the clock, as date(1) would: a step the daemon did not make. */
+        if (clock_jump_at >= 0 && t >= clock_jump_at) {
+                double before = kclock_offset(&kclock);
+
+                clock_jump_at = -1;
+                assert_se(kclock_settime(&kclock, now_true(), kclock_realtime(&kclock, now_true()) +
+                                                              (int64_t) llround(clock_jump * 1e9)) == 0);
+                sim_record("clock-jump %+.6f offset=%+.6f", kclock_offset(&kclock) - before, kclock_offset(&kclock));
+                timers_clock_was_set();
+                any = true;
+        }
+
         for (size_t i = 0; i < n_servers; i++) {
                 SimServer *s = &servers[i];
                 bool down = in_window(t, s->down_from, s->down_to);
@@ -632,7 +658,7 @@ static bool apply_events(void) {
 }
 
 static int64_t next_event(void) {
-        double t = elapsed(), next = INFINITY;
+        double t = elapsed(), next = clock_jump_at > t ? clock_jump_at : INFINITY;
 
         for (size_t i = 0; i < n_servers; i++) {
                 const SimServer *s = &servers[i];
@@ -1330,8 +1356,9 @@ SIM_EXPORT ssize_t getrandom(void *buf, size_t n, unsigned flags) {
         return (ssize_t) n;
 }
 
-/* The tripwire: a clock write from a daemon in observe mode is a bug. Refused, whatever the
- * process's capabilities, and counted for the end line. */
+/* The tripwire: a clock write that would reach the kernel (from a daemon in observe mode, or
+ * one the model does not answer) is a bug. Refused, whatever the process's capabilities, and
+ * counted for the end line. */
 static int clock_write_refused(const char *call) {
         n_clock_writes++;
         sim_record("clock-write %s refused", call);

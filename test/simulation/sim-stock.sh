@@ -63,6 +63,7 @@ stock_run() {
         : >"$SIM_LOG"
         start=${EPOCHREALTIME/./}
         # The mounts are the namespace's own; the daemon is the namespace's only process.
+        # shellcheck disable=SC2016 # expanded by the inner bash
         start_daemon "$SIM_LOG" unshare --mount --propagation private -- bash -c '
                 set -e
                 dir=$1; shift
@@ -78,6 +79,7 @@ stock_run() {
                 SIM_SERVERS="$SIM_SERVERS" SIM_SEED="${SIM_SEED:-1}" SIM_START="$SIM_START" \
                 SIM_DRIFT="${SIM_DRIFT:-0}" SIM_CLOCK=kernel SIM_CLOCK_ERROR="${SIM_CLOCK_ERROR:-0}" \
                 SIM_WANDER="${SIM_WANDER:-0}" SIM_KCLOCK_TRACE="${SIM_KCLOCK_TRACE:-1}" \
+                SIM_CLOCK_JUMP="${SIM_CLOCK_JUMP:-}" \
                 SIM_RECORD="$dir/preload-record" SIM_CERT="$CERTDIR/server-chain.pem" SIM_KEY="$CERTDIR/server.key" \
                 DBUS_SYSTEM_BUS_ADDRESS="unix:path=/run/systemd/timesync/no-bus" NOTIFY_SOCKET= \
                 SYSTEMD_LOG_LEVEL=debug SYSTEMD_LOG_TARGET=console SYSTEMD_LOG_COLOR=0 \

@@ -25,6 +25,7 @@ fi
 fetch_and_unpack "$dest" "${packages[@]}"
 check_binaries "$dest/root" fetch-stock.sh lib/systemd/systemd-timesyncd
 for deb in "$dest"/debs/*.deb; do
+        # shellcheck disable=SC2016 # dpkg's format, not the shell's
         dpkg-deb --showformat='${Package} ${Version}\n' -W "$deb"
 done >"$stamp.new"
 mv "$stamp.new" "$stamp"

@@ -191,11 +191,12 @@ static atomic_uint threads_started, threads_notified;
 static _Thread_local bool resolver_thread;
 /* The stock daemon's resolver (sd-resolve) keeps worker threads that wait for queries in
  * recv() and answer with sendmsg(): such a thread counts as done when it first waits, and a
- * query the main thread sends on a datagram socket of its own while workers wait counts as
- * pending until a worker waits again (recv()). */
+ * query the main thread sends them (send() on a local datagram socket: nothing else of either
+ * daemon does that) counts as pending until a worker that got one waits again. Counted at the
+ * send, not when a worker gets it: the workers may not even wait yet. */
 static _Thread_local enum { WORKER_NONE, WORKER_IDLE, WORKER_WORKING } worker_state;
 static _Thread_local bool sim_thread;
-static atomic_uint workers_idle, queries_pending;
+static atomic_uint queries_pending;
 
 static uint64_t splitmix64(uint64_t *s) {
         uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
@@ -1195,15 +1196,11 @@ SIM_EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags) {
                         atomic_fetch_add(&threads_notified, 1);
                 } else if (worker_state == WORKER_WORKING && atomic_load(&queries_pending) > 0)
                         atomic_fetch_sub(&queries_pending, 1);
-                if (worker_state != WORKER_IDLE)
-                        atomic_fetch_add(&workers_idle, 1);
                 worker_state = WORKER_IDLE;
         }
         l = real_recv(fd, buf, len, flags);
-        if (sim_on && sim_thread && l > 0) {
-                atomic_fetch_sub(&workers_idle, 1);
+        if (sim_on && sim_thread && l > 0)
                 worker_state = WORKER_WORKING;
-        }
         return l;
 }
 
@@ -1218,7 +1215,7 @@ SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {
                 atomic_fetch_add(&threads_notified, 1);
                 return l;
         }
-        if (sim_on && !sim_thread && atomic_load(&workers_idle) > 0 && unix_datagram(fd))
+        if (sim_on && !sim_thread && unix_datagram(fd))
                 atomic_fetch_add(&queries_pending, 1);
         if (!sim_on || fd < 0 || fd >= SIM_MAX_FD || !fd_server[fd])
                 return real_send(fd, buf, len, flags);

@@ -136,6 +136,7 @@ static int (*real_close)(int);
 static int (*real_connect)(int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_send)(int, const void *, size_t, int);
 static ssize_t (*real_recv)(int, void *, size_t, int);
+static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
 static ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
 static int (*real_accept4)(int, struct sockaddr *, socklen_t *, int);
@@ -191,9 +192,10 @@ static atomic_uint threads_started, threads_notified;
 static _Thread_local bool resolver_thread;
 /* The stock daemon's resolver (sd-resolve) keeps worker threads that wait for queries in
  * recv() and answer with sendmsg(): such a thread counts as done when it first waits, and a
- * query the main thread sends them (send() on a local datagram socket: nothing else of either
- * daemon does that) counts as pending until a worker that got one waits again. Counted at the
- * send, not when a worker gets it: the workers may not even wait yet. */
+ * query the main thread sends them (send() or sendmsg() on an unnamed local datagram socket,
+ * a socketpair: nothing else of either daemon does that) counts as pending until a worker that
+ * got one waits again. Counted at the send, not when a worker gets it: the workers may not
+ * even wait yet. */
 static _Thread_local enum { WORKER_NONE, WORKER_IDLE, WORKER_WORKING } worker_state;
 static _Thread_local bool sim_thread;
 static atomic_uint queries_pending;
@@ -334,6 +336,7 @@ static void sim_symbols(void) {
         real_connect = next_symbol("connect");
         real_send = next_symbol("send");
         real_recv = next_symbol("recv");
+        real_sendmsg = next_symbol("sendmsg");
         real_sendto = next_symbol("sendto");
         real_recvmsg = next_symbol("recvmsg");
         real_pthread_create = next_symbol("pthread_create");
@@ -1178,12 +1181,25 @@ static ssize_t request_send(int fd, SimServer *s, const void *buf, size_t len, c
         return (ssize_t) len;
 }
 
-static bool unix_datagram(int fd) {
+static bool socketpair_datagram(int fd) {
         int domain = 0, type = 0;
         socklen_t l = sizeof domain, tl = sizeof type;
+        struct sockaddr_storage peer;
+        socklen_t pl = sizeof peer;
 
         return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) == 0 && domain == AF_UNIX &&
-               getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_DGRAM;
+               getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_DGRAM &&
+               getpeername(fd, (struct sockaddr *) &peer, &pl) == 0 && pl <= sizeof(sa_family_t);
+}
+
+static void resolver_query_sent(int fd) {
+        if (sim_on && !sim_thread && atomic_load(&threads_started) > 0 && socketpair_datagram(fd))
+                atomic_fetch_add(&queries_pending, 1);
+}
+
+SIM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *mh, int flags) {
+        resolver_query_sent(fd);
+        return real_sendmsg(fd, mh, flags);
 }
 
 /* A thread of the simulated process that waits for work: see worker_state. */
@@ -1215,8 +1231,7 @@ SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {
                 atomic_fetch_add(&threads_notified, 1);
                 return l;
         }
-        if (sim_on && !sim_thread && unix_datagram(fd))
-                atomic_fetch_add(&queries_pending, 1);
+        resolver_query_sent(fd);
         if (!sim_on || fd < 0 || fd >= SIM_MAX_FD || !fd_server[fd])
                 return real_send(fd, buf, len, flags);
 

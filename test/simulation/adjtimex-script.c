@@ -73,6 +73,7 @@ static void wait_for_realtime(int64_t at) {
 }
 
 static int setup(int argc, char *argv[]) {
+        (void) argv;
         kclock_init(&model, model_true, model_true, 0, 0, 1);
         return argc == 1 ? 0 : -1;
 }

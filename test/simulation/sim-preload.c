@@ -15,9 +15,9 @@
  * calls) is a tripwire: refused with EPERM, recorded and counted in the end line's
  * clock_writes=. With SIM_CLOCK=kernel on its kernel clock backend: every clock call is
  * answered by the model of the kernel's discipline (sim-kclock.c), whose clocks the daemon's
- * are, and its capset() that would keep CAP_SYS_TIME is made without it. Each time virtual time has moved, a line
- * "sim: at SECONDS s" goes to stderr before the daemon runs on, so that its log lines can be
- * placed in simulated time (sim.sh).
+ * are, and its capset() that would keep CAP_SYS_TIME is made without it. Each time virtual
+ * time has moved, a line "sim: at SECONDS s" goes to stderr before the daemon runs on, so that
+ * its log lines can be placed in simulated time (sim.sh).
  *
  * Network: NTS servers (the mock server's KE and NTP sides, test/tools/mock-*.c) run inside
  * this process on loopback sockets, serviced from the daemon's own epoll_wait(). A connect()

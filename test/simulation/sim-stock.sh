@@ -46,7 +46,7 @@ stock_servers_conf() {
 # NTP= and FallbackNTP= (every server of SIM_SERVERS) and the CONF_LINEs. The scenario's
 # environment is sim_run's (SIM_CLOCK aside). Sets SIM_LOG, SIM_REC and SIM_REAL_SECONDS; fails as sim_run does.
 stock_run() {
-        local days=$1 dir start end pid rc=0 writes
+        local days=$1 dir start
         shift
         SIM_N=$((SIM_N + 1))
         dir=$TEST_TMPDIR/stock$SIM_N
@@ -84,16 +84,8 @@ stock_run() {
                 DBUS_SYSTEM_BUS_ADDRESS="unix:path=/run/systemd/timesync/no-bus" NOTIFY_SOCKET= \
                 SYSTEMD_LOG_LEVEL=debug SYSTEMD_LOG_TARGET=console SYSTEMD_LOG_COLOR=0 \
                 "$STOCK_TIMESYNCD"
-        pid=$DAEMON_PID
-        wait_for 100 sim_exited "$pid" || fail "stock did not finish $days simulated days in 100 s: $(tail -n 5 "$dir/preload-record")"
-        wait "$pid" || rc=$?
-        end=${EPOCHREALTIME/./}
-        SIM_REAL_SECONDS=$(awk -v us=$((end - start)) 'BEGIN { printf "%.2f", us / 1e6 }')
-        [ "$rc" = 0 ] || fail "stock exited with $rc: $(tail -n 20 "$SIM_LOG")"
+        sim_wait stock "$days" "$dir" "$start"
         cp "$dir/preload-record" "$SIM_REC"
-        grep -q ' end ' "$SIM_REC" || fail "the record of stock's run has no end: $(tail -n 5 "$SIM_REC")"
-        writes=$(sim_end_field clock_writes)
-        [ "$writes" = 0 ] || fail "stock's clock writes reached the tripwire $writes times: $(grep ' clock-write ' "$SIM_REC" | head -n 5)"
-        [ "$(sim_end_field cap_sys_time)" = no ] || fail "stock had CAP_SYS_TIME: $(grep ' end ' "$SIM_REC")"
+        sim_check_record stock
         log "stock: $days simulated days in $SIM_REAL_SECONDS s ($(sim_count request) requests)"
 }

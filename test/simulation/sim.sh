@@ -60,7 +60,7 @@ sim_init() {
 # time). Fails if the daemon does not end by itself when the simulated time is over, if it
 # tried to change a clock, or if it had CAP_SYS_TIME.
 sim_run() {
-        local days=$1 dir start end pid rc=0 writes clock_args
+        local days=$1 dir start clock_args
         shift
         SIM_N=$((SIM_N + 1))
         dir=$TEST_TMPDIR/run$SIM_N
@@ -91,21 +91,34 @@ sim_run() {
                 DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/no-bus" NOTIFY_SOCKET= \
                 SYSTEMD_LOG_LEVEL=debug SYSTEMD_LOG_TARGET=console \
                 "$TIMESYNCD" "${clock_args[@]}" --config="$dir/timesyncd.conf" --state-dir="$dir/state" --runtime-dir="$dir/runtime"
-        pid=$DAEMON_PID
-        # The preload ends the run with SIGTERM once the simulated time is over.
-        wait_for 100 sim_exited "$pid" || fail "the daemon did not finish $days simulated days in 100 s: $(tail -n 5 "$dir/preload-record")"
-        wait "$pid" || rc=$?
+        sim_wait "the daemon" "$days" "$dir" "$start"
+        sim_clock_lines | sort -s -g -k1,1 - "$dir/preload-record" >"$SIM_REC"
+        sim_check_record "the daemon"
+        log "$days simulated days in $SIM_REAL_SECONDS s ($(sim_count request) requests, $(sim_count step) steps, $(sim_count slew) slews)"
+}
+
+# sim_wait WHO DAYS DIR START: waits for the run's daemon (DAEMON_PID), which the preload ends
+# with SIGTERM once the simulated time is over; sets SIM_REAL_SECONDS from START
+# (EPOCHREALTIME without its dot). Fails if it does not end by itself or ends in failure.
+sim_wait() {
+        local who=$1 days=$2 dir=$3 start=$4 end rc=0
+        wait_for 100 sim_exited "$DAEMON_PID" || fail "$who did not finish $days simulated days in 100 s: $(tail -n 5 "$dir/preload-record")"
+        wait "$DAEMON_PID" || rc=$?
         end=${EPOCHREALTIME/./}
         SIM_REAL_SECONDS=$(awk -v us=$((end - start)) 'BEGIN { printf "%.2f", us / 1e6 }')
-        [ "$rc" = 0 ] || fail "the daemon exited with $rc: $(tail -n 20 "$SIM_LOG")"
-        sim_clock_lines | sort -s -g -k1,1 - "$dir/preload-record" >"$SIM_REC"
+        [ "$rc" = 0 ] || fail "$who exited with $rc: $(tail -n 20 "$SIM_LOG")"
+}
+
+# sim_check_record WHO: the record ($SIM_REC) is complete, no clock write reached the tripwire
+# and the daemon never had CAP_SYS_TIME.
+sim_check_record() {
+        local who=$1 writes
         grep -q ' end ' "$SIM_REC" || fail "the record of the run has no end: $(tail -n 5 "$SIM_REC")"
         # The tripwire: any clock write the preload refused.
         writes=$(sim_end_field clock_writes)
-        [ "$writes" = 0 ] || fail "the daemon tried to change the clock $writes times: $(grep ' clock-write ' "$SIM_REC" | head -n 5)"
+        [ "$writes" = 0 ] || fail "$who tried to change the clock $writes times: $(grep ' clock-write ' "$SIM_REC" | head -n 5)"
         # A run is over in a fraction of a second: the preload reads the capabilities at the end.
-        [ "$(sim_end_field cap_sys_time)" = no ] || fail "the daemon had CAP_SYS_TIME: $(grep ' end ' "$SIM_REC")"
-        log "$days simulated days in $SIM_REAL_SECONDS s ($(sim_count request) requests, $(sim_count step) steps, $(sim_count slew) slews)"
+        [ "$(sim_end_field cap_sys_time)" = no ] || fail "$who had CAP_SYS_TIME: $(grep ' end ' "$SIM_REC")"
 }
 
 sim_exited() { ! kill -0 "$1" 2>/dev/null; }

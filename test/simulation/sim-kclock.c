@@ -230,6 +230,23 @@ int64_t kclock_monotonic(KClock *k, int64_t true_ns) {
         return (int64_t) llround(k->t + k->off - k->off0 - k->stepped);
 }
 
+int64_t kclock_boottime(KClock *k, int64_t true_ns) {
+        return kclock_monotonic(k, true_ns) + (int64_t) llround(k->slept);
+}
+
+void kclock_suspend(KClock *k, int64_t true_ns, int64_t sleep_ns) {
+        double measured = (double) sleep_ns * (1 + k->osc);
+
+        kclock_advance(k, true_ns);
+        k->t += (double) sleep_ns;
+        k->off += measured - (double) sleep_ns;
+        k->raw_off -= (double) sleep_ns;
+        k->stepped += measured;
+        k->slept += measured;
+        k->n_steps++;
+        k->next_second = realtime_seconds(k) + 1;
+}
+
 int64_t kclock_raw(KClock *k, int64_t true_ns) {
         kclock_advance(k, true_ns);
         return (int64_t) llround(k->t + k->raw_off);

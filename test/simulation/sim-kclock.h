@@ -9,7 +9,9 @@
  * Time lines, all in nanoseconds: true time (given by the caller, never going back);
  * CLOCK_REALTIME (the disciplined clock: steps, leaps, the PLL, the frequency, adjtime());
  * the monotonic clock (CLOCK_REALTIME without its steps and leaps: the NTP frequency and slews
- * move it, as on Linux); the raw clock (the oscillator alone, CLOCK_MONOTONIC_RAW). The
+ * move it, as on Linux; it stops while the machine is suspended); the boot time clock (the
+ * monotonic clock plus the time suspended); the raw clock (the oscillator alone,
+ * CLOCK_MONOTONIC_RAW, which stops while suspended too). The
  * nanosecond state of ntp.c is kept in its own fixed point (ns << 32), with one NTP interval
  * per second (the kernel's NTP_INTERVAL_FREQ of a tickless kernel is 2: its offset reads may
  * differ from these by a nanosecond of rounding). */
@@ -29,7 +31,8 @@ typedef struct KClock {
         double off;                     /* CLOCK_REALTIME minus true time at t */
         double off0;                    /* ... at the start: the monotonic clocks start at 0 */
         double raw_off;                 /* the raw clock minus true time at t */
-        double stepped;                 /* the sum of steps and leaps, which MONOTONIC does not have */
+        double stepped;                 /* the sum of steps, leaps and suspends, which MONOTONIC does not have */
+        double slept;                   /* the time suspended, which BOOTTIME has and MONOTONIC not */
         double rate;                    /* CLOCK_REALTIME's rate error until the next update */
         int64_t next_second;            /* the CLOCK_REALTIME second at which the next update runs */
         unsigned n_steps;               /* steps and leaps: what TFD_TIMER_CANCEL_ON_SET sees */
@@ -57,7 +60,15 @@ void kclock_advance(KClock *k, int64_t true_ns);
  * the monotonic and raw clocks in nanoseconds since kclock_init(). */
 int64_t kclock_realtime(KClock *k, int64_t true_ns);
 int64_t kclock_monotonic(KClock *k, int64_t true_ns);
+int64_t kclock_boottime(KClock *k, int64_t true_ns);
 int64_t kclock_raw(KClock *k, int64_t true_ns);
+
+/* The machine sleeps from true time true_ns for sleep_ns: the monotonic and raw clocks stop,
+ * no once-a-second update runs, and on resume CLOCK_REALTIME and the boot time clock have
+ * gone on by the sleep as the oscillator measured it (a suspend-nonstop clocksource), the PLL's
+ * phase and adjtime()'s slew where they were. A clock change (clock_was_set()), as on Linux.
+ * The model is then at true time true_ns + sleep_ns. */
+void kclock_suspend(KClock *k, int64_t true_ns, int64_t sleep_ns);
 
 /* The true nanoseconds until the monotonic clock has advanced by clock_ns at its present rate
  * (rounded up; the rate changes at the next update, so a deadline further off than that is

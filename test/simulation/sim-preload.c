@@ -44,6 +44,7 @@
  *   SIM_WANDER      the model's oscillator: the standard deviation of its change per second
  *   SIM_KCLOCK_TRACE seconds between the model's trace lines in the record (default 1; 0: none)
  *   SIM_CLOCK_JUMP  "T:S": at T another program steps the model's clock by S seconds
+ *   SIM_SUSPEND     "T:D": at T the machine sleeps for D seconds (the model's MONOTONIC stops)
  *   SIM_START       true time at the start, in seconds since the epoch
  *   SIM_SEED        the seed of every random choice (losses, jitter, the daemon's getrandom())
  *   SIM_RECORD      file for the record of requests, replies, refused clock writes and the
@@ -167,6 +168,7 @@ static double kclock_trace_every;       /* seconds between trace lines; 0: none 
 static double kclock_traced;            /* the simulated time of the last trace line */
 static bool cap_sys_time_pretended;     /* the daemon asked to keep CAP_SYS_TIME and was told so */
 static double clock_jump_at = -1, clock_jump; /* SIM_CLOCK_JUMP: another program steps the clock */
+static double suspend_at = -1, suspend_for;  /* SIM_SUSPEND: the machine sleeps */
 
 static unsigned n_clock_writes;         /* refused: the daemon must never try one */
 static int64_t marked_mono = -1;        /* the virtual time of the last "sim: at" line */
@@ -282,9 +284,12 @@ static bool clock_virtual(clockid_t c) {
 static int64_t clock_now_as(clockid_t c, bool server) {
         int64_t mono = v_mono;
 
-        if (kclock_on && !server)
+        if (kclock_on && !server) {
+                if (c == CLOCK_BOOTTIME || c == CLOCK_BOOTTIME_ALARM)
+                        return t0_mono + boot_minus_mono + kclock_boottime(&kclock, now_true());
                 mono = t0_mono + (c == CLOCK_MONOTONIC_RAW ? kclock_raw(&kclock, now_true())
                                                            : kclock_monotonic(&kclock, now_true()));
+        }
         switch (c) {
         case CLOCK_REALTIME:
         case CLOCK_REALTIME_COARSE:
@@ -380,6 +385,11 @@ __attribute__((constructor)) static void sim_init(void) {
                 p = getenv("SIM_CLOCK_JUMP");
                 if (p && *p && (sscanf(p, "%lf:%lf", &clock_jump_at, &clock_jump) != 2 || clock_jump_at < 0)) {
                         fprintf(stderr, "sim: bad SIM_CLOCK_JUMP '%s'\n", p);
+                        abort();
+                }
+                p = getenv("SIM_SUSPEND");
+                if (p && *p && (sscanf(p, "%lf:%lf", &suspend_at, &suspend_for) != 2 || suspend_at < 0 || suspend_for <= 0)) {
+                        fprintf(stderr, "sim: bad SIM_SUSPEND '%s'\n", p);
                         abort();
                 }
         }
@@ -626,6 +636,18 @@ static bool apply_events(void) {
                 timers_clock_was_set();
                 any = true;
         }
+        /* The machine sleeps: nothing runs, true time goes on, the daemon's MONOTONIC stops
+         * (sim-kclock.h). What was in flight arrives at the resume. */
+        if (suspend_at >= 0 && t >= suspend_at) {
+                int64_t sleep = (int64_t) llround(suspend_for * 1e9);
+
+                suspend_at = -1;
+                sim_record("suspend %.3f", suspend_for);
+                kclock_suspend(&kclock, now_true(), sleep);
+                kclock_advance_to(v_mono + sleep);
+                sim_record("resume offset=%+.6f", kclock_offset(&kclock));
+                any = true;
+        }
 
         for (size_t i = 0; i < n_servers; i++) {
                 SimServer *s = &servers[i];
@@ -663,6 +685,9 @@ static bool apply_events(void) {
 
 static int64_t next_event(void) {
         double t = elapsed(), next = clock_jump_at > t ? clock_jump_at : INFINITY;
+
+        if (suspend_at > t && suspend_at < next)
+                next = suspend_at;
 
         for (size_t i = 0; i < n_servers; i++) {
                 const SimServer *s = &servers[i];

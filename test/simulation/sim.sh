@@ -29,7 +29,10 @@
 #           or ERROR (unsynchronized). The end line adds kclock_offset=, kclock_freq=,
 #           kclock_state= and cap_sys_time_pretended= (whether the daemon asked to keep it).
 #           SIM_CLOCK_ERROR is the model's offset at the start; SIM_CLOCK_JUMP=T:S has another
-#           program step the clock by S seconds at T ("TIME clock-jump DELTA offset=OFFSET").
+#           program step the clock by S seconds at T ("TIME clock-jump DELTA offset=OFFSET");
+#           SIM_SUSPEND=T:D suspends the machine at T for D seconds ("TIME suspend D", then
+#           "TIME resume offset=OFFSET" at T + D): MONOTONIC stops, BOOTTIME and CLOCK_REALTIME
+#           go on, and the trace lines of the seconds asleep show the clock as it resumed.
 [ -n "${_TSNTS_SIM_SH:-}" ] && return 0
 _TSNTS_SIM_SH=1
 # shellcheck source-path=SCRIPTDIR/../lib
@@ -55,7 +58,7 @@ sim_init() {
 # a timesyncd.conf of CONF_LINEs after NTSTrustedCertificates=. The scenario is in the
 # environment: SIM_SERVERS (required), and optionally SIM_SEED (default 1), SIM_CLOCK_ERROR (the
 # daemon's clock minus true time at the start, in seconds), SIM_DRIFT (see sim-preload.c),
-# SIM_CLOCK, SIM_WANDER, SIM_KCLOCK_TRACE and SIM_CLOCK_JUMP (above), and SIM_STATE_FROM: a state directory (of an earlier run) whose
+# SIM_CLOCK, SIM_WANDER, SIM_KCLOCK_TRACE, SIM_CLOCK_JUMP and SIM_SUSPEND (above), and SIM_STATE_FROM: a state directory (of an earlier run) whose
 # files the daemon starts with, as after a restart that kept /var/lib/systemd/timesync. Sets SIM_LOG, SIM_REC and SIM_REAL_SECONDS (the run's real
 # time). Fails if the daemon does not end by itself when the simulated time is over, if it
 # tried to change a clock, or if it had CAP_SYS_TIME.
@@ -86,7 +89,7 @@ sim_run() {
                 SIM_SERVERS="$SIM_SERVERS" SIM_SEED="${SIM_SEED:-1}" SIM_START="$SIM_START" \
                 SIM_DRIFT="${SIM_DRIFT:-0}" SIM_CLOCK="${SIM_CLOCK:-fake}" SIM_CLOCK_ERROR="$SIM_OFFSET" \
                 SIM_WANDER="${SIM_WANDER:-0}" SIM_KCLOCK_TRACE="${SIM_KCLOCK_TRACE:-1}" \
-                SIM_CLOCK_JUMP="${SIM_CLOCK_JUMP:-}" \
+                SIM_CLOCK_JUMP="${SIM_CLOCK_JUMP:-}" SIM_SUSPEND="${SIM_SUSPEND:-}" \
                 SIM_RECORD="$dir/preload-record" SIM_CERT="$CERTDIR/server-chain.pem" SIM_KEY="$CERTDIR/server.key" \
                 DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/no-bus" NOTIFY_SOCKET= \
                 SYSTEMD_LOG_LEVEL=debug SYSTEMD_LOG_TARGET=console \

@@ -344,6 +344,40 @@ static void test_status_and_units(void) {
         ASSERT_FALSE(t.status & STA_NANO);
 }
 
+/* A suspend stops MONOTONIC and MONOTONIC_RAW and the once-a-second update; CLOCK_REALTIME and
+ * BOOTTIME go on by the sleep as the oscillator measured it; the phase waits; it is a clock
+ * change. */
+static void test_suspend_stops_monotonic_not_realtime_or_boottime(void) {
+        KClock k;
+        struct timex t;
+        int64_t mono, boot, raw, real;
+
+        kclock_init(&k, T0, T0, 10, 0, 1);
+        ASSERT_EQ(adj(&k, T0, (struct timex) { .modes = ADJ_STATUS | ADJ_NANO | ADJ_MAXERROR | ADJ_TIMECONST | ADJ_OFFSET,
+                                               .status = STA_PLL | STA_FREQHOLD, .constant = 10, .offset = 1000000 }), TIME_OK);
+        mono = kclock_monotonic(&k, T0 + 100 * SEC + SEC / 2);
+        boot = kclock_boottime(&k, T0 + 100 * SEC + SEC / 2);
+        raw = kclock_raw(&k, T0 + 100 * SEC + SEC / 2);
+        real = kclock_realtime(&k, T0 + 100 * SEC + SEC / 2);
+        ASSERT_EQ(mono, boot);
+        t = read_state(&k, T0 + 100 * SEC + SEC / 2);
+        ASSERT_EQ(t.maxerror, 50000L);
+
+        kclock_suspend(&k, T0 + 100 * SEC + SEC / 2, 3600 * SEC);
+        ASSERT_EQ(k.n_steps, 1u);
+        ASSERT_EQ(kclock_monotonic(&k, T0 + 3700 * SEC + SEC / 2), mono);
+        ASSERT_EQ(kclock_raw(&k, T0 + 3700 * SEC + SEC / 2), raw);
+        ASSERT_NEAR((double) (kclock_boottime(&k, T0 + 3700 * SEC + SEC / 2) - boot), 3600e9 * (1 + 10e-6), 1.0);
+        ASSERT_NEAR((double) (kclock_realtime(&k, T0 + 3700 * SEC + SEC / 2) - real), 3600e9 * (1 + 10e-6), 1.0);
+        t = read_state(&k, T0 + 3700 * SEC + SEC / 2);
+        ASSERT_EQ(t.maxerror, 50000L);
+        ASSERT_NEAR((double) t.offset, 1e6 * pow(1 - ldexp(1, -12), 100), 2.0);
+
+        /* And on from there, slewing the phase again (2^-12 of 0.975 ms a second). */
+        ASSERT_NEAR((double) (kclock_monotonic(&k, T0 + 3710 * SEC + SEC / 2) - mono),
+                    10e9 * (1 + 10e-6) + 10 * 1e6 * pow(1 - ldexp(1, -12), 100) / 4096, 30.0);
+}
+
 TEST_MAIN(TEST_CASE(test_phase_decays_by_two_to_minus_tc_plus_two_per_second),
           TEST_CASE(test_pll_frequency_update_and_its_interval_clamp),
           TEST_CASE(test_offset_and_frequency_are_clamped),
@@ -354,4 +388,5 @@ TEST_MAIN(TEST_CASE(test_phase_decays_by_two_to_minus_tc_plus_two_per_second),
           TEST_CASE(test_oscillator_frequency_and_tick_set_the_rates),
           TEST_CASE(test_wander_is_a_random_walk_drawn_from_the_seed),
           TEST_CASE(test_leap_seconds_at_midnight),
-          TEST_CASE(test_status_and_units));
+          TEST_CASE(test_status_and_units),
+          TEST_CASE(test_suspend_stops_monotonic_not_realtime_or_boottime));

@@ -28,7 +28,7 @@ export TSNTS_BUILD_DIR=${TSNTS_BUILD_DIR:-$SRC/build}
 export TSNTS_PEERS_DIR=${TSNTS_PEERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/timesyncd-nts/peers}
 STATS=$SRC/bench/accuracy-stats.awk
 
-ALL_CONDITIONS="lan-1 internet-1 internet-4 step-1s osc-300ppm server-change asym-10ms loss-5pct"
+ALL_CONDITIONS="lan-1 internet-1 internet-4 step-1s osc-300ppm server-change suspend-1h asym-10ms loss-5pct"
 seeds=5 hours=24 conditions=$ALL_CONDITIONS clients="ours stock" out=$SRC/docs quick=false
 while [ $# -gt 0 ]; do
         case $1 in
@@ -94,13 +94,15 @@ condition_starts() {
 
 # start_env CONDITION START: the oscillator and the clock at the start. Cold: +100 ms, +20 ppm
 # (step-1s: +1 s; osc-300ppm: +300 ppm); warm: the frequency already learned (0 ppm left) and
-# +1 ms. Always a random walk of 1e-9 per second.
+# +1 ms. Always a random walk of 1e-9 per second. suspend-1h: the machine sleeps from 12 h to
+# 13 h (MONOTONIC stops, BOOTTIME and the clock go on: sim.sh's SIM_SUSPEND).
 start_env() {
-        local error=0.1 drift=20
+        local error=0.1 drift=20 suspend=
         [ "$2" = warm ] && error=0.001 drift=0
         [ "$1" = step-1s ] && error=1
         [ "$1" = osc-300ppm ] && drift=300
-        echo "SIM_CLOCK_ERROR=$error SIM_DRIFT=$drift SIM_WANDER=1e-9"
+        [ "$1" = suspend-1h ] && suspend=43200:3600
+        echo "SIM_CLOCK_ERROR=$error SIM_DRIFT=$drift SIM_WANDER=1e-9 SIM_SUSPEND=$suspend"
 }
 
 # ours_conf SERVERS: our daemon's NTS= line for them.

@@ -79,7 +79,7 @@ stock_run() {
                 SIM_SERVERS="$SIM_SERVERS" SIM_SEED="${SIM_SEED:-1}" SIM_START="$SIM_START" \
                 SIM_DRIFT="${SIM_DRIFT:-0}" SIM_CLOCK=kernel SIM_CLOCK_ERROR="${SIM_CLOCK_ERROR:-0}" \
                 SIM_WANDER="${SIM_WANDER:-0}" SIM_KCLOCK_TRACE="${SIM_KCLOCK_TRACE:-1}" \
-                SIM_CLOCK_JUMP="${SIM_CLOCK_JUMP:-}" \
+                SIM_CLOCK_JUMP="${SIM_CLOCK_JUMP:-}" SIM_SUSPEND="${SIM_SUSPEND:-}" \
                 SIM_RECORD="$dir/preload-record" SIM_CERT="$CERTDIR/server-chain.pem" SIM_KEY="$CERTDIR/server.key" \
                 DBUS_SYSTEM_BUS_ADDRESS="unix:path=/run/systemd/timesync/no-bus" NOTIFY_SOCKET= \
                 SYSTEMD_LOG_LEVEL=debug SYSTEMD_LOG_TARGET=console SYSTEMD_LOG_COLOR=0 \

@@ -252,6 +252,16 @@ int64_t kclock_raw(KClock *k, int64_t true_ns) {
         return (int64_t) llround(k->t + k->raw_off);
 }
 
+int64_t kclock_next_leap(const KClock *k) {
+        int64_t secs = realtime_seconds(k), midnight = secs - secs % KC_SECS_PER_DAY + KC_SECS_PER_DAY;
+
+        if (k->state == TIME_INS || (k->state == TIME_OK && (k->status & STA_INS)))
+                return (k->status & STA_INS) ? midnight : INT64_MAX;
+        if (k->state == TIME_DEL || (k->state == TIME_OK && (k->status & STA_DEL)))
+                return (k->status & STA_DEL) ? midnight - 1 : INT64_MAX;
+        return INT64_MAX;
+}
+
 int64_t kclock_true_span(const KClock *k, int64_t clock_ns) {
         return (int64_t) ceil((double) clock_ns / (1 + k->rate));
 }

@@ -75,6 +75,10 @@ void kclock_suspend(KClock *k, int64_t true_ns, int64_t sleep_ns);
  * an estimate to check again). */
 int64_t kclock_true_span(const KClock *k, int64_t clock_ns);
 
+/* The CLOCK_REALTIME second at whose start the armed leap second (STA_INS, STA_DEL) is to
+ * happen: the next midnight UTC, or 23:59:59 for a deletion; INT64_MAX if none is armed. */
+int64_t kclock_next_leap(const KClock *k);
+
 /* adjtimex() at true time true_ns, with the kernel's checks but no privilege check: the
  * clock state (TIME_OK ... TIME_ERROR), or a negative errno, with *t filled as the kernel
  * fills it. ADJ_SETOFFSET steps; the adjtime() form (ADJ_OFFSET_SINGLESHOT, ADJ_OFFSET_SS_READ)

@@ -124,6 +124,7 @@ typedef struct SimServer {
                                          * server's answers asym longer */
         double down_from, down_to;      /* an outage: no KE, no NTP answers */
         double nak_from, nak_to;        /* answers every NTP request with an NTS NAK */
+        double leap_from, leap_to;      /* leap=A-B: announces a leap second insertion */
         double rotate;                  /* the server's cookie key changes every so many seconds */
         double jump_at, jump;           /* from jump_at on, its time is jump seconds further off */
         char *cookie_key;               /* the file of its first cookie key, made if missing */
@@ -656,10 +657,16 @@ static bool apply_events(void) {
                 SimServer *s = &servers[i];
                 bool down = in_window(t, s->down_from, s->down_to);
                 Sabotage nak = in_window(t, s->nak_from, s->nak_to) ? SABOTAGE_NAK : SABOTAGE_NONE;
+                unsigned leap = in_window(t, s->leap_from, s->leap_to) ? NTP_LEAP_PLUSSEC : NTP_LEAP_NONE;
 
                 if (down != s->down) {
                         s->down = down;
                         sim_record("server %zu %s", i, down ? "down" : "up");
+                        any = true;
+                }
+                if (leap != s->m.leap) {
+                        s->m.leap = leap;
+                        sim_record("server %zu leap %s", i, leap ? "insert" : "none");
                         any = true;
                 }
                 if (nak != s->m.sabotage) {
@@ -694,7 +701,7 @@ static int64_t next_event(void) {
 
         for (size_t i = 0; i < n_servers; i++) {
                 const SimServer *s = &servers[i];
-                const double times[] = { s->down_from, s->down_to, s->nak_from, s->nak_to,
+                const double times[] = { s->down_from, s->down_to, s->nak_from, s->nak_to, s->leap_from, s->leap_to,
                                          s->rotate > 0 ? s->next_rotate : -1 };
 
                 for (size_t j = 0; j < ELEMENTSOF(times); j++)
@@ -720,6 +727,12 @@ static int64_t next_deadline(void) {
                         at = kclock_true_span(&kclock, MIN(at, NEVER / 4));
                 at = at > NEVER - v_mono ? NEVER : v_mono + at;
                 next = MIN(next, MAX(at, v_mono + 1));
+        }
+        /* A leap second changes the clock: the daemon's clock-change watch wakes it then. */
+        if (kclock_on && kclock_next_leap(&kclock) != INT64_MAX) {
+                int64_t left = kclock_next_leap(&kclock) * NSEC_PER_SEC - kclock_realtime(&kclock, now_true());
+
+                next = MIN(next, v_mono + MAX(kclock_true_span(&kclock, left), INT64_C(0)) + 1);
         }
         if (packets)
                 next = MIN(next, packets->due);
@@ -783,7 +796,8 @@ static bool parse_window(const char *v, double *from, double *to) {
 static void parse_server(char *spec, SimServer *s) {
         char *save = NULL;
 
-        *s = (SimServer) { .down_from = -1, .down_to = -1, .nak_from = -1, .nak_to = -1, .last_request = -1 };
+        *s = (SimServer) { .down_from = -1, .down_to = -1, .nak_from = -1, .nak_to = -1, .leap_from = -1, .leap_to = -1,
+                           .last_request = -1 };
         s->jump_at = -1;
         s->claim = -1;
         for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
@@ -822,6 +836,8 @@ static void parse_server(char *spec, SimServer *s) {
                                 s->rotate = s->next_rotate = strtod(v, NULL);
                         else if (streq(kv, "down"))
                                 ok = parse_window(v, &s->down_from, &s->down_to);
+                        else if (streq(kv, "leap"))
+                                ok = parse_window(v, &s->leap_from, &s->leap_to);
                         else if (streq(kv, "nak"))
                                 ok = parse_window(v, &s->nak_from, &s->nak_to);
                         else if (streq(kv, "jump"))

@@ -293,14 +293,18 @@ static void test_leap_seconds_at_midnight(void) {
         int64_t mono;
 
         kclock_init(&k, midnight - 10 * SEC, midnight - 10 * SEC, 0, 0, 1);
+        ASSERT_EQ(kclock_next_leap(&k), INT64_MAX);
         ASSERT_EQ(adj(&k, midnight - 10 * SEC, (struct timex) { .modes = ADJ_STATUS | ADJ_MAXERROR,
                                                                .status = STA_PLL | STA_INS }), TIME_OK);
+        ASSERT_EQ(kclock_next_leap(&k), midnight / SEC);
         ASSERT_EQ(kclock_adjtimex(&k, midnight - 5 * SEC, &(struct timex) {}), TIME_INS);
+        ASSERT_EQ(kclock_next_leap(&k), midnight / SEC);
         mono = kclock_monotonic(&k, midnight - SEC / 2);
         ASSERT_EQ(kclock_realtime(&k, midnight - SEC / 2), midnight - SEC / 2);
         ASSERT_EQ(kclock_realtime(&k, midnight + SEC / 2), midnight - SEC / 2);
         ASSERT_EQ(kclock_monotonic(&k, midnight + SEC / 2), mono + SEC);
         ASSERT_EQ(kclock_adjtimex(&k, midnight + SEC / 2, &(struct timex) {}), TIME_OOP);
+        ASSERT_EQ(kclock_next_leap(&k), INT64_MAX);
         ASSERT_EQ(k.n_steps, 1u);
         ASSERT_EQ(kclock_adjtimex(&k, midnight + 3 * SEC / 2, &(struct timex) {}), TIME_WAIT);
         ASSERT_EQ(kclock_realtime(&k, midnight + 3 * SEC / 2), midnight + SEC / 2);
@@ -311,6 +315,7 @@ static void test_leap_seconds_at_midnight(void) {
         kclock_init(&k, midnight - 10 * SEC, midnight - 10 * SEC, 0, 0, 1);
         ASSERT_EQ(adj(&k, midnight - 10 * SEC, (struct timex) { .modes = ADJ_STATUS | ADJ_MAXERROR,
                                                                .status = STA_PLL | STA_DEL }), TIME_OK);
+        ASSERT_EQ(kclock_next_leap(&k), midnight / SEC - 1);
         ASSERT_EQ(kclock_realtime(&k, midnight - 3 * SEC / 2), midnight - 3 * SEC / 2);
         ASSERT_EQ(kclock_realtime(&k, midnight - SEC / 2), midnight + SEC / 2);
         ASSERT_EQ(kclock_adjtimex(&k, midnight, &(struct timex) {}), TIME_WAIT);

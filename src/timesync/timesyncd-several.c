@@ -140,6 +140,32 @@ static const char *several_failing(Several *sv, const SourceSetDecision *d, char
         return buf;
 }
 
+/* The sources in use whose delay is not trusted, for NTSStatus: "delay jumped: NAME (1.500 s,
+ * least recent 0.020 s), ..."; "" when none. */
+static const char *several_delayed(Several *sv, char *buf, size_t size) {
+        size_t l = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < sv->set.n_entries && l < size; i++) {
+                const SourceSetEntry *e = &sv->set.entries[i];
+                const SourceSample *p = source_sample(e->source);
+                char least[48] = "";
+                int k;
+
+                if (!e->delayed || e->replaces || e->duplicate_of || !p)
+                        continue;
+                if (p->delay_min_nsec >= 0)
+                        (void) snprintf(least, sizeof least, ", least recent %.3f s",
+                                        (double) p->delay_min_nsec / NTP_NSEC_PER_SEC);
+                k = snprintf(buf + l, size - l, "%s%s (%.3f s%s)", l > 0 ? ", " : "delay jumped: ",
+                             source_name(e->source), (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC, least);
+                if (k < 0)
+                        break;
+                l += (size_t) k;
+        }
+        return buf;
+}
+
 /* ---- which source is selected ---- */
 
 /* The selected source changes: stock's ServerName, ServerAddress and NTPMessage describe it,
@@ -306,7 +332,8 @@ static void several_log_status(Several *sv, const SourceSetDecision *d, const ch
  * clock is left alone they say since when. */
 static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecision *out) {
         char text[sizeof sv->status], status[sizeof sv->notified], pool[256], since[256],
-             failing[sizeof sv->notified], nts[sizeof sv->notified], conflict[256], key[sizeof sv->status];
+             failing[sizeof sv->notified], nts[sizeof sv->notified], conflict[256], key[sizeof sv->status],
+             delayed[256], both[sizeof sv->notified];
         SourceSetDecision key_decision;
         bool disagree = source_set_disagree(d), changed;
         const char *nts_status;
@@ -341,6 +368,11 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
                 .failing = several_failing(sv, d, failing, sizeof failing),
                 .conflict = several_conflict(sv, conflict, sizeof conflict),
         };
+        /* Delays held back say where to look when the clock is left alone. */
+        if (!isempty(several_delayed(sv, delayed, sizeof delayed))) {
+                (void) snprintf(both, sizeof both, "%s%s%s", failing, isempty(failing) ? "" : "; ", delayed);
+                in.failing = both;
+        }
         nts_status = several_nts_status(&in, nts, sizeof nts);
         changed = several_set_nts_status(sv, nts_status, out);
 
@@ -1000,6 +1032,25 @@ static bool several_failed(Several *sv, Source *s, SeveralDecision *out) {
         return false;
 }
 
+/* Once per change: a source whose delay is not trusted is not used as time (an attacker may
+ * hold its replies back to widen its interval around a liar's), and says why. */
+static void several_log_delay(Source *s) {
+        const SourceSample *p = source_sample(s);
+
+        if (p->delay == NTP_FILTER_DELAY_USUAL)
+                log_notice("NTS source %s: its delay is usual again (%.3f s); its samples are used.", source_name(s),
+                           (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC);
+        else if (p->delay == NTP_FILTER_DELAY_JUMPED)
+                log_warning("NTS source %s: its delay jumped to %.3f s (least of its recent ones %.3f s); its samples "
+                            "are not used while it stays so, or until it is the usual one.", source_name(s),
+                            (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
+                            (double) p->delay_min_nsec / NTP_NSEC_PER_SEC);
+        else
+                log_warning("NTS source %s: its delay of %.3f s is above %.0f s; its samples are not used while it "
+                            "stays so.", source_name(s), (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
+                            (double) NTP_FILTER_DELAY_MAX_NSEC / NTP_NSEC_PER_SEC);
+}
+
 static void several_sample(Several *sv, Source *s, SeveralDecision *out) {
         const SourceSample *p = source_sample(s);
         char addr[SOCKET_ADDRESS_STRING_MAX];
@@ -1009,8 +1060,10 @@ static void several_sample(Several *sv, Source *s, SeveralDecision *out) {
                 .boottime = p->boottime,
                 .max_age = 2 * source_poll_interval(s) + SEVERAL_AGE_SLACK_USEC,
                 .spike = p->spike,
+                .delayed = p->delay != NTP_FILTER_DELAY_USUAL,
                 .bootstrap = p->bootstrap,
         };
+        bool delayed = source_set_find(&sv->set, s)->delayed;
 
         /* The first reply from a new address: stock's words, and whether it is authenticated
          * (whenever the clock follows plain NTP, the log and STATUS= say so). */
@@ -1024,6 +1077,8 @@ static void several_sample(Several *sv, Source *s, SeveralDecision *out) {
         }
 
         source_set_sample(&sv->set, s, &x);
+        if (x.delayed != delayed)
+                several_log_delay(s);
         several_drop_spare(sv, s);
         if (s == sv->selected)
                 out->record = true;

@@ -132,6 +132,7 @@ static int64_t combine(const NTPSelectCandidate *c, size_t n, NTPSelectResult *r
         double mid = (double) r->low_nsec / 2 + (double) r->high_nsec / 2, sum_w = 0, sum_wx = 0, x;
         int64_t floor = weight_floor(c, n, r);
 
+        r->floor_nsec = floor;
         keep_region(c, n, floor, r);
         for (size_t i = 0; i < n; i++) {
                 if (r->verdicts[i] != NTP_SELECT_TRUECHIMER)

@@ -130,6 +130,8 @@ typedef struct NTPSelectResult {
         int64_t low_nsec, high_nsec;    /* the intersection [l, u]; AGREED and TOO_FEW only */
         int64_t offset_nsec;            /* combined offset, in [keep_low, keep_high]; AGREED only */
         int64_t keep_low_nsec, keep_high_nsec;  /* where the combined offset is kept; AGREED only */
+        int64_t floor_nsec;             /* no truechimer counts as tighter: the lower median of
+                                         * their root distances; AGREED only */
         size_t selected;                /* index of the selected source; AGREED only, else SIZE_MAX */
         int64_t spread_nsec;            /* largest minus smallest offset of the usable
                                          * candidates ("disagree by ..."); saturating */

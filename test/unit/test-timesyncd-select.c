@@ -157,6 +157,7 @@ static void test_combined_offset_is_clamped_into_the_region_kept(void) {
         assert_verdicts(&r, "TTT");
         ASSERT_EQ(r.low_nsec, 9900 * USEC);
         ASSERT_EQ(r.high_nsec, 10 * MSEC);
+        ASSERT_EQ(r.floor_nsec, 10 * MSEC);
         ASSERT_EQ(r.keep_low_nsec, 400 * USEC);
         ASSERT_EQ(r.keep_high_nsec, 10 * MSEC);
         ASSERT_TRUE(llabs(r.offset_nsec - 3466667) <= 1);

@@ -303,13 +303,15 @@ static bool select_current(SourceSet *set, const NTPSelectCandidate *all, const 
 
 /* A spare on probation qualifies when its current candidate contains the intersection that a
  * majority of the sources in use reached without it: it agrees with them, so that replacing
- * the silent source cannot give a liar a vote. The first such spare. */
+ * the silent source cannot give a liar a vote. A spare tighter than the truechimers counts as
+ * wide as their median, as in the combination (ntp_select()): else a spare on a better path
+ * than theirs could never take a place, however well it agrees. The first such spare. */
 static void *spare_qualified(SourceSet *set, const SourceSetDecision *d) {
         for (size_t i = 0; i < set->n_entries; i++) {
                 SourceSetEntry *e = &set->entries[i];
                 NTPSelectCandidate c = {
                         .offset_nsec = e->candidate.ntp.offset_nsec,
-                        .root_distance_nsec = e->root_distance_nsec,
+                        .root_distance_nsec = MAX(e->root_distance_nsec, d->select.floor_nsec),
                 };
 
                 /* A duplicate (one server, one vote) never takes a place. */

@@ -24,9 +24,13 @@
 #define SEVERAL_LOG_INTERVAL_USEC (5 * USEC_PER_MINUTE)
 #define SEVERAL_LOG_INTERVAL_MAX_USEC USEC_PER_HOUR
 
-/* A source that failed this often since its last answer stays silent: a spare listed beyond
- * NTSMaxSources= is tried on probation in its place. */
+/* A failing source is silent, and a spare listed beyond NTSMaxSources= is tried on probation in
+ * its place, once it failed this often since its last answer, or once this many of its poll
+ * intervals passed since then, whichever comes first: its backoff stretches the time between
+ * failures (a retry after ConnectionRetrySec=, key exchanges backing off), never the bound in
+ * polls. */
 #define SEVERAL_SILENT_FAILURES 3U
+#define SEVERAL_SILENT_POLLS 3U
 
 /* The NTS list in use: the runtime one while it names servers (runtime servers come first, as
  * in stock), else NTS=. */
@@ -543,11 +547,18 @@ static void several_promote(Several *sv, Source *spare, SeveralDecision *out) {
         source_stop(silent);
 }
 
+static void several_try_spare(Several *sv, Source *s);
+
 static void several_judge(Several *sv, SeveralDecision *out) {
         NTPSelectVerdict before[NTP_SELECT_MAX];
         struct timespec ts = {};
         SourceSetDecision d;
         int r;
+
+        /* A source may become silent between its own failures (several_silent()): each judgement
+         * looks, so that the others' answers bound the wait, whatever its backoff. */
+        for (size_t i = 0, n = sv->one ? 0 : sv->set.n_entries; i < n; i++)
+                several_try_spare(sv, sv->set.entries[i].source);
 
         (void) clock_backend_now(sv->ctx.clock, &ts);
         SourceSetPolicy p = {
@@ -958,12 +969,28 @@ static ServerName *several_spare(Several *sv) {
  * simply dropped: that would give the others more say. A spare is started on probation for it,
  * and takes its place only once it agrees with what a majority reached without it
  * (several_judge()). */
+static bool several_silent(const SourceSetEntry *e) {
+        usec_t t = now(CLOCK_BOOTTIME);
+
+        if (e->replaces || e->standing != SOURCE_SET_FAILING)
+                return false;
+        /* A source that never answered has been silent since its start. */
+        return e->silent >= SEVERAL_SILENT_FAILURES || e->answered == 0 ||
+               t - MIN(t, e->answered) >= SEVERAL_SILENT_POLLS * source_poll_interval(e->source);
+}
+
 static void several_try_spare(Several *sv, Source *s) {
         SourceSetEntry *e = source_set_find(&sv->set, s);
+        char since[64];
         ServerName *n;
+        usec_t t;
         int r;
 
-        if (!e || e->replaces || e->silent < SEVERAL_SILENT_FAILURES || source_set_spare_for(&sv->set, s))
+        if (!e || !several_silent(e) || source_set_spare_for(&sv->set, s) || source_state(s) == SOURCE_FAILED)
+                return;
+        /* A pool's source is replaced by its pool (pool_source_event()). */
+        n = server_lists_find_source(sv->ctx.servers, s);
+        if (n && n->pool)
                 return;
         n = several_spare(sv);
         if (!n)
@@ -976,8 +1003,12 @@ static void several_try_spare(Several *sv, Source *s) {
                 return;
         }
         several_verdict_logged_forget(sv, n->source);
-        log_notice("NTS source %s does not answer (%u failures in a row): trying %s in its place; it takes the "
-                   "place once it agrees with the others.", source_name(s), e->silent, n->string);
+        t = now(CLOCK_BOOTTIME);
+        (void) snprintf(since, sizeof since, e->answered > 0 ? "last answer %s ago" : "no answer since its start",
+                        FORMAT_TIMESPAN(t - MIN(t, e->answered), USEC_PER_SEC));
+        log_notice("NTS source %s does not answer (%u %s in a row, %s): trying %s in its place; it takes the "
+                   "place once it agrees with the others.", source_name(s), e->silent,
+                   e->silent == 1 ? "failure" : "failures", since, n->string);
         if (source_keep_trying(n->source) < 0)
                 source_set_failed(&sv->set, n->source);
 }

@@ -116,6 +116,7 @@ void source_set_sample(SourceSet *set, const void *source, const SourceSetSample
         e->standing = SOURCE_SET_ANSWERING;
         e->vacant = false;
         e->silent = 0;
+        e->answered = sample->boottime;
         e->delayed = sample->delayed;
         /* A spike keeps the candidate before it (stock does not steer by one either); the first
          * samples after a start cannot be spikes (the filter needs three). A sample whose delay

@@ -73,6 +73,8 @@ typedef struct SourceSetEntry {
         void *replaces;                 /* a spare on probation for this silent source: not in the
                                          * selection, not counted; NULL for the others */
         unsigned silent;                /* failures since its last answer */
+        usec_t answered;                /* CLOCK_BOOTTIME of its last answer (its request's);
+                                         * 0: none since it was added */
         bool delayed;                   /* its last sample's delay was not trusted */
         bool has_candidate;
         SourceSetSample candidate;

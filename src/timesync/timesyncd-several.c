@@ -144,8 +144,9 @@ static const char *several_failing(Several *sv, const SourceSetDecision *d, char
         return buf;
 }
 
-/* The sources in use whose delay is not trusted, for NTSStatus: "delay jumped: NAME (1.500 s,
- * least recent 0.020 s), ..."; "" when none. */
+/* The sources in use whose delay is not trusted, for NTSStatus: "delay jumped: NAME (was
+ * 0.021 s), NAME (above 3 s)"; "" when none. Not the delay itself, which changes with every
+ * reply: NTSStatus changes when a source's judgement does. */
 static const char *several_delayed(Several *sv, char *buf, size_t size) {
         size_t l = 0;
 
@@ -153,16 +154,17 @@ static const char *several_delayed(Several *sv, char *buf, size_t size) {
         for (size_t i = 0; i < sv->set.n_entries && l < size; i++) {
                 const SourceSetEntry *e = &sv->set.entries[i];
                 const SourceSample *p = source_sample(e->source);
-                char least[48] = "";
+                char why[48];
                 int k;
 
                 if (!e->delayed || e->replaces || e->duplicate_of || !p)
                         continue;
-                if (p->delay_min_nsec >= 0)
-                        (void) snprintf(least, sizeof least, ", least recent %.3f s",
-                                        (double) p->delay_min_nsec / NTP_NSEC_PER_SEC);
-                k = snprintf(buf + l, size - l, "%s%s (%.3f s%s)", l > 0 ? ", " : "delay jumped: ",
-                             source_name(e->source), (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC, least);
+                if (p->delay == NTP_FILTER_DELAY_JUMPED)
+                        (void) snprintf(why, sizeof why, "was %.3f s", (double) p->delay_min_nsec / NTP_NSEC_PER_SEC);
+                else
+                        (void) snprintf(why, sizeof why, "above %.0f s",
+                                        (double) NTP_FILTER_DELAY_MAX_NSEC / NTP_NSEC_PER_SEC);
+                k = snprintf(buf + l, size - l, "%s%s (%s)", l > 0 ? ", " : "delay jumped: ", source_name(e->source), why);
                 if (k < 0)
                         break;
                 l += (size_t) k;
@@ -1069,13 +1071,13 @@ static void several_log_delay(Source *s) {
         const SourceSample *p = source_sample(s);
 
         if (p->delay == NTP_FILTER_DELAY_USUAL)
-                log_notice("NTS source %s: its delay is usual again (%.3f s); its samples are used.", source_name(s),
+                log_notice("NTS source %s: its delay (%.3f s) is trusted again; its samples are used.", source_name(s),
                            (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC);
         else if (p->delay == NTP_FILTER_DELAY_JUMPED)
                 log_warning("NTS source %s: its delay jumped to %.3f s (least of its recent ones %.3f s); its samples "
-                            "are not used while it stays so, or until it is the usual one.", source_name(s),
+                            "are not used until it is back, or has lasted %u replies.", source_name(s),
                             (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
-                            (double) p->delay_min_nsec / NTP_NSEC_PER_SEC);
+                            (double) p->delay_min_nsec / NTP_NSEC_PER_SEC, NTP_FILTER_SIZE);
         else
                 log_warning("NTS source %s: its delay of %.3f s is above %.0f s; its samples are not used while it "
                             "stays so.", source_name(s), (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,

@@ -68,7 +68,7 @@ for d in 1.5 9; do
                 n=$(grep -c "^NTS source 127.0.0.1:$p: its delay \\(jumped to\\|of 9\\.[0-9]* s is above 3 s\\)" "$SIM_LOG" || true)
                 [ "$n" = 1 ] || fail "D = $d s after synchronization: 127.0.0.1:$p's delay was said $n times, not once"
         done
-        learnt=$(sim_log_times "^NTS source 127.0.0.1:1000[123]: its delay is usual again" | head -n 1)
+        learnt=$(sim_log_times "^NTS source 127.0.0.1:1000[123]: its delay \\([0-9.]* s\\) is trusted again" | head -n 1)
         held_until=${learnt:-1e9}
         early=$(awk -v t="$held_until" '$1 >= 3600 && $1 < t && ($2 == "step" || ($2 == "slew" && ($3 > 0.001 || $3 < -0.001)))' "$SIM_REC")
         [ -z "$early" ] || fail "D = $d s after synchronization: the clock moved before the delays were learnt: $early"

@@ -1069,18 +1069,19 @@ static bool several_failed(Several *sv, Source *s, SeveralDecision *out) {
  * hold its replies back to widen its interval around a liar's), and says why. */
 static void several_log_delay(Source *s) {
         const SourceSample *p = source_sample(s);
+        const char *what = source_nts(s) ? "NTS source" : "Time server";
 
         if (p->delay == NTP_FILTER_DELAY_USUAL)
-                log_notice("NTS source %s: its delay (%.3f s) is trusted again; its samples are used.", source_name(s),
+                log_notice("%s %s: its delay (%.3f s) is trusted again; its samples are used.", what, source_name(s),
                            (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC);
         else if (p->delay == NTP_FILTER_DELAY_JUMPED)
-                log_warning("NTS source %s: its delay jumped to %.3f s (least of its recent ones %.3f s); its samples "
-                            "are not used until it is back, or has lasted %u replies.", source_name(s),
+                log_warning("%s %s: its delay jumped to %.3f s (least of its recent ones %.3f s); its samples are not "
+                            "used until it is back, or has lasted %u replies.", what, source_name(s),
                             (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
                             (double) p->delay_min_nsec / NTP_NSEC_PER_SEC, NTP_FILTER_SIZE);
         else
-                log_warning("NTS source %s: its delay of %.3f s is above %.0f s; its samples are not used while it "
-                            "stays so.", source_name(s), (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
+                log_warning("%s %s: its delay of %.3f s is above %.0f s; its samples are not used while it stays so.",
+                            what, source_name(s), (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
                             (double) NTP_FILTER_DELAY_MAX_NSEC / NTP_NSEC_PER_SEC);
 }
 

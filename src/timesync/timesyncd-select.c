@@ -153,12 +153,19 @@ static int64_t combine(const NTPSelectCandidate *c, size_t n, NTPSelectResult *r
         return CLAMP((int64_t) x, r->keep_low_nsec, r->keep_high_nsec);
 }
 
+/* A truechimer's root distance as the combination counts it: no tighter than the floor. */
+static int64_t counted_distance(const NTPSelectCandidate *c, const NTPSelectResult *r) {
+        return MAX(c->root_distance_nsec, r->floor_nsec);
+}
+
+/* By the root distances as counted, so that a minority's tight interval is not named as the
+ * source the clock follows, nor lends its bound to the adjustment's maximum error. */
 static size_t pick_selected(const NTPSelectCandidate *c, size_t n, const NTPSelectResult *r, size_t previous) {
         size_t best = SIZE_MAX;
 
         for (size_t i = 0; i < n; i++)
                 if (r->verdicts[i] == NTP_SELECT_TRUECHIMER &&
-                    (best == SIZE_MAX || c[i].root_distance_nsec < c[best].root_distance_nsec))
+                    (best == SIZE_MAX || counted_distance(&c[i], r) < counted_distance(&c[best], r)))
                         best = i;
         assert(best != SIZE_MAX);
 
@@ -166,8 +173,8 @@ static size_t pick_selected(const NTPSelectCandidate *c, size_t n, const NTPSele
          * and more than NTP_SELECT_RESELECT_NSEC above it (written as a difference: best is the
          * smallest, so nothing can overflow). */
         if (previous < n && r->verdicts[previous] == NTP_SELECT_TRUECHIMER &&
-            c[previous].root_distance_nsec - c[best].root_distance_nsec <=
-            MAX(c[best].root_distance_nsec, NTP_SELECT_RESELECT_NSEC))
+            counted_distance(&c[previous], r) - counted_distance(&c[best], r) <=
+            MAX(counted_distance(&c[best], r), NTP_SELECT_RESELECT_NSEC))
                 return previous;
         return best;
 }

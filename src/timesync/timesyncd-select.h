@@ -56,7 +56,9 @@
  * (a wide interval far off centre) cannot pull the clock outside it.
  *
  * The selected source (stock timesyncd's ServerName, ServerAddress, NTPMessage) is the
- * truechimer with the smallest root distance, the lowest index on ties; the previously
+ * truechimer with the smallest root distance as the combination counts it (no tighter than the
+ * median: the liar above is not named, nor lends its bound to the adjustment's maximum error),
+ * the lowest index on ties; the previously
  * selected one stays while it is a truechimer and its root distance is at most twice the
  * smallest, or at most NTP_SELECT_RESELECT_NSEC above it, so that the name does not flip
  * between two equally good servers each poll (on a local network root distances are tens of

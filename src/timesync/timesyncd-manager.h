@@ -22,6 +22,8 @@
 #include "timesyncd-source.h"
 
 typedef struct Manager Manager;
+typedef struct ManagerBus ManagerBus;
+typedef struct NetworkWatch NetworkWatch;
 
 typedef struct ManagerOptions {
         bool observe;
@@ -56,14 +58,11 @@ typedef struct NTPMessage {
 
 struct Manager {
         sd_event *event;
-        sd_bus *bus;
+        ManagerBus *bus;                /* the bus half's own state: timesyncd-bus.c writes it */
+        NetworkWatch *network;          /* networkd's state file, reported to the manager */
         ClockBackend *clock;
 
         bool observe;
-        bool bus_wanted;                /* manager_bus_connect() was called */
-        bool bus_name_queued;           /* another process owns our bus name: we wait for it */
-        bool bus_waiting;               /* said that the bus is not there yet */
-        bool bus_connected;             /* m->bus is past Hello and has announced the state */
         usec_t test_poll_interval_usec;
         int64_t test_clock_offset_nsec; /* with a fake clock: how far SIGUSR1 moves it */
         char *config_file, *state_dir, *nts_state_dir, *runtime_dir;
@@ -78,13 +77,11 @@ struct Manager {
         const char *idle_reason;        /* with MANAGER_IDLE */
 
         sd_event_source *event_retry;   /* MANAGER_WAITING; allocated once, only re-armed */
-        sd_event_source *event_clock_watch, *event_save_clock, *event_network, *event_bus_reconnect,
-                       *event_bus_wait;
+        sd_event_source *event_clock_watch, *event_save_clock;
         sd_event_source *event_stall_check;
         int clock_watch_fd;
 
         bool network_online;            /* what the last network state said; false until read */
-        bool network_state_known;       /* the state was read (or counted as online) once */
         bool synchronized;              /* the clock was disciplined (or would have been) */
         /* Observe mode leaves the clock where it is, so the step it would have made is wanted
          * again at each poll: warned about once, until the clock is to do something else. */
@@ -118,18 +115,6 @@ struct Manager {
          * selected source's server, NULL while several do not agree. */
         Several several;
         int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
-
-        /* D-Bus "Sources": changes coalesced into at most one signal per PollIntervalMinSec= */
-        sd_event_source *event_sources_changed;
-        bool sources_dirty;
-        usec_t sources_announced;       /* CLOCK_BOOTTIME of the last signal */
-
-        /* What the last PropertiesChanged signal said of the properties that stay the same
-         * over most polls (see manager_bus_emit_changed()) */
-        struct {
-                bool valid;
-                int64_t value;
-        } announced[4];
 };
 
 int manager_new(Manager **ret, const ManagerOptions *o);
@@ -156,10 +141,6 @@ void manager_notify_ready(Manager *m);
  * status that names the reason itself gets it once. */
 void manager_notify_status(Manager *m, const char *format, ...) _printf_(2, 3);
 
-/* The network went down or came up (timesyncd-network). */
-void manager_set_online(Manager *m, bool online);
-/* Replaces the per-link servers; selects again if the selected one was among them. */
-int manager_set_link_servers(Manager *m, char **names);
 /* Replaces a runtime list (SERVER_RUNTIME or SERVER_NTS_RUNTIME); names already validated. */
 int manager_set_runtime_servers(Manager *m, ServerType type, char **names);
 

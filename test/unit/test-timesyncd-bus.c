@@ -506,7 +506,7 @@ static void test_no_signal_before_connected(void) {
         BusPair p;
 
         bus_pair_start(&p, m);
-        m->bus_connected = false;
+        m->bus->connected = false;
         ASSERT_OK(manager_bus_emit_changed(m, "ServerName", "NTSStatus", NULL));
         changed = bus_pair_take_changed(&p);
         ASSERT_STREQ(changed, "");

@@ -378,22 +378,32 @@ static int property_get_nts_authenticated(sd_bus *bus, const char *path, const c
         return sd_bus_message_append(reply, "b", m->ntpmsg_authenticated && m->ntpmsg.packet_count > 0);
 }
 
+/* The report of the selected server's NTS client; false (and nothing filled) without one. */
+static bool nts_report(Manager *m, NTSClientReport *ret) {
+        NTSClient *c = manager_nts_client(m);
+
+        if (!c)
+                return false;
+        nts_client_get_report(c, ret);
+        return true;
+}
+
 static int property_get_nts_ke_server(sd_bus *bus, const char *path, const char *interface,
                                       const char *property, sd_bus_message *reply, void *userdata,
                                       sd_bus_error *error) {
-        NTSClient *c = manager_nts_client(userdata);
-        return sd_bus_message_append(reply, "s", c ? nts_client_ke_address(c) : "");
+        NTSClientReport r;
+        return sd_bus_message_append(reply, "s", nts_report(userdata, &r) ? r.ke_address : "");
 }
 
 static int property_get_nts_aead(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        NTSClient *c = manager_nts_client(userdata);
-        return sd_bus_message_append(reply, "s", c ? strempty(nts_client_aead_name(c)) : "");
+        NTSClientReport r;
+        return sd_bus_message_append(reply, "s", nts_report(userdata, &r) ? strempty(r.aead) : "");
 }
 
 static uint32_t nts_cookies(Manager *m) {
-        NTSClient *c = manager_nts_client(m);
-        return c ? (uint32_t) nts_client_cookies(c) : 0;
+        NTSClientReport r;
+        return nts_report(m, &r) ? (uint32_t) r.cookies : 0;
 }
 
 static int property_get_nts_cookies(sd_bus *bus, const char *path, const char *interface,
@@ -519,20 +529,20 @@ static int append_sample(sd_bus_message *reply, const Source *s) {
         return r;
 }
 
-static int append_nts(sd_bus_message *reply, NTSClient *c) {
+static int append_nts(sd_bus_message *reply, const NTSClientReport *n) {
         int r;
 
-        r = append_entry(reply, "KeyExchangeServer", "s", nts_client_ke_address(c));
+        r = append_entry(reply, "KeyExchangeServer", "s", n->ke_address);
         if (r >= 0)
-                r = append_entry(reply, "AEAD", "s", strempty(nts_client_aead_name(c)));
+                r = append_entry(reply, "AEAD", "s", strempty(n->aead));
         if (r >= 0)
-                r = append_entry(reply, "Cookies", "u", (uint32_t) nts_client_cookies(c));
+                r = append_entry(reply, "Cookies", "u", (uint32_t) n->cookies);
         if (r >= 0)
-                r = append_entry(reply, "LastKeyExchangeTimestamp", "t", nts_client_last_ke_realtime(c));
+                r = append_entry(reply, "LastKeyExchangeTimestamp", "t", n->last_ke_realtime);
         if (r >= 0)
-                r = append_entry(reply, "KeyExchangeFailures", "u", (uint32_t) nts_client_ke_failures(c));
+                r = append_entry(reply, "KeyExchangeFailures", "u", (uint32_t) n->ke_failures);
         if (r >= 0)
-                r = append_entry(reply, "Bootstrap", "s", bootstrap_string(nts_client_bootstrap(c)));
+                r = append_entry(reply, "Bootstrap", "s", bootstrap_string(n->bootstrap));
         return r;
 }
 
@@ -540,14 +550,17 @@ static int append_source(sd_bus_message *reply, Manager *m, const ServerName *n,
         char addr[SOCKET_ADDRESS_STRING_MAX] = "";
         const char *error = source_last_error(s);
         usec_t error_time = source_last_error_realtime(s);
+        NTSClientReport nts;
         int r;
 
         if (source_address(s))
                 (void) socket_address_to_string(source_address(s), addr);
+        if (source_nts(s))
+                nts_client_get_report(source_nts(s), &nts);
         /* A key exchange's failure is the client's; the source's is its last give-up. */
-        if (source_nts(s) && !isempty(nts_client_last_error(source_nts(s)))) {
-                error = nts_client_last_error(source_nts(s));
-                error_time = nts_client_last_error_realtime(source_nts(s));
+        if (source_nts(s) && !isempty(nts.last_error)) {
+                error = nts.last_error;
+                error_time = nts.last_error_realtime;
         }
 
         r = sd_bus_message_open_container(reply, 'a', "{sv}");
@@ -581,7 +594,7 @@ static int append_source(sd_bus_message *reply, Manager *m, const ServerName *n,
         if (r >= 0)
                 r = append_sample(reply, s);
         if (r >= 0 && source_nts(s))
-                r = append_nts(reply, source_nts(s));
+                r = append_nts(reply, &nts);
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);

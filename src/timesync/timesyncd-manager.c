@@ -1079,6 +1079,16 @@ Manager *manager_free(Manager *m) {
         return mfree(m);
 }
 
+sd_event *manager_event(Manager *m) {
+        assert(m);
+        return m->event;
+}
+
+bool manager_synchronized(Manager *m) {
+        assert(m);
+        return m->synchronized;
+}
+
 int manager_start(Manager *m) {
         _cleanup_free_ char *clock_file = NULL;
         ClockFloor floor;

@@ -157,3 +157,8 @@ ServerName *manager_server_of(Manager *m, const Source *s);
 /* Saves the clock file now. */
 void manager_save_clock(Manager *m);
 
+/* The event loop the daemon runs on, and whether the clock was disciplined (or would have
+ * been): for main(), which runs the loop and saves the clock at a clean stop. */
+sd_event *manager_event(Manager *m);
+bool manager_synchronized(Manager *m);
+

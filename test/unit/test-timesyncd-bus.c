@@ -10,9 +10,9 @@
 #include <unistd.h>
 
 #include "bus-test-util.h"
+#include "nts-client-test-util.h"
 #include "string-util.h"
 #include "test-util.h"
-#include "nts-client-test-util.h"
 #include "tests.h"
 #include "timesyncd-bus-property.h"
 #include "timesyncd-bus.h"

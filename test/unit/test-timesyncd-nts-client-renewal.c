@@ -13,10 +13,10 @@
 #include <unistd.h>
 
 #include "ntp-packet.h"
+#include "nts-client-test-util.h"
 #include "nts-jar-test-util.h"
 #include "string-util.h"
 #include "test-util.h"
-#include "nts-client-test-util.h"
 #include "tests.h"
 #include "timesyncd-clock.h"
 #include "timesyncd-nts-client-internal.h"

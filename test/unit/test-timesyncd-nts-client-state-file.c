@@ -9,9 +9,9 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "nts-client-test-util.h"
 #include "nts-jar-test-util.h"
 #include "test-util.h"
-#include "nts-client-test-util.h"
 #include "tests.h"
 #include "timesyncd-nts-client-internal.h"
 

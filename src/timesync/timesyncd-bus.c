@@ -7,7 +7,7 @@
 #include "strv.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-bus-internal.h"
-#include "timesyncd-manager.h"
+#include "timesyncd-manager-internal.h"
 #include "timesyncd-nts.h"
 #include "timesyncd-several.h"
 

@@ -13,7 +13,7 @@
 #include "strv.h"
 #include "tests.h"
 #include "timesyncd-bus-internal.h"
-#include "timesyncd-manager.h"
+#include "timesyncd-manager-internal.h"
 
 #define BUS_TEST_PATH "/org/freedesktop/timesync1"
 #define BUS_TEST_INTERFACE "org.freedesktop.timesync1.Manager"

@@ -49,149 +49,128 @@ static void test_garbage_is_survived(void) {
 
 /* ---- the watch: what it reports through its one callback ---- */
 
-typedef struct Reports {
-        char said[256];                 /* the events so far: "offline servers=a,b online" */
+/* A watch on a state directory of its own, and what it reported so far. */
+typedef struct Fixture {
+        sd_event *event;
+        char *root, *dir;               /* dir: root/netif, created by the test or not */
+        NetworkWatch *watch;
+        char said[256];                 /* the reports: "offline servers=a,b online" */
         int servers_result;             /* what the handler answers to LINK_SERVERS */
-} Reports;
+} Fixture;
 
-static void reports_add(Reports *r, const char *word, const char *separator) {
-        size_t n = strlen(r->said);
+static void fixture_say(Fixture *f, const char *word, const char *separator) {
+        size_t n = strlen(f->said);
 
-        ASSERT_TRUE(snprintf(r->said + n, sizeof r->said - n, "%s%s", separator, word) < (int) (sizeof r->said - n));
+        ASSERT_TRUE(snprintf(f->said + n, sizeof f->said - n, "%s%s", separator, word) < (int) (sizeof f->said - n));
 }
 
 static int on_network_event(NetworkWatch *w, NetworkEvent event, char **servers, void *userdata) {
-        Reports *r = userdata;
+        Fixture *f = userdata;
 
+        ASSERT_TRUE(w == f->watch);
         if (event != NETWORK_EVENT_LINK_SERVERS) {
-                reports_add(r, event == NETWORK_EVENT_ONLINE ? "online" : "offline", r->said[0] ? " " : "");
+                fixture_say(f, event == NETWORK_EVENT_ONLINE ? "online" : "offline", f->said[0] ? " " : "");
                 return 0;
         }
-        reports_add(r, "servers=", r->said[0] ? " " : "");
+        fixture_say(f, "servers=", f->said[0] ? " " : "");
         STRV_FOREACH(i, servers)
-                reports_add(r, *i, i == servers ? "" : ",");
-        return r->servers_result;
+                fixture_say(f, *i, i == servers ? "" : ",");
+        return f->servers_result;
 }
 
-/* What was reported since the last call, to be freed; "" for nothing. */
-static char *reports_take(Reports *r) {
-        char *s = strdup(r->said);
-
-        ASSERT_TRUE(s);
-        r->said[0] = '\0';
-        return s;
+/* state: the state file to write first (NULL: none, and no state directory). */
+static void fixture_start(Fixture *f, const char *state) {
+        f->root = test_tmpdir_new();
+        f->dir = strjoin(f->root, "/netif");
+        ASSERT_TRUE(f->dir);
+        if (state)
+                test_write_file(f->root, "netif/state", state);
+        ASSERT_OK(sd_event_new(&f->event));
+        ASSERT_OK(network_watch_new(f->event, f->dir, on_network_event, f, &f->watch));
 }
 
-/* Runs the loop until something is reported (bounded). */
-static char *reports_wait(sd_event *e, Reports *r) {
+static void fixture_done(Fixture *f) {
+        network_watch_free(f->watch);
+        sd_event_unref(f->event);
+        test_rm_rf(f->root);
+        free(f->dir);
+        free(f->root);
+}
+
+/* What was reported since the last check is expected. */
+static void fixture_expect(Fixture *f, const char *expected) {
+        ASSERT_STREQ(f->said, expected);
+        f->said[0] = '\0';
+}
+
+/* The same, once the loop has reported something (bounded). */
+static void fixture_wait_expect(Fixture *f, const char *expected) {
         usec_t deadline = now(CLOCK_MONOTONIC) + 5 * USEC_PER_SEC;
 
-        while (!r->said[0]) {
+        while (!f->said[0]) {
                 ASSERT_TRUE(now(CLOCK_MONOTONIC) < deadline);
-                ASSERT_OK(sd_event_run(e, 100 * USEC_PER_MSEC));
+                ASSERT_OK(sd_event_run(f->event, 100 * USEC_PER_MSEC));
         }
-        return reports_take(r);
+        fixture_expect(f, expected);
 }
 
 /* networkd's way of writing its file: a new file renamed over the old one. */
-static void write_state(const char *root, const char *text) {
-        _cleanup_free_ char *tmp = strjoin(root, "/netif/.state"), *path = strjoin(root, "/netif/state");
+static void fixture_write_state(Fixture *f, const char *text) {
+        _cleanup_free_ char *tmp = strjoin(f->dir, "/.state"), *path = strjoin(f->dir, "/state");
 
-        test_write_file(root, "netif/.state", text);
+        test_write_file(f->root, "netif/.state", text);
         ASSERT_TRUE(rename(tmp, path) == 0);
 }
 
 static void test_watch_reports_offline_servers_online_in_order(void) {
-        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        _cleanup_free_ char *root = test_tmpdir_new(), *dir = strjoin(root, "/netif"), *said = NULL;
-        NetworkWatch *w = NULL;
-        Reports r = {};
+        Fixture f = {};
 
-        ASSERT_OK(sd_event_new(&e));
-        test_write_file(root, "netif/state", "CARRIER_STATE=no-carrier\nNTP=192.0.2.1 ntp.example.org\n");
-        ASSERT_OK(network_watch_new(e, dir, on_network_event, &r, &w));
-        said = reports_take(&r);
-        ASSERT_STREQ(said, "");         /* nothing before the owner asks */
+        fixture_start(&f, "CARRIER_STATE=no-carrier\nNTP=192.0.2.1 ntp.example.org\n");
+        fixture_expect(&f, "");         /* nothing before the owner asks */
+        ASSERT_OK(network_watch_update(f.watch));
+        fixture_expect(&f, "offline servers=192.0.2.1,ntp.example.org");
 
-        ASSERT_OK(network_watch_update(w));
-        free(said);
-        said = reports_take(&r);
-        ASSERT_STREQ(said, "offline servers=192.0.2.1,ntp.example.org");
-
-        write_state(root, "CARRIER_STATE=carrier\nNTP=192.0.2.2\n");
-        free(said);
-        said = reports_wait(e, &r);
-        ASSERT_STREQ(said, "servers=192.0.2.2 online");
-
-        network_watch_free(w);
-        test_rm_rf(root);
+        fixture_write_state(&f, "CARRIER_STATE=carrier\nNTP=192.0.2.2\n");
+        fixture_wait_expect(&f, "servers=192.0.2.2 online");
+        fixture_done(&f);
 }
 
 /* networkd started after us: the parent is watched until the state directory appears. */
 static void test_watch_waits_for_the_directory(void) {
-        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        _cleanup_free_ char *root = test_tmpdir_new(), *dir = strjoin(root, "/netif"), *said = NULL;
-        NetworkWatch *w = NULL;
-        Reports r = {};
+        Fixture f = {};
 
-        ASSERT_OK(sd_event_new(&e));
-        ASSERT_OK(network_watch_new(e, dir, on_network_event, &r, &w));
-        ASSERT_OK(network_watch_update(w));
-        said = reports_take(&r);
-        ASSERT_STREQ(said, "servers= online");  /* no networkd: online, no link servers */
+        fixture_start(&f, NULL);
+        ASSERT_OK(network_watch_update(f.watch));
+        fixture_expect(&f, "servers= online");  /* no networkd: online, no link servers */
 
-        ASSERT_TRUE(mkdir(dir, 0755) == 0);
-        free(said);
-        said = reports_wait(e, &r);
-        ASSERT_STREQ(said, "servers= online");
-
-        write_state(root, "ADDRESS_STATE=off\n");
-        free(said);
-        said = reports_wait(e, &r);
-        ASSERT_STREQ(said, "offline servers=");
-
-        network_watch_free(w);
-        test_rm_rf(root);
+        ASSERT_TRUE(mkdir(f.dir, 0755) == 0);
+        fixture_wait_expect(&f, "servers= online");
+        fixture_write_state(&f, "ADDRESS_STATE=off\n");
+        fixture_wait_expect(&f, "offline servers=");
+        fixture_done(&f);
 }
 
 /* A state that cannot be read says nothing: online before any good read, then nothing. */
 static void test_unreadable_state_counts_as_online_once(void) {
-        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        _cleanup_free_ char *root = test_tmpdir_new(), *dir = strjoin(root, "/netif"), *said = NULL;
-        NetworkWatch *w = NULL;
-        Reports r = {};
+        Fixture f = {};
 
-        ASSERT_OK(sd_event_new(&e));
-        test_mkdir_parents(root, "netif/state/x");      /* a directory where the file should be */
-        ASSERT_OK(network_watch_new(e, dir, on_network_event, &r, &w));
-        ASSERT_OK(network_watch_update(w));
-        said = reports_take(&r);
-        ASSERT_STREQ(said, "online");
-        ASSERT_OK(network_watch_update(w));
-        free(said);
-        said = reports_take(&r);
-        ASSERT_STREQ(said, "");
-
-        network_watch_free(w);
-        test_rm_rf(root);
+        fixture_start(&f, NULL);
+        test_mkdir_parents(f.root, "netif/state/x");    /* a directory where the file should be */
+        ASSERT_OK(network_watch_update(f.watch));
+        fixture_expect(&f, "online");
+        ASSERT_OK(network_watch_update(f.watch));
+        fixture_expect(&f, "");
+        fixture_done(&f);
 }
 
 /* The owner's failure to take the link servers ends the update before "online". */
 static void test_failed_link_servers_end_the_update(void) {
-        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-        _cleanup_free_ char *root = test_tmpdir_new(), *dir = strjoin(root, "/netif"), *said = NULL;
-        NetworkWatch *w = NULL;
-        Reports r = { .servers_result = -ENOMEM };
+        Fixture f = { .servers_result = -ENOMEM };
 
-        ASSERT_OK(sd_event_new(&e));
-        test_write_file(root, "netif/state", "NTP=192.0.2.1\n");
-        ASSERT_OK(network_watch_new(e, dir, on_network_event, &r, &w));
-        ASSERT_ERROR(network_watch_update(w), ENOMEM);
-        said = reports_take(&r);
-        ASSERT_STREQ(said, "servers=192.0.2.1");
-
-        network_watch_free(w);
-        test_rm_rf(root);
+        fixture_start(&f, "NTP=192.0.2.1\n");
+        ASSERT_ERROR(network_watch_update(f.watch), ENOMEM);
+        fixture_expect(&f, "servers=192.0.2.1");
+        fixture_done(&f);
 }
 
 TEST_MAIN(TEST_CASE(test_routable_state_with_servers_is_online),

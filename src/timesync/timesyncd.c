@@ -375,14 +375,14 @@ int main(int argc, char *argv[]) {
 
         manager_notify_ready(m);
 
-        r = sd_event_loop(m->event);
+        r = sd_event_loop(manager_event(m));
         if (r < 0) {
                 log_error_errno(r, "Event loop failed: %m");
                 return EXIT_FAILURE;
         }
 
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Shutting down...");
-        if (m->synchronized)
+        if (manager_synchronized(m))
                 manager_save_clock(m);
 
         return EXIT_SUCCESS;

@@ -139,7 +139,7 @@ static void manager_nts_servers_changed(Manager *m) {
 static void manager_nts_changed(Manager *m, Source *s, SourceEvent e) {
         NTSDecision d = {};
 
-        nts_source_event(s, e, policy_in_use(&m->policy), m->nts_status, &d);
+        nts_source_event(s, e, (policy_running(&m->policy) == POLICY_SEVERAL), m->nts_status, &d);
         manager_nts_apply(m, &d);
 }
 
@@ -151,8 +151,8 @@ static bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap dir
         ClockState st = {};
         struct timespec ts = {};
         NTSBootstrapInput in = {
-                .several = policy_in_use(&m->policy),
-                .clock_may_be_ahead = policy_in_use(&m->policy) && policy_clock_may_be_ahead(&m->policy),
+                .several = (policy_running(&m->policy) == POLICY_SEVERAL),
+                .clock_may_be_ahead = (policy_running(&m->policy) == POLICY_SEVERAL) && policy_clock_may_be_ahead(&m->policy),
                 .enabled = m->config.nts_bootstrap,
                 .synchronized = m->synchronized,
                 .floor = &m->clock_floor,
@@ -171,7 +171,7 @@ static bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap dir
 /* The set's selected source; without a set, that of the NTS server shown while libssl is
  * missing. */
 Source *manager_current_source(Manager *m) {
-        if (m->policy.running)
+        if (policy_running(&m->policy) != POLICY_STOPPED)
                 return m->policy.selected;
         return m->current ? m->current->source : NULL;
 }
@@ -483,7 +483,7 @@ static int manager_set_link_servers(Manager *m, char **names) {
 /* The network went down or came up. */
 static void manager_set_online(Manager *m, bool online) {
         if (!online) {
-                if (m->policy.running)
+                if (policy_running(&m->policy) != POLICY_STOPPED)
                         log_info("Network is offline, suspending synchronization.");
                 m->network_online = false;
                 manager_stop_sources(m);
@@ -493,7 +493,7 @@ static void manager_set_online(Manager *m, bool online) {
 
         m->network_online = true;
         /* A retry pending keeps its time; a server in use stays, and so do several. */
-        if (!m->policy.running && m->state != MANAGER_WAITING)
+        if (policy_running(&m->policy) == POLICY_STOPPED && m->state != MANAGER_WAITING)
                 manager_start_set(m);
 }
 
@@ -661,7 +661,7 @@ static int manager_clock_changed(Manager *m) {
         (void) manager_clock_watch_setup(m);
 
         /* Samples from before the jump are meaningless. */
-        if (m->policy.running) {
+        if (policy_running(&m->policy) != POLICY_STOPPED) {
                 policy_clock_changed(&m->policy, &d);
                 manager_policy_apply(m, &d);
         }
@@ -727,7 +727,7 @@ static int manager_on_save_clock(sd_event_source *es, uint64_t usec, void *userd
 static bool manager_stalled(Manager *m) {
         switch (m->state) {
         case MANAGER_POLLING:
-                return !m->policy.running || policy_stalled(&m->policy);
+                return policy_running(&m->policy) == POLICY_STOPPED || policy_stalled(&m->policy);
         case MANAGER_WAITING:
                 return sd_event_source_get_enabled(m->event_retry, NULL) <= 0;
         default:
@@ -889,7 +889,7 @@ static bool manager_take_config(Manager *m, TimesyncConfig *c) {
         manager_apply_config(m);
 
         /* A poll interval that changed applies from now, not after a wait under the old one. */
-        if (m->policy.running)
+        if (policy_running(&m->policy) != POLICY_STOPPED)
                 policy_poll_limits_changed(&m->policy);
         if (s)
                 m->poll_interval_usec = source_poll_interval(s);

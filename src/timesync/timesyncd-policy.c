@@ -9,7 +9,7 @@
 #include "string-util.h"
 #include "timesyncd-messages.h"
 #include "timesyncd-nts.h"
-#include "timesyncd-policy.h"
+#include "timesyncd-policy-internal.h"
 #include "timesyncd-policy-vote.h"
 
 /* A sample stops counting when it is this much older than twice its source's poll interval:
@@ -50,6 +50,8 @@ void policy_init(Policy *pol, const PolicyContext *ctx) {
 
         *pol = (Policy) {
                 .ctx = *ctx,
+                /* Until a start decides: no walk state to keep. */
+                .mode = &policy_vote_mode,
                 .set = { .selected = SIZE_MAX, .preferred = SIZE_MAX },
         };
 }
@@ -172,25 +174,33 @@ static const char *policy_delayed(Policy *pol, char *buf, size_t size) {
         return buf;
 }
 
+/* STATUS= says what format says. */
+void policy_notify(PolicyDecision *out, const char *format, ...) {
+        va_list ap;
+
+        out->notify = true;
+        va_start(ap, format);
+        (void) vsnprintf(out->status, sizeof out->status, format, ap);
+        va_end(ap);
+}
+
 /* ---- which source is selected ---- */
 
 /* The selected source changes: stock's ServerName, ServerAddress and NTPMessage describe it,
  * and so do the NTS properties. While nothing is selected the clock is not steered, and
  * NTPMessage describes no server (the manager clears it). */
-static void policy_select(Policy *pol, Source *s, const SourceSetDecision *d, PolicyDecision *out) {
+void policy_select(Policy *pol, Source *s, const SourceSetDecision *d, PolicyDecision *out) {
         if (pol->selected == s)
                 return;
 
         pol->selected = s;
         out->select = true;
         out->changed |= BUS_PROPERTIES_SELECTED;
-        /* A set of one selects its server from the start, before it answers: there is nothing
-         * to choose between, and ServerName shows whom the daemon talks to (as stock). */
-        if (pol->one) {
-                if (s)
-                        log_debug("Selected server %s.", source_name(s));
-                return;
-        }
+        pol->mode->selected(pol, s, d, out);
+}
+
+/* A set of several selects by agreement: NTPMessage takes the selected source's sample. */
+static void policy_vote_selected(Policy *pol, Source *s, const SourceSetDecision *d, PolicyDecision *out) {
         out->record = s && source_sample(s);
         /* The same source selected again after the set lost its agreement for a while (a liar
          * at the edge of the honest intervals) is no news: the set's own line says that it
@@ -236,7 +246,7 @@ static usec_t *policy_verdict_logged(Policy *pol, const Source *s) {
 }
 
 /* A source joins the set: what was logged of it before does not count. */
-static void policy_verdict_logged_forget(Policy *pol, const Source *s) {
+void policy_verdict_logged_forget(Policy *pol, const Source *s) {
         for (size_t i = 0; i < ELEMENTSOF(pol->verdict_logged); i++)
                 if (pol->verdict_logged[i].source == s)
                         pol->verdict_logged[i].source = NULL;
@@ -485,12 +495,15 @@ static void policy_steer(Policy *pol, const SourceSetDecision *d, PolicyDecision
                                              sel->root_distance_nsec);
         out->poll_interval_usec = source_poll_interval(s);
         snprintf(out->server, sizeof out->server, "%s", source_name(s));
-        if (!pol->one)
-                snprintf(out->agreement, sizeof out->agreement, ", %zu of %zu NTS sources agree", d->n_current_agree,
-                         d->n_in_use);
+        pol->mode->steering(pol, d, out);
         out->steer_authenticated = source_sample(s) && source_sample(s)->authenticated;
         out->steer_bootstrap = d->bootstrap;
         out->steer_agree = d->n_current_agree;
+}
+
+static void policy_vote_steering(Policy *pol, const SourceSetDecision *d, PolicyDecision *out) {
+        snprintf(out->agreement, sizeof out->agreement, ", %zu of %zu NTS sources agree", d->n_current_agree,
+                 d->n_in_use);
 }
 
 static void policy_promote(Policy *pol, Source *spare, PolicyDecision *out);
@@ -506,10 +519,7 @@ void policy_steered(Policy *pol, const PolicyDecision *d, int r, PolicyDecision 
         /* Bootstrap keys are good for this one step: each source with such keys repeats its key
          * exchange with every check, against the corrected clock. */
         if (d->steer_bootstrap) {
-                /* One server's client says so itself, as each source's does below. */
-                if (!pol->one)
-                        log_notice("Bootstrap: the clock took the time that %zu NTS sources agree on.",
-                                   d->steer_agree);
+                pol->mode->bootstrapped(pol, d);
                 for (size_t i = 0; i < pol->set.n_entries; i++)
                         if (pol->set.entries[i].candidate.bootstrap != NTS_CLIENT_BOOTSTRAP_NONE)
                                 (void) source_sample_used(pol->set.entries[i].source);
@@ -529,8 +539,12 @@ void policy_steered(Policy *pol, const PolicyDecision *d, int r, PolicyDecision 
 promote:
         if (d->promote)
                 policy_promote(pol, d->promote, next);
-        /* The verdicts of several changed with the step; one server's state did not. */
-        next->sources_changed = !pol->one;
+        next->sources_changed = pol->mode->steer_changes_sources;
+}
+
+/* One server's client says so itself, as each source's does (policy_steered()). */
+static void policy_vote_bootstrapped(Policy *pol, const PolicyDecision *d) {
+        log_notice("Bootstrap: the clock took the time that %zu NTS sources agree on.", d->steer_agree);
 }
 
 /* A spare on probation agrees with the others: it takes the place of the silent source, which
@@ -551,27 +565,37 @@ static void policy_promote(Policy *pol, Source *spare, PolicyDecision *out) {
 
 static void policy_try_spare(Policy *pol, Source *s);
 
+static void policy_vote_judging(Policy *pol, SourceSetPolicy *p) {
+        /* A source may become silent between its own failures (policy_silent()): each judgement
+         * looks, so that the others' answers bound the wait, whatever its backoff. */
+        for (size_t i = 0; i < pol->set.n_entries; i++)
+                policy_try_spare(pol, pol->set.entries[i].source);
+        p->min_agreeing = pol->ctx.config->nts_min_agreeing;
+}
+
+/* The set selects by agreement, and says what its sources say together. */
+static void policy_vote_judged(Policy *pol, const SourceSetDecision *d, PolicyDecision *out) {
+        policy_select(pol, d->select.selected < pol->set.n_entries ? pol->set.entries[d->select.selected].source : NULL,
+                      d, out);
+        policy_report(pol, d, out);
+        out->sources_changed = true;
+}
+
 static void policy_judge(Policy *pol, PolicyDecision *out) {
         NTPSelectVerdict before[NTP_SELECT_MAX];
         struct timespec ts = {};
         SourceSetDecision d;
         int r;
 
-        /* A source may become silent between its own failures (policy_silent()): each judgement
-         * looks, so that the others' answers bound the wait, whatever its backoff. */
-        for (size_t i = 0, n = pol->one ? 0 : pol->set.n_entries; i < n; i++)
-                policy_try_spare(pol, pol->set.entries[i].source);
-
         (void) clock_backend_now(pol->ctx.clock, &ts);
         SourceSetPolicy p = {
-                /* NTSMinAgreeingSources= is about several servers: one alone is its majority. */
-                .min_agreeing = pol->one ? 0 : pol->ctx.config->nts_min_agreeing,
                 .root_distance_max_nsec = (int64_t) MIN(pol->ctx.config->root_distance_max_usec, (usec_t) INT64_MAX / 1000) * 1000,
                 .now_boottime = now(CLOCK_BOOTTIME),
                 .now_realtime_nsec = (int64_t) ts.tv_sec * NTP_NSEC_PER_SEC + ts.tv_nsec,
                 .backward_floor_nsec = pol->backward_floor_nsec,
-                .one_server = pol->one,
         };
+
+        pol->mode->judging(pol, &p);
 
         for (size_t i = 0; i < pol->set.n_entries; i++)
                 before[i] = pol->set.entries[i].verdict;
@@ -585,14 +609,7 @@ static void policy_judge(Policy *pol, PolicyDecision *out) {
         policy_log_verdicts(pol, before, &d);
         for (size_t i = 0; i < pol->set.n_entries; i++)
                 source_set_unused(pol->set.entries[i].source, pol->set.entries[i].verdict == NTP_SELECT_FALSETICKER);
-        /* A set of one keeps its server selected, and what it says is that server's own: STATUS=
-         * and NTSStatus follow its events (policy_on_event(), nts_source_event()). */
-        if (!pol->one) {
-                policy_select(pol, d.select.selected < pol->set.n_entries ?
-                               pol->set.entries[d.select.selected].source : NULL, &d, out);
-                policy_report(pol, &d, out);
-                out->sources_changed = true;
-        }
+        pol->mode->judged(pol, &d, out);
         if (d.steer) {
                 /* The spare takes its place after the step, as the others' samples are. */
                 policy_steer(pol, &d, out);
@@ -665,141 +682,13 @@ static int policy_add_pool(Policy *pol, ServerName *n, size_t quota, PolicyDecis
         return 0;
 }
 
-/* ---- a set of one: one server at a time ---- */
-
-/* STATUS= says what format says. */
-_printf_(2, 3) static void policy_notify(PolicyDecision *out, const char *format, ...) {
-        va_list ap;
-
-        out->notify = true;
-        va_start(ap, format);
-        (void) vsnprintf(out->status, sizeof out->status, format, ap);
-        va_end(ap);
-}
-
-/* The set's one server becomes n (NULL: none): the one before stops and leaves the set (its
- * source stays with its name, and so do its NTS keys). n's source exists. */
-static void policy_one_use(Policy *pol, ServerName *n, PolicyDecision *out) {
-        Source *old = pol->selected;
-
-        if (old && (!n || old != n->source)) {
-                source_stop(old);
-                source_set_remove(&pol->set, old);
-        }
-        pol->one_name = n;
-        policy_select(pol, n ? n->source : NULL, NULL, out);
-}
-
-/* Makes n the set's one server and starts its source. Returns 0 when it runs, -EAGAIN when its
- * NTS client backs off (n is not usable now: try the next one), another negative errno when it
- * cannot start (out of memory or descriptors: wait and try again). */
-static int policy_one_try(Policy *pol, ServerName *n, PolicyDecision *out) {
-        int r;
-
-        r = server_name_source(n, pol->ctx.source_settings, pol->ctx.source_handler, pol->ctx.userdata);
-        if (r < 0)
-                return r;
-        policy_one_use(pol, n, out);
-        if (!source_set_find(&pol->set, n->source)) {
-                r = source_set_add(&pol->set, n->source, n->host);
-                if (r < 0)
-                        return r;
-                policy_verdict_logged_forget(pol, n->source);
-        }
-        r = source_start(n->source);
-        if (r < 0)
-                return r;
-        out->polling = true;
-        return 0;
-}
-
-/* No server usable: every NTS server refuses service or backs off, or no plain one is. */
-static void policy_one_none(Policy *pol, PolicyDecision *out) {
-        policy_one_use(pol, NULL, out);
-        if (pol->nts && nts_all_refuse(pol->ctx.servers)) {
-                out->refused = true;
-                return;
-        }
-        if (pol->nts) {
-                /* Every NTS server backs off after failed key exchanges: look again when the
-                 * first may try again. */
-                policy_notify(out, "%s", pol->fallback ? FALLBACK_NTS_UNREACHABLE ". Retrying." :
-                               "No NTS server usable, retrying.");
-                out->wait = true;
-                out->wait_until = nts_earliest_retry(pol->ctx.servers);
-                return;
-        }
-        log_debug("No usable server configured.");
-        policy_notify(out, "Idle.");
-        out->idle = "no usable server configured";
-}
-
-/* Moves on to the next usable server after the one tried last, in stock's order (with NTS in
- * the NTS lists only). Every server tried once: a wait of ConnectionRetrySec= first. */
-static void policy_one_next(Policy *pol, PolicyDecision *out) {
-        bool wrapped;
-        int r;
-
-        for (;;) {
-                ServerName *n = server_next(pol->ctx.servers, pol->one_name, pol->nts, &wrapped);
-
-                if (!n) {
-                        policy_one_none(pol, out);
-                        return;
-                }
-                if (wrapped && !pol->walked_round) {
-                        pol->walked_round = true;
-                        policy_one_use(pol, NULL, out);
-                        log_debug("Tried every server, waiting %s before trying again.",
-                                  FORMAT_TIMESPAN(pol->ctx.config->connection_retry_usec, USEC_PER_SEC));
-                        policy_notify(out, "No server answered, retrying.");
-                        out->wait = true;
-                        return;
-                }
-                pol->walked_round = false;
-
-                /* -EAGAIN: backing off now (a key exchange could not even start), so no longer
-                 * usable, and the walk moves past it. */
-                r = policy_one_try(pol, n, out);
-                if (r != -EAGAIN || server_name_usable(n))
-                        break;
-        }
-        if (r < 0)
-                /* Out of descriptors or memory: try again later rather than stop for good. */
-                out->wait = true;
-}
-
-/* What the one server reports that the set of several handles otherwise: stock's STATUS=, and
- * on failure the next server. Returns true when e was handled. */
-static bool policy_one_event(Policy *pol, Source *s, SourceEvent e, PolicyDecision *out) {
-        char addr[SOCKET_ADDRESS_STRING_MAX];
-
-        switch (e) {
-        case SOURCE_EVENT_ADDRESS:
-                if (!source_address(s))
-                        return false;
-                (void) socket_address_to_string(source_address(s), addr);
-                log_debug("Connecting to time server %s (%s).", addr, source_name(s));
-                policy_notify(out, "Connecting to time server %s (%s).", addr, source_name(s));
-                return false;
-        case SOURCE_EVENT_FAILED:
-                /* The next one takes over while this one backs off. */
-                source_stop(s);
-                policy_one_next(pol, out);
-                out->sources_changed = true;
-                return true;
-        default:
-                return false;
-        }
-}
-
 /* ---- the set's life cycle, continued ---- */
 
 static void policy_reset(Policy *pol, bool nts, bool fallback, int64_t backward_floor_nsec) {
         pol->running = true;
         pol->nts = nts;
-        pol->one = !policy_wanted(pol, nts);
-        pol->one_name = NULL;
+        pol->mode = policy_wanted(pol, nts) ? &policy_vote_mode : &policy_walk_mode;
+        pol->walk_name = NULL;
         pol->fallback = fallback;
         pol->backward_floor_nsec = backward_floor_nsec;
         pol->set = (SourceSet) { .selected = SIZE_MAX, .preferred = SIZE_MAX };
@@ -813,19 +702,19 @@ static void policy_reset(Policy *pol, bool nts, bool fallback, int64_t backward_
 }
 
 void policy_start(Policy *pol, bool nts, bool fallback, int64_t backward_floor_nsec, PolicyDecision *out) {
-        ServerName *used[NTP_SELECT_MAX];
-        size_t quota[NTP_SELECT_MAX], n_used = 0, left, n = 0, n_pools = 0, n_sources = 0;
-        bool more = true;
-
         assert(pol);
         assert(out);
 
         policy_stop(pol, out);
         policy_reset(pol, nts, fallback, backward_floor_nsec);
-        if (pol->one) {
-                policy_one_next(pol, out);
-                return;
-        }
+        pol->mode->start(pol, out);
+}
+
+/* The first NTSMaxSources= usable entries of the NTS list in use, together. */
+static void policy_vote_start(Policy *pol, PolicyDecision *out) {
+        ServerName *used[NTP_SELECT_MAX];
+        size_t quota[NTP_SELECT_MAX], n_used = 0, left, n = 0, n_pools = 0, n_sources = 0;
+        bool more = true;
 
         /* The first NTSMaxSources= usable entries get a source each, in order, so that a server
          * listed beside a pool is always used; what is left goes to the pools among them, one
@@ -901,7 +790,7 @@ void policy_stop(Policy *pol, PolicyDecision *out) {
         source_set_done(&pol->set);
         pol->running = false;
         pol->selected = NULL;
-        pol->one_name = NULL;
+        pol->walk_name = NULL;
         out->stopped = true;
         out->select = out->record = false;
         pol->status[0] = pol->status_logged[0] = pol->notified[0] = '\0';
@@ -909,7 +798,7 @@ void policy_stop(Policy *pol, PolicyDecision *out) {
         /* NTSStatus said what the set of several said together (policy_report()): left
          * standing, one server after a reload would carry it in NTSStatus and in every STATUS=
          * until its first reply. That of a set of one says why its server failed: it stays. */
-        if (!pol->one)
+        if (pol->mode->clears_nts_status)
                 (void) policy_set_nts_status(pol, "", out);
         out->changed |= BUS_PROPERTY_SERVER_NAME | BUS_PROPERTY_SERVER_ADDRESS |
                 BUS_PROPERTY_NTS_AUTHENTICATED | BUS_PROPERTY_NTS_KE_SERVER | BUS_PROPERTY_NTS_AEAD |
@@ -1106,7 +995,7 @@ static void policy_sample(Policy *pol, Source *s, PolicyDecision *out) {
 
                 (void) socket_address_to_string(source_address(s), addr);
                 log_info("Contacted time server %s (%s)%s.", addr, source_name(s), auth);
-                if (pol->one)
+                if (pol->mode->notifies_contact)
                         policy_notify(out, "Contacted time server %s (%s)%s.", addr, source_name(s), auth);
         }
 
@@ -1152,7 +1041,7 @@ void policy_on_event(Policy *pol, Source *s, SourceEvent e, PolicyDecision *out)
         if ((e == SOURCE_EVENT_ADDRESS || e == SOURCE_EVENT_NTS_KEYS) && policy_identify(pol, s))
                 policy_judge(pol, out);
 
-        if (pol->one && policy_one_event(pol, s, e, out))
+        if (pol->mode->on_event(pol, s, e, out))
                 return;
 
         switch (e) {
@@ -1189,7 +1078,7 @@ void policy_on_event(Policy *pol, Source *s, SourceEvent e, PolicyDecision *out)
                 out->nts_event = true;
                 /* What Sources shows of one server changes with its state, not with each
                  * verified reply or cookie. */
-                out->sources_changed = !pol->one || (e != SOURCE_EVENT_NTS_VERIFIED && e != SOURCE_EVENT_NTS_COOKIES);
+                out->sources_changed = pol->mode->nts_event_changes_sources(e);
                 return;
         }
         policy_judge(pol, out);
@@ -1213,13 +1102,15 @@ void policy_poll_limits_changed(Policy *pol) {
 bool policy_uses_list(const Policy *pol, ServerType t) {
         if (!pol->running)
                 return false;
-        if (pol->one)
-                return pol->one_name && pol->one_name->type == t;
+        return pol->mode->uses_list(pol, t);
+}
+
+static bool policy_vote_uses_list(const Policy *pol, ServerType t) {
         return server_type_is_nts(t);
 }
 
-bool policy_in_use(const Policy *pol) {
-        return pol->running && !pol->one;
+PolicyRun policy_running(const Policy *pol) {
+        return pol->running ? pol->mode->run : POLICY_STOPPED;
 }
 
 bool policy_clock_may_be_ahead(const Policy *pol) {
@@ -1255,3 +1146,28 @@ bool policy_stalled(const Policy *pol) {
                 }
         return pol->set.n_entries == 0 && !pools;
 }
+
+static bool policy_vote_on_event(Policy *pol, Source *s, SourceEvent e, PolicyDecision *out) {
+        return false;
+}
+
+/* Every NTS event changes a verdict or a standing that Sources shows. */
+static bool policy_vote_nts_event_changes_sources(SourceEvent e) {
+        return true;
+}
+
+const PolicyMode policy_vote_mode = {
+        .run = POLICY_SEVERAL,
+        .start = policy_vote_start,
+        .on_event = policy_vote_on_event,
+        .selected = policy_vote_selected,
+        .judging = policy_vote_judging,
+        .judged = policy_vote_judged,
+        .steering = policy_vote_steering,
+        .bootstrapped = policy_vote_bootstrapped,
+        .uses_list = policy_vote_uses_list,
+        .nts_event_changes_sources = policy_vote_nts_event_changes_sources,
+        /* The verdicts of several change with a step. */
+        .steer_changes_sources = true,
+        .clears_nts_status = true,
+};

@@ -10,7 +10,8 @@
  * so the clock follows each of its samples; there is no majority for a silence to shift (the
  * server in use always has all the say, as with stock), so a failing server hands over to the
  * next usable one of the lists at once, in stock's order, with a wait of ConnectionRetrySec=
- * after every server was tried once.
+ * after every server was tried once (timesyncd-policy-walk.c). Which of the two a set is, is
+ * decided once at its start.
  *
  * This module owns the set (struct Policy) and nothing else: it never touches the Manager,
  * the bus, STATUS= or the clock. Each entry point fills a PolicyDecision, which the manager
@@ -85,12 +86,21 @@ typedef struct PolicyContext {
         void *userdata;
 } PolicyContext;
 
+/* How the set runs: one server at a time (timesyncd-policy-walk.c), or several that vote. */
+typedef enum PolicyRun {
+        POLICY_STOPPED,
+        POLICY_ONE,
+        POLICY_SEVERAL,
+} PolicyRun;
+
+typedef struct PolicyMode PolicyMode;
+
 typedef struct Policy {
         PolicyContext ctx;
         bool running;
         bool nts;                       /* time from NTS lists only (there is no plain NTP then) */
-        bool one;                       /* a set of one: one server at a time */
-        ServerName *one_name;           /* ... the server tried last; NULL: none */
+        const PolicyMode *mode;         /* a set of one or of several, decided at its start */
+        ServerName *walk_name;          /* a set of one: the server tried last; NULL: none */
         bool walked_round;              /* ... every server was tried once since the last wait */
         bool fallback;                  /* the list holds FallbackNTS=, not NTS= */
         int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
@@ -131,8 +141,9 @@ bool policy_wanted(const Policy *pol, bool nts_usable);
 void policy_start(Policy *pol, bool nts, bool fallback, int64_t backward_floor_nsec, PolicyDecision *d);
 /* Whether the set uses a server of the list of type t (which is about to be replaced). */
 bool policy_uses_list(const Policy *pol, ServerType t);
-/* Two or more servers in use: only their agreement may allow a backward bootstrap. */
-bool policy_in_use(const Policy *pol);
+/* Whether the set runs, and how: only the agreement of a set of several may allow a backward
+ * bootstrap. */
+PolicyRun policy_running(const Policy *pol);
 /* Stops every source of the set; nothing is selected. No-op when no set runs. */
 void policy_stop(Policy *pol, PolicyDecision *d);
 /* What a pool of the list in use reports (timesyncd-pool.h). */

@@ -304,13 +304,11 @@ static void test_set_of_one_walks_the_lists(void) {
         ASSERT_OK(server_name_new(&w.servers[SERVER_FALLBACK], SERVER_FALLBACK, "127.0.0.3:9", NULL));
 
         policy_start(&w.pol, /* nts= */ false, false, 0, &d);
-        ASSERT_TRUE(w.pol.running);
-        ASSERT_TRUE(w.pol.one);
+        ASSERT_EQ(policy_running(&w.pol), POLICY_ONE);
         ASSERT_TRUE(d.select && d.polling && !d.wait && !d.idle);
         ASSERT_TRUE(w.pol.selected == a->source);
         ASSERT_TRUE(policy_uses_list(&w.pol, SERVER_SYSTEM));
         ASSERT_FALSE(policy_uses_list(&w.pol, SERVER_FALLBACK));
-        ASSERT_FALSE(policy_in_use(&w.pol));
 
         d = (PolicyDecision) {};
         policy_on_event(&w.pol, a->source, SOURCE_EVENT_FAILED, &d);

@@ -141,9 +141,9 @@ static int config_parse_unknown(const char *filename, unsigned line, const char 
                    "Unknown key name '%s' in section '%s' looks like an NTS setting (did you mean %s=?): "
                    "time comes only from NTS servers, as with NTSRequired=yes.",
                    lvalue, section, known);
-        if (!c->nts_unknown_key) {
-                c->nts_unknown_key = strjoin(lvalue, "= (did you mean ", known, "=?)");
-                if (!c->nts_unknown_key)
+        if (!c->nts_fail_closed) {
+                c->nts_fail_closed = strjoin("Unknown key ", lvalue, "= (did you mean ", known, "=?)");
+                if (!c->nts_fail_closed)
                         return log_oom();
         }
         return 1;
@@ -296,7 +296,7 @@ static int timesync_config_finish(TimesyncConfig *c) {
                         return r;
         }
         /* Also over an NTSRequired=no read after it: the key meant something about NTS. */
-        if (c->nts_unknown_key)
+        if (c->nts_fail_closed)
                 c->nts_required = true;
 
         /* The single-valued ranges were checked as they were read (config_parse_sec_in_range()). */
@@ -409,6 +409,6 @@ void timesync_config_done(TimesyncConfig *c) {
         c->fallback_servers = strv_free(c->fallback_servers);
         c->nts_servers = strv_free(c->nts_servers);
         c->fallback_nts_servers = strv_free(c->fallback_nts_servers);
-        c->nts_unknown_key = mfree(c->nts_unknown_key);
+        c->nts_fail_closed = mfree(c->nts_fail_closed);
         c->nts_trusted_certificates = mfree(c->nts_trusted_certificates);
 }

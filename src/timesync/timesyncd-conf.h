@@ -48,9 +48,10 @@ typedef struct TimesyncConfig {
          * FallbackNTP= (nothing else names a server, NTSRequired= is off); while it names any,
          * FallbackNTP= is not used. */
         char **fallback_nts_servers;
-        /* An unknown key that looks like an NTS setting, as "KEY= (did you mean NTS=?)": it
-         * turned NTSRequired= on, since the NTS servers it may have named are missing. */
-        char *nts_unknown_key;
+        /* Why NTSRequired= was turned on by the files without saying so, as "Unknown key KEY=
+         * (did you mean NTS=?)" for an unknown key that looks like an NTS setting: the NTS
+         * servers it may have named are missing. */
+        char *nts_fail_closed;
         char *nts_trusted_certificates; /* NTSTrustedCertificates=; NULL: the system's CA store */
         /* NTSTrustedCertificates= was given a value that was refused, and no valid one is in
          * effect: key exchanges are refused rather than trusting the system's CA store. */

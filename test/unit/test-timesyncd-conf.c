@@ -620,7 +620,7 @@ static void test_nts_looking_unknown_key_turns_nts_required_on_with_a_hint(void)
         ASSERT_OK(l.r);
         ASSERT_TRUE(l.config.nts_required);
         ASSERT_TRUE(!l.config.nts_set);
-        ASSERT_STREQ(l.config.nts_unknown_key, "NTSServers= (did you mean NTS=?)");
+        ASSERT_STREQ(l.config.nts_fail_closed, "Unknown key NTSServers= (did you mean NTS=?)");
         ASSERT_CONTAINS(l.log, "timesyncd.conf:2: Unknown key name 'NTSServers' in section 'Time' looks like an "
                                "NTS setting (did you mean NTS=?)");
 }
@@ -630,14 +630,14 @@ static void test_nts_looking_unknown_key_wins_over_a_later_nts_required_no(void)
                                                ETC_D "90-off.conf", "[Time]\nNTSRequired=no\n");
 
         ASSERT_TRUE(l.config.nts_required);
-        ASSERT_STREQ(l.config.nts_unknown_key, "SecureServer= (did you mean SecureServers=?)");
+        ASSERT_STREQ(l.config.nts_fail_closed, "Unknown key SecureServer= (did you mean SecureServers=?)");
 }
 
 static void test_other_unknown_keys_stay_warnings(void) {
         _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nPollIntervalMin=64\n");
 
         ASSERT_TRUE(!l.config.nts_required);
-        ASSERT_TRUE(!l.config.nts_unknown_key);
+        ASSERT_TRUE(!l.config.nts_fail_closed);
         ASSERT_CONTAINS(l.log, "Unknown key name 'PollIntervalMin' in section 'Time', ignoring.");
 }
 

@@ -501,8 +501,8 @@ static int timesync_config_parse(TimesyncConfig *c, const char *root, const char
                  * it in the order read, and an empty assignment of either empties it. */
                 T("SecureServers", config_parse_servers, SERVER_LIST_NTS, nts_servers),
                 T("NTSTrustedCertificates", config_parse_trusted_certificates, 0, nts_trusted_certificates),
-                T("NTSBootstrap", config_parse_nts_bool, false, nts_bootstrap),
-                T("NTSRequired", config_parse_nts_bool, true, nts_required),
+                T("NTSBootstrap", config_parse_nts_bool, 0, nts_bootstrap),
+                T("NTSRequired", config_parse_nts_bool, 1, nts_required),
                 T("KeyExchangeTimeoutSec", config_parse_sec_in_range, TIME_SPAN_NTS_KE_TIMEOUT,
                   nts_ke_timeout_usec),
                 T("NTSMaxSources", config_parse_sources, 1, nts_max_sources),

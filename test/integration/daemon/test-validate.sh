@@ -164,6 +164,22 @@ test_the_daemon_says_it_at_start() {
         echo "PASS test_the_daemon_says_it_at_start"
 }
 
+# The README's examples survive one failed server: --validate takes each NTS= line it shows
+# without an error or the warning that all servers must agree.
+test_readme_examples_survive_one_failure() {
+        local out=$TEST_TMPDIR/readme.out line n=0
+        rm -rf "$dropins"
+        while read -r line; do
+                write_conf "$main" "$line"
+                validate "$out"
+                [ "$RC" = 0 ] || fail "README's $line: exit status $RC: $(cat "$out.err")"
+                ! grep -q "must agree" "$out.err" || fail "README's $line: $(cat "$out.err")"
+                n=$((n + 1))
+        done < <(grep -oE "NTS=[a-z0-9.: ]+" "$TSNTS_SRC_DIR/README.md" | grep '\.' | sed 's/ *$//' | sort -u)
+        [ "$n" -ge 2 ] || fail "only $n NTS= examples found in README.md"
+        echo "PASS test_readme_examples_survive_one_failure"
+}
+
 test_it_touches_nothing() {
         local out=$TEST_TMPDIR/strace.out
         command -v strace >/dev/null || missing_prerequisite "strace not installed"
@@ -203,5 +219,6 @@ run_case test_configurations_without_time_fail
 run_case test_mistyped_nts_values_fail_closed
 run_case test_settings_that_silently_change_meaning_are_said
 run_case test_the_daemon_says_it_at_start
+run_case test_readme_examples_survive_one_failure
 run_case test_it_touches_nothing
 run_case test_missing_config_file_is_said_once

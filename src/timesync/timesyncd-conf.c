@@ -74,15 +74,18 @@ int timesync_config_servers_extend(char ***list, const char *s, const char *kind
 
 /* Something in the files meant to say something about NTS and could not be taken as written:
  * what it meant is missing, so time comes only from NTS servers, as with NTSRequired=yes
- * (timesync_config_finish()). The first reason is kept, for NTSStatus and STATUS=. */
-static int config_fail_closed(TimesyncConfig *c, const char *reason) {
+ * (timesync_config_finish()). The first reason is kept, for NTSStatus and STATUS=. Takes
+ * reason, which may be NULL for want of memory. */
+static int config_fail_closed(TimesyncConfig *c, char *reason) {
         assert(c);
-        assert(reason);
 
+        if (!reason)
+                return log_oom();
         if (c->nts_fail_closed)
-                return 0;
-        c->nts_fail_closed = strdup(reason);
-        return c->nts_fail_closed ? 0 : log_oom();
+                free(reason);
+        else
+                c->nts_fail_closed = reason;
+        return 0;
 }
 
 /* A key that may have been NTSTrustedCertificates= is lost: unless a valid value is in effect,
@@ -157,13 +160,16 @@ const char *timesync_config_nts_key_resembled(const char *lvalue) {
         return NULL;
 }
 
-/* An unknown key that looks like an NTS setting: what it meant to set is missing, and it may
- * have been the only NTS server. Fail closed as NTSRequired=yes does. */
-static int config_parse_unknown(const char *filename, unsigned line, const char *section, const char *lvalue,
-                                void *userdata) {
-        _cleanup_free_ char *reason = NULL;
-        TimesyncConfig *c = userdata;
+/* An NTS setting that is lost: an unknown key of [Time] that looks like one (misplaced false),
+ * or an NTS key outside [Time], in a drop-in whose header is mistyped or missing (section: the
+ * unknown one, NULL for none). What it meant to set is missing, and it may have been the only
+ * NTS server or the CA: fail closed as NTSRequired=yes does. 1 when lvalue is such a key, else
+ * 0; -ENOMEM. */
+static int config_nts_key_lost(TimesyncConfig *c, const char *filename, unsigned line, const char *section,
+                               const char *lvalue, bool misplaced) {
         const char *known;
+        char *reason;
+        int r;
 
         assert(c);
 
@@ -171,42 +177,36 @@ static int config_parse_unknown(const char *filename, unsigned line, const char 
         if (!known)
                 return 0;
 
-        log_syntax(filename, line, LOG_ERR, 0,
-                   "Unknown key name '%s' in section '%s' looks like an NTS setting (did you mean %s=?): "
-                   "time comes only from NTS servers, as with NTSRequired=yes.",
-                   lvalue, section, known);
+        if (misplaced) {
+                log_syntax(filename, line, LOG_ERR, 0,
+                           "NTS setting %s= is %s%s%s, not in [Time], and ignored: time comes only from NTS "
+                           "servers, as with NTSRequired=yes.", lvalue, section ? "in section [" : "outside any section",
+                           strempty(section), section ? "]" : "");
+                reason = section ? strjoin(lvalue, "= in section [", section, "], not [Time]")
+                                 : strjoin(lvalue, "= outside section [Time]");
+        } else {
+                log_syntax(filename, line, LOG_ERR, 0,
+                           "Unknown key name '%s' in section '%s' looks like an NTS setting (did you mean %s=?): "
+                           "time comes only from NTS servers, as with NTSRequired=yes.",
+                           lvalue, section, known);
+                reason = strjoin("Unknown key ", lvalue, "= (did you mean ", known, "=?)");
+        }
         config_lose_trust(c, known);
-        reason = strjoin("Unknown key ", lvalue, "= (did you mean ", known, "=?)");
-        if (!reason)
-                return log_oom();
-        return config_fail_closed(c, reason) < 0 ? -ENOMEM : 1;
+        r = config_fail_closed(c, reason);
+        return r < 0 ? r : 1;
 }
 
-/* A key outside [Time], in a drop-in whose header is mistyped or missing: if it is an NTS
- * setting, it counts as a mistyped key does. The parser said that the line, and maybe the whole
- * file, is ignored. */
+static int config_parse_unknown(const char *filename, unsigned line, const char *section, const char *lvalue,
+                                void *userdata) {
+        return config_nts_key_lost(userdata, filename, line, section, lvalue, false);
+}
+
+/* The parser already said that the line, and maybe the whole file, is ignored. */
 static int config_parse_misplaced(const char *filename, unsigned line, const char *section, const char *lvalue,
                                   void *userdata) {
-        _cleanup_free_ char *reason = NULL;
-        TimesyncConfig *c = userdata;
-        const char *known;
+        int r = config_nts_key_lost(userdata, filename, line, section, lvalue, true);
 
-        assert(c);
-
-        known = timesync_config_nts_key_resembled(lvalue);
-        if (!known)
-                return 0;
-
-        log_syntax(filename, line, LOG_ERR, 0,
-                   "NTS setting %s= is %s%s%s, not in [Time], and ignored: time comes only from NTS servers, "
-                   "as with NTSRequired=yes.", lvalue, section ? "in section [" : "outside any section",
-                   strempty(section), section ? "]" : "");
-        config_lose_trust(c, known);
-        reason = section ? strjoin(lvalue, "= in section [", section, "], not [Time]")
-                         : strjoin(lvalue, "= outside section [Time]");
-        if (!reason)
-                return log_oom();
-        return config_fail_closed(c, reason);
+        return MIN(r, 0);
 }
 
 static int config_parse_servers(const char *filename, unsigned line, const char *section,
@@ -238,13 +238,8 @@ static int config_parse_servers(const char *filename, unsigned line, const char 
 
         nts = IN_SET(ltype, SERVER_LIST_NTS, SERVER_LIST_FALLBACK_NTS);
         r = timesync_config_servers_extend(list, rvalue, nts ? "NTS" : "NTP", filename, line);
-        if (r > 0 && nts) {
-                _cleanup_free_ char *reason = strjoin(lvalue, "= names an invalid server");
-
-                if (!reason)
-                        return log_oom();
-                return config_fail_closed(c, reason);
-        }
+        if (r > 0 && nts)
+                return config_fail_closed(c, strjoin(lvalue, "= names an invalid server"));
         return r < 0 ? r : 0;
 }
 
@@ -296,7 +291,6 @@ static int config_parse_sec_in_range(const char *filename, unsigned line, const 
 static int config_parse_trusted_certificates(const char *filename, unsigned line, const char *section,
                                              const char *lvalue, int ltype, const char *rvalue, void *data,
                                              void *userdata) {
-        _cleanup_free_ char *reason = NULL;
         TimesyncConfig *c = userdata;
         char **path = data;
 
@@ -315,17 +309,13 @@ static int config_parse_trusted_certificates(const char *filename, unsigned line
                    "servers, as with NTSRequired=yes.", lvalue, rvalue[0] == '/' ? "(too long)" : rvalue,
                    *path ? "keeping the one before" :
                            "key exchanges are refused rather than trusting the system's certificate authorities");
-        reason = strjoin(lvalue, "= is not an absolute path");
-        if (!reason)
-                return log_oom();
-        return config_fail_closed(c, reason);
+        return config_fail_closed(c, strjoin(lvalue, "= is not an absolute path"));
 }
 
 /* NTSRequired= and NTSBootstrap=: a value that is not a boolean is read the safe way (ltype: 1
  * for yes, 0 for no), not kept: NTSRequired=ture must not leave plain NTP in use. */
 static int config_parse_nts_bool(const char *filename, unsigned line, const char *section, const char *lvalue,
                                  int ltype, const char *rvalue, void *data, void *userdata) {
-        _cleanup_free_ char *reason = NULL;
         TimesyncConfig *c = userdata;
         bool *b = data;
         int r;
@@ -342,10 +332,7 @@ static int config_parse_nts_bool(const char *filename, unsigned line, const char
         *b = ltype;
         log_syntax(filename, line, LOG_ERR, 0, "%s=%s is not a boolean (yes or no): using %s, and time comes only "
                    "from NTS servers, as with NTSRequired=yes.", lvalue, rvalue, ltype ? "yes" : "no");
-        reason = strjoin(lvalue, "=", rvalue, " is not a boolean");
-        if (!reason)
-                return log_oom();
-        return config_fail_closed(c, reason);
+        return config_fail_closed(c, strjoin(lvalue, "=", rvalue, " is not a boolean"));
 }
 
 /* NTSMaxSources= (ltype 1: at least one) and NTSMinAgreeingSources= (ltype 0: empty means the
@@ -355,7 +342,6 @@ static int config_parse_nts_bool(const char *filename, unsigned line, const char
  * must agree instead, and time comes only from NTS servers (timesync_config_finish()). */
 static int config_parse_sources(const char *filename, unsigned line, const char *section, const char *lvalue,
                                 int ltype, const char *rvalue, void *data, void *userdata) {
-        _cleanup_free_ char *reason = NULL;
         TimesyncConfig *c = userdata;
         unsigned *n = data;
         uint64_t v;
@@ -385,10 +371,7 @@ static int config_parse_sources(const char *filename, unsigned line, const char 
                    "%s=%s is not a number from 1 to %u or empty: every NTS source in use must agree, and time "
                    "comes only from NTS servers, as with NTSRequired=yes.", lvalue, rvalue,
                    TIMESYNC_NTS_MAX_SOURCES_CEILING);
-        reason = strjoin(lvalue, "=", rvalue, " is not a number");
-        if (!reason)
-                return log_oom();
-        return config_fail_closed(c, reason);
+        return config_fail_closed(c, strjoin(lvalue, "=", rvalue, " is not a number"));
 }
 
 static void timesync_config_init(TimesyncConfig *c) {

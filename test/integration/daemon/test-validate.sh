@@ -150,7 +150,8 @@ test_settings_that_silently_change_meaning_are_said() {
         echo "PASS test_settings_that_silently_change_meaning_are_said"
 }
 
-# The daemon says the same as it starts: two servers, a FallbackNTP= that is not used. Loopback
+# The daemon says the same as it starts: two servers, a FallbackNTP= that is not used, an
+# agreement that can never be met, a CA file that does not exist. Loopback
 # addresses where nothing listens: no name is looked up, and no time is got.
 test_the_daemon_says_it_at_start() {
         mkdir -p "$dropins"
@@ -159,6 +160,13 @@ test_the_daemon_says_it_at_start() {
         start_timesyncd ""
         wait_log "FallbackNTP=127.0.0.1:9 is not used: FallbackNTS= takes its place"
         wait_log "FallbackNTS= names 2 NTS servers, used together: both must agree"
+        stop_timesyncd
+        printf '[Time]\nNTS=127.0.0.1:%s 127.0.0.1:%s 127.0.0.1:%s\nNTSMaxSources=2\nNTSMinAgreeingSources=3\nNTSTrustedCertificates=%s\n' \
+                "$(free_port)" "$(free_port)" "$(free_port)" "$TEST_TMPDIR/absent-ca.pem" >"$dropins/10-nts.conf"
+        : >"$TIMESYNCD_LOG"
+        start_timesyncd ""
+        wait_log "NTSMinAgreeingSources=3 is above NTSMaxSources=2: it can never be met"
+        wait_log "NTSTrustedCertificates=$TEST_TMPDIR/absent-ca.pem: No such file or directory: every NTS key exchange would fail."
         stop_timesyncd
         rm -rf "$dropins"
         echo "PASS test_the_daemon_says_it_at_start"

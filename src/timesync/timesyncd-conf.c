@@ -543,15 +543,17 @@ static unsigned config_check_agreement(const TimesyncConfig *c) {
         NTSListInUse l;
         size_t needed;
 
-        /* A refused value was said where it was read, with what it became. */
-        if (c->nts_min_agreeing_invalid)
+        /* A refused value was said where it was read, with what it became. One server at a
+         * time (several_wanted()) is its own majority: no agreement to speak of. */
+        if (c->nts_min_agreeing_invalid || !config_nts_list_in_use(c, &l) ||
+            !(l.pools || (l.listed >= 2 && c->nts_max_sources >= 2)))
                 return 0;
         if (min > c->nts_max_sources) {
                 log_error("NTSMinAgreeingSources=%u is above NTSMaxSources=%u: it can never be met, and the clock "
                           "would never be set.", min, c->nts_max_sources);
                 return 1;
         }
-        if (!config_nts_list_in_use(c, &l) || l.pools)
+        if (l.pools)
                 return 0;
         if (min > l.used) {
                 log_error("NTSMinAgreeingSources=%u is more than the %zu NTS server%s of %s used together: it can "

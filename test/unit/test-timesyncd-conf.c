@@ -737,7 +737,8 @@ static unsigned check_tree(const char *const *files, char **ret_log) {
 
 static void test_check_says_what_settings_mean_together(void) {
         _cleanup_free_ char *above = NULL, *more = NULL, *two = NULL, *all = NULL, *fallback = NULL, *ca = NULL,
-                            *fine = NULL, *one = NULL, *pool = NULL;
+                            *fine = NULL, *one = NULL, *pool = NULL, *single = NULL, *one_at_a_time = NULL,
+                            *pool_min = NULL;
 
         ASSERT_EQ(CHECK(&above, MAIN, "[Time]\nNTS=a.example b.example c.example\nNTSMaxSources=2\n"
                                       "NTSMinAgreeingSources=3\n"), 1U);
@@ -768,6 +769,15 @@ static void test_check_says_what_settings_mean_together(void) {
         ASSERT_STREQ(one, "");
         ASSERT_EQ(CHECK(&pool, MAIN, "[Time]\nNTS=pool:p.example b.example\n"), 0U);
         ASSERT_STREQ(pool, "");
+        /* One server at a time is its own majority: NTSMinAgreeingSources= does not apply. */
+        ASSERT_EQ(CHECK(&single, MAIN, "[Time]\nNTS=a.example\nNTSMinAgreeingSources=3\n"), 0U);
+        ASSERT_STREQ(single, "");
+        ASSERT_EQ(CHECK(&one_at_a_time, MAIN, "[Time]\nNTS=a.example b.example\nNTSMaxSources=1\n"
+                                              "NTSMinAgreeingSources=3\n"), 0U);
+        ASSERT_STREQ(one_at_a_time, "");
+        /* A pool with NTSMaxSources=1 is still a set. */
+        ASSERT_EQ(CHECK(&pool_min, MAIN, "[Time]\nNTS=pool:p.example\nNTSMaxSources=1\nNTSMinAgreeingSources=2\n"), 1U);
+        ASSERT_CONTAINS(pool_min, "NTSMinAgreeingSources=2 is above NTSMaxSources=1");
 }
 
 static void test_check_is_quiet_on_the_defaults(void) {

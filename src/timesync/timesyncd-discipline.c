@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <math.h>
+
+#include "macro.h"
+#include "timesyncd-discipline.h"
+
+/* Below this span of time the samples say nothing of the frequency: several sources answering
+ * within the same second, or a burst. */
+#define DISCIPLINE_SPAN_MIN_SEC 8.0
+
+void discipline_init(Discipline *d, double freq_ppb) {
+        assert(d);
+
+        *d = (Discipline) {
+                .freq = CLAMP(freq_ppb, -DISCIPLINE_FREQ_MAX_PPB, DISCIPLINE_FREQ_MAX_PPB) * 1e-9,
+        };
+}
+
+void discipline_reset(Discipline *d) {
+        assert(d);
+        discipline_init(d, d->freq * 1e9);
+}
+
+unsigned discipline_samples(const Discipline *d) {
+        assert(d);
+        return d->n;
+}
+
+static const DisciplineSample *sample_at(const Discipline *d, unsigned i) {
+        /* i = 0 is the oldest */
+        return &d->samples[(d->next + DISCIPLINE_SAMPLES_MAX - d->n + i) % DISCIPLINE_SAMPLES_MAX];
+}
+
+static void add_sample(Discipline *d, double t, double x, double error) {
+        d->samples[d->next] = (DisciplineSample) { .t = t, .x = x, .w = error };
+        d->next = (d->next + 1) % DISCIPLINE_SAMPLES_MAX;
+        if (d->n < DISCIPLINE_SAMPLES_MAX)
+                d->n++;
+}
+
+/* The weighted least-squares line through the samples, evaluated at t: its value and slope.
+ * A sample's error is its error bound's excess over the best one's (a longer round trip
+ * leaves more room for an asymmetry), on a floor of the mean excess; without a usable span
+ * the slope stays the frequency already set. */
+static void fit(const Discipline *d, double t, double *ret_x, double *ret_slope) {
+        double e_min = INFINITY, e_sum = 0, floor, sw = 0, st = 0, sx = 0, stt = 0, stx = 0, tw, xw;
+        double span = sample_at(d, d->n - 1)->t - sample_at(d, 0)->t;
+
+        for (unsigned i = 0; i < d->n; i++)
+                e_min = MIN(e_min, sample_at(d, i)->w);
+        for (unsigned i = 0; i < d->n; i++)
+                e_sum += sample_at(d, i)->w - e_min;
+        floor = MAX(e_sum / d->n, 1e-6);
+
+        for (unsigned i = 0; i < d->n; i++) {
+                const DisciplineSample *s = sample_at(d, i);
+                double e = floor + s->w - e_min, w = 1.0 / (e * e);
+
+                sw += w;
+                st += w * s->t;
+                sx += w * s->x;
+        }
+        tw = st / sw;
+        xw = sx / sw;
+
+        if (d->n < 2 || span < DISCIPLINE_SPAN_MIN_SEC) {
+                *ret_slope = d->freq;
+                *ret_x = xw + d->freq * (t - tw);
+                return;
+        }
+        for (unsigned i = 0; i < d->n; i++) {
+                const DisciplineSample *s = sample_at(d, i);
+                double e = floor + s->w - e_min, w = 1.0 / (e * e);
+
+                stt += w * (s->t - tw) * (s->t - tw);
+                stx += w * (s->t - tw) * (s->x - xw);
+        }
+        *ret_slope = stx / stt;
+        *ret_x = xw + *ret_slope * (t - tw);
+}
+
+void discipline_sample(Discipline *d, int64_t now_nsec, int64_t offset_nsec, int64_t phase_left_nsec,
+                       int64_t error_nsec, DisciplineOutput *ret) {
+        double t, x, slope, offset;
+
+        assert(d);
+        assert(ret);
+
+        if (!d->running) {
+                d->running = true;
+                d->t0_nsec = now_nsec;
+                d->t_last = 0;
+                d->correction = 0;
+                d->phase_last = 0;
+                phase_left_nsec = 0;
+        }
+        t = (double) (now_nsec - d->t0_nsec) * 1e-9;
+        /* What moved the clock since the last sample: the frequency we set and the part of the
+         * phase the kernel slewed; what it has not slewed yet is replaced below. */
+        d->correction += d->freq * (t - d->t_last) + d->phase_last - (double) phase_left_nsec * 1e-9;
+
+        add_sample(d, t, (double) offset_nsec * 1e-9 + d->correction, MAX((double) error_nsec * 1e-9, 0.0));
+        fit(d, t, &x, &slope);
+
+        /* The line's offset now, less what we already corrected: the phase still to slew. The
+         * kernel takes at most 0.5 s; larger offsets are stepped before they get here. */
+        offset = CLAMP(x - d->correction, -0.5, 0.5);
+        d->freq = CLAMP(slope, -DISCIPLINE_FREQ_MAX_PPB * 1e-9, DISCIPLINE_FREQ_MAX_PPB * 1e-9);
+        d->t_last = t;
+        d->phase_last = offset;
+
+        *ret = (DisciplineOutput) {
+                .offset_nsec = (int64_t) llround(offset * 1e9),
+                .freq_ppb = d->freq * 1e9,
+        };
+}

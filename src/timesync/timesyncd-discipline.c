@@ -8,6 +8,11 @@
 /* Below this span of time the samples say nothing of the frequency: several sources answering
  * within the same second, or a burst. */
 #define DISCIPLINE_SPAN_MIN_SEC 8.0
+/* A quartz oscillator's frequency wanders, a random walk of about this much each second: what
+ * makes old samples worth less than new ones. */
+#define DISCIPLINE_WANDER 1e-9
+/* The runs test needs a few samples to say anything. */
+#define DISCIPLINE_SAMPLES_MIN 4
 
 void discipline_init(Discipline *d, double freq_ppb) {
         assert(d);
@@ -39,23 +44,35 @@ static void add_sample(Discipline *d, double t, double x, double error) {
                 d->n++;
 }
 
+/* A sample's weight: 1 / its variance, of its measurement (its error bound's excess over the
+ * best one's, on a floor) and of how far the oscillator's frequency may have wandered from a
+ * line since it was taken (a random walk of DISCIPLINE_WANDER per second moves the phase by
+ * about DISCIPLINE_WANDER * age^1.5 / sqrt(3)). */
+static double sample_weight(const DisciplineSample *s, double t, double floor, double e_min) {
+        double e = floor + s->w - e_min, age = MAX(t - s->t, 0.0);
+        double drift = DISCIPLINE_WANDER * age * sqrt(age / 3.0);
+
+        return 1.0 / (e * e + drift * drift);
+}
+
 /* The weighted least-squares line through the samples, evaluated at t: its value and slope.
  * A sample's error is its error bound's excess over the best one's (a longer round trip
  * leaves more room for an asymmetry), on a floor of the mean excess; without a usable span
  * the slope stays the frequency already set. */
-static void fit(const Discipline *d, double t, double *ret_x, double *ret_slope) {
+static void fit(const Discipline *d, unsigned first, double t, double *ret_x, double *ret_slope) {
         double e_min = INFINITY, e_sum = 0, floor, sw = 0, st = 0, sx = 0, stt = 0, stx = 0, tw, xw;
-        double span = sample_at(d, d->n - 1)->t - sample_at(d, 0)->t;
+        double span = sample_at(d, d->n - 1)->t - sample_at(d, first)->t;
+        unsigned n = d->n - first;
 
-        for (unsigned i = 0; i < d->n; i++)
+        for (unsigned i = first; i < d->n; i++)
                 e_min = MIN(e_min, sample_at(d, i)->w);
-        for (unsigned i = 0; i < d->n; i++)
+        for (unsigned i = first; i < d->n; i++)
                 e_sum += sample_at(d, i)->w - e_min;
-        floor = MAX(e_sum / d->n, 1e-6);
+        floor = MAX(e_sum / n, 1e-6);
 
-        for (unsigned i = 0; i < d->n; i++) {
+        for (unsigned i = first; i < d->n; i++) {
                 const DisciplineSample *s = sample_at(d, i);
-                double e = floor + s->w - e_min, w = 1.0 / (e * e);
+                double w = sample_weight(s, t, floor, e_min);
 
                 sw += w;
                 st += w * s->t;
@@ -64,20 +81,56 @@ static void fit(const Discipline *d, double t, double *ret_x, double *ret_slope)
         tw = st / sw;
         xw = sx / sw;
 
-        if (d->n < 2 || span < DISCIPLINE_SPAN_MIN_SEC) {
+        if (n < 2 || span < DISCIPLINE_SPAN_MIN_SEC) {
                 *ret_slope = d->freq;
                 *ret_x = xw + d->freq * (t - tw);
                 return;
         }
-        for (unsigned i = 0; i < d->n; i++) {
+        for (unsigned i = first; i < d->n; i++) {
                 const DisciplineSample *s = sample_at(d, i);
-                double e = floor + s->w - e_min, w = 1.0 / (e * e);
+                double w = sample_weight(s, t, floor, e_min);
 
                 stt += w * (s->t - tw) * (s->t - tw);
                 stx += w * (s->t - tw) * (s->x - xw);
         }
         *ret_slope = stx / stt;
         *ret_x = xw + *ret_slope * (t - tw);
+}
+
+/* Runs of residuals of one sign: a line that fits leaves them scattered (about n/2 runs), one
+ * that the frequency's wander has left behind leaves long runs. */
+static unsigned residual_runs(const Discipline *d, unsigned first, double t, double x, double slope) {
+        unsigned runs = 0;
+        int last = 0;
+
+        for (unsigned i = first; i < d->n; i++) {
+                const DisciplineSample *s = sample_at(d, i);
+                int sign = s->x > x + slope * (s->t - t) ? 1 : -1;
+
+                if (sign != last)
+                        runs++;
+                last = sign;
+        }
+        return runs;
+}
+
+/* The longest history whose line fits it: older samples are dropped until the residuals pass
+ * a runs test, as chrony's regression does, so a long window averages the noise out while the
+ * frequency holds and a short one follows it when it wanders. */
+static void fit_window(Discipline *d, double t, double *ret_x, double *ret_slope) {
+        unsigned first;
+
+        for (first = 0; d->n - first > DISCIPLINE_SAMPLES_MIN; first++) {
+                unsigned n = d->n - first;
+
+                fit(d, first, t, ret_x, ret_slope);
+                /* at least the expected (n + 1) / 2 less 1.5 standard deviations */
+                if (residual_runs(d, first, t, *ret_x, *ret_slope) >= (n + 1) / 2.0 - 1.5 * sqrt((n - 1) / 4.0))
+                        break;
+        }
+        fit(d, first, t, ret_x, ret_slope);
+        /* what no longer fits is not kept for the next time either */
+        d->n -= first;
 }
 
 void discipline_sample(Discipline *d, int64_t now_nsec, int64_t offset_nsec, int64_t phase_left_nsec,
@@ -101,7 +154,7 @@ void discipline_sample(Discipline *d, int64_t now_nsec, int64_t offset_nsec, int
         d->correction += d->freq * (t - d->t_last) + d->phase_last - (double) phase_left_nsec * 1e-9;
 
         add_sample(d, t, (double) offset_nsec * 1e-9 + d->correction, MAX((double) error_nsec * 1e-9, 0.0));
-        fit(d, t, &x, &slope);
+        fit_window(d, t, &x, &slope);
 
         /* The line's offset now, less what we already corrected: the phase still to slew. The
          * kernel takes at most 0.5 s; larger offsets are stepped before they get here. */

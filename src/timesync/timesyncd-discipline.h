@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define DISCIPLINE_SAMPLES_MAX 16
+#define DISCIPLINE_SAMPLES_MAX 64
 /* The kernel's frequency range (ADJ_FREQUENCY), in nanoseconds per second (ppb). */
 #define DISCIPLINE_FREQ_MAX_PPB 500000.0
 

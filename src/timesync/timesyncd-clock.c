@@ -117,15 +117,6 @@ static int kernel_discipline(ClockBackend *b, const ClockAdjustment *a, Discipli
         if (adjtimex(&tx) < 0)
                 return -errno;
         left = (tx.status & STA_NANO) ? tx.offset : (int64_t) tx.offset * INT64_C(1000);
-        /* At each second the kernel takes this second's share of the phase, 2^-(tc + 2) of it, out
-         * of the offset it reports and spreads it over the second: the part of it not slewed yet
-         * is still to come. */
-        if (tx.constant >= 0 && tx.constant <= 10) {
-                double share = 1.0 / ((double) (INT64_C(1) << (tx.constant + 2)) - 1.0);
-                double rest = 1.0 - (double) (tx.status & STA_NANO ? tx.time.tv_usec : tx.time.tv_usec * 1000) * 1e-9;
-
-                left += (int64_t) llround((double) left * share * rest);
-        }
 
         if (!b->discipline_started) {
                 discipline_init(&b->discipline, (double) tx.freq * 1000.0 / 65536.0);

@@ -8,9 +8,11 @@
 /* Below this span of time the samples say nothing of the frequency: several sources answering
  * within the same second, or a burst. */
 #define DISCIPLINE_SPAN_MIN_SEC 8.0
-/* A quartz oscillator's frequency wanders, a random walk of about this much each second: what
- * makes old samples worth less than new ones. */
-#define DISCIPLINE_WANDER 1e-9
+/* A quartz oscillator's frequency wanders, a random walk of about 1e-9 each second (chrony's
+ * simulations assume as much), more with the temperature: what makes old samples worth less
+ * than new ones. Three times that keeps the line's memory short enough to follow the wander
+ * at 2048 s polls (docs/ACCURACY.md). */
+#define DISCIPLINE_WANDER 3e-9
 /* The runs test needs a few samples to say anything. */
 #define DISCIPLINE_SAMPLES_MIN 4
 

@@ -70,7 +70,9 @@ static void fit(const Discipline *d, unsigned first, double t, double *ret_x, do
                 e_min = MIN(e_min, sample_at(d, i)->w);
         for (unsigned i = first; i < d->n; i++)
                 e_sum += sample_at(d, i)->w - e_min;
-        floor = MAX(e_sum / n, 1e-6);
+        /* Samples alike in their bounds say nothing of their noise: then a small share of the
+         * bound, so that the wander does not make the newest sample the only one. */
+        floor = MAX(MAX(e_sum / n, e_min / 64), 1e-6);
 
         for (unsigned i = first; i < d->n; i++) {
                 const DisciplineSample *s = sample_at(d, i);

@@ -128,7 +128,10 @@ static int kernel_discipline(ClockBackend *b, const ClockAdjustment *a, Discipli
         }
         b->sleep_usec = sleep_usec;
 
-        discipline_sample(&b->discipline, (int64_t) mono * 1000, a->offset_nsec, left, a->max_error_nsec, ret);
+        /* in nanosecond mode the kernel slews 2^-(tc + 2) of the phase each second */
+        discipline_sample(&b->discipline, (int64_t) mono * 1000, a->offset_nsec, left,
+                          tx.constant >= 0 && tx.constant <= 10 ? 1.0 / (double) (1L << (tx.constant + 2)) : 0,
+                          a->max_error_nsec, ret);
         return 0;
 }
 

@@ -137,8 +137,22 @@ static void fit_window(Discipline *d, double t, double *ret_x, double *ret_slope
         d->n -= first;
 }
 
+/* How far the kernel moved the clock slewing the phase from `from` down to `left`, taking
+ * `share` of it each second. Each second's share d is spread over that second of the clock,
+ * which the slew itself lengthens or shortens: it moves the clock by d / (1 + d), about
+ * d - d^2, while the kernel takes d from the phase all the same. Summed over the geometric
+ * series the clock lags the phase taken by (from^2 - left^2) * share / (2 - share): 0.7 ms
+ * of a 100 ms start at share 1/8, 20 ppm of frequency if counted over a 32 s poll. */
+static double phase_slewed(double from, double left, double share) {
+        double taken = from - left;
+
+        if (share <= 0 || share >= 1 || from * left < 0 || fabs(left) > fabs(from))
+                return taken;
+        return taken - (from * from - left * left) * share / (2 - share);
+}
+
 void discipline_sample(Discipline *d, int64_t now_nsec, int64_t offset_nsec, int64_t phase_left_nsec,
-                       int64_t error_nsec, DisciplineOutput *ret) {
+                       double phase_share, int64_t error_nsec, DisciplineOutput *ret) {
         double t, x, slope, offset;
 
         assert(d);
@@ -155,7 +169,7 @@ void discipline_sample(Discipline *d, int64_t now_nsec, int64_t offset_nsec, int
         t = (double) (now_nsec - d->t0_nsec) * 1e-9;
         /* What moved the clock since the last sample: the frequency we set and the part of the
          * phase the kernel slewed; what it has not slewed yet is replaced below. */
-        d->correction += d->freq * (t - d->t_last) + d->phase_last - (double) phase_left_nsec * 1e-9;
+        d->correction += d->freq * (t - d->t_last) + phase_slewed(d->phase_last, (double) phase_left_nsec * 1e-9, phase_share);
 
         add_sample(d, t, (double) offset_nsec * 1e-9 + d->correction, MAX((double) error_nsec * 1e-9, 0.0));
         fit_window(d, t, &x, &slope);

@@ -43,8 +43,9 @@ void discipline_init(Discipline *d, double freq_ppb);
  * the samples no longer lie on one line with the new ones. */
 void discipline_reset(Discipline *d);
 /* A sample: measured offset at time now, the phase the kernel still had to slew (of what it
- * was last given) and the sample's error bound (root distance). */
+ * was last given), the share of it the kernel slews each second (0: unknown) and the
+ * sample's error bound (root distance). */
 void discipline_sample(Discipline *d, int64_t now_nsec, int64_t offset_nsec, int64_t phase_left_nsec,
-                       int64_t error_nsec, DisciplineOutput *ret);
+                       double phase_share, int64_t error_nsec, DisciplineOutput *ret);
 /* How many samples the estimate rests on. */
 unsigned discipline_samples(const Discipline *d);

@@ -22,7 +22,7 @@ static void run(Discipline *d, Clock *c, int64_t *now, int64_t interval, unsigne
         for (unsigned i = 0; i < n; i++) {
                 double measured = c->offset + (c->k++ % 2 ? c->noise : -c->noise);
 
-                discipline_sample(d, *now, (int64_t) llround(measured * 1e9), 0, 10 * MSEC, out);
+                discipline_sample(d, *now, (int64_t) llround(measured * 1e9), 0, 0, 10 * MSEC, out);
                 /* the phase is slewed by the next sample, the frequency runs the interval */
                 c->offset -= (double) out->offset_nsec * 1e-9;
                 c->offset -= (c->osc + out->freq_ppb * 1e-9) * (double) interval * 1e-9;
@@ -35,11 +35,11 @@ static void test_a_large_first_offset_is_slewed_and_leaves_the_frequency_alone(v
         DisciplineOutput out;
 
         discipline_init(&d, 0);
-        discipline_sample(&d, 1000 * SEC, 100 * MSEC, 0, 10 * MSEC, &out);
+        discipline_sample(&d, 1000 * SEC, 100 * MSEC, 0, 0, 10 * MSEC, &out);
         ASSERT_EQ(out.offset_nsec, 100 * MSEC);
         ASSERT_TRUE(out.freq_ppb == 0);
         /* A second source within the same second says nothing about the frequency either. */
-        discipline_sample(&d, 1000 * SEC + 5 * MSEC, 101 * MSEC, 100 * MSEC, 10 * MSEC, &out);
+        discipline_sample(&d, 1000 * SEC + 5 * MSEC, 101 * MSEC, 100 * MSEC, 0, 10 * MSEC, &out);
         ASSERT_TRUE(out.freq_ppb == 0);
         ASSERT_EQ(discipline_samples(&d), 2U);
 }
@@ -83,7 +83,7 @@ static void test_reset_forgets_the_samples_and_keeps_the_frequency(void) {
         ASSERT_TRUE(fabs(out.freq_ppb + 30000) < 10);
         discipline_reset(&d);
         ASSERT_EQ(discipline_samples(&d), 0U);
-        discipline_sample(&d, now + 3600 * SEC, 50 * MSEC, 0, 10 * MSEC, &out);
+        discipline_sample(&d, now + 3600 * SEC, 50 * MSEC, 0, 0, 10 * MSEC, &out);
         ASSERT_EQ(out.offset_nsec, 50 * MSEC);
         ASSERT_TRUE(fabs(out.freq_ppb + 30000) < 10);
 }
@@ -94,8 +94,8 @@ static void test_the_frequency_stays_within_the_kernel_s_range(void) {
 
         discipline_init(&d, 900000);
         ASSERT_TRUE(d.freq * 1e9 == DISCIPLINE_FREQ_MAX_PPB);
-        discipline_sample(&d, 0, 0, 0, MSEC, &out);
-        discipline_sample(&d, 10 * SEC, 300 * MSEC, 0, MSEC, &out);
+        discipline_sample(&d, 0, 0, 0, 0, MSEC, &out);
+        discipline_sample(&d, 10 * SEC, 300 * MSEC, 0, 0, MSEC, &out);
         ASSERT_TRUE(out.freq_ppb <= DISCIPLINE_FREQ_MAX_PPB && out.freq_ppb >= -DISCIPLINE_FREQ_MAX_PPB);
 }
 
@@ -106,8 +106,8 @@ static void test_the_kernel_s_unslewed_phase_is_not_counted(void) {
         /* 10 ms handed to the kernel, 4 ms of it still to slew at the next sample, which
          * finds the clock 4 ms behind: nothing else moved it, the frequency is right. */
         discipline_init(&d, 0);
-        discipline_sample(&d, 0, 10 * MSEC, 0, MSEC, &out);
-        discipline_sample(&d, 64 * SEC, 4 * MSEC, 4 * MSEC, MSEC, &out);
+        discipline_sample(&d, 0, 10 * MSEC, 0, 0, MSEC, &out);
+        discipline_sample(&d, 64 * SEC, 4 * MSEC, 4 * MSEC, 0, MSEC, &out);
         ASSERT_TRUE(fabs(out.freq_ppb) < 1);
         ASSERT_EQ(out.offset_nsec, 4 * MSEC);
 }

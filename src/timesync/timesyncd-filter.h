@@ -14,6 +14,7 @@ typedef struct NTPFilter {
         int64_t offsets[NTP_FILTER_SIZE];
         unsigned n, next;
         double jitter_nsec;
+        bool spiked;            /* the last sample was a spike */
         uint64_t packet_count;
 } NTPFilter;
 
@@ -22,8 +23,8 @@ typedef struct NTPFilter {
 #define NTP_STEP_THRESHOLD_NSEC INT64_C(400000000)
 
 /* Adds a sample; returns true if it is a spike: far from the recent ones compared to their
- * jitter, and small enough that it is not a real clock error to be stepped. A spike is still
- * recorded, so a lasting change is accepted after a few polls. */
+ * jitter, and small enough that it is not a real clock error to be stepped, and the sample
+ * before was not one. A spike is still recorded. */
 bool ntp_filter_add(NTPFilter *f, int64_t offset_nsec);
 void ntp_filter_reset(NTPFilter *f);
 

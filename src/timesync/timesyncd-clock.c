@@ -25,6 +25,7 @@ struct ClockBackend {
         Discipline discipline;
         bool discipline_started;
         usec_t sleep_usec;              /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last sample */
+        int64_t steps_nsec;             /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last sample */
 };
 
 static const char *const backend_table[_CLOCK_BACKEND_MAX] = {
@@ -106,13 +107,30 @@ static usec_t sleep_time(void) {
         return boot > mono ? boot - mono : 0;
 }
 
+/* What every step since the boot added up to: both clocks run at the disciplined rate, only
+ * steps (ours, another program's, a leap second) move one against the other. */
+static int64_t steps_so_far(void) {
+        struct timespec rt, mono;
+
+        assert_se(clock_gettime(CLOCK_REALTIME, &rt) == 0);
+        assert_se(clock_gettime(CLOCK_MONOTONIC, &mono) == 0);
+        return ((int64_t) rt.tv_sec - (int64_t) mono.tv_sec) * NTP_NSEC_PER_SEC + (rt.tv_nsec - mono.tv_nsec);
+}
+
+/* Remembers where a line of samples starts: the clocks' relations at the first sample. */
+static void kernel_line_mark(ClockBackend *b) {
+        b->sleep_usec = sleep_time();
+        b->steps_nsec = steps_so_far();
+}
+
 /* Hands a sample to the discipline: what the kernel has left of the last phase it was given,
- * and whether the samples before still lie on one line with this one (not after a suspend, or
- * when another program took the kernel's discipline over). */
+ * and whether the samples before still lie on one line with this one (not after a suspend, a
+ * step of another program or a leap second, or when another program took the kernel's
+ * discipline over). */
 static int kernel_discipline(ClockBackend *b, const ClockAdjustment *a, DisciplineOutput *ret) {
         struct timex tx = { .modes = 0 };
         usec_t mono = now(CLOCK_MONOTONIC), sleep_usec = sleep_time();
-        int64_t left;
+        int64_t left, steps_nsec = steps_so_far();
 
         if (adjtimex(&tx) < 0)
                 return -errno;
@@ -122,11 +140,13 @@ static int kernel_discipline(ClockBackend *b, const ClockAdjustment *a, Discipli
                 discipline_init(&b->discipline, (double) tx.freq * 1000.0 / 65536.0);
                 b->discipline_started = true;
         } else if ((tx.status & (STA_PLL | STA_FREQHOLD)) != (STA_PLL | STA_FREQHOLD) ||
-                   sleep_usec > b->sleep_usec + USEC_PER_SEC) {
-                log_debug("Clock discipline: the kernel's state or a suspend broke the line of samples, starting over.");
+                   sleep_usec > b->sleep_usec + USEC_PER_SEC ||
+                   llabs(steps_nsec - b->steps_nsec) > NTP_NSEC_PER_SEC / 1000) {
+                log_debug("Clock discipline: the kernel's state, a suspend or a step broke the line of samples, starting over.");
                 discipline_init(&b->discipline, (double) tx.freq * 1000.0 / 65536.0);
         }
         b->sleep_usec = sleep_usec;
+        b->steps_nsec = steps_nsec;
 
         /* in nanosecond mode the kernel slews 2^-(tc + 2) of the phase each second */
         discipline_sample(&b->discipline, (int64_t) mono * 1000, a->offset_nsec, left,
@@ -172,7 +192,6 @@ static int kernel_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *
                 else
                         discipline_init(&b->discipline, (double) stepx.freq * 1000.0 / 65536.0);
                 b->discipline_started = true;
-                b->sleep_usec = sleep_time();
         } else {
                 DisciplineOutput out;
 
@@ -182,7 +201,7 @@ static int kernel_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *
                 /* The kernel clamps the PLL offset to +-0.5 s. */
                 tmx.offset = (long) CLAMP(out.offset_nsec, -NTP_NSEC_PER_SEC / 2, NTP_NSEC_PER_SEC / 2);
         }
-        /* ppb to the kernel's 2^-16 ppm */
+        /* s/s to the kernel's 2^-16 ppm */
         tmx.freq = (long) llround(b->discipline.freq * 1e6 * 65536.0);
 
         tmx.modes |= ADJ_OFFSET | ADJ_TIMECONST;
@@ -194,8 +213,14 @@ static int kernel_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *
                 tmx.status |= STA_DEL;
 
         r = adjtimex(&tmx);
-        if (r < 0)
-                return -errno;
+        if (r < 0) {
+                /* what the discipline counted on did not happen: start over next time */
+                r = -errno;
+                b->discipline_started = false;
+                return r;
+        }
+        if (a->step)
+                kernel_line_mark(b);
 
         /* Whatever the modes, adjtimex() hands back the state after the change: what the
          * caller would otherwise read with a second call. */

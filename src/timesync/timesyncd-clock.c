@@ -1,11 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <math.h>
 #include <sys/timex.h>
 
 #include "log.h"
 #include "ntp-packet.h"
+#include "time-util.h"
 #include "timesyncd-clock.h"
-
+#include "timesyncd-discipline.h"
 
 struct ClockBackend {
         ClockBackendType type;
@@ -18,6 +20,12 @@ struct ClockBackend {
         ClockState fake_state;
         unsigned n_steps, n_slews;
         int fake_leap;                  /* the leap second armed as the last adjustment said; -1: none yet */
+
+        /* kernel backend: the loop's estimates (timesyncd-discipline.h) */
+        Discipline discipline;
+        bool discipline_started;
+        usec_t sleep_usec;              /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last sample */
+        int64_t steps_nsec;             /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last sample */
 };
 
 static const char *const backend_table[_CLOCK_BACKEND_MAX] = {
@@ -74,15 +82,13 @@ static void timespec_add_nsec(struct timespec *ts, int64_t nsec) {
         ts->tv_nsec = (long) total;
 }
 
-/* In nanosecond mode (ADJ_NANO, which kernel_adjust() always sets) the kernel uses the time
- * constant as given: its PLL gain is 2^-(2 * (tc + 4)) and the phase is worked off at
- * 2^-(tc + 2) per second. The loop is matched to the poll interval with tc = log2(poll in
- * seconds), as the reference implementation does in nanosecond mode; "poll - 4" is the pairing
- * of the old microsecond mode only, where the kernel adds the 4 itself. With "poll - 4" here a
- * 32 s poll gets tc = 1, a loop 16 times too fast, and an offset of 30 ms already drives the
- * frequency to the kernel's limit of 500 ppm. The kernel accepts 0..10 (MAXTC). */
+/* The kernel's PLL integrator is kept out of the loop (STA_FREQHOLD; the frequency comes from
+ * timesyncd-discipline.c), so the time constant only sets how fast the kernel slews the phase it
+ * is given: 2^-(tc + 2) of it each second in nanosecond mode, a time constant of a quarter of
+ * the poll interval, so that each correction is worked off well before the next sample. The
+ * kernel accepts 0..10 (MAXTC). */
 long clock_backend_pll_time_constant(int poll_log2) {
-        return CLAMP((long) poll_log2, 0L, 10L);
+        return CLAMP((long) poll_log2 - 4, 0L, 10L);
 }
 
 /* The state as adjtimex() reports it in tmx and its return value r (the clock state). */
@@ -94,10 +100,65 @@ static ClockState clock_state_from_timex(const struct timex *tmx, int r) {
         };
 }
 
-static int kernel_adjust(const ClockAdjustment *a, ClockState *ret_state) {
+/* How long the machine has slept since it booted. */
+static usec_t sleep_time(void) {
+        usec_t boot = now(CLOCK_BOOTTIME), mono = now(CLOCK_MONOTONIC);
+
+        return boot > mono ? boot - mono : 0;
+}
+
+/* What every step since the boot added up to: both clocks run at the disciplined rate, only
+ * steps (ours, another program's, a leap second) move one against the other. */
+static int64_t steps_so_far(void) {
+        struct timespec rt, mono;
+
+        assert_se(clock_gettime(CLOCK_REALTIME, &rt) == 0);
+        assert_se(clock_gettime(CLOCK_MONOTONIC, &mono) == 0);
+        return ((int64_t) rt.tv_sec - (int64_t) mono.tv_sec) * NTP_NSEC_PER_SEC + (rt.tv_nsec - mono.tv_nsec);
+}
+
+/* Remembers where a line of samples starts: the clocks' relations at the first sample. */
+static void kernel_line_mark(ClockBackend *b) {
+        b->sleep_usec = sleep_time();
+        b->steps_nsec = steps_so_far();
+}
+
+/* Hands a sample to the discipline: what the kernel has left of the last phase it was given,
+ * and whether the samples before still lie on one line with this one (not after a suspend, a
+ * step of another program or a leap second, or when another program took the kernel's
+ * discipline over). */
+static int kernel_discipline(ClockBackend *b, const ClockAdjustment *a, DisciplineOutput *ret) {
+        struct timex tx = { .modes = 0 };
+        usec_t mono = now(CLOCK_MONOTONIC), sleep_usec = sleep_time();
+        int64_t left, steps_nsec = steps_so_far();
+
+        if (adjtimex(&tx) < 0)
+                return -errno;
+        left = (tx.status & STA_NANO) ? tx.offset : (int64_t) tx.offset * INT64_C(1000);
+
+        if (!b->discipline_started) {
+                discipline_init(&b->discipline, (double) tx.freq * 1000.0 / 65536.0);
+                b->discipline_started = true;
+        } else if ((tx.status & (STA_PLL | STA_FREQHOLD)) != (STA_PLL | STA_FREQHOLD) ||
+                   sleep_usec > b->sleep_usec + USEC_PER_SEC ||
+                   llabs(steps_nsec - b->steps_nsec) > NTP_NSEC_PER_SEC / 1000) {
+                log_debug("Clock discipline: the kernel's state, a suspend or a step broke the line of samples, starting over.");
+                discipline_init(&b->discipline, (double) tx.freq * 1000.0 / 65536.0);
+        }
+        b->sleep_usec = sleep_usec;
+        b->steps_nsec = steps_nsec;
+
+        /* in nanosecond mode the kernel slews 2^-(tc + 2) of the phase each second */
+        discipline_sample(&b->discipline, (int64_t) mono * 1000, a->offset_nsec, left,
+                          tx.constant >= 0 && tx.constant <= 10 ? 1.0 / (double) (1L << (tx.constant + 2)) : 0,
+                          a->max_error_nsec, ret);
+        return 0;
+}
+
+static int kernel_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *ret_state) {
         struct timex tmx = {
-                .modes = ADJ_STATUS | ADJ_NANO | ADJ_MAXERROR | ADJ_ESTERROR,
-                .status = STA_PLL,
+                .modes = ADJ_STATUS | ADJ_NANO | ADJ_MAXERROR | ADJ_ESTERROR | ADJ_FREQUENCY,
+                .status = STA_PLL | STA_FREQHOLD,
                 .maxerror = (long) CLAMP(a->max_error_nsec / INT64_C(1000), INT64_C(0), INT64_C(16000000)),
                 .esterror = (long) CLAMP(a->max_error_nsec / INT64_C(1000), INT64_C(0), INT64_C(16000000)),
         };
@@ -125,9 +186,23 @@ static int kernel_adjust(const ClockAdjustment *a, ClockState *ret_state) {
                 if (adjtimex(&stepx) < 0)
                         return -errno;
                 tmx.offset = 0;
-        } else
+                /* The samples before the step lie on another line; the frequency stays. */
+                if (b->discipline_started)
+                        discipline_reset(&b->discipline);
+                else
+                        discipline_init(&b->discipline, (double) stepx.freq * 1000.0 / 65536.0);
+                b->discipline_started = true;
+        } else {
+                DisciplineOutput out;
+
+                r = kernel_discipline(b, a, &out);
+                if (r < 0)
+                        return r;
                 /* The kernel clamps the PLL offset to +-0.5 s. */
-                tmx.offset = (long) CLAMP(a->offset_nsec, -NTP_NSEC_PER_SEC / 2, NTP_NSEC_PER_SEC / 2);
+                tmx.offset = (long) CLAMP(out.offset_nsec, -NTP_NSEC_PER_SEC / 2, NTP_NSEC_PER_SEC / 2);
+        }
+        /* s/s to the kernel's 2^-16 ppm */
+        tmx.freq = (long) llround(b->discipline.freq * 1e6 * 65536.0);
 
         tmx.modes |= ADJ_OFFSET | ADJ_TIMECONST;
         tmx.constant = clock_backend_pll_time_constant(a->poll_log2);
@@ -138,8 +213,14 @@ static int kernel_adjust(const ClockAdjustment *a, ClockState *ret_state) {
                 tmx.status |= STA_DEL;
 
         r = adjtimex(&tmx);
-        if (r < 0)
-                return -errno;
+        if (r < 0) {
+                /* what the discipline counted on did not happen: start over next time */
+                r = -errno;
+                b->discipline_started = false;
+                return r;
+        }
+        if (a->step)
+                kernel_line_mark(b);
 
         /* Whatever the modes, adjtimex() hands back the state after the change: what the
          * caller would otherwise read with a second call. */
@@ -180,7 +261,7 @@ int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *
         switch (b->type) {
 
         case CLOCK_BACKEND_KERNEL:
-                r = kernel_adjust(a, ret_state);
+                r = kernel_adjust(b, a, ret_state);
                 return r < 0 ? r : 1;
 
         case CLOCK_BACKEND_OBSERVE:

@@ -73,6 +73,12 @@ bool ntp_filter_add(NTPFilter *f, int64_t offset_nsec, int64_t delay_nsec, NTPFi
                 double deviation = fabs((double) (offset_nsec - filter_mean(f)));
                 spike = deviation > 3.0 * f->jitter_nsec && deviation > 1e6; /* 1 ms floor */
         }
+        /* Never two in a row (RFC 5905's popcorn spike suppressor): once the loop is locked the
+         * window's jitter is the residual noise, and a clock that really drifted off would be
+         * refused sample after sample, at 2048 s polls for hours (issue 34). */
+        if (f->spiked)
+                spike = false;
+        f->spiked = spike;
 
         f->offsets[f->next] = offset_nsec;
         f->next = (f->next + 1) % NTP_FILTER_SIZE;

@@ -41,6 +41,7 @@ typedef struct NTPFilter {
         int64_t offsets[NTP_FILTER_SIZE];
         unsigned n, next;
         double jitter_nsec;
+        bool spiked;            /* the last sample was a spike */
         uint64_t packet_count;
         /* The delays of the last samples, refused ones too: they measure the path, which a
          * step of our clock does not change. */
@@ -53,10 +54,10 @@ typedef struct NTPFilter {
 #define NTP_STEP_THRESHOLD_NSEC INT64_C(400000000)
 
 /* Adds a sample; returns true if it is a spike: far from the recent ones compared to their
- * jitter, and small enough that it is not a real clock error to be stepped. A spike is still
- * recorded, so a lasting change is accepted after a few polls. *ret_delay (may be NULL) says
- * whether its delay lets it be used; when it does not, the offset is neither recorded nor
- * judged (not a spike): only the delay is. */
+ * jitter, small enough that it is not a real clock error to be stepped, and the sample before
+ * was not one. A spike is still recorded, so a lasting change is accepted after a few polls.
+ * *ret_delay (may be NULL) says whether its delay lets it be used; when it does not, the
+ * offset is neither recorded nor judged (not a spike): only the delay is. */
 bool ntp_filter_add(NTPFilter *f, int64_t offset_nsec, int64_t delay_nsec, NTPFilterDelay *ret_delay);
 /* Forgets everything but the packet count: a new server, or a new start. */
 void ntp_filter_reset(NTPFilter *f);

@@ -31,6 +31,16 @@ static void test_outlier_is_a_spike_and_lasting_change_is_accepted(void) {
         ASSERT_FALSE(ntp_filter_add(&f, 150 * MSEC, 20 * MSEC, NULL));
 }
 
+static void test_never_two_spikes_in_a_row(void) {
+        NTPFilter f = {};
+
+        for (int i = 0; i < 8; i++)
+                ASSERT_FALSE(ntp_filter_add(&f, (i % 2 ? 1 : -1) * 100000, 20 * MSEC, NULL)); /* +-0.1 ms */
+        /* a clock drifting off a locked loop: the second sample far off is used */
+        ASSERT_TRUE(ntp_filter_add(&f, 5 * MSEC, 20 * MSEC, NULL));
+        ASSERT_FALSE(ntp_filter_add(&f, 7 * MSEC, 20 * MSEC, NULL));
+}
+
 static void test_big_offset_is_not_a_spike(void) {
         NTPFilter f = {};
 
@@ -175,6 +185,7 @@ static void test_clock_step_keeps_the_delays(void) {
 
 TEST_MAIN(TEST_CASE(test_first_samples_are_never_spikes),
           TEST_CASE(test_outlier_is_a_spike_and_lasting_change_is_accepted),
+          TEST_CASE(test_never_two_spikes_in_a_row),
           TEST_CASE(test_big_offset_is_not_a_spike),
           TEST_CASE(test_reset_keeps_packet_count),
           TEST_CASE(test_poll_interval_backs_off_when_stable_and_stays_in_bounds),

@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+
+#include <math.h>
+
+#include "tests.h"
+#include "timesyncd-discipline.h"
+
+#define MSEC INT64_C(1000000)
+#define SEC INT64_C(1000000000)
+
+/* A clock for the discipline to steer: its offset from true time (positive: behind) moves by
+ * the oscillator's error and by what the discipline sets, the phase slewed completely between
+ * two samples (as the kernel does within a poll interval). */
+typedef struct Clock {
+        double offset;          /* s, true - clock */
+        double osc;             /* s/s the oscillator runs fast */
+        double noise;           /* s, the amplitude of an alternating measurement error */
+        unsigned k;
+} Clock;
+
+static void run(Discipline *d, Clock *c, int64_t *now, int64_t interval, unsigned n, DisciplineOutput *out) {
+        for (unsigned i = 0; i < n; i++) {
+                double measured = c->offset + (c->k++ % 2 ? c->noise : -c->noise);
+
+                discipline_sample(d, *now, (int64_t) llround(measured * 1e9), 0, 0, 10 * MSEC, out);
+                /* the phase is slewed by the next sample, the frequency runs the interval */
+                c->offset -= (double) out->offset_nsec * 1e-9;
+                c->offset -= (c->osc + out->freq_ppb * 1e-9) * (double) interval * 1e-9;
+                *now += interval;
+        }
+}
+
+static void test_a_large_first_offset_is_slewed_and_leaves_the_frequency_alone(void) {
+        Discipline d;
+        DisciplineOutput out;
+
+        discipline_init(&d, 0);
+        discipline_sample(&d, 1000 * SEC, 100 * MSEC, 0, 0, 10 * MSEC, &out);
+        ASSERT_EQ(out.offset_nsec, 100 * MSEC);
+        ASSERT_TRUE(out.freq_ppb == 0);
+        /* A second source within the same second says nothing about the frequency either. */
+        discipline_sample(&d, 1000 * SEC + 5 * MSEC, 101 * MSEC, 100 * MSEC, 0, 10 * MSEC, &out);
+        ASSERT_TRUE(out.freq_ppb == 0);
+        ASSERT_EQ(discipline_samples(&d), 2U);
+}
+
+static void test_the_frequency_is_acquired_from_the_first_samples(void) {
+        Clock c = { .offset = -0.1, .osc = 20e-6 };
+        int64_t now = 1000 * SEC;
+        Discipline d;
+        DisciplineOutput out;
+
+        discipline_init(&d, 0);
+        run(&d, &c, &now, 32 * SEC, 3, &out);
+        /* 20 ppm fast: the kernel is to run 20 ppm slow, learned within three samples */
+        ASSERT_TRUE(fabs(out.freq_ppb + 20000) < 10);
+        run(&d, &c, &now, 32 * SEC, 5, &out);
+        ASSERT_TRUE(fabs(c.offset) < 1e-6);
+}
+
+static void test_noise_is_averaged_out(void) {
+        Clock c = { .osc = -5e-6, .noise = 1e-3 };
+        int64_t now = 1000 * SEC;
+        Discipline d;
+        DisciplineOutput out;
+
+        discipline_init(&d, 0);
+        run(&d, &c, &now, 64 * SEC, 40, &out);
+        /* +-1 ms on every sample: the frequency within a fraction of a ppm, the clock within
+         * a fraction of the noise */
+        ASSERT_TRUE(fabs(out.freq_ppb - 5000) < 300);
+        ASSERT_TRUE(fabs(c.offset) < 0.3e-3);
+}
+
+static void test_reset_forgets_the_samples_and_keeps_the_frequency(void) {
+        Clock c = { .osc = 30e-6 };
+        int64_t now = 1000 * SEC;
+        Discipline d;
+        DisciplineOutput out;
+
+        discipline_init(&d, 0);
+        run(&d, &c, &now, 32 * SEC, 6, &out);
+        ASSERT_TRUE(fabs(out.freq_ppb + 30000) < 10);
+        discipline_reset(&d);
+        ASSERT_EQ(discipline_samples(&d), 0U);
+        discipline_sample(&d, now + 3600 * SEC, 50 * MSEC, 0, 0, 10 * MSEC, &out);
+        ASSERT_EQ(out.offset_nsec, 50 * MSEC);
+        ASSERT_TRUE(fabs(out.freq_ppb + 30000) < 10);
+}
+
+static void test_the_frequency_stays_within_the_kernel_s_range(void) {
+        Discipline d;
+        DisciplineOutput out;
+
+        discipline_init(&d, 900000);
+        ASSERT_TRUE(d.freq * 1e9 == DISCIPLINE_FREQ_MAX_PPB);
+        discipline_sample(&d, 0, 0, 0, 0, MSEC, &out);
+        discipline_sample(&d, 10 * SEC, 300 * MSEC, 0, 0, MSEC, &out);
+        ASSERT_TRUE(out.freq_ppb <= DISCIPLINE_FREQ_MAX_PPB && out.freq_ppb >= -DISCIPLINE_FREQ_MAX_PPB);
+}
+
+static void test_the_kernel_s_unslewed_phase_is_not_counted(void) {
+        Discipline d;
+        DisciplineOutput out;
+
+        /* 10 ms handed to the kernel, 4 ms of it still to slew at the next sample, which
+         * finds the clock 4 ms behind: nothing else moved it, the frequency is right. */
+        discipline_init(&d, 0);
+        discipline_sample(&d, 0, 10 * MSEC, 0, 0, MSEC, &out);
+        discipline_sample(&d, 64 * SEC, 4 * MSEC, 4 * MSEC, 0, MSEC, &out);
+        ASSERT_TRUE(fabs(out.freq_ppb) < 1);
+        ASSERT_EQ(out.offset_nsec, 4 * MSEC);
+}
+
+TEST_MAIN(TEST_CASE(test_a_large_first_offset_is_slewed_and_leaves_the_frequency_alone),
+          TEST_CASE(test_the_frequency_is_acquired_from_the_first_samples),
+          TEST_CASE(test_noise_is_averaged_out),
+          TEST_CASE(test_reset_forgets_the_samples_and_keeps_the_frequency),
+          TEST_CASE(test_the_frequency_stays_within_the_kernel_s_range),
+          TEST_CASE(test_the_kernel_s_unslewed_phase_is_not_counted));

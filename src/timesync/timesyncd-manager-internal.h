@@ -107,6 +107,6 @@ struct Manager {
 
 /* The PLL's poll exponent for an interval (log2 seconds, at most 30). */
 int manager_poll_log2(usec_t interval);
-/* Apply a decision of the several-sources policy or of the NTS glue. */
+/* Apply a decision of the policy over the sources in use or of the NTS glue. */
 void manager_policy_apply(Manager *m, const PolicyDecision *d);
 void manager_nts_apply(Manager *m, const NTSDecision *d);

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The decisions of the policy over the sources in use that need no bus or time: what NTSStatus says of
- * the set, the leap second the set announces, which properties a decision names, when a set of
- * several is wanted, and how a set of one walks the server lists. */
+/* The decisions of the policy over the sources in use that need no bus or time: what NTSStatus
+ * says of the set, the leap second the set announces, which properties a decision names, when a
+ * set of several is wanted, and how a set of one walks the server lists. */
 
 #include "source-test-util.h"
 #include "tests.h"

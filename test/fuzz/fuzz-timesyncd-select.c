@@ -194,16 +194,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                         break;
                 }
 
-                assert_se(r.low_nsec <= r.offset_nsec && r.offset_nsec <= r.high_nsec);
+                /* The region kept contains [l, u], and the combined offset is in it: inside
+                 * every truechimer's interval widened to the floor, none counted tighter. */
+                assert_se(r.keep_low_nsec <= r.low_nsec && r.high_nsec <= r.keep_high_nsec);
+                assert_se(r.keep_low_nsec <= r.offset_nsec && r.offset_nsec <= r.keep_high_nsec);
                 assert_se(r.selected < n && r.verdicts[r.selected] == NTP_SELECT_TRUECHIMER);
                 for (size_t i = 0; i < n; i++) {
+                        NTPSelectCandidate w = c[i];
+
                         if (r.verdicts[i] != NTP_SELECT_TRUECHIMER)
                                 continue;
-                        assert_se(ntp_select_candidate_low(&c[i]) <= r.offset_nsec);
-                        assert_se(r.offset_nsec <= ntp_select_candidate_high(&c[i]));
-                        /* Nothing much tighter was passed over. */
-                        assert_se(c[r.selected].root_distance_nsec - c[i].root_distance_nsec <=
-                                  MAX(c[i].root_distance_nsec, NTP_SELECT_RESELECT_NSEC));
+                        assert_se(r.floor_nsec >= 0);
+                        w.root_distance_nsec = MAX(w.root_distance_nsec, r.floor_nsec);
+                        assert_se(ntp_select_candidate_low(&w) <= r.offset_nsec);
+                        assert_se(r.offset_nsec <= ntp_select_candidate_high(&w));
+                        /* Nothing much tighter, as counted, was passed over. */
+                        assert_se(MAX(c[r.selected].root_distance_nsec, r.floor_nsec) -
+                                  MAX(c[i].root_distance_nsec, r.floor_nsec) <=
+                                  MAX(MAX(c[i].root_distance_nsec, r.floor_nsec), NTP_SELECT_RESELECT_NSEC));
                 }
                 break;
 

@@ -104,15 +104,15 @@ test_two_targets_on_one_address_are_one_server() {
         QUERY_NETNS=$DNS_NETNS nts_query "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:twin.$DNS_ZONE"
         save_output srv-twin "$out"
         expect_exit "$QUERY_EXIT_DISAGREE" "$out" "two targets on one address an hour apart"
-        expect_output "$out" "^Same server: +u1\.$DNS_ZONE and u2\.$DNS_ZONE are the same server \(same NTP address 192\.0\.2\.1\): they count once$" \
+        expect_output "$out" "^Same server: +u1\.$DNS_ZONE and u2\.$DNS_ZONE are the same server \(same key-exchange address 192\.0\.2\.1\): they count once$" \
                 "the twins named"
         expect_output "$out" "^Sources: +1 of 1 verified \(distinct servers\)$" "one server counted"
-        expect_output "$out" "u1\.$DNS_ZONE and u2\.$DNS_ZONE are the same server \(same NTP address 192\.0\.2\.1\) and disagree by \+(3599\.9|3600\.0)[0-9]{2} s$" \
+        expect_output "$out" "u1\.$DNS_ZONE and u2\.$DNS_ZONE are the same server \(same key-exchange address 192\.0\.2\.1\) and disagree by \+(3599\.9|3600\.0)[0-9]{2} s$" \
                 "the disagreement"
         QUERY_NETNS=$DNS_NETNS nts_query_json "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:twin.$DNS_ZONE"
         expect_exit "$QUERY_EXIT_DISAGREE" "$out" "twins, JSON"
         json_check "$out.json" "j['status'] == 'disagree' and j['verified'] == 1 and j['servers'] == 1" \
-                "j['same_server'] == [{'first': 'u1.$DNS_ZONE', 'second': 'u2.$DNS_ZONE', 'address': '192.0.2.1', 'reason': 'same NTP address 192.0.2.1'}]" \
+                "j['same_server'] == [{'first': 'u1.$DNS_ZONE', 'second': 'u2.$DNS_ZONE', 'address': '192.0.2.1', 'reason': 'same key-exchange address 192.0.2.1'}]" \
                 "[s['status'] for s in j['sources']] == ['verified', 'verified']"
 }
 

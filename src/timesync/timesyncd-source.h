@@ -165,5 +165,8 @@ NTSClient *source_nts(const Source *s);
 /* Its replies that were refused, by cause, since the source was made. */
 const Refusals *source_refusals(const Source *s);
 const char *source_last_error(const Source *s);
+/* NTS: its last failure was that no datagram ever came from its NTP server, though the key
+ * exchange gave keys (outgoing UDP blocked, most likely): source_last_error() says so. */
+bool source_silent(const Source *s);
 /* How often it gave up (backed off or refused service) since it was made. */
 unsigned source_failures(const Source *s);

@@ -496,8 +496,11 @@ static void source_refuse(Source *s, RefusalCause cause, const char *reason) {
 
         (void) source_address_string(s, addr);
         if (cause >= REFUSAL_NTS_TRUNCATED)
-                log_full(first ? LOG_WARNING : LOG_DEBUG, "Ignoring reply from %s (%s) that fails NTS verification: %s.",
-                         addr, source_name(s), reason);
+                log_struct(first ? LOG_WARNING : LOG_DEBUG, TIMESYNC_MESSAGE_NTS_REPLY_REFUSED,
+                           ((const char *const[]) { "NTP_SERVER", source_name(s), "NTP_ADDRESS", addr,
+                                                    "NTS_ERROR", reason, NULL }),
+                           "Ignoring reply from %s (%s) that fails NTS verification: %s.", addr, source_name(s),
+                           reason);
         else
                 log_full(first ? LOG_NOTICE : LOG_DEBUG, "Ignoring reply from %s (%s): %s.", addr, source_name(s), reason);
 }

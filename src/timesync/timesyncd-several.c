@@ -258,18 +258,45 @@ static void several_log_status(Several *sv, const SourceSetDecision *d, const ch
         sv->changes_unlogged = 0;
 }
 
+/* What the set says when none answers and each source that fails got keys but never an NTP
+ * reply: TCP to the key exchange goes through, UDP to NTP does not. */
+#define SEVERAL_UDP_BLOCKED "No NTS source answers: key exchanges work, no NTP reply (outgoing UDP blocked?)"
+
+/* Every source of the set that fails never heard from its NTP server after its key exchange
+ * worked (source_silent()), and one does. */
+static bool several_all_silent(const Several *sv) {
+        bool any = false;
+
+        for (size_t i = 0; i < sv->set.n_entries; i++) {
+                const SourceSetEntry *e = &sv->set.entries[i];
+
+                if (e->vacant || e->replaces || e->duplicate_of || e->standing != SOURCE_SET_FAILING)
+                        continue;
+                if (!source_silent(e->source))
+                        return false;
+                any = true;
+        }
+        return any;
+}
+
 /* STATUS=, NTSStatus and the log say what the sources say together, once per change. While the
  * clock is left alone they say since when. */
 static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecision *out) {
         char text[sizeof sv->status], status[sizeof sv->notified], pool[256], since[256],
              failing[sizeof sv->notified], nts[sizeof sv->notified];
         bool disagree = source_set_disagree(d), changed;
+        bool none_answers = d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0;
+        bool silent = several_all_silent(sv);
         const char *nts_status;
         SeveralStatusInput in;
 
         source_set_describe(&sv->set, d, text, sizeof text);
-        /* The compiled-in servers, none of which answers: what the administrator can do. */
-        if (sv->fallback && d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0)
+        out->nts_none = none_answers;
+        /* None answers: what the administrator can do. Key exchanges that work with NTP that
+         * does not is a firewall's doing, not the servers'. */
+        if (none_answers && silent)
+                (void) snprintf(text, sizeof text, "%s", SEVERAL_UDP_BLOCKED);
+        else if (sv->fallback && none_answers)
                 (void) snprintf(text, sizeof text, "%s", FALLBACK_NTS_UNREACHABLE);
         (void) several_pool_failure(sv, pool, sizeof pool);
 
@@ -298,9 +325,9 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
         nts_status = several_nts_status(&in, nts, sizeof nts);
         changed = several_set_nts_status(sv, nts_status, out);
 
-        /* While the clock is left alone, STATUS= begins with NTSStatus, which names the failing
-         * servers after the set's sentence. */
-        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", disagree ? nts_status : since,
+        /* While the clock is left alone or none answers, STATUS= begins with NTSStatus, which
+         * names the failing servers after the set's sentence. */
+        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", disagree || none_answers ? nts_status : since,
                         sv->selected ? "; selected " : "", sv->selected ? source_name(sv->selected) : "",
                         isempty(pool) ? "" : "; ", pool);
 
@@ -335,6 +362,11 @@ const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t s
                 return in->since;
         if (!isempty(in->pool_failure))
                 return in->pool_failure;
+        /* None answers: every server that fails, not only the last one. */
+        if (none_answers && !isempty(in->failing)) {
+                (void) snprintf(buf, size, "%s; %s", in->since, in->failing);
+                return buf;
+        }
         if (none_answers && in->fallback)
                 return in->since;
         if (none_answers && !isempty(in->last_failure))
@@ -615,6 +647,7 @@ static void several_one_none(Several *sv, SeveralDecision *out) {
                  * first may try again. */
                 several_notify(out, "%s", sv->fallback ? FALLBACK_NTS_UNREACHABLE ". Retrying." :
                                "No NTS server usable, retrying.");
+                out->nts_none = true;
                 out->wait = true;
                 out->wait_until = nts_earliest_retry(sv->ctx.servers);
                 return;
@@ -643,6 +676,7 @@ static void several_one_next(Several *sv, SeveralDecision *out) {
                         log_debug("Tried every server, waiting %s before trying again.",
                                   FORMAT_TIMESPAN(sv->ctx.config->connection_retry_usec, USEC_PER_SEC));
                         several_notify(out, "No server answered, retrying.");
+                        out->nts_none = sv->nts;
                         out->wait = true;
                         return;
                 }
@@ -673,6 +707,14 @@ static bool several_one_event(Several *sv, Source *s, SourceEvent e, SeveralDeci
                 several_notify(out, "Connecting to time server %s (%s).", addr, source_name(s));
                 return false;
         case SOURCE_EVENT_FAILED:
+                /* A failed key exchange said why in NTSStatus already; a server that never
+                 * answered after one did not. */
+                if (source_silent(s)) {
+                        char text[sizeof sv->last_failure];
+
+                        (void) snprintf(text, sizeof text, "%s: %s", source_name(s), source_last_error(s));
+                        (void) several_set_nts_status(sv, text, out);
+                }
                 /* The next one takes over while this one backs off. */
                 source_stop(s);
                 several_one_next(sv, out);
@@ -955,6 +997,8 @@ static void several_sample(Several *sv, Source *s, SeveralDecision *out) {
                         several_notify(out, "Contacted time server %s (%s)%s.", addr, source_name(s), auth);
         }
 
+        if (p->authenticated)
+                out->nts_answered = s;
         source_set_sample(&sv->set, s, &x);
         several_drop_spare(sv, s);
         if (s == sv->selected)

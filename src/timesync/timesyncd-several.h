@@ -42,6 +42,10 @@ typedef struct SeveralDecision {
         char status[512];
         /* Every NTS server refuses service: the manager says so and idles. */
         bool refused;
+        /* NTS: every server of the list in use fails now, or one answers (a verified reply of
+         * nts_answered): the manager logs the change once (nts_outage()). */
+        bool nts_none;
+        const Source *nts_answered;
         /* The set runs: the manager polls. */
         bool polling;
         /* Nothing to poll now: the manager waits until wait_until (CLOCK_BOOTTIME; 0: for

@@ -102,6 +102,14 @@ static int manager_nts_prepare(Manager *m) {
         return r;
 }
 
+/* Every NTS server fails, or one answers again: logged once per change. */
+static void manager_nts_outage(Manager *m, bool outage, const char *server) {
+        if (m->nts_outage == outage)
+                return;
+        m->nts_outage = outage;
+        nts_outage(outage, m->nts_status, server);
+}
+
 static void manager_nts_missing(Manager *m) {
         NTSDecision d = {};
 
@@ -109,6 +117,9 @@ static void manager_nts_missing(Manager *m) {
         if (!m->config.nts_set)
                 m->nts_missing_reported = true;
         manager_nts_apply(m, &d);
+        /* The other reasons have their line of their own. */
+        if (m->config.nts_set)
+                manager_nts_outage(m, true, NULL);
 }
 
 static void manager_nts_enter_refused(Manager *m) {
@@ -121,6 +132,8 @@ static void manager_nts_enter_refused(Manager *m) {
 
 /* The server lists changed: forgets reasons that no longer hold. */
 static void manager_nts_servers_changed(Manager *m) {
+        /* New servers: an outage of the old ones says nothing of them. */
+        m->nts_outage = false;
         if (!manager_nts_enabled(m)) {
                 /* No NTS server left: the missing libssl no longer matters. */
                 m->nts_unavailable = false;
@@ -266,6 +279,10 @@ void manager_several_apply(Manager *m, const SeveralDecision *d) {
                 snprintf(m->nts_status, sizeof m->nts_status, "%s", d->nts_status);
         if (d->notify)
                 manager_notify_status(m, "%s", d->status);
+        if (d->nts_answered)
+                manager_nts_outage(m, false, source_name(d->nts_answered));
+        else if (d->nts_none)
+                manager_nts_outage(m, true, NULL);
         if (d->refused)
                 manager_nts_enter_refused(m);
         if (d->polling)

@@ -232,13 +232,15 @@ static void print_json(const SourceInfo *sources, size_t n) {
         fputc('\n', stdout);
 }
 
-/* A source that is failing: backing off after a failure, refusing service, or an NTS source
- * whose last key exchange failed (it waits idle for the retry, State says "idle"). */
+/* A source that is failing: backing off after a failure, refusing service, an NTS source whose
+ * last key exchange failed (it waits idle for the retry, State says "idle"), or one that was
+ * stopped after it failed (one server at a time: the next one took over, or all wait). */
 static bool source_failing(const SourceInfo *s) {
         const char *state = source_string(s, "State");
 
         return streq(state, "backing-off") || streq(state, "failed") ||
-               (source_integer(s, "NTS") && source_unsigned(s, "KeyExchangeFailures") > 0);
+               (source_integer(s, "NTS") && source_unsigned(s, "KeyExchangeFailures") > 0) ||
+               (streq(state, "idle") && !isempty(source_string(s, "LastError")));
 }
 
 /* The mark before each source, as chronyc's: * selected, + agrees and is combined, x a
@@ -533,8 +535,8 @@ static void print_check(const SourceInfo *sources, size_t n, int status, const c
                        (double) source_integer(s, "OffsetNSec") / 1e9,
                        isempty(nts_status) ? "" : " ", strempty(nts_status), isempty(nts_status) ? "" : ".");
         else
-                printf("Not synchronized: no source selected (%zu sources, %zu failing)%s%s\n", n, failing,
-                       isempty(nts_status) ? "." : ": ", strempty(nts_status));
+                printf("Not synchronized: no source selected (%zu %s, %zu failing)%s%s\n", n,
+                       n == 1 ? "source" : "sources", failing, isempty(nts_status) ? "." : ": ", strempty(nts_status));
 }
 
 /* ---- main ---- */

@@ -278,7 +278,7 @@ test_refusing_server_is_failing() {
         out=$(as_nobody "$TIMESYNC_SOURCES" --check) || rc=$?
         echo "$out"
         [ "$rc" = 4 ] || fail "--check exits $rc with no usable source"
-        grep -q "^Not synchronized: no source selected (1 sources, 1 failing): Key exchange with localhost:$MOCK_KE failed: " <<<"$out" ||
+        grep -q "^Not synchronized: no source selected (1 source, 1 failing): Key exchange with localhost:$MOCK_KE failed: " <<<"$out" ||
                 fail "--check does not say why"
         rc=0
         as_nobody "$TIMESYNC_SOURCES" --wait=2 >/dev/null || rc=$?

@@ -138,6 +138,29 @@ static const char *several_failing(Several *sv, const SourceSetDecision *d, char
         return buf;
 }
 
+/* The falsetickers of the set, with their offsets: "Falseticker: NAME (+3600.000000 s)", or
+ * "Falsetickers: ..." for several; "" when there is none. */
+static const char *several_falsetickers(const Several *sv, char *buf, size_t size) {
+        size_t n = 0, l;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < sv->set.n_entries; i++)
+                n += sv->set.entries[i].verdict == NTP_SELECT_FALSETICKER;
+        if (n == 0)
+                return buf;
+        l = (size_t) MAX(snprintf(buf, size, "%s: ", n == 1 ? "Falseticker" : "Falsetickers"), 0);
+        for (size_t i = 0, k = 0; i < sv->set.n_entries && l < size; i++) {
+                const SourceSetEntry *e = &sv->set.entries[i];
+
+                if (e->verdict != NTP_SELECT_FALSETICKER)
+                        continue;
+                l += (size_t) MAX(snprintf(buf + l, size - l, "%s%s (%+.6f s)", k++ > 0 ? ", " : "",
+                                           source_name(e->source),
+                                           (double) e->candidate.ntp.offset_nsec / NTP_NSEC_PER_SEC), 0);
+        }
+        return buf;
+}
+
 /* ---- which source is selected ---- */
 
 /* The selected source changes: stock's ServerName, ServerAddress and NTPMessage describe it,
@@ -283,7 +306,7 @@ static bool several_all_silent(const Several *sv) {
  * clock is left alone they say since when. */
 static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecision *out) {
         char text[sizeof sv->status], status[sizeof sv->notified], pool[256], since[256],
-             failing[sizeof sv->notified], nts[sizeof sv->notified];
+             failing[sizeof sv->notified], nts[sizeof sv->notified], falsetickers[256];
         bool disagree = source_set_disagree(d), changed;
         bool none_answers = d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0;
         bool silent = several_all_silent(sv);
@@ -321,6 +344,7 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
                 .pool_failure = pool,
                 .last_failure = sv->last_failure,
                 .failing = several_failing(sv, d, failing, sizeof failing),
+                .falsetickers = several_falsetickers(sv, falsetickers, sizeof falsetickers),
         };
         nts_status = several_nts_status(&in, nts, sizeof nts);
         changed = several_set_nts_status(sv, nts_status, out);
@@ -371,8 +395,13 @@ const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t s
                 return in->since;
         if (none_answers && !isempty(in->last_failure))
                 return in->last_failure;
+        /* The others agree: who fails, and who is not believed. */
+        if (in->outcome == NTP_SELECT_AGREED && !isempty(in->failing) && !isempty(in->falsetickers)) {
+                (void) snprintf(buf, size, "%s; %s", in->failing, in->falsetickers);
+                return buf;
+        }
         if (in->outcome == NTP_SELECT_AGREED)
-                return strempty(in->failing);
+                return !isempty(in->failing) ? in->failing : strempty(in->falsetickers);
         return "";
 }
 

@@ -179,6 +179,7 @@ typedef struct SeveralStatusInput {
         const char *pool_failure;       /* "ENTRY: REASON" of a pool whose lookup failed, or "" */
         const char *last_failure;       /* the last source that failed, and why, or "" */
         const char *failing;            /* "N of M NTS servers failing: ...", or "" */
+        const char *falsetickers;       /* "Falseticker: NAME (OFFSET s)", or ""/NULL */
 } SeveralStatusInput;
 /* Returns one of the texts of in, or buf (size bytes) with two of them. */
 const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size);

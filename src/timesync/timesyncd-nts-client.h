@@ -201,7 +201,9 @@ const SocketAddress *nts_client_ke_peer(const NTSClient *c);
 const uint8_t *nts_client_ke_key_sha256(const NTSClient *c);
 const char *nts_client_aead_name(const NTSClient *c);   /* NULL without keys */
 size_t nts_client_cookies(const NTSClient *c);
-usec_t nts_client_last_ke_realtime(const NTSClient *c); /* 0: none in this run */
+/* When the key exchange of the keys in use, or of the last keys, succeeded (keys resumed from the
+ * state file: in an earlier run); 0: none known. */
+usec_t nts_client_last_ke_realtime(const NTSClient *c);
 unsigned nts_client_ke_failures(const NTSClient *c);    /* failed key exchanges (and refused
                                                          * bootstrap keys) in a row */
 const char *nts_client_last_error(const NTSClient *c);  /* "" when there is none */

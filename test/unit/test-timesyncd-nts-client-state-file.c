@@ -213,6 +213,32 @@ static void test_a_name_too_long_for_a_file_keeps_no_state(void) {
         test_rm_rf(dir);
 }
 
+/* What D-Bus shows of a client whose keys came from the state file (after a reload or a restart):
+ * where its key exchanges go, with the port, and when the key exchange of its keys was. */
+static void test_resumed_keys_show_their_key_exchange(void) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_free_ char *dir = test_tmpdir_new(), *path = NULL;
+        NTSClientSettings settings;
+        NTSClient *c;
+
+        ASSERT_OK(sd_event_new(&e));
+        settings = (NTSClientSettings) { .event = e, .state_dir = dir, .retry_usec = 30 * USEC_PER_SEC };
+        path = state_path(dir, "nts.example");
+        write_state(path, "nts.example", FILE_VALID);
+
+        ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
+        ASSERT_STREQ(nts_client_ke_address(c), "nts.example:4460");
+        ASSERT_EQ(nts_client_last_ke_realtime(c), (usec_t) 0);
+        nts_client_load(c);
+        ASSERT_EQ(nts_client_state(c), NTS_CLIENT_READY);
+        ASSERT_STREQ(nts_client_ke_address(c), "nts.example:4460");
+        ASSERT_TRUE(nts_client_last_ke_realtime(c) > 0);
+        ASSERT_TRUE(nts_client_last_ke_realtime(c) <= now(CLOCK_REALTIME));
+        nts_client_free(c);
+        test_rm_rf(dir);
+}
+
 TEST_MAIN(TEST_CASE(test_a_state_file_is_used_once_and_removed_before_its_cookies_go),
           TEST_CASE(test_a_clean_stop_saves_only_keys_that_may_be_kept),
-          TEST_CASE(test_a_name_too_long_for_a_file_keeps_no_state))
+          TEST_CASE(test_a_name_too_long_for_a_file_keeps_no_state),
+          TEST_CASE(test_resumed_keys_show_their_key_exchange))

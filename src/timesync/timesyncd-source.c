@@ -1022,6 +1022,13 @@ void source_clock_stepped(Source *s, bool poll_now) {
                 source_enter(s, SOURCE_POLL_WAIT, 0);
 }
 
+void source_sample_stepped(Source *s, int64_t step_nsec) {
+        assert(s);
+
+        if (s->has_sample)
+                s->sample.ntp.offset_nsec = int64_sub_saturating(s->sample.ntp.offset_nsec, step_nsec);
+}
+
 /* ---- views ---- */
 
 bool source_stalled(const Source *s) {

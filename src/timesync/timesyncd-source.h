@@ -143,6 +143,9 @@ bool source_sample_used(Source *s);
  * a request out now (it is not used; the source asks again at once). By someone else
  * (poll_now): poll at once and start the poll interval over. */
 void source_clock_stepped(Source *s, bool poll_now);
+/* We stepped the clock by step_nsec: the last sample's offset, measured against the clock before,
+ * is that much less against the clock now (what D-Bus shows of it, until the next sample). */
+void source_sample_stepped(Source *s, int64_t step_nsec);
 /* The poll interval limits of the settings changed: apply them to the interval and the timer. */
 void source_poll_limits_changed(Source *s);
 /* The owner does not use its samples (a falseticker): from its next sample on, its poll level

@@ -479,8 +479,10 @@ void several_steered(Several *sv, const SeveralDecision *d, int r, SeveralDecisi
          * would judge later samples against a clock that was never stepped. */
         if (d->adjustment.step && r > 0) {
                 source_set_stepped(&sv->set, d->adjustment.offset_nsec);
-                for (size_t i = 0; i < sv->set.n_entries; i++)
+                for (size_t i = 0; i < sv->set.n_entries; i++) {
                         source_clock_stepped(sv->set.entries[i].source, /* poll_now= */ false);
+                        source_sample_stepped(sv->set.entries[i].source, d->adjustment.offset_nsec);
+                }
         } else if (clock_backend_type(sv->ctx.clock) == CLOCK_BACKEND_KERNEL)
                 source_set_slewed(&sv->set, d->adjustment.offset_nsec);
 

@@ -283,6 +283,24 @@ test_plain_ntp_is_not_nts() {
         stop_timesyncd
 }
 
+# The clock an hour ahead (the fake clock of --test-clock-offset=), one server, polled every 30 s:
+# right after the step, the source's last answer says what it says against the stepped clock
+# (about 0 s), not the hour it said before the step as if the source still agreed an hour off.
+test_offsets_after_a_step_are_against_the_stepped_clock() {
+        local json=$TEST_TMPDIR/stepped.json
+        stop_timesyncd
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/stepped.conf" "localhost:${KE[a]}"
+        start_timesyncd "$TEST_TMPDIR/stepped.conf" --test-poll-interval=30s --test-clock-offset=3600s
+        wait_log "Initial clock synchronization to localhost:${KE[a]} (offset -3600\." 30
+        as_nobody "$TIMESYNC_SOURCES" --json >"$json"
+        as_nobody "$TIMESYNC_SOURCES" | sed -n 1,3p
+        /usr/bin/python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))[0]
+assert abs(s["OffsetNSec"]) < 10**9, s["OffsetNSec"]' "$json" || fail "the offset is not against the stepped clock"
+        stop_timesyncd
+}
+
 # One NTS server that refuses every key exchange (an NTS-KE error record "bad request", which
 # puts the retry at the top of the backoff ladder at once): the source is failing (S is "-"),
 # "KE fails" counts the one failure, and --check says not synchronized (4); --wait gives up
@@ -337,5 +355,6 @@ run_case test_openmetrics_parses_and_says_what_the_daemon_says
 run_case test_check_names_failing_servers_while_synchronized
 run_case test_no_daemon_is_a_clear_error
 run_case test_plain_ntp_is_not_nts
+run_case test_offsets_after_a_step_are_against_the_stepped_clock
 run_case test_refusing_server_is_failing
 run_case test_wait_until_synchronized_over_nts

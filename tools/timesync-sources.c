@@ -17,6 +17,7 @@
 #include "json-writer.h"
 #include "log.h"
 #include "string-util.h"
+#include "strv.h"
 #include "time-util.h"
 
 #define SOURCE_KEYS_MAX 64U
@@ -280,12 +281,12 @@ static const char *format_ago(uint64_t then_usec, usec_t now_usec, char buf[stat
         return format_seconds(now_usec > then_usec ? (now_usec - then_usec) / USEC_PER_SEC : 0, buf);
 }
 
-static void print_table(const SourceInfo *sources, size_t n) {
+static void print_table(const SourceInfo *sources, size_t n, char * const *not_started) {
         usec_t t = now(CLOCK_REALTIME);
         bool nts = false;
         char ago[16], poll[16], offset[32], rd[32], stratum[8];
 
-        if (n == 0) {
+        if (n == 0 && strv_length(not_started) == 0) {
                 printf("No time sources.\n");
                 return;
         }
@@ -313,6 +314,13 @@ static void print_table(const SourceInfo *sources, size_t n) {
                        format_ago(source_unsigned(s, "LastSampleTimestamp"), t, ago), offset, rd);
                 nts = nts || source_integer(s, "NTS");
         }
+        /* Listed, but without a source yet: the daemon has nothing of them to show. */
+        STRV_FOREACH(name, not_started)
+                printf("  %-28s %-24s %-4s %-12s %2s %6s %5s %14s %12s\n", *name, "-", "NTS", "not started", "-", "-",
+                       "-", "-", "-");
+        if (strv_length(not_started) > 0)
+                printf("not started: an NTS server of the list in use that no source polls yet (beyond "
+                       "NTSMaxSources=, or not tried yet)\n");
         printf("S: * selected, + agrees, x falseticker, ? undecided (no majority), = duplicate, "
                "- not usable now\n"
                "Source-local: the source's clock minus the local clock (+: the source is ahead)\n");
@@ -778,6 +786,44 @@ static int fetch_sources(sd_bus *bus, SourceInfo **ret, size_t *ret_n, char **re
         return 0;
 }
 
+/* The servers of the NTS list in use (runtime NTS servers while set, else NTS=, else FallbackNTS=
+ * while the daemon uses NTS) that no source polls: the daemon makes a source when it first uses a
+ * server. Pool entries are left out: their sources are named after their members. */
+static int fetch_not_started(sd_bus *bus, const SourceInfo *sources, size_t n, char ***ret) {
+        static const char *const lists[] = { "RuntimeNTSServers", "SystemNTSServers", "FallbackNTSServers" };
+        _cleanup_strv_free_ char **names = NULL, **out = NULL;
+        bool nts = false;
+        int r;
+
+        for (size_t i = 0; i < n; i++)
+                nts = nts || source_integer(&sources[i], "NTS");
+        *ret = NULL;
+        if (!nts)
+                return 0;
+        for (size_t k = 0; k < ELEMENTSOF(lists) && strv_length(names) == 0; k++) {
+                names = strv_free(names);
+                r = sd_bus_get_property_strv(bus, "org.freedesktop.timesync1", "/org/freedesktop/timesync1",
+                                             "org.freedesktop.timesync1.Manager", lists[k], NULL, &names);
+                if (r < 0)
+                        return 0;
+        }
+        STRV_FOREACH(name, names) {
+                bool found = false;
+
+                if (startswith(*name, "pool:") || startswith(*name, "srv:"))
+                        continue;
+                for (size_t i = 0; i < n && !found; i++)
+                        found = streq(source_string(&sources[i], "Name"), *name);
+                if (!found) {
+                        r = strv_extend(&out, *name);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
 /* For the metrics: the Manager's Frequency and PollIntervalUSec (left out when unreadable). */
 static void fetch_daemon(sd_bus *bus, DaemonInfo *d) {
         uint64_t poll = 0;
@@ -866,8 +912,14 @@ int main(int argc, char *argv[]) {
                 print_metrics(sources, n, &d);
         } else if (arg_output == OUTPUT_JSON)
                 print_json(sources, n);
-        else
-                print_table(sources, n);
+        else {
+                _cleanup_strv_free_ char **not_started = NULL;
+
+                r = fetch_not_started(bus, sources, n, &not_started);
+                if (r < 0)
+                        return log_oom(), 1;
+                print_table(sources, n, not_started);
+        }
 
         free_sources(sources, n);
         return r >= 0 && fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;

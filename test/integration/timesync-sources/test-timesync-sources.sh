@@ -301,6 +301,21 @@ assert abs(s["OffsetNSec"]) < 10**9, s["OffsetNSec"]' "$json" || fail "the offse
         stop_timesyncd
 }
 
+# Four servers, NTSMaxSources=2: the two the daemon does not use are listed too, "not started".
+test_servers_beyond_nts_max_sources_are_listed() {
+        local out
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/two.conf" "${names[*]}" "NTSMaxSources=2"
+        start_timesyncd "$TEST_TMPDIR/two.conf" --test-poll-interval=1s
+        wait_log "Using 2 NTS servers together" 10
+        out=$(as_nobody "$TIMESYNC_SOURCES")
+        echo "$out"
+        grep -Eq "^  ${names[2]} +- +NTS +not started " <<<"$out" || fail "${names[2]} is not listed as not started"
+        grep -Eq "^  ${names[3]} +- +NTS +not started " <<<"$out" || fail "${names[3]} is not listed as not started"
+        [ "$(grep -c "not started " <<<"$out")" = 2 ] || fail "not two servers not started"
+        stop_timesyncd
+}
+
 # One NTS server that refuses every key exchange (an NTS-KE error record "bad request", which
 # puts the retry at the top of the backoff ladder at once): the source is failing (S is "-"),
 # "KE fails" counts the one failure, and --check says not synchronized (4); --wait gives up
@@ -356,5 +371,6 @@ run_case test_check_names_failing_servers_while_synchronized
 run_case test_no_daemon_is_a_clear_error
 run_case test_plain_ntp_is_not_nts
 run_case test_offsets_after_a_step_are_against_the_stepped_clock
+run_case test_servers_beyond_nts_max_sources_are_listed
 run_case test_refusing_server_is_failing
 run_case test_wait_until_synchronized_over_nts

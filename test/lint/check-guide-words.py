@@ -14,7 +14,7 @@ import sys
 
 SECTIONS = ("Firewall", "Rolling out to a fleet", "Troubleshooting")
 PLACEHOLDERS = {"S", "A", "T", "N", "M", "X", "REASON", "CAUSE", "DATE", "KEY", "PORT", "NAME", "ERROR", "TIME",
-                "ADDRESS", "..."}
+                "ADDRESS", "OFFSET", "..."}
 # X509_verify_cert_error_string() texts that the guide quotes (libssl's words, not ours).
 LIBSSL = ("hostname mismatch", "certificate has expired", "certificate is not yet valid",
           "unable to get local issuer certificate", "self-signed certificate in certificate chain")

@@ -540,6 +540,16 @@ static void print_one_of(const char *name, const char *label, const char *key, c
         }
 }
 
+/* One gauge in seconds without labels, its value v / 10^decimals. */
+static void print_seconds_gauge(const char *name, const char *help, int64_t v, unsigned decimals) {
+        char sample[128];
+
+        fputs(print_family(name, METRIC_GAUGE, "seconds", help, sample, sizeof sample), stdout);
+        fputc(' ', stdout);
+        print_decimal(v, decimals);
+        fputc('\n', stdout);
+}
+
 /* What the daemon says as a whole: whether it answered, the build, the state --check sees, and as
  * chronyc tracking and ntpd-rs' exporter give them the clock's figures: the selected source's
  * offset, root distance, last update and poll interval, and the frequency correction. */
@@ -567,32 +577,18 @@ static void print_daemon(const DaemonInfo *d, const SourceInfo *sources, size_t 
         printf("%s %zu\n", print_family("timesyncd_sources", METRIC_GAUGE, NULL, "The time sources the daemon knows",
                                         sample, sizeof sample), n);
         if (sel && source_has(sel, "OffsetNSec")) {
-                fputs(print_family("timesyncd_offset", METRIC_GAUGE, "seconds",
-                                   "The selected source's clock minus the local clock, from its last answer "
-                                   "(chronyc tracking: Last offset, opposite sign)", sample, sizeof sample), stdout);
-                fputc(' ', stdout);
-                print_decimal(source_integer(sel, "OffsetNSec"), 9);
-                fputs("\n", stdout);
-                fputs(print_family("timesyncd_root_distance", METRIC_GAUGE, "seconds",
-                                   "Bound on the error of the selected source's time now (root delay / 2 + root "
-                                   "dispersion)", sample, sizeof sample), stdout);
-                fputc(' ', stdout);
-                print_decimal(source_integer(sel, "RootDistanceNSec"), 9);
-                fputs("\n", stdout);
-                fputs(print_family("timesyncd_last_update_timestamp", METRIC_GAUGE, "seconds",
-                                   "When the request of the selected source's last answer went out, seconds "
-                                   "since 1970", sample, sizeof sample), stdout);
-                fputc(' ', stdout);
-                print_decimal((int64_t) source_unsigned(sel, "LastSampleTimestamp"), 6);
-                fputs("\n", stdout);
+                print_seconds_gauge("timesyncd_offset", "The selected source's clock minus the local clock, from its "
+                                    "last answer (chronyc tracking: Last offset, opposite sign)",
+                                    source_integer(sel, "OffsetNSec"), 9);
+                print_seconds_gauge("timesyncd_root_distance", "Bound on the error of the selected source's time now "
+                                    "(root delay / 2 + root dispersion)", source_integer(sel, "RootDistanceNSec"), 9);
+                print_seconds_gauge("timesyncd_last_update_timestamp", "When the request of the selected source's "
+                                    "last answer went out, seconds since 1970",
+                                    (int64_t) source_unsigned(sel, "LastSampleTimestamp"), 6);
         }
-        if (d->poll_interval_usec > 0) {
-                fputs(print_family("timesyncd_poll_interval", METRIC_GAUGE, "seconds",
-                                   "The poll interval of the selected source", sample, sizeof sample), stdout);
-                fputc(' ', stdout);
-                print_decimal((int64_t) d->poll_interval_usec, 6);
-                fputs("\n", stdout);
-        }
+        if (d->poll_interval_usec > 0)
+                print_seconds_gauge("timesyncd_poll_interval", "The poll interval of the selected source",
+                                    (int64_t) d->poll_interval_usec, 6);
         if (d->have_frequency)
                 printf("%s %.6f\n", print_family("timesyncd_frequency_ppm", METRIC_GAUGE, NULL,
                                                  "The kernel's frequency correction of the local clock, in ppm "

@@ -7,6 +7,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "string-util.h"
 #include "strv.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-clockfile.h"
@@ -39,8 +40,9 @@ void manager_notify_status(Manager *m, const char *format, ...) {
         va_start(ap, format);
         (void) vsnprintf(buf, sizeof buf, format, ap);
         va_end(ap);
+        /* A reason that ends in a question ("UDP port 123 blocked?") takes no full stop. */
         if (m->nts_status[0] != '\0' && !strstr(buf, m->nts_status))
-                (void) sd_notifyf(false, "STATUS=%s %s.", buf, m->nts_status);
+                (void) sd_notifyf(false, "STATUS=%s %s%s", buf, m->nts_status, endswith(m->nts_status, "?") ? "" : ".");
         else
                 (void) sd_notifyf(false, "STATUS=%s", buf);
         m->status_notified = true;

@@ -90,7 +90,8 @@ udp_blocked_one_server_inner() {
         wait_journal "MESSAGE=NTS key exchange with localhost:$CHRONY_KE .* done"
         assert_alert "$want"
         wait_for 10 nts_status_is "$want" || fail "NTSStatus is '$(timesync_property NTSStatus)'"
-        wait_for 5 _status_has "$want" || fail "STATUS= does not say it: $(last_status)"
+        wait_for 5 _status_has "STATUS=No server answered, retrying. $want" || fail "STATUS= does not say it: $(last_status)"
+        ! grep -qF "blocked?." "$NOTIFY_OUT" || fail "STATUS= puts a full stop after the question: $(last_status)"
         ! grep -q "TCP port 4460 blocked" "$NOTIFY_OUT" || fail "STATUS= blames TCP port 4460: $(last_status)"
         check=$(in_systemd_run "$SOURCES" --check) || rc=$?
         [ "$rc" = 4 ] || fail "timesync-sources --check exits $rc: $check"
@@ -98,6 +99,9 @@ udp_blocked_one_server_inner() {
                 fail "timesync-sources --check does not say it: $check"
         grep -qF "(1 source, 1 failing)" <<<"$check" || fail "timesync-sources --check miscounts: $check"
         echo "check: $check"
+        # The table marks it not usable ("-"), not blank as a server out of use.
+        in_systemd_run "$SOURCES" | grep -Eq "^- localhost:$CHRONY_KE " ||
+                fail "the table does not mark the server '-': $(in_systemd_run "$SOURCES")"
         # Retries (every second here) repeat nothing at warning level.
         wait_for 15 _retried || fail "no second round of requests"
         assert_alert "$want"

@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# bench/run.sh [BUILD_DIR]: runs every benchmark of docs/BENCHMARKS.md and rewrites it, with the
-# plot docs/bench-rss-cpu.png. `ninja -C build bench` does the same. Needs root (setpriv, like
+# bench/run.sh [BUILD_DIR]: runs every benchmark of docs/BENCHMARKS.md, writes what they measured
+# as the document's figures (docs/bench-figures.tsv, one named figure a line) and renders the
+# document from them and its template, bench/BENCHMARKS.md.in (bench/render.sh, which renders
+# it again from the figures alone), with the plot docs/bench-rss-cpu.png. The measurements run
+# in the order that keeps each one's load known (the long-running clients last), not in the
+# document's. `ninja -C build bench` does the same. Needs root (setpriv, like
 # the integration tests). What a fresh machine lacks it fetches first, as tools/run-tests.sh
 # does: valgrind, strace, gnuplot-nox and the rest of tools/install-deps.sh, and chronyd with
 # test/tools/fetch-peers.sh into the peers directory: TSNTS_PEERS_DIR, else build-peers/ of
@@ -57,8 +61,12 @@ POLL_SEC=$(awk -v l="$POLL_LOG2" 'BEGIN { printf "%g", 2 ^ l }')
 POLL_MS=$(awk -v l="$POLL_LOG2" 'BEGIN { printf "%d", 2 ^ l * 1000 }')
 KE_RUNS=${BENCH_KE_RUNS:-21}
 FIRST_RUNS=${BENCH_FIRST_RUNS:-7}
-DOC=$SRC/docs/BENCHMARKS.md
-PNG=$SRC/docs/bench-rss-cpu.png
+# BENCH_OUT=DIR: the document, its figures and the plot go to DIR instead of docs/ (a trial run).
+OUT=${BENCH_OUT:-$SRC/docs}
+mkdir -p "$OUT"
+DOC=$OUT/BENCHMARKS.md
+FIGURES=$OUT/bench-figures.tsv
+PNG=$OUT/bench-rss-cpu.png
 BENCH_PACKET=$TSNTS_BUILD_DIR/bench/bench-packet
 BENCH_KE=$TSNTS_BUILD_DIR/bench/bench-ke
 BENCH_MEMORY=$TSNTS_BUILD_DIR/bench/bench-memory-stages
@@ -264,19 +272,6 @@ if [ -r "$BUNDLE" ]; then
         sys_proc_chrony=$(cut -f2 "$W/ke-proc-chrony-sys.tsv" | median)
 fi
 
-# ---- 4b. memory, step by step along the daemon's path ----
-log "memory by stage: test CA (also without OpenSSL's configuration, without its error strings), system store directory, system store bundle"
-"$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost "$CA" >"$W/mem-ca.tsv"
-"$BENCH_MEMORY" --openssl-init=no-config 127.0.0.1 "${KE[ke]}" localhost "$CA" >"$W/mem-noconf.tsv"
-"$BENCH_MEMORY" --openssl-init=no-strings 127.0.0.1 "${KE[ke]}" localhost "$CA" >"$W/mem-nostrings.tsv"
-if [ -r "$BUNDLE" ]; then
-        "${SYSDIR_ENV[@]}" "$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost - >"$W/mem-sysdir.tsv"
-        "${BUNDLE_ENV[@]}" "$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost - >"$W/mem-bundle.tsv"
-fi
-# mem FILE STAGE COLUMN (2 rss, 3 anon, 4 file, 5 libcrypto's mappings, 6 libssl's, 7 libssl mapped)
-mem() { awk -F'\t' -v s="$2" -v c="$3" '$1 == s { print $c }' "$1" 2>/dev/null | grep . || echo n/a; }
-mem_delta() { awk -v a="$(mem "$1" "$2" "$4")" -v b="$(mem "$1" "$3" "$4")" 'BEGIN { if (a == "n/a" || b == "n/a") print "n/a"; else print b - a }'; }
-
 # ---- 3. time to the first authenticated sample ----
 log "first authenticated sample: cold and warm, $FIRST_RUNS runs each"
 write_conf "$W/first.conf" "NTS=localhost:${KE[first]}" "NTSTrustedCertificates=$CA"
@@ -328,7 +323,20 @@ first_cwarm=$(cut -f4 "$W/first.tsv" | median)
 # Whether chronyd -Q found its dumped cookies: the server counts key exchanges.
 chrony_ke_total=$(chrony_serverstat "$W/srv-first" "NTS-KE connections accepted")
 
-# ---- 4./5./6. memory, CPU per poll, syscalls per poll: all clients side by side ----
+# ---- 4. memory, step by step along the daemon's path (its second table) ----
+log "memory by stage: test CA (also without OpenSSL's configuration, without its error strings), system store directory, system store bundle"
+"$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost "$CA" >"$W/mem-ca.tsv"
+"$BENCH_MEMORY" --openssl-init=no-config 127.0.0.1 "${KE[ke]}" localhost "$CA" >"$W/mem-noconf.tsv"
+"$BENCH_MEMORY" --openssl-init=no-strings 127.0.0.1 "${KE[ke]}" localhost "$CA" >"$W/mem-nostrings.tsv"
+if [ -r "$BUNDLE" ]; then
+        "${SYSDIR_ENV[@]}" "$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost - >"$W/mem-sysdir.tsv"
+        "${BUNDLE_ENV[@]}" "$BENCH_MEMORY" 127.0.0.1 "${KE[ke]}" localhost - >"$W/mem-bundle.tsv"
+fi
+# mem FILE STAGE COLUMN (2 rss, 3 anon, 4 file, 5 libcrypto's mappings, 6 libssl's, 7 libssl mapped)
+mem() { awk -F'\t' -v s="$2" -v c="$3" '$1 == s { print $c }' "$1" 2>/dev/null | grep . || echo n/a; }
+mem_delta() { awk -v a="$(mem "$1" "$2" "$4")" -v b="$(mem "$1" "$3" "$4")" 'BEGIN { if (a == "n/a" || b == "n/a") print "n/a"; else print b - a }'; }
+
+# ---- 4. to 7.: all clients side by side: memory, CPU, system calls and writes per poll ----
 log "steady state: $POLLS polls of $POLL_SEC s, all clients at once"
 declare -A PID BUSPID
 # Each of our daemons gets a system bus of its own, as on a real machine: on a shared bus only
@@ -662,7 +670,7 @@ time_chrony4=$(top_time "$W/chrony-nts4.strace")
 top_ours4=$(top_syscalls "$W/ours-nts4.strace" "${NPOLL[ours-nts4-traced]}")
 top_chrony4=$(top_syscalls "$W/chrony-nts4.strace" "${NPOLL[chrony-nts4-traced]}")
 
-# ---- weight ----
+# ---- 8. weight ----
 size_of() { stat -c %s "$1"; }
 stripped_size() { strip -o "$W/stripped" "$1" && stat -c %s "$W/stripped"; }
 needed() { readelf -d "$1" | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p' | paste -sd' '; }
@@ -747,7 +755,7 @@ plot "$W/plot.dat" using 5:xtic(1) title "CPU per poll"
 unset multiplot
 EOF
 
-# ---- memory figures for the document ----
+# ---- memory figures of sections 4 and "Where we lose" ----
 kib_add() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || a == "" || b == "") print "n/a"; else print a + b }'; }
 kib_sub() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "n/a" || b == "n/a" || a == "" || b == "") print "n/a"; else print a - b }'; }
 # Ours without NTS plus what libcrypto and the AES-SIV context cost in bench-memory-stages: the
@@ -769,8 +777,7 @@ else
         crypto_sharers="on Debian 12 systemd's own library links libcrypto.so.3, so PID 1 and most systemd daemons map it too (not installed here)"
 fi
 
-# ---- the document ----
-log "writing $DOC"
+# ---- the figures of the document, and the document ----
 per_poll() { awk -v w="$1" -v p="$2" 'BEGIN { if (p > 0) printf "%.3f\n", w / p; else print "n/a" }'; }
 cpu_verdict=$(awk -v r="${CPURATIO[ours-nts:chrony-nts]}" 'BEGIN { if (r == "n/a") print "not measured"; else if (r <= 1) print "met"; else print "NOT met" }')
 # With four sources: where ours stands against chronyd, from the same kind of ratio.
@@ -786,49 +793,8 @@ openssl_version=$(openssl version 2>/dev/null | cut -d' ' -f1-2)
 chrony_version=$("$CHRONYD" -v | cut -d' ' -f1-4)
 git_rev=$(git -C "$SRC" rev-parse --short HEAD 2>/dev/null || echo unknown)
 
-row() { printf '| %s | %s | %s | %s | %s |\n' "$@"; }
 # per_sec US_PER_POLL POLLS: CPU per second of the CPU rounds' window.
 per_sec() { awk -v c="$1" -v p="$2" -v w="$window" 'BEGIN { if (c == "n/a" || w <= 0) print "n/a"; else printf "%.1f\n", c * p / w }'; }
-# ntpd_rs_section: section 5's paragraph on ntpd-rs, measured in the same rounds.
-ntpd_rs_section() {
-        local n=ntpdrs-nts version
-        if [ -z "$NTPD_RS" ]; then
-                echo "Not measured in this run: no ntp-daemon of trixie or forky in $TSNTS_PEERS_DIR"
-                echo "(test/tools/fetch-peers.sh fetches them) or no no-clock-write.so in the build."
-                return
-        fi
-        version=$("$NTPD_RS" --version 2>&1 | head -n1)
-        cat <<SECTION
-$version (Debian's, run on this host from its suite's tree), one NTS source on its own chronyd
-4.3 server, \`poll-interval-limits\` and \`initial-poll-interval\` at $NTPD_RS_POLL_LOG2 ($(awk -v l="$NTPD_RS_POLL_LOG2" 'BEGIN { printf "%g", 2 ^ l }') s: it polls at
-least 1 s apart, a smaller exponent is taken as 0, so where the others poll more often it made
-fewer polls in the same window and its CPU per poll carries more of its idle wakeups),
-\`minimum-agreeing-sources = 1\` so that it runs its whole clock algorithm on that one source,
-log level \`warn\`, in the same rounds as the clients above. ntp-daemon exits at start ("Could
-not control clock: Insufficient permissions to interact with the clock", exit status 70) when it
-may not set the clock, whatever its configuration, and it has no option that leaves the clock
-alone. It ran with test/tools/no-clock-write.so preloaded, which turns every clock_adjtime()
-that would change the clock into one that reads it, and, like every client here, without
-CAP_SYS_TIME: the kernel would refuse the change anyway, the preload only keeps the refusal
-from stopping it. Its steering is therefore computed and not applied, as ours in observe mode.
-
-| | ours, NTS | ntpd-rs, NTS | chronyd, NTS | ours / ntpd-rs | ntpd-rs / chronyd |
-|---|---|---|---|---|---|
-| polls in the window | ${NPOLL[ours-nts]} | ${NPOLL[$n]:-n/a} | ${NPOLL[chrony-nts]} | | |
-| CPU per poll (us, median of rounds; ratios: median of the rounds' ratios) | ${CPUPOLL[ours-nts]} | ${CPUPOLL[$n]:-n/a} | ${CPUPOLL[chrony-nts]} | ${CPURATIO[ours-nts:$n]} | ${CPURATIO[$n:chrony-nts]} |
-| CPU per second of the window (us) | $(per_sec "${CPUPOLL[ours-nts]}" "${NPOLL[ours-nts]}") | $(per_sec "${CPUPOLL[$n]:-n/a}" "${NPOLL[$n]:-0}") | $(per_sec "${CPUPOLL[chrony-nts]}" "${NPOLL[chrony-nts]}") | | |
-| CPU per poll, each round (us) | $(rounds_of ours-nts) | $(rounds_of "$n") | $(rounds_of chrony-nts) | ${CPURATIOS[ours-nts:$n]} | ${CPURATIOS[$n:chrony-nts]} |
-| RSS steady (KiB) | ${RSS[ours-nts]} | ${RSS[$n]:-n/a} | ${RSS[chrony-nts]} | $(ratio "${RSS[ours-nts]}" "${RSS[$n]:-n/a}") | $(ratio "${RSS[$n]:-n/a}" "${RSS[chrony-nts]}") |
-| RSS peak (KiB) | ${HWM[ours-nts]} | ${HWM[$n]:-n/a} | ${HWM[chrony-nts]} | $(ratio "${HWM[ours-nts]}" "${HWM[$n]:-n/a}") | $(ratio "${HWM[$n]:-n/a}" "${HWM[chrony-nts]}") |
-| PSS (KiB) | ${PSS[ours-nts]} | ${PSS[$n]:-n/a} | ${PSS[chrony-nts]} | $(ratio "${PSS[ours-nts]}" "${PSS[$n]:-n/a}") | $(ratio "${PSS[$n]:-n/a}" "${PSS[chrony-nts]}") |
-| anonymous memory (KiB) | ${ANON[ours-nts]} | ${ANON[$n]:-n/a} | ${ANON[chrony-nts]} | $(ratio "${ANON[ours-nts]}" "${ANON[$n]:-n/a}") | $(ratio "${ANON[$n]:-n/a}" "${ANON[chrony-nts]}") |
-| shared libraries mapped | ${LIBS[ours-nts]} | ${LIBS[$n]:-n/a} | ${LIBS[chrony-nts]} | | |
-
-ntp-daemon links only libc, libm and libgcc_s (Rust's standard library and its TLS stack,
-rustls, are in the binary; no libssl or libcrypto) and runs ${THREADS[$n]} threads at the end of the
-window; its polls are counted by its server as the others'.
-SECTION
-}
 prow() {
         local c=$1
         # shellcheck disable=SC2016 # the backticks are Markdown's
@@ -836,471 +802,269 @@ prow() {
                 "$(pi "$c")" "$(fmt "$(pk "$c" 4)" 1)" "$(awk -v c="$c" -F'\t' '$1 == c { print $2 }' "$W/packet-cases.tsv")"
 }
 
-{
-cat <<EOF
-# Benchmarks
+# figure NAME VALUE: one figure of the document (bench/render.sh reads them; a backslash and a
+# newline in VALUE are written \\ and \n).
+: >"$W/figures.tsv"
+figure() {
+        local v=${2//\\/\\\\}
+        printf '%s\t%s\n' "$1" "${v//$'\n'/\\n}" >>"$W/figures.tsv"
+}
 
-Generated by \`bench/run.sh\` (\`ninja -C build bench\`) on $STARTED from commit $git_rev; do
-not edit by hand, rerun it. Machine: $(nproc) CPUs ($cpu_model), kernel $(uname -r),
-$openssl_version, $chrony_version. The machine is shared: load average $LOAD_BEFORE before the
-run and $LOAD_AFTER after. That is why the tables give medians, ratios measured within one
-round (both sides see the same load), CPU time rather than wall time where it matters, and
-instruction counts from callgrind, which do not depend on load at all. \`perf stat -e
-instructions\` does not work on this machine (the counter is not supported in this VM).
-
-Every daemon ran without CAP_SYS_TIME (\`setpriv --bounding-set=-sys_time\`, checked in
-/proc/PID/status), ours with \`--observe\`, chronyd with \`-x\` or \`-Q\`, ntpd-rs with its clock
-changes turned into reads (section 5); all traffic on loopback
-against chronyd 4.3 NTS servers (\`local stratum 1\`, one server per measured client so that
-its counters are that client's polls). The clock guard of test/lib checked that the kernel
-clock discipline was unchanged.
-
-## Summary
-
-| | ours | chronyd 4.3 | ours / chronyd |
-|---|---|---|---|
-| NTS request + verify per packet (CPU, ns) | $pkt_pair | n/a (not separable) | |
-| key exchange trusting the system store, one-shot process CPU (ms) | $(fmt "$sys_proc_ours") | $(fmt "$sys_proc_chrony") | $(ratio "$sys_proc_ours" "$sys_proc_chrony") |
-| key exchange, connect to close, strace (ms) | $(fmt "$ks_ours") | $(fmt "$ks_chrony") | $(ratio "$ks_ours" "$ks_chrony") |
-| one-shot process: KE (+ NTP for chronyd), CPU (ms) | $(fmt "$kp_ours_cpu") | $(fmt "$kp_chrony_cpu") | $(ratio "$kp_ours_cpu" "$kp_chrony_cpu") |
-| first authenticated sample, cold (ms) | $(fmt "$first_cold") | $(fmt "$first_ccold") | $(ratio "$first_cold" "$first_ccold") |
-| first authenticated sample, warm (ms) | $(fmt "$first_warm") | $(fmt "$first_cwarm") | $(ratio "$first_warm" "$first_cwarm") |
-| RSS steady, NTS (KiB) | ${RSS[ours-nts]} | ${RSS[chrony-nts]} | $(ratio "${RSS[ours-nts]}" "${RSS[chrony-nts]}") |
-| RSS peak, NTS (KiB) | ${HWM[ours-nts]} | ${HWM[chrony-nts]} | $(ratio "${HWM[ours-nts]}" "${HWM[chrony-nts]}") |
-| PSS, NTS (KiB) | ${PSS[ours-nts]} | ${PSS[chrony-nts]} | $(ratio "${PSS[ours-nts]}" "${PSS[chrony-nts]}") |
-| anonymous memory (the process's own), NTS (KiB) | ${ANON[ours-nts]} | ${ANON[chrony-nts]} | $(ratio "${ANON[ours-nts]}" "${ANON[chrony-nts]}") |
-| CPU per poll, NTS (us; ratio: median of $CPU_ROUNDS rounds' ratios) | ${CPUPOLL[ours-nts]} | ${CPUPOLL[chrony-nts]} | ${CPURATIO[ours-nts:chrony-nts]} |
-| CPU per poll, NTS, the two alone on a quiet machine (section 5) (us) | $QUIET_OURS | $QUIET_CHRONY | $QUIET_RATIO |
-| CPU per poll, NTS, ours without a system bus (what-if, section 5) (us) | ${CPUPOLL[ours-nobus]} | ${CPUPOLL[chrony-nts]} | ${CPURATIO[ours-nobus:chrony-nts]} |
-| RSS steady, 4 NTS sources (KiB) | ${RSS[ours-nts4]} | ${RSS[chrony-nts4]} | $(ratio "${RSS[ours-nts4]}" "${RSS[chrony-nts4]}") |
-| PSS, 4 NTS sources (KiB) | ${PSS[ours-nts4]} | ${PSS[chrony-nts4]} | $(ratio "${PSS[ours-nts4]}" "${PSS[chrony-nts4]}") |
-| CPU per poll (one packet to one of the 4), 4 NTS sources (us) | ${CPUPOLL[ours-nts4]} | ${CPUPOLL[chrony-nts4]} | ${CPURATIO[ours-nts4:chrony-nts4]} |
-| syscalls per poll, NTS | $sys_ours | $sys_chrony | $(ratio "$sys_ours" "$sys_chrony") |
-| syscalls per poll, 4 NTS sources | $sys_ours4 | $sys_chrony4 | $(ratio "$sys_ours4" "$sys_chrony4") |
-| writes to the disk per poll, NTS (section 7) | $(per_poll "${WRITES[ours-nts]}" "${NPOLL[strace-ours]}") | $(per_poll "${WRITES[chrony-nts]}" "${NPOLL[strace-chrony]}") | |
-| writes to the disk per poll, 4 NTS sources | $(per_poll "${WRITES[ours-nts4]}" "${NPOLL[ours-nts4-traced]}") | $(per_poll "${WRITES[chrony-nts4]}" "${NPOLL[chrony-nts4-traced]}") | |
-| binary, stripped (bytes) | $ours_stripped | $chrony_stripped | $(ratio "$ours_stripped" "$chrony_stripped") |
-
-Stock Debian systemd-timesyncd refuses to start without CAP_SYS_TIME, which this host never
-grants, so it can only be measured inside the qemu guest of the mkosi suite: $GUEST_STATUS
-Its binary is listed under Weight.
-
-## Where we lose, and why
-
-- **Memory with NTS**: RSS $(ratio "${RSS[ours-nts]}" "${RSS[chrony-nts]}")x, PSS $(ratio "${PSS[ours-nts]}" "${PSS[chrony-nts]}")x and anonymous memory (the process's own: heap,
-  relocated library data) $(ratio "${ANON[ours-nts]}" "${ANON[chrony-nts]}")x chronyd's. Without NTS servers OpenSSL is never mapped and ours
-  is $(ratio "${RSS[ours-plain]}" "${RSS[chrony-nts]}")x chronyd's RSS. The target "RSS at or below chronyd's with NTS" is not met, and
-  cannot be with OpenSSL 3 as Debian ships it (section 4, "What can be given back", each idea
-  measured): libcrypto with the AES-SIV context that every poll needs costs
-  $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS by itself, so ours without NTS plus that alone is $mem_floor KiB,
-  $(ratio "$mem_floor" "${RSS[chrony-nts]}")x chronyd's, even with the key exchange in a helper process and libssl never mapped;
-  libssl cannot be unloaded between key exchanges (ELF flag NODELETE); malloc_trim(0) after
-  them returns $(mem_delta "$W/mem-ca.tsv" "malloc_trim(0)" "after ten more" 3) KiB. Of the RSS difference of $gap_rss KiB, $gap_file KiB are file pages
-  (library code and read-only data, shared with every process mapping the same library,
-  reclaimable page cache) and $gap_anon KiB anonymous memory.
-- **CPU per poll with one NTS source**: ${CPURATIO[ours-nts:chrony-nts]}x chronyd's, the median of the
-  ratios of the $CPU_ROUNDS rounds (${CPURATIOS[ours-nts:chrony-nts]}), so the target "at or below chronyd's" is
-  $cpu_verdict in this run; with the two alone on an otherwise quiet machine $QUIET_RATIO
-  (rounds $QUIET_RATIO_LIST); without a system bus ${CPURATIO[ours-nobus:chrony-nts]}x (section 5). What ours does
-  and chronyd does not is the D-Bus signal that every reply sends (PropertiesChanged of
-  NTPMessage, as stock systemd-timesyncd sends it; \`timedatectl timesync-status --monitor\` shows
-  each reply from it): $bus_cost us per poll in ours, and routing it costs the bus daemon
-  another $(if [ "${BUSPOLL[ours-nts]}" != n/a ]; then echo "${BUSPOLL[ours-nts]} us"; else echo "CPU"; fi) (last column of section 5). Building the message is not
-  what costs: on 2026-12-05, outside this bench, callgrind counted about 30 000 instructions
-  per poll for the whole emission (sd-bus's property lookup and message building, 60 % of
-  the daemon's user-space instructions per poll), yet the same daemon building the message by
-  hand without the lookup measured the same CPU per poll, and one on a bus that sent no
-  signal measured as without a bus: the cost is the sendmsg() and the bus daemon's wakeup it
-  causes, which any signal per reply pays. Room for it was made elsewhere (issue
-  18): AES-SIV on two keyed AES contexts instead of libcrypto's AES-SIV cipher (section 1, no
-  allocation per packet), only the used part of the reply's scratch buffer zeroed, no
-  adjtimex() per poll, no gettid() per loop pass. The system calls per poll are fewer than
-  chronyd's with one source and with four (section 6), and nothing is written to the disk per
-  poll (section 7): the cookie jar is written at a clean stop only and removed durably when a
-  start loads it (docs/NTS.md, "Cookie persistence"). With four sources ours is $cpu4_place chronyd
-  per poll (${CPURATIO[ours-nts4:chrony-nts4]}x, rounds ${CPURATIOS[ours-nts4:chrony-nts4]}), signal included: the signal goes with the selected source's samples
-  only. For scale: chronyd's two clients, with one source and with four, do the same work per
-  poll and measured ${CPUPOLL[chrony-nts]} and ${CPUPOLL[chrony-nts4]} us in this run (${CPURATIO[chrony-nts4:chrony-nts]}x within rounds);
-  between runs on this shared machine each figure moves by 10 to 20 %, which is why the
-  ratios are taken within rounds.
-- **Where the memory goes** (section 4, step by step): libcrypto and one AES-SIV context
-  are $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS, libssl and the key exchanges $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2) KiB more: a key exchange
-  in a separate process could save at most the latter, not enough to get below chronyd.
-  Most of ours' anonymous memory is libcrypto's relocated data ($CRYPTO_DIRTY KiB) and the heap
-  ($HEAP_OURS KiB, without NTS $HEAP_PLAIN KiB; chronyd's $HEAP_CHRONY KiB).
-- **Key exchange as a one-shot process**: CPU $(ratio "$kp_ours_cpu" "$kp_chrony_cpu")x \`chronyd -Q\`'s, mostly loading and
-  initialising OpenSSL 3 in a fresh process (near 1: a loss in some runs, not in others); the
-  exchange itself (connect to close) is faster than chronyd's.
-$(if [ -s "$GUEST_TSV" ]; then
+figure packet-rows "$(while IFS=$'\t' read -r c _; do prow "$c"; done <"$W/packet-cases.tsv")"
+figure STARTED "$STARTED"
+figure git_rev "$git_rev"
+figure cpu_model "$cpu_model"
+figure openssl_version "$openssl_version"
+figure chrony_version "$chrony_version"
+figure LOAD_BEFORE "$LOAD_BEFORE"
+figure LOAD_AFTER "$LOAD_AFTER"
+figure pkt_pair "$pkt_pair"
+figure CPU_ROUNDS "$CPU_ROUNDS"
+figure QUIET_OURS "$QUIET_OURS"
+figure QUIET_CHRONY "$QUIET_CHRONY"
+figure QUIET_RATIO "$QUIET_RATIO"
+figure sys_ours "$sys_ours"
+figure sys_chrony "$sys_chrony"
+figure sys_ours4 "$sys_ours4"
+figure sys_chrony4 "$sys_chrony4"
+figure ours_stripped "$ours_stripped"
+figure chrony_stripped "$chrony_stripped"
+figure GUEST_STATUS "$GUEST_STATUS"
+figure mem_floor "$mem_floor"
+figure gap_rss "$gap_rss"
+figure gap_file "$gap_file"
+figure gap_anon "$gap_anon"
+figure cpu_verdict "$cpu_verdict"
+figure QUIET_RATIO_LIST "$QUIET_RATIO_LIST"
+figure bus_cost "$bus_cost"
+figure cpu4_place "$cpu4_place"
+figure CRYPTO_DIRTY "$CRYPTO_DIRTY"
+figure HEAP_OURS "$HEAP_OURS"
+figure HEAP_PLAIN "$HEAP_PLAIN"
+figure HEAP_CHRONY "$HEAP_CHRONY"
+figure FIRST_RUNS "$FIRST_RUNS"
+figure KE_RUNS "$KE_RUNS"
+figure n_system_certs "$n_system_certs"
+figure BUNDLE "$BUNDLE"
+figure chrony_ke_total "$chrony_ke_total"
+figure SSL_FLAGS "$SSL_FLAGS"
+figure CRYPTO_FLAGS "$CRYPTO_FLAGS"
+figure mem_whatif "$mem_whatif"
+figure crypto_sharers "$crypto_sharers"
+figure CRYPTO_RSS "$CRYPTO_RSS"
+figure SSL_RSS "$SSL_RSS"
+figure POLLS "$POLLS"
+figure POLL_SEC "$POLL_SEC"
+figure POLL_MS "$POLL_MS"
+figure POLL_LOG2 "$POLL_LOG2"
+figure window "$window"
+figure day_ours "$day_ours"
+figure day_chrony "$day_chrony"
+figure QUIET_ROUNDS "$QUIET_ROUNDS"
+figure quiet_sec "$quiet_sec"
+figure pkt_day "$pkt_day"
+figure ours_size "$ours_size"
+figure chrony_size "$chrony_size"
+figure stock_size "$stock_size"
+figure stock_stripped "$stock_stripped"
+figure stock_needed "$stock_needed"
+figure top_ours "$top_ours"
+figure time_ours "$time_ours"
+figure top_chrony "$top_chrony"
+figure time_chrony "$time_chrony"
+figure top_ours4 "$top_ours4"
+figure time_ours4 "$time_ours4"
+figure top_chrony4 "$top_chrony4"
+figure time_chrony4 "$time_chrony4"
+figure window4 "$window4"
+figure 'RSS[ours-nts]' "${RSS[ours-nts]}"
+figure 'RSS[chrony-nts]' "${RSS[chrony-nts]}"
+figure 'RSS[ours-nts4]' "${RSS[ours-nts4]}"
+figure 'RSS[chrony-nts4]' "${RSS[chrony-nts4]}"
+figure 'RSS[ours-plain]' "${RSS[ours-plain]}"
+figure 'HWM[ours-nts]' "${HWM[ours-nts]}"
+figure 'HWM[chrony-nts]' "${HWM[chrony-nts]}"
+figure 'HWM[ours-plain]' "${HWM[ours-plain]}"
+figure 'PSS[ours-nts]' "${PSS[ours-nts]}"
+figure 'PSS[chrony-nts]' "${PSS[chrony-nts]}"
+figure 'PSS[ours-nts4]' "${PSS[ours-nts4]}"
+figure 'PSS[chrony-nts4]' "${PSS[chrony-nts4]}"
+figure 'PSS[ours-plain]' "${PSS[ours-plain]}"
+figure 'ANON[ours-nts]' "${ANON[ours-nts]}"
+figure 'ANON[chrony-nts]' "${ANON[chrony-nts]}"
+figure 'ANON[ours-plain]' "${ANON[ours-plain]}"
+figure 'CPUPOLL[ours-nts]' "${CPUPOLL[ours-nts]}"
+figure 'CPUPOLL[chrony-nts]' "${CPUPOLL[chrony-nts]}"
+figure 'CPUPOLL[ours-nobus]' "${CPUPOLL[ours-nobus]}"
+figure 'CPUPOLL[ours-nts4]' "${CPUPOLL[ours-nts4]}"
+figure 'CPUPOLL[chrony-nts4]' "${CPUPOLL[chrony-nts4]}"
+figure 'CPUPOLL[ours-plain]' "${CPUPOLL[ours-plain]}"
+figure 'CPURATIO[ours-nts:chrony-nts]' "${CPURATIO[ours-nts:chrony-nts]}"
+figure 'CPURATIO[ours-nobus:chrony-nts]' "${CPURATIO[ours-nobus:chrony-nts]}"
+figure 'CPURATIO[ours-nts4:chrony-nts4]' "${CPURATIO[ours-nts4:chrony-nts4]}"
+figure 'CPURATIO[chrony-nts4:chrony-nts]' "${CPURATIO[chrony-nts4:chrony-nts]}"
+figure 'CPURATIOS[ours-nts:chrony-nts]' "${CPURATIOS[ours-nts:chrony-nts]}"
+figure 'CPURATIOS[ours-nts4:chrony-nts4]' "${CPURATIOS[ours-nts4:chrony-nts4]}"
+figure 'CPURATIOS[ours-nobus:chrony-nts]' "${CPURATIOS[ours-nobus:chrony-nts]}"
+figure 'LIBS[ours-plain]' "${LIBS[ours-plain]}"
+figure 'LIBS[ours-nts]' "${LIBS[ours-nts]}"
+figure 'LIBS[chrony-nts]' "${LIBS[chrony-nts]}"
+figure 'NPOLL[ours-plain]' "${NPOLL[ours-plain]}"
+figure 'NPOLL[ours-nts]' "${NPOLL[ours-nts]}"
+figure 'NPOLL[ours-nobus]' "${NPOLL[ours-nobus]}"
+figure 'NPOLL[chrony-nts]' "${NPOLL[chrony-nts]}"
+figure 'NPOLL[ours-nts4]' "${NPOLL[ours-nts4]}"
+figure 'NPOLL[chrony-nts4]' "${NPOLL[chrony-nts4]}"
+figure 'NPOLL[strace-ours]' "${NPOLL[strace-ours]}"
+figure 'NPOLL[strace-chrony]' "${NPOLL[strace-chrony]}"
+figure 'NPOLL[ours-nts4-traced]' "${NPOLL[ours-nts4-traced]}"
+figure 'NPOLL[chrony-nts4-traced]' "${NPOLL[chrony-nts4-traced]}"
+figure 'BUSPOLL[ours-plain]' "${BUSPOLL[ours-plain]}"
+figure 'BUSPOLL[ours-nts]' "${BUSPOLL[ours-nts]}"
+figure 'BUSPOLL[ours-nobus]' "${BUSPOLL[ours-nobus]}"
+figure 'BUSPOLL[chrony-nts]' "${BUSPOLL[chrony-nts]}"
+figure 'BUSPOLL[ours-nts4]' "${BUSPOLL[ours-nts4]}"
+figure 'BUSPOLL[chrony-nts4]' "${BUSPOLL[chrony-nts4]}"
+figure 'STATEWRITES[ours-nts]' "${STATEWRITES[ours-nts]}"
+figure 'STATEWRITES[ours-nts4]' "${STATEWRITES[ours-nts4]}"
+figure 'CLOCKWRITES[ours-nts]' "${CLOCKWRITES[ours-nts]}"
+figure 'CLOCKWRITES[ours-nts4]' "${CLOCKWRITES[ours-nts4]}"
+figure 'LOGLINES[ours-nts]' "${LOGLINES[ours-nts]}"
+figure 'LOGLINES[ours-nts4]' "${LOGLINES[ours-nts4]}"
+figure 'LOGLINES[chrony-nts]' "${LOGLINES[chrony-nts]}"
+figure 'LOGLINES[chrony-nts4]' "${LOGLINES[chrony-nts4]}"
+figure 'LOGMSGS[ours-nts]' "${LOGMSGS[ours-nts]}"
+figure 'LOGMSGS[ours-nts4]' "${LOGMSGS[ours-nts4]}"
+figure 'nproc' "$(nproc)"
+figure 'kernel' "$(uname -r)"
+figure 'fmt1(sys_proc_ours)' "$(fmt "$sys_proc_ours")"
+figure 'fmt1(sys_proc_chrony)' "$(fmt "$sys_proc_chrony")"
+figure 'ratio(sys_proc_ours, sys_proc_chrony)' "$(ratio "$sys_proc_ours" "$sys_proc_chrony")"
+figure 'fmt1(ks_ours)' "$(fmt "$ks_ours")"
+figure 'fmt1(ks_chrony)' "$(fmt "$ks_chrony")"
+figure 'ratio(ks_ours, ks_chrony)' "$(ratio "$ks_ours" "$ks_chrony")"
+figure 'fmt1(kp_ours_cpu)' "$(fmt "$kp_ours_cpu")"
+figure 'fmt1(kp_chrony_cpu)' "$(fmt "$kp_chrony_cpu")"
+figure 'ratio(kp_ours_cpu, kp_chrony_cpu)' "$(ratio "$kp_ours_cpu" "$kp_chrony_cpu")"
+figure 'fmt1(first_cold)' "$(fmt "$first_cold")"
+figure 'fmt1(first_ccold)' "$(fmt "$first_ccold")"
+figure 'ratio(first_cold, first_ccold)' "$(ratio "$first_cold" "$first_ccold")"
+figure 'fmt1(first_warm)' "$(fmt "$first_warm")"
+figure 'fmt1(first_cwarm)' "$(fmt "$first_cwarm")"
+figure 'ratio(first_warm, first_cwarm)' "$(ratio "$first_warm" "$first_cwarm")"
+figure 'ratio(RSS[ours-nts], RSS[chrony-nts])' "$(ratio "${RSS[ours-nts]}" "${RSS[chrony-nts]}")"
+figure 'ratio(HWM[ours-nts], HWM[chrony-nts])' "$(ratio "${HWM[ours-nts]}" "${HWM[chrony-nts]}")"
+figure 'ratio(PSS[ours-nts], PSS[chrony-nts])' "$(ratio "${PSS[ours-nts]}" "${PSS[chrony-nts]}")"
+figure 'ratio(ANON[ours-nts], ANON[chrony-nts])' "$(ratio "${ANON[ours-nts]}" "${ANON[chrony-nts]}")"
+figure 'ratio(RSS[ours-nts4], RSS[chrony-nts4])' "$(ratio "${RSS[ours-nts4]}" "${RSS[chrony-nts4]}")"
+figure 'ratio(PSS[ours-nts4], PSS[chrony-nts4])' "$(ratio "${PSS[ours-nts4]}" "${PSS[chrony-nts4]}")"
+figure 'ratio(sys_ours, sys_chrony)' "$(ratio "$sys_ours" "$sys_chrony")"
+figure 'ratio(sys_ours4, sys_chrony4)' "$(ratio "$sys_ours4" "$sys_chrony4")"
+figure 'per_poll(WRITES[ours-nts], NPOLL[strace-ours])' "$(per_poll "${WRITES[ours-nts]}" "${NPOLL[strace-ours]}")"
+figure 'per_poll(WRITES[chrony-nts], NPOLL[strace-chrony])' "$(per_poll "${WRITES[chrony-nts]}" "${NPOLL[strace-chrony]}")"
+figure 'per_poll(WRITES[ours-nts4], NPOLL[ours-nts4-traced])' "$(per_poll "${WRITES[ours-nts4]}" "${NPOLL[ours-nts4-traced]}")"
+figure 'per_poll(WRITES[chrony-nts4], NPOLL[chrony-nts4-traced])' "$(per_poll "${WRITES[chrony-nts4]}" "${NPOLL[chrony-nts4-traced]}")"
+figure 'ratio(ours_stripped, chrony_stripped)' "$(ratio "$ours_stripped" "$chrony_stripped")"
+figure 'ratio(RSS[ours-plain], RSS[chrony-nts])' "$(ratio "${RSS[ours-plain]}" "${RSS[chrony-nts]}")"
+figure 'mem_delta(ca, start, AES-SIV context, one packet sealed, rss)' "$(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2)"
+figure 'ratio(mem_floor, RSS[chrony-nts])' "$(ratio "$mem_floor" "${RSS[chrony-nts]}")"
+figure 'mem_delta(ca, malloc_trim(0), after ten more, anon)' "$(mem_delta "$W/mem-ca.tsv" "malloc_trim(0)" "after ten more" 3)"
+figure 'bus cost words' "$(if [ "${BUSPOLL[ours-nts]}" != n/a ]; then echo "${BUSPOLL[ours-nts]} us"; else echo "CPU"; fi)"
+figure 'mem_delta(ca, AES-SIV context, one packet sealed, after ten more, rss)' "$(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2)"
+figure 'against-stock-bullet' "$(if [ -s "$GUEST_TSV" ]; then
         printf -- '- **Against stock systemd-timesyncd** (qemu guest, section 4): without NTS servers ours is %sx stock'"'"'s RSS\n  and %sx its PSS (target: within 1.1x), with NTS %sx the RSS and %sx the PSS of chronyd as an NTS client\n  in the same guest. Memory is not where we lose to stock.' \
                 "$(ratio "$(guest_kib "ours, no NTS" RSS)" "$(guest_kib stock RSS)")" "$(ratio "$(guest_kib "ours, no NTS" PSS)" "$(guest_kib stock PSS)")" \
                 "$(ratio "$(guest_kib "ours, NTS" RSS)" "$(guest_kib chronyd RSS)")" "$(ratio "$(guest_kib "ours, NTS" PSS)" "$(guest_kib chronyd PSS)")"
 else
         printf -- '- **Stock systemd-timesyncd** is not in these tables yet (see above).'
-fi)
-
-![RSS and CPU per poll](bench-rss-cpu.png)
-
-The plot: left, memory of each client at the end of the steady-state window (section 4); right,
-CPU per poll over the same window (section 5).
-
-## 1. Per-packet cost
-
-\`bench/bench-packet.c\`, linked with the project's static libraries: AES-SIV-CMAC-256, a
-request spending one 100-byte cookie (chrony's size) with 7 placeholders, a response with 8 new
-cookies built by test/tools/nts-server-ef; $(sed -n 's/^# request \([0-9]*\) bytes, response \([0-9]*\) bytes.*/request \1 bytes, response \2 bytes/p' "$W/packet.tsv"). Each case runs 5000 times per round, 21 rounds interleave the cases, ns/op is
-the median (and minimum) over rounds of wall time per operation on one core. Instructions/op
-come from one callgrind run of 1000 operations per case (client requests zero and dump the
-counters around each case); they exclude the kernel, so a getrandom() counts a few
-instructions only. Allocations/op count calls of malloc/calloc/realloc (the bench defines
-them, so libcrypto's count too).
-
-| case | ns/op (median) | ns/op (min) | instructions/op | allocations/op | what |
-|---|---|---|---|---|---|
-EOF
-while IFS=$'\t' read -r c _; do prow "$c"; done <"$W/packet-cases.tsv"
-cat <<EOF
-
-Ratios, each the median over the 21 rounds of the ratio within one round:
-
-| ratio | wall time | instructions |
-|---|---|---|
-| NTS request / libcrypto's way (\`nts-request\` / \`floor-seal\`) | $(pr nts-request/floor-seal) | $(ratio "$(pi nts-request)" "$(pi floor-seal)") |
-| NTS verify / libcrypto's way (\`nts-verify\` / \`floor-open-copy\`) | $(pr nts-verify/floor-open-copy) | $(ratio "$(pi nts-verify)" "$(pi floor-open-copy)") |
-| NTS verify / libcrypto's AES-SIV with a new key schedule | $(pr nts-verify/floor-open-rekey) | $(ratio "$(pi nts-verify)" "$(pi floor-open-rekey)") |
-| template copy / new key schedule (libcrypto variants) | $(pr floor-open-copy/floor-open-rekey) | $(ratio "$(pi floor-open-copy)" "$(pi floor-open-rekey)") |
-| module AEAD seal / libcrypto's way | $(pr aead-seal/floor-seal) | $(ratio "$(pi aead-seal)" "$(pi floor-seal)") |
-| module AEAD open / libcrypto's way | $(pr aead-open/floor-open-copy) | $(ratio "$(pi aead-open)" "$(pi floor-open-copy)") |
-| NTS request / plain NTP request | $(pr nts-request/ntp-request) | $(ratio "$(pi nts-request)" "$(pi ntp-request)") |
-
-The \`floor-*\` cases are the same AES-SIV work on the same bytes done libcrypto's way, through
-the sym_ pointers, with objects keyed once outside the loop. They were the floor while the
-daemon used libcrypto's AES-SIV; since issue 18 it runs its own AES-SIV on two keyed AES
-contexts (src/shared/aes-siv.c, docs/NTS.md "AES-SIV on libcrypto's AES"), and these cases are
-the baseline it is measured against. For the request: S2V alone (four CMACs on one keyed
-EVP_MAC context): an NTS request seals an empty plaintext, whose AES-SIV output is the S2V
-value, and OpenSSL 3.0's AES-SIV cipher refuses an empty plaintext. For the response: EVP
-AES-128-SIV decryption with the tag check, in two variants: a copy of a keyed template per
-operation (what nts-crypto-openssl.c did before aes-siv.c) and a new key schedule per
-operation on a reused context. A third variant, re-initialising the keyed context without a
-key, is not usable: on OpenSSL 3.0.22 the second open after it already fails to verify.
-
-Where the time goes:
-- Request: the Unique Identifier and the authenticator's nonce come from a pool of kernel
-  random bytes (\`random_bytes_pooled()\`, one getrandom() per KiB, i.e. per ~20 requests), so
-  no system call is left on the per-request path; the fields themselves (\`request-fields\`)
-  are small. A getrandom() call costs about as much as half of the seal (\`getrandom-16\`,
-  \`getrandom-32\`).
-- Response: the parsing (\`response-walk\`) is a few percent; the AES-SIV open dominates.
-  libcrypto's way copies a keyed template per open (\`ctx-copy\`: it allocates, libcrypto
-  duplicates the provider context and the CMAC inside it), and its AES-SIV allocates more
-  inside; ours allocates nothing.
-- Nothing on the per-packet path allocates; the AES work itself is a CBC pass (CMAC) over the
-  associated data and, for a reply, a CTR pass and a CBC pass over the plaintext.
-
-## 2. Key exchange
-
-Against a chronyd 4.3 NTS-KE server on 127.0.0.1 (ECDSA P-256 test certificate, TLS 1.3):
-
-| | ours | chronyd -Q |
-|---|---|---|
-| in-process, session start to keys + cookies, median of $((KE_RUNS - 1)) (ms wall / ms CPU) | $(fmt "$(awk -v v="$ke_wall" 'BEGIN { print v / 1000 }')" 2) / $(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2) | n/a (no hook) |
-| in-process, first session (loads libssl/libcrypto) (ms wall / ms CPU) | $(fmt "$(awk -v v="$ke_first_wall" 'BEGIN { print v / 1000 }')" 2) / $(fmt "$(awk -v v="$ke_first_cpu" 'BEGIN { print v / 1000 }')" 2) | |
-| strace: connect() to close() of the KE socket, median of $FIRST_RUNS (ms) | $(fmt "$ks_ours") | $(fmt "$ks_chrony") |
-| whole one-shot process, median of $FIRST_RUNS (ms wall / ms CPU) | $(fmt "$kp_ours_wall" 0) / $(fmt "$kp_ours_cpu" 0) | $(fmt "$kp_chrony_wall" 0) / $(fmt "$kp_chrony_cpu" 0) |
-
-Ours is \`bench/bench-ke.c\`: nts-ke-client on sd-event, the same call the daemon makes
-(NTS_aead_offer, CA file, hostname verification), $KE_RUNS sessions in one process; its CPU is
-CLOCK_PROCESS_CPUTIME_ID over the session. chronyd has no way to time its key exchange from
-outside but the system calls, so both run once per process under \`strace -f -ttt -e
-trace=connect,close\` and the interval from connect() to the KE port until close() of that
-socket is taken (strace slows both alike). The whole-process figures (wall time, and user +
-system CPU from wait4()) are
-not the same work: ours is process start, library loading and one key exchange; \`chronyd -Q\`
-(\`iburst minpoll -6\`, the reference client of PEERS.md) also polls NTP until it has its
-measurement, which is most of its wall time.
-
-Where the wall time goes: CPU is a few ms, the rest of our ~$(fmt "$(awk -v v="$ke_wall" 'BEGIN { print v / 1000 }')" 0) ms is waiting for the
-server. The key exchange socket has TCP_NODELAY set (nts-ke-client.c): without it, the client's
-TLS Finished and its NTS-KE request left in two segments and Nagle's algorithm held the second
-until the server's delayed ACK of the first, 40 ms on Linux; the first version of this
-benchmark measured 48 ms per key exchange for that reason, against 4 ms with TCP_NODELAY
-forced by an LD_PRELOAD shim.
-
-### Trusting the system store
-
-Without \`NTSTrustedCertificates=\` the daemon trusts the system store ($n_system_certs certificates
-in $BUNDLE here). OpenSSL's default paths would parse that whole bundle for every new TLS
-context, that is for every key exchange; the daemon reads the hashed directory next to it
-instead (/etc/ssl/certs, one file per issuer looked up; nts-tls.c), unless SSL_CERT_FILE names
-a bundle. A copy of the store with the test CA added, the same $KE_RUNS sessions as above:
-
-| | CPU per key exchange, median (ms) |
-|---|---|
-| ours, hashed directory (the daemon's default) | $(fmt "$sys_ke_dir" 2) |
-| ours, the bundle (\`SSL_CERT_FILE=\`, what OpenSSL's default paths do) | $(fmt "$sys_ke_bundle" 2) |
-| ours, the test CA file alone (table above) | $(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2) |
-
-| whole one-shot process trusting the system store, median of $FIRST_RUNS (ms CPU) | ours | chronyd -Q |
-|---|---|---|
-| | $(fmt "$sys_proc_ours" 0) | $(fmt "$sys_proc_chrony" 0) |
-
-## 3. Time to the first authenticated sample
-
-From launch to the first NTS-authenticated result, median of $FIRST_RUNS runs each, against the
-same local chronyd server; timestamps are taken when the line is read from the process's
-output (a pipe, the logs carry no sub-second times):
-
-| | ours (daemon, --observe) | chronyd -Q |
-|---|---|---|
-| cold: no cookies (key exchange + NTP) (ms) | $(fmt "$first_cold") | $(fmt "$first_ccold") |
-| warm: cookies from the state directory (ms) | $(fmt "$first_warm") | $(fmt "$first_cwarm") |
-
-Ours: \`systemd-timesyncd --observe\` with \`NTS=localhost:PORT\`, until "Initial clock
-synchronization ... NTS authenticated" (it takes the first good sample); cold runs start with
-an empty state directory, warm runs after a cold one, which left its cookies there (the log
-says "Resuming NTS", checked). chronyd: \`chronyd -Q\` until "System clock wrong by", which
-needs several samples (iburst at 1/64 s); warm runs use \`ntsdumpdir\`, where chronyd keeps its
-client cookies between runs. The server accepted $chrony_ke_total key exchanges in total over
-these $((FIRST_RUNS * 5)) runs ($((FIRST_RUNS * 3)) of them cold): a count of $((FIRST_RUNS * 3))
-means every warm run of both clients went without one.
-
-## 4. Memory
-
-At the end of the steady-state window (section 5), from /proc/PID/status (VmRSS, VmHWM = peak,
-RssAnon = anonymous) and /proc/PID/smaps_rollup (Pss), in KiB. Three of ours with NTS run at
-once (section 5) and share the pages of libssl and libcrypto, which lowers their PSS; the
-chronyd NTS servers share GnuTLS's with the chronyd client the same way.
-
-| client | RSS steady | RSS peak | PSS | anonymous | shared objects mapped | libssl/libcrypto mapped |
-|---|---|---|---|---|---|---|
-| ours, no NTS servers (\`NTP=\`) | ${RSS[ours-plain]} | ${HWM[ours-plain]} | ${PSS[ours-plain]} | ${ANON[ours-plain]} | ${LIBS[ours-plain]} | $([ "${SSL[ours-plain]}" = 0 ] && echo no || echo "yes (${SSL[ours-plain]})") |
-| ours, NTS | ${RSS[ours-nts]} | ${HWM[ours-nts]} | ${PSS[ours-nts]} | ${ANON[ours-nts]} | ${LIBS[ours-nts]} | $([ "${SSL[ours-nts]}" = 0 ] && echo no || echo "yes (${SSL[ours-nts]})") |
-| chronyd -x, \`server ... nts\` | ${RSS[chrony-nts]} | ${HWM[chrony-nts]} | ${PSS[chrony-nts]} | ${ANON[chrony-nts]} | ${LIBS[chrony-nts]} | $([ "${SSL[chrony-nts]}" = 0 ] && echo "no (GnuTLS)" || echo yes) |
-| stock systemd-timesyncd | $GUEST_STATUS | | | | | |
-
-Shared objects: ours without NTS: $(paste -sd' ' "$W/ours-plain.libs"). Ours with NTS adds:
-$(comm -13 "$W/ours-plain.libs" "$W/ours-nts.libs" | paste -sd' '). chronyd:
-$(paste -sd' ' "$W/chrony-nts.libs").
-$(if [ -s "$GUEST_TSV" ]; then
+fi)"
+figure 'packet sizes' "$(sed -n 's/^# request \([0-9]*\) bytes, response \([0-9]*\) bytes.*/request \1 bytes, response \2 bytes/p' "$W/packet.tsv")"
+figure 'wall ratio[nts-request/floor-seal]' "$(pr nts-request/floor-seal)"
+figure 'ratio(instructions[nts-request], instructions[floor-seal])' "$(ratio "$(pi nts-request)" "$(pi floor-seal)")"
+figure 'wall ratio[nts-verify/floor-open-copy]' "$(pr nts-verify/floor-open-copy)"
+figure 'ratio(instructions[nts-verify], instructions[floor-open-copy])' "$(ratio "$(pi nts-verify)" "$(pi floor-open-copy)")"
+figure 'wall ratio[nts-verify/floor-open-rekey]' "$(pr nts-verify/floor-open-rekey)"
+figure 'ratio(instructions[nts-verify], instructions[floor-open-rekey])' "$(ratio "$(pi nts-verify)" "$(pi floor-open-rekey)")"
+figure 'wall ratio[floor-open-copy/floor-open-rekey]' "$(pr floor-open-copy/floor-open-rekey)"
+figure 'ratio(instructions[floor-open-copy], instructions[floor-open-rekey])' "$(ratio "$(pi floor-open-copy)" "$(pi floor-open-rekey)")"
+figure 'wall ratio[aead-seal/floor-seal]' "$(pr aead-seal/floor-seal)"
+figure 'ratio(instructions[aead-seal], instructions[floor-seal])' "$(ratio "$(pi aead-seal)" "$(pi floor-seal)")"
+figure 'wall ratio[aead-open/floor-open-copy]' "$(pr aead-open/floor-open-copy)"
+figure 'ratio(instructions[aead-open], instructions[floor-open-copy])' "$(ratio "$(pi aead-open)" "$(pi floor-open-copy)")"
+figure 'wall ratio[nts-request/ntp-request]' "$(pr nts-request/ntp-request)"
+figure 'ratio(instructions[nts-request], instructions[ntp-request])' "$(ratio "$(pi nts-request)" "$(pi ntp-request)")"
+figure 'KE_RUNS-1' "$((KE_RUNS - 1))"
+figure 'fmt2(ke_wall/1000)' "$(fmt "$(awk -v v="$ke_wall" 'BEGIN { print v / 1000 }')" 2)"
+figure 'fmt2(ke_cpu/1000)' "$(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2)"
+figure 'fmt2(ke_first_wall/1000)' "$(fmt "$(awk -v v="$ke_first_wall" 'BEGIN { print v / 1000 }')" 2)"
+figure 'fmt2(ke_first_cpu/1000)' "$(fmt "$(awk -v v="$ke_first_cpu" 'BEGIN { print v / 1000 }')" 2)"
+figure 'fmt0(kp_ours_wall)' "$(fmt "$kp_ours_wall" 0)"
+figure 'fmt0(kp_ours_cpu)' "$(fmt "$kp_ours_cpu" 0)"
+figure 'fmt0(kp_chrony_wall)' "$(fmt "$kp_chrony_wall" 0)"
+figure 'fmt0(kp_chrony_cpu)' "$(fmt "$kp_chrony_cpu" 0)"
+figure 'fmt0(ke_wall/1000)' "$(fmt "$(awk -v v="$ke_wall" 'BEGIN { print v / 1000 }')" 0)"
+figure 'fmt2(sys_ke_dir)' "$(fmt "$sys_ke_dir" 2)"
+figure 'fmt2(sys_ke_bundle)' "$(fmt "$sys_ke_bundle" 2)"
+figure 'fmt0(sys_proc_ours)' "$(fmt "$sys_proc_ours" 0)"
+figure 'fmt0(sys_proc_chrony)' "$(fmt "$sys_proc_chrony" 0)"
+figure 'FIRST_RUNS*5' "$((FIRST_RUNS * 5))"
+figure 'FIRST_RUNS*3' "$((FIRST_RUNS * 3))"
+figure 'ssl mapped words[ours-plain]' "$([ "${SSL[ours-plain]}" = 0 ] && echo no || echo "yes (${SSL[ours-plain]})")"
+figure 'ssl mapped words[ours-nts]' "$([ "${SSL[ours-nts]}" = 0 ] && echo no || echo "yes (${SSL[ours-nts]})")"
+figure 'ssl mapped words[chrony-nts]' "$([ "${SSL[chrony-nts]}" = 0 ] && echo "no (GnuTLS)" || echo yes)"
+figure 'libs[ours-plain]' "$(paste -sd' ' "$W/ours-plain.libs")"
+figure 'libs added by NTS[ours-nts]' "$(comm -13 "$W/ours-plain.libs" "$W/ours-nts.libs" | paste -sd' ')"
+figure 'libs[chrony-nts]' "$(paste -sd' ' "$W/chrony-nts.libs")"
+figure 'guest-memory-table' "$(if [ -s "$GUEST_TSV" ]; then
         printf '\nIn the qemu guest of the mkosi suite (%s), one client after the other against the same\nlocal server:\n\n| client | metric | value | unit |\n|---|---|---|---|\n' "$GUEST_ORIGIN"
         awk -F'\t' '!/^#/ && NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$GUEST_TSV"
-fi)
-$(for cpu_suite in bookworm trixie forky; do
+fi)"
+figure 'guest-cpu-tables' "$(for cpu_suite in bookworm trixie forky; do
         f=$SRC/docs/bench-guest-cpu-$cpu_suite.tsv
         [ -s "$f" ] || continue
         printf '\nCPU, system calls and D-Bus signals per poll in the qemu guest of %s (%s): ours with NTS\nand stock with plain NTP, one after the other, against the same chronyd, both polling every\n16 s (run-tests.sh, cpu_per_poll). The guest runs under software emulation (TCG), so the\nCPU times are far above a real machine'"'"'s, and the host'"'"'s load, which changes between the two\nwindows, moves them; the system calls and signals do not depend on it. Where clock_gettime is\nlisted, the guest'"'"'s vDSO did not answer it (a traced call is one that entered the kernel).\n\n| client | metric | value | unit |\n|---|---|---|---|\n' \
                 "$cpu_suite" "$(sed -n '1s/^# [a-z]*, //p' "$f")"
         awk -F'\t' '!/^#/ && NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$f"
-done)
-
-### Where the memory of NTS goes
-
-\`bench/bench-memory-stages.c\` walks the daemon's path in one fresh process and reads
-/proc/self/status and /proc/self/smaps after each step (KiB; "file" pages are library code and
-data touched so far, shared with every process mapping the same files; "anon" pages are the
-process's own: heap, relocated library data; the libcrypto and libssl columns are the pages of
-their mappings, of either kind). After the key exchanges it tries what could give memory back
-(next section). The last three columns are the RSS of the same walk trusting the system store
-instead of the test CA, and with the test CA but OpenSSL initialised without its configuration
-file (\`OPENSSL_INIT_NO_LOAD_CONFIG\`) or without its error strings
-(\`OPENSSL_INIT_NO_LOAD_CRYPTO_STRINGS\`, \`OPENSSL_INIT_NO_LOAD_SSL_STRINGS\`):
-
-| step | RSS | anon | file | libcrypto | libssl | libssl mapped | RSS, system store: directory | RSS, system store: bundle | RSS, no configuration | RSS, no error strings |
-|---|---|---|---|---|---|---|---|---|---|---|
-$(for st in "start" "libcrypto loaded" "AES-SIV context, one packet sealed" "libssl loaded" "after one key exchange" "after ten more" \
+done)"
+figure 'memory-stages-table' "$(for st in "start" "libcrypto loaded" "AES-SIV context, one packet sealed" "libssl loaded" "after one key exchange" "after ten more" \
         "malloc_trim(0)" "libssl dlclose()d" "what-if: OpenSSL code pages dropped" "what-if: then one poll's crypto"; do
         printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n' "$st" "$(mem "$W/mem-ca.tsv" "$st" 2)" "$(mem "$W/mem-ca.tsv" "$st" 3)" \
                 "$(mem "$W/mem-ca.tsv" "$st" 4)" "$(mem "$W/mem-ca.tsv" "$st" 5)" "$(mem "$W/mem-ca.tsv" "$st" 6)" "$(mem "$W/mem-ca.tsv" "$st" 7)" \
                 "$(mem "$W/mem-sysdir.tsv" "$st" 2)" "$(mem "$W/mem-bundle.tsv" "$st" 2)" "$(mem "$W/mem-noconf.tsv" "$st" 2)" "$(mem "$W/mem-nostrings.tsv" "$st" 2)"
-done)
-
-libcrypto with the AES-SIV context, which every NTS poll needs, is $(mem_delta "$W/mem-ca.tsv" start "AES-SIV context, one packet sealed" 2) KiB of RSS; libssl
-and the key exchange add $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 2) KiB. Moving the key exchange into a short-lived
-helper process would therefore save at most the second figure and leave ours above chronyd's
-RSS (ours without NTS, ${RSS[ours-plain]} KiB, plus the first figure is $mem_floor KiB, $(ratio "$mem_floor" "${RSS[chrony-nts]}")x chronyd's): most
-of the difference is OpenSSL 3's libcrypto and its default provider, touched as soon as one
-cipher is fetched. With the system store, reading the bundle would leave
-$(awk -v a="$(mem "$W/mem-sysdir.tsv" "after ten more" 3)" -v b="$(mem "$W/mem-bundle.tsv" "after ten more" 3)" 'BEGIN { if (a == "" || b == "" || a == "n/a" || b == "n/a") print "n/a"; else print b - a }') KiB more anonymous memory than the directory after eleven exchanges.
-
-### What can be given back
-
-Each idea measured, in the table above unless said otherwise:
-
-- **Unloading libssl between key exchanges** is not possible. After \`dlclose()\` of every
-  reference libssl is still mapped ("libssl mapped": $(mem "$W/mem-ca.tsv" "libssl dlclose()d" 7)). The libraries the daemon loaded carry the
-  ELF flags ${SSL_SO:-libssl} "$SSL_FLAGS" and ${CRYPTO_SO:-libcrypto} "$CRYPTO_FLAGS": OpenSSL's Linux
-  build links both with \`-z nodelete\`, because libssl hands libcrypto a cleanup function
-  (\`OPENSSL_atexit()\`, imported by libssl) that libcrypto's exit handler calls; with libssl
-  unmapped every later exit would jump into nothing. \`OPENSSL_INIT_NO_ATEXIT\` drops that
-  handler but not the flag, which no run-time option changes (src/shared/dlopen-util.c opens
-  with \`RTLD_NODELETE\` as well). The most unloading could have given back is libssl's own
-  pages, $(mem "$W/mem-ca.tsv" "after ten more" 6) KiB; the $(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 5) KiB of libcrypto that the exchanges touched stay either way.
-- **malloc_trim(0)** after the exchanges returns $(mem_delta "$W/mem-ca.tsv" "malloc_trim(0)" "after ten more" 3) KiB of heap: the memory the exchanges free lies
-  between OpenSSL's long-lived allocations (method stores, name maps), so little of it forms
-  whole free pages. The daemon does not call it.
-- **Fetching only the ciphers used**: fetching AES-SIV adds $(mem_delta "$W/mem-ca.tsv" "libcrypto loaded" "AES-SIV context, one packet sealed" 3) KiB of heap and $(mem_delta "$W/mem-ca.tsv" "libcrypto loaded" "AES-SIV context, one packet sealed" 5) KiB
-  of libcrypto pages. OpenSSL 3.0's \`EVP_CIPHER_fetch()\` of one cipher builds the methods of
-  every cipher the default provider offers (its method store is filled per operation, not per
-  algorithm) and loads the provider; there is no call that fetches one algorithm alone, and
-  the daemon fetches nothing but AES-SIV and CMAC. A library context of its own for the key
-  exchange (\`OSSL_LIB_CTX_new()\`, \`SSL_CTX_new_ex()\`, freed after each exchange) was tried
-  once (2026-12-04, not rerun by this script): after eleven exchanges and malloc_trim(0) the
-  heap was 112 KiB larger than with the default context, since each exchange builds a second
-  set of method stores and not all of it goes back.
-- **OpenSSL's configuration and error strings**: from the start to ten more exchanges the RSS
-  grows by $(mem_delta "$W/mem-ca.tsv" start "after ten more" 2) KiB with both (the start itself varied by $(cat "$W"/mem-*.tsv | awk -F'\t' '$1 == "start" { if (n++ == 0 || $2 < lo) lo = $2; if ($2 > hi) hi = $2 } END { print hi - lo }') KiB between the walks); without the
-  configuration file by $(mem_delta "$W/mem-noconf.tsv" start "after ten more" 2) KiB (Debian's openssl.cnf is short); without the error
-  strings by $(mem_delta "$W/mem-nostrings.tsv" start "after ten more" 2) KiB, the anonymous part by $(mem_delta "$W/mem-nostrings.tsv" start "after ten more" 3) KiB instead of $(mem_delta "$W/mem-ca.tsv" start "after ten more" 3) (the string
-  tables are read from libcrypto and hashed into the heap). The daemon keeps both: the configuration is the administrator's, and without the
-  strings every TLS failure in the log and in NTSStatus would be a bare error code.
-- **malloc arenas**: the daemon is single-threaded but for the resolver thread.
-  \`MALLOC_ARENA_MAX=1\` in the environment of the NTS daemon changed its anonymous memory
-  from 1320 to 1304 KiB (measured once, 2026-12-04, not rerun by this script).
-- **What-if, code pages dropped** (not done by the daemon): \`MADV_DONTNEED\` on the
-  executable mappings of libssl and libcrypto after the exchanges takes the RSS to
-  $(mem "$W/mem-ca.tsv" "what-if: OpenSSL code pages dropped" 2) KiB; the next poll's crypto faults $(mem_delta "$W/mem-ca.tsv" "what-if: OpenSSL code pages dropped" "what-if: then one poll's crypto" 2) KiB of them back in (the kernel maps a
-  fault's neighbouring pages too). In the daemon that would be about ${RSS[ours-plain]} + $(mem_delta "$W/mem-ca.tsv" start "what-if: then one poll's crypto" 2) =
-  $mem_whatif KiB, $(ratio "$mem_whatif" "${RSS[chrony-nts]}")x chronyd's RSS, and only the figure would move: those pages stay in the page
-  cache (which free(1) counts as buff/cache, mapped or not) and are shared with every other
-  process using libcrypto ($crypto_sharers). The read-only data after relocation must not be
-  dropped: it is the process's own relocated copy, and dropping it brought back the file's
-  unrelocated bytes (the first try of this bench crashed on it).
-
-So of ours' $gap_rss KiB of RSS above chronyd's, $gap_file KiB are file pages (in the daemon
-libcrypto's mappings hold $CRYPTO_RSS KiB and libssl's $SSL_RSS KiB, of either kind), which dropping
-them would take out of the figure but not out of the machine's memory, and $gap_anon KiB are the
-process's own: mostly libcrypto's relocated data ($CRYPTO_DIRTY KiB in the daemon) and a heap of
-$HEAP_OURS KiB (without NTS $HEAP_PLAIN KiB) against chronyd's $HEAP_CHRONY KiB; the difference is
-OpenSSL's method stores, name maps and error strings.
-
-## 5. CPU over a simulated day
-
-$POLLS polls, measured: each client polled every $POLL_SEC s (ours \`--observe
---test-poll-interval=${POLL_MS}ms\`, which replaces the 16 s floor of PollIntervalMinSec= in
-observe mode only; chronyd \`minpoll $POLL_LOG2 maxpoll $POLL_LOG2\`), all at the same time, for
-$POLLS polls after their first synchronization (the key exchange is outside the window), in
-$CPU_ROUNDS rounds of equal length. Each figure is the median over the rounds, each ratio the median
-of the ratios within a round (both sides saw the same load). A
-day at the default poll interval of the stock daemon (32 s to 34 min) is a few hundred to a
-few thousand polls; the per-poll work does not depend on the interval. CPU is the sum over
-all threads of /proc/PID/task/*/schedstat (ns resolution), polls are the NTP packets the
-client's own server counted; window $window s.
-
-| client | polls in window | CPU per poll (us) | per round (us) | CPU for 1000 polls (ms) | its dbus-daemon, CPU per poll (us) |
-|---|---|---|---|---|---|
-| ours, no NTS | ${NPOLL[ours-plain]} | ${CPUPOLL[ours-plain]} | $(rounds_of ours-plain) | $(awk -v c="${CPUPOLL[ours-plain]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-plain]} |
-| ours, NTS | ${NPOLL[ours-nts]} | ${CPUPOLL[ours-nts]} | $(rounds_of ours-nts) | $day_ours | ${BUSPOLL[ours-nts]} |
-| ours, NTS, without a system bus (what-if) | ${NPOLL[ours-nobus]} | ${CPUPOLL[ours-nobus]} | $(rounds_of ours-nobus) | $(awk -v c="${CPUPOLL[ours-nobus]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-nobus]} |
-| chronyd, NTS | ${NPOLL[chrony-nts]} | ${CPUPOLL[chrony-nts]} | $(rounds_of chrony-nts) | $day_chrony | ${BUSPOLL[chrony-nts]} |
-| ours, 4 NTS sources | ${NPOLL[ours-nts4]} | ${CPUPOLL[ours-nts4]} | $(rounds_of ours-nts4) | $(awk -v c="${CPUPOLL[ours-nts4]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[ours-nts4]} |
-| chronyd, 4 NTS sources | ${NPOLL[chrony-nts4]} | ${CPUPOLL[chrony-nts4]} | $(rounds_of chrony-nts4) | $(awk -v c="${CPUPOLL[chrony-nts4]}" 'BEGIN { printf "%.0f", c }') | ${BUSPOLL[chrony-nts4]} |
-
-Ratios within rounds (median, then each round's): ours/chronyd with one source
-${CPURATIO[ours-nts:chrony-nts]} (${CPURATIOS[ours-nts:chrony-nts]}); without a bus ${CPURATIO[ours-nobus:chrony-nts]} (${CPURATIOS[ours-nobus:chrony-nts]}); with four sources
-${CPURATIO[ours-nts4:chrony-nts4]} (${CPURATIOS[ours-nts4:chrony-nts4]}).
-
-The same two clients with one source alone, after every other client was stopped (and after
-the system call traces below), in $QUIET_ROUNDS rounds of $quiet_sec s: ours $QUIET_OURS us, chronyd
-$QUIET_CHRONY us per poll (medians), ratio $QUIET_RATIO (rounds $QUIET_RATIO_LIST). With the machine
-otherwise idle, ours' D-Bus signal and the wakeup of its bus daemon weigh more against what
-was saved elsewhere than under the load of eight clients.
-
-With four NTS sources (\`NTS=\` four servers, chronyd four \`server ... nts\` lines) a poll is one
-exchange with one of them, counted by the four servers together: each source polls on its own
-schedule, so a poll round (every source once) is four polls. Besides the exchange, each of
-ours' polls runs the selection over the four (\`source_set_select()\`: the candidates' grown
-root distances and \`ntp_select()\`), and the clock follows only the selected source's new
-samples; the \`Sources\` property is invalidated at most once per poll round. RSS and PSS are
-those of the process with four key exchanges' keys and cookie jars: $(ratio "${RSS[ours-nts4]}" "${RSS[ours-nts]}")x the RSS of ours with one
-source, chronyd $(ratio "${RSS[chrony-nts4]}" "${RSS[chrony-nts]}")x its own.
-
-The CPU per poll includes everything the process did in the window (timers, D-Bus property
-signals for ours, logging), divided by the polls. Each of ours has a system bus of its own, so
-the last column is what routing its signals cost that dbus-daemon: one PropertiesChanged per
-poll, sent with the reply (the daemon sent two, each with every steady property, until
-5f8ac2b). The per-packet path alone (section 1,
-request + verify = $pkt_pair ns) makes $pkt_day ms for 1000 polls: the crypto is a small part
-of the per-poll cost. The row without a system bus is the same daemon with
-\`DBUS_SYSTEM_BUS_ADDRESS\` naming a socket where nothing listens, in a directory of its own
-under /run: no connection, no signal, no bus descriptor in its event loop. It waits for the
-socket as the real /run/dbus is waited for, with an inotify watch on each directory of the
-path; under /tmp, where the other clients and tests create files all the time, every such
-file woke it and it tried to connect (460 us per poll in a run of 2026-12-05 against 217 us
-on a quiet machine). The difference to "ours, NTS", $bus_cost us per poll, is
-what the PropertiesChanged signal of each reply costs the daemon itself (building and sending
-it, the bus connection's work in each pass of the event loop); chronyd has no bus. The cookie
-jar is no longer in these figures: it is written at a clean stop only (section 7). Until
-85688a4 it was written (a temporary file, fsync(), rename() and an fsync() of the directory)
-before every third request: 412 us per poll against 279 us with the state directory on tmpfs
-in the run of cf1a3e9; the first version wrote it twice per poll and paid 8x chronyd's CPU per
-poll for it. A key exchange every
-time the cookies run out is not in these figures (with 8 cookies refilled on every reply it
-happens only after lost replies); one costs $(fmt "$(awk -v v="$ke_cpu" 'BEGIN { print v / 1000 }')" 2) ms CPU (section 2).
-
-### The second anchor: ntpd-rs
-
-$(ntpd_rs_section)
-
-## 6. Weight
-
-| | binary (bytes) | stripped (bytes) | DT_NEEDED |
-|---|---|---|---|
-| ours | $ours_size | $ours_stripped | $(needed "$TIMESYNCD") |
-| chronyd 4.3 (Debian) | $chrony_size | $chrony_stripped | $(needed "$CHRONYD") |
-| stock systemd-timesyncd 252 (Debian) | $stock_size | $stock_stripped | $stock_needed |
-
-Ours is built \`debugoptimized\` (-O2 -g); chronyd and the stock timesyncd are Debian's
-stripped packages, so compare the stripped column. The stock binary links libsystemd-shared
-(several MiB, shared with the rest of systemd), ours only libsystemd; ours loads libssl and
-libcrypto with dlopen() only when NTS= servers are configured (section 4).
-
-System calls per poll, \`strace -C -f -y\` attached after the CPU rounds, for a quarter of their
-time, to a second instance of each client with one source (the CPU figures above come from
-untraced instances) and to the clients with four sources:
-
-| client | polls | syscalls per poll | most frequent, per poll | most system time (strace's share) |
-|---|---|---|---|---|
-| ours, NTS | ${NPOLL[strace-ours]} | $sys_ours | $top_ours | $time_ours |
-| chronyd, NTS | ${NPOLL[strace-chrony]} | $sys_chrony | $top_chrony | $time_chrony |
-| ours, 4 NTS sources | ${NPOLL[ours-nts4-traced]} | $sys_ours4 | $top_ours4 | $time_ours4 |
-| chronyd, 4 NTS sources | ${NPOLL[chrony-nts4-traced]} | $sys_chrony4 | $top_chrony4 | $time_chrony4 |
-
-Ours per poll: the request's sendto() and the reply's recvmsg(); sd-event's two passes (an
-epoll_wait() each, a timerfd_settime() for the reply timeout and one for the next poll, a
-read() of the timer that fired); the D-Bus signal's sendmsg(). No adjtimex(): in observe mode the
-Frequency property reads the kernel's frequency when a client asks for it, and a daemon that
-steers takes it from the adjtimex() that steers. With four sources the signal goes with the
-selected source's samples only, the \`Sources\` invalidation once per round, and one timer
-wakeup can serve more than one source. chronyd opens, connects, sets up and closes a socket
-per request (socket(), connect(), three setsockopt(), close()) and waits in pselect().
-
-## 7. Writes to the disk
-
-The traces of the previous section, $POLL_SEC s polls: every system call that writes a file or
-changes one on the file system (write() to a file, open() for writing or creating, rename(),
-unlink(), utimensat(), fsync() and the like; -y names each descriptor's file, so sockets and
-pipes do not count). The clock file is counted apart: its \`SaveIntervalSec=\` timer touches
-it whatever the polls. So is the daemon's log: its standard output is a file here (in a unit,
-the journal's socket, and journald may store each line), so its lines are counted in a column
-of their own and not as writes of the daemon.
-
-| client | polls traced | window (s) | writes per poll (clock file and log apart) | of them in the state directory | clock file touched in the window | log lines in the window |
-|---|---|---|---|---|---|---|
-| ours, NTS | ${NPOLL[strace-ours]} | $window4 | $(per_poll "${WRITES[ours-nts]}" "${NPOLL[strace-ours]}") | ${STATEWRITES[ours-nts]} | ${CLOCKWRITES[ours-nts]} | ${LOGLINES[ours-nts]} |
-| ours, 4 NTS sources | ${NPOLL[ours-nts4-traced]} | $window4 | $(per_poll "${WRITES[ours-nts4]}" "${NPOLL[ours-nts4-traced]}") | ${STATEWRITES[ours-nts4]} | ${CLOCKWRITES[ours-nts4]} | ${LOGLINES[ours-nts4]} |
-| chronyd, NTS | ${NPOLL[strace-chrony]} | $window4 | $(per_poll "${WRITES[chrony-nts]}" "${NPOLL[strace-chrony]}") | | | ${LOGLINES[chrony-nts]} |
-| chronyd, 4 NTS sources | ${NPOLL[chrony-nts4-traced]} | $window4 | $(per_poll "${WRITES[chrony-nts4]}" "${NPOLL[chrony-nts4-traced]}") | | | ${LOGLINES[chrony-nts4]} |
-
-What ours logged in the window, with one source: ${LOGMSGS[ours-nts]}; with four: ${LOGMSGS[ours-nts4]}.
-
-Per day in steady state, from the writes per poll measured above and the daemon's timers (a
-key exchange writes nothing either; the cookie jar is written at a clean stop only, one file
-per source, and removed durably when the next start loads it):
-
-| sources | poll interval | polls per day | writes per day from polls | clock file (\`SaveIntervalSec=\`, 60 s) per day | state files |
-|---|---|---|---|---|---|
-$(for src in 1 4; do for iv in 2048 32; do
+done)"
+figure 'mem_delta(sysdir, bundle, after ten more, anon)' "$(awk -v a="$(mem "$W/mem-sysdir.tsv" "after ten more" 3)" -v b="$(mem "$W/mem-bundle.tsv" "after ten more" 3)" 'BEGIN { if (a == "" || b == "" || a == "n/a" || b == "n/a") print "n/a"; else print b - a }')"
+figure 'mem(ca, libssl dlclose()d, libssl mapped)' "$(mem "$W/mem-ca.tsv" "libssl dlclose()d" 7)"
+figure 'SSL_SO' "${SSL_SO:-libssl}"
+figure 'CRYPTO_SO' "${CRYPTO_SO:-libcrypto}"
+figure 'mem(ca, after ten more, libssl)' "$(mem "$W/mem-ca.tsv" "after ten more" 6)"
+figure 'mem_delta(ca, AES-SIV context, one packet sealed, after ten more, libcrypto)' "$(mem_delta "$W/mem-ca.tsv" "AES-SIV context, one packet sealed" "after ten more" 5)"
+figure 'mem_delta(ca, libcrypto loaded, AES-SIV context, one packet sealed, anon)' "$(mem_delta "$W/mem-ca.tsv" "libcrypto loaded" "AES-SIV context, one packet sealed" 3)"
+figure 'mem_delta(ca, libcrypto loaded, AES-SIV context, one packet sealed, libcrypto)' "$(mem_delta "$W/mem-ca.tsv" "libcrypto loaded" "AES-SIV context, one packet sealed" 5)"
+figure 'mem_delta(ca, start, after ten more, rss)' "$(mem_delta "$W/mem-ca.tsv" start "after ten more" 2)"
+figure 'mem start spread' "$(cat "$W"/mem-*.tsv | awk -F'\t' '$1 == "start" { if (n++ == 0 || $2 < lo) lo = $2; if ($2 > hi) hi = $2 } END { print hi - lo }')"
+figure 'mem_delta(noconf, start, after ten more, rss)' "$(mem_delta "$W/mem-noconf.tsv" start "after ten more" 2)"
+figure 'mem_delta(nostrings, start, after ten more, rss)' "$(mem_delta "$W/mem-nostrings.tsv" start "after ten more" 2)"
+figure 'mem_delta(nostrings, start, after ten more, anon)' "$(mem_delta "$W/mem-nostrings.tsv" start "after ten more" 3)"
+figure 'mem_delta(ca, start, after ten more, anon)' "$(mem_delta "$W/mem-ca.tsv" start "after ten more" 3)"
+figure 'mem(ca, what-if: OpenSSL code pages dropped, rss)' "$(mem "$W/mem-ca.tsv" "what-if: OpenSSL code pages dropped" 2)"
+figure 'mem_delta(ca, what-if: OpenSSL code pages dropped, what-if: then one poll'\''s crypto, rss)' "$(mem_delta "$W/mem-ca.tsv" "what-if: OpenSSL code pages dropped" "what-if: then one poll's crypto" 2)"
+figure 'mem_delta(ca, start, what-if: then one poll'\''s crypto, rss)' "$(mem_delta "$W/mem-ca.tsv" start "what-if: then one poll's crypto" 2)"
+figure 'ratio(mem_whatif, RSS[chrony-nts])' "$(ratio "$mem_whatif" "${RSS[chrony-nts]}")"
+figure 'rounds_of(ours-plain)' "$(rounds_of ours-plain)"
+figure 'round(CPUPOLL[ours-plain])' "$(awk -v c="${CPUPOLL[ours-plain]}" 'BEGIN { printf "%.0f", c }')"
+figure 'rounds_of(ours-nts)' "$(rounds_of ours-nts)"
+figure 'rounds_of(ours-nobus)' "$(rounds_of ours-nobus)"
+figure 'round(CPUPOLL[ours-nobus])' "$(awk -v c="${CPUPOLL[ours-nobus]}" 'BEGIN { printf "%.0f", c }')"
+figure 'rounds_of(chrony-nts)' "$(rounds_of chrony-nts)"
+figure 'rounds_of(ours-nts4)' "$(rounds_of ours-nts4)"
+figure 'round(CPUPOLL[ours-nts4])' "$(awk -v c="${CPUPOLL[ours-nts4]}" 'BEGIN { printf "%.0f", c }')"
+figure 'rounds_of(chrony-nts4)' "$(rounds_of chrony-nts4)"
+figure 'round(CPUPOLL[chrony-nts4])' "$(awk -v c="${CPUPOLL[chrony-nts4]}" 'BEGIN { printf "%.0f", c }')"
+figure 'ratio(RSS[ours-nts4], RSS[ours-nts])' "$(ratio "${RSS[ours-nts4]}" "${RSS[ours-nts]}")"
+figure 'ratio(RSS[chrony-nts4], RSS[chrony-nts])' "$(ratio "${RSS[chrony-nts4]}" "${RSS[chrony-nts]}")"
+figure 'needed(TIMESYNCD)' "$(needed "$TIMESYNCD")"
+figure 'needed(CHRONYD)' "$(needed "$CHRONYD")"
+figure 'writes-per-day-table' "$(for src in 1 4; do for iv in 2048 32; do
         n=ours-nts; [ "$src" = 4 ] && n=ours-nts4
         t=strace-ours; [ "$src" = 4 ] && t=ours-nts4-traced
         awk -v s="$src" -v i="$iv" -v w="${WRITES[$n]}" -v p="${NPOLL[$t]}" -v save="$SAVE_INTERVAL_SEC" 'BEGIN {
@@ -1308,13 +1072,46 @@ $(for src in 1 4; do for iv in 2048 32; do
                 printf "| %d | %d s (%s) | %.0f | %.0f | %.0f (one utimensat() each, no data) | %d written at a clean stop, removed at the next start |\n",
                         s, i, (i == 2048 ? "the default maximum, PollIntervalMaxSec=" : "the minimum, PollIntervalMinSec="), polls,
                         (p > 0 ? w / p * polls : 0), 86400 / save, s }'
-done; done)
+done; done)"
 
-Stock systemd-timesyncd touches the same clock file at the same interval, and at every sync
-as well (up to 2700 times a day at 32 s); ours touches it at the first synchronization and
-then by the timer only. chronyd writes nothing while polling here (with \`driftfile\`, not
-configured here, it rewrites that file from time to time; its client cookies at exit with
-\`ntsdumpdir\`).
-EOF
-} >"$DOC"
-log "done: $DOC, $PNG"
+# Section 5's paragraph on ntpd-rs, measured in the same rounds, from a template of its own.
+if [ -n "$NTPD_RS" ]; then
+        n=ntpdrs-nts
+        figure NTPD_RS_POLL_LOG2 "$NTPD_RS_POLL_LOG2"
+        figure 'ntpd_rs_version' "$("$NTPD_RS" --version 2>&1 | head -n1)"
+        figure 'NTPD_RS_POLL_SEC' "$(awk -v l="$NTPD_RS_POLL_LOG2" 'BEGIN { printf "%g", 2 ^ l }')"
+        figure 'NPOLL[ntpdrs-nts]' "${NPOLL[$n]:-n/a}"
+        figure 'CPUPOLL[ntpdrs-nts]' "${CPUPOLL[$n]:-n/a}"
+        figure 'CPURATIO[ours-nts:ntpdrs-nts]' "${CPURATIO[ours-nts:$n]}"
+        figure 'CPURATIO[ntpdrs-nts:chrony-nts]' "${CPURATIO[$n:chrony-nts]}"
+        figure 'per_sec(CPUPOLL[ours-nts], NPOLL[ours-nts])' "$(per_sec "${CPUPOLL[ours-nts]}" "${NPOLL[ours-nts]}")"
+        figure 'per_sec(CPUPOLL[ntpdrs-nts], NPOLL[ntpdrs-nts])' "$(per_sec "${CPUPOLL[$n]:-n/a}" "${NPOLL[$n]:-0}")"
+        figure 'per_sec(CPUPOLL[chrony-nts], NPOLL[chrony-nts])' "$(per_sec "${CPUPOLL[chrony-nts]}" "${NPOLL[chrony-nts]}")"
+        figure 'rounds_of(ntpdrs-nts)' "$(rounds_of "$n")"
+        figure 'CPURATIOS[ours-nts:ntpdrs-nts]' "${CPURATIOS[ours-nts:$n]}"
+        figure 'CPURATIOS[ntpdrs-nts:chrony-nts]' "${CPURATIOS[$n:chrony-nts]}"
+        figure 'RSS[ntpdrs-nts]' "${RSS[$n]:-n/a}"
+        figure 'ratio(RSS[ours-nts], RSS[ntpdrs-nts])' "$(ratio "${RSS[ours-nts]}" "${RSS[$n]:-n/a}")"
+        figure 'ratio(RSS[ntpdrs-nts], RSS[chrony-nts])' "$(ratio "${RSS[$n]:-n/a}" "${RSS[chrony-nts]}")"
+        figure 'HWM[ntpdrs-nts]' "${HWM[$n]:-n/a}"
+        figure 'ratio(HWM[ours-nts], HWM[ntpdrs-nts])' "$(ratio "${HWM[ours-nts]}" "${HWM[$n]:-n/a}")"
+        figure 'ratio(HWM[ntpdrs-nts], HWM[chrony-nts])' "$(ratio "${HWM[$n]:-n/a}" "${HWM[chrony-nts]}")"
+        figure 'PSS[ntpdrs-nts]' "${PSS[$n]:-n/a}"
+        figure 'ratio(PSS[ours-nts], PSS[ntpdrs-nts])' "$(ratio "${PSS[ours-nts]}" "${PSS[$n]:-n/a}")"
+        figure 'ratio(PSS[ntpdrs-nts], PSS[chrony-nts])' "$(ratio "${PSS[$n]:-n/a}" "${PSS[chrony-nts]}")"
+        figure 'ANON[ntpdrs-nts]' "${ANON[$n]:-n/a}"
+        figure 'ratio(ANON[ours-nts], ANON[ntpdrs-nts])' "$(ratio "${ANON[ours-nts]}" "${ANON[$n]:-n/a}")"
+        figure 'ratio(ANON[ntpdrs-nts], ANON[chrony-nts])' "$(ratio "${ANON[$n]:-n/a}" "${ANON[chrony-nts]}")"
+        figure 'LIBS[ntpdrs-nts]' "${LIBS[$n]:-n/a}"
+        figure 'THREADS[ntpdrs-nts]' "${THREADS[$n]}"
+        figure ntpd-rs-section "$(bash "$SRC/bench/render.sh" "$W/figures.tsv" "$SRC/bench/ntpd-rs.md.in")"
+else
+        figure ntpd-rs-section "Not measured in this run: no ntp-daemon of trixie or forky in $TSNTS_PEERS_DIR
+(test/tools/fetch-peers.sh fetches them) or no no-clock-write.so in the build."
+fi
+
+log "writing $DOC from bench/BENCHMARKS.md.in and $FIGURES"
+bash "$SRC/bench/render.sh" "$W/figures.tsv" "$SRC/bench/BENCHMARKS.md.in" >"$W/BENCHMARKS.md"
+cp "$W/figures.tsv" "$FIGURES"
+cp "$W/BENCHMARKS.md" "$DOC"
+log "done: $DOC, $FIGURES, $PNG"

@@ -49,6 +49,8 @@ fi
 if [ -x test/tools/fetch-dns.sh ]; then
         test/tools/fetch-dns.sh "$peers" || exit 1
 fi
+# Debian 12's stock daemon, which the simulation runs beside ours (test-sim-stock-*, bench/accuracy.sh).
+test/tools/fetch-stock.sh "$peers" || exit 1
 export TSNTS_PEERS_DIR="$peers"
 
 # The guests (docs/DEBIAN.md, "Other Debian suites"; docs/TESTING.md, "Where CI's time goes").

@@ -41,6 +41,7 @@ typedef enum OutputMode {
         OUTPUT_OPENMETRICS,
         OUTPUT_PROMETHEUS,
         OUTPUT_CHECK,
+        OUTPUT_RETRY,
 } OutputMode;
 
 /* The exit status of --check and --wait, for a monitoring system. 1 and 2 keep the meaning
@@ -236,13 +237,15 @@ static void print_json(const SourceInfo *sources, size_t n) {
 
 /* A source that is failing: backing off after a failure, refusing service, an NTS source whose
  * last key exchange failed (it waits idle for the retry, State says "idle"), or one that was
- * stopped after it failed (one server at a time: the next one took over, or all wait). */
+ * stopped after it failed and did not answer since (one server at a time: the next one took
+ * over, or all wait). */
 static bool source_failing(const SourceInfo *s) {
         const char *state = source_string(s, "State");
 
         return streq(state, "backing-off") || streq(state, "failed") ||
                (source_integer(s, "NTS") && source_unsigned(s, "KeyExchangeFailures") > 0) ||
-               (streq(state, "idle") && !isempty(source_string(s, "LastError")));
+               (streq(state, "idle") && !isempty(source_string(s, "LastError")) &&
+                source_unsigned(s, "LastErrorTimestamp") >= source_unsigned(s, "LastSampleTimestamp"));
 }
 
 /* The mark before each source, as chronyc's: * selected, + agrees and is combined, x a
@@ -279,6 +282,22 @@ static const char *format_ago(uint64_t then_usec, usec_t now_usec, char buf[stat
         if (then_usec == 0)
                 return strcpy(buf, "-");
         return format_seconds(now_usec > then_usec ? (now_usec - then_usec) / USEC_PER_SEC : 0, buf);
+}
+
+/* The last error with how long ago it came, and whether a sample came since (the error was
+ * overcome): "cannot resolve ... (3m ago)", "... (3m ago, before the last sample)". */
+static const char *format_last_error(const SourceInfo *s, usec_t now_usec, char *buf, size_t size) {
+        uint64_t at = source_unsigned(s, "LastErrorTimestamp"), sample = source_unsigned(s, "LastSampleTimestamp");
+        const char *error = source_string(s, "LastError");
+        char ago[16];
+
+        if (isempty(error))
+                return "-";
+        if (at == 0)
+                return error;
+        snprintf(buf, size, "%s (%s ago%s)", error, format_ago(at, now_usec, ago),
+                 sample > at ? ", before the last sample" : "");
+        return buf;
 }
 
 static void print_table(const SourceInfo *sources, size_t n, char * const *not_started) {
@@ -331,6 +350,7 @@ static void print_table(const SourceInfo *sources, size_t n, char * const *not_s
                "Last KE", "Last error");
         for (size_t i = 0; i < n; i++) {
                 const SourceInfo *s = &sources[i];
+                char error[512];
 
                 if (!source_integer(s, "NTS"))
                         continue;
@@ -339,7 +359,7 @@ static void print_table(const SourceInfo *sources, size_t n, char * const *not_s
                        isempty(source_string(s, "AEAD")) ? "-" : source_string(s, "AEAD"),
                        source_unsigned(s, "Cookies"), source_unsigned(s, "KeyExchangeFailures"),
                        format_ago(source_unsigned(s, "LastKeyExchangeTimestamp"), t, ago),
-                       source_string(s, "LastError"));
+                       format_last_error(s, t, error, sizeof error));
         }
 }
 
@@ -693,12 +713,13 @@ static void help(void) {
                "                       textfile collector)\n"
                "     --check           Print one line and exit 0 when synchronized over NTS,\n"
                "                       3 over plain NTP, 4 not synchronized, 1 no daemon\n"
-               "     --wait[=SECONDS]  As --check, once synchronized over NTS or after SECONDS\n",
+               "     --wait[=SECONDS]  As --check, once synchronized over NTS or after SECONDS\n"
+               "     --retry           Make the sources that fail try again now (after a fix)\n",
                program_invocation_short_name);
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_JSON = 0x100, ARG_OPENMETRICS, ARG_PROMETHEUS, ARG_CHECK, ARG_WAIT, ARG_VERSION };
+        enum { ARG_JSON = 0x100, ARG_OPENMETRICS, ARG_PROMETHEUS, ARG_CHECK, ARG_WAIT, ARG_RETRY, ARG_VERSION };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
@@ -707,6 +728,7 @@ static int parse_argv(int argc, char *argv[]) {
                 { "prometheus", no_argument, NULL, ARG_PROMETHEUS },
                 { "check", no_argument, NULL, ARG_CHECK },
                 { "wait", optional_argument, NULL, ARG_WAIT },
+                { "retry", no_argument, NULL, ARG_RETRY },
                 {}
         };
         unsigned n_modes = 0;
@@ -745,13 +767,18 @@ static int parse_argv(int argc, char *argv[]) {
                                 return log_error_errno(EINVAL, "--wait= takes a time span (\"90\", \"2min\"), not '%s'.",
                                                        optarg);
                         break;
+                case ARG_RETRY:
+                        arg_output = OUTPUT_RETRY;
+                        n_modes++;
+                        break;
                 default:
                         return -EINVAL;
                 }
         if (optind < argc)
                 return log_error_errno(EINVAL, "%s takes no arguments.", program_invocation_short_name);
         if (n_modes > 1)
-                return log_error_errno(EINVAL, "--json, --openmetrics, --prometheus, --check and --wait exclude each other.");
+                return log_error_errno(EINVAL, "--json, --openmetrics, --prometheus, --check, --wait and --retry exclude "
+                                       "each other.");
         return 1;
 }
 
@@ -872,6 +899,29 @@ static int run_check(void) {
         }
 }
 
+/* --retry: RetrySources(), which root may call and others with polkit's permission (the action
+ * of SetRuntimeNTPServers). */
+static int run_retry(sd_bus *bus) {
+        _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        uint32_t n;
+        int r;
+
+        (void) sd_bus_set_allow_interactive_authorization(bus, true);
+        r = sd_bus_call_method(bus, "org.freedesktop.timesync1", "/org/freedesktop/timesync1",
+                               "org.freedesktop.timesync1.Manager", "RetrySources", &error, &reply, NULL);
+        if (r < 0)
+                return log_error_errno(r, "Failed to ask systemd-timesyncd to retry: %s", error.message ?: strerror(-r));
+        r = sd_bus_message_read(reply, "u", &n);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the answer to RetrySources: %m");
+        if (n == 0)
+                printf("No source was failing: nothing to retry.\n");
+        else
+                printf("Retrying %" PRIu32 " failing source%s now.\n", n, n == 1 ? "" : "s");
+        return 0;
+}
+
 int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
         SourceInfo *sources = NULL;
@@ -891,6 +941,8 @@ int main(int argc, char *argv[]) {
         r = sd_bus_open_system(&bus);
         if (r < 0)
                 log_error_errno(r, "Failed to connect to the system bus: %m");
+        else if (arg_output == OUTPUT_RETRY)
+                return run_retry(bus) < 0 ? 1 : 0;
         else
                 r = fetch_sources(bus, &sources, &n, NULL);
         if (r < 0 && !want_metrics)

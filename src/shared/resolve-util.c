@@ -32,6 +32,7 @@ struct ResolveQuery {
         char *host;
         uint16_t port;          /* from the numeric service; 0 without one */
         int family, socktype;
+        int asked;              /* the family of the ResolveHostname call in flight */
 
         /* Through systemd-resolved: a connection of the query's own, so that a lookup
          * depends on neither the daemon's bus connection nor the order they come up in. */
@@ -315,10 +316,35 @@ static int resolved_error_to_errno(const sd_bus_error *e) {
         return -EAGAIN;
 }
 
+int resolved_hostname_probe(int family, int asked, bool no_such_rr, bool validate) {
+        if (!validate || !no_such_rr || family != AF_UNSPEC)
+                return AF_UNSPEC;
+        switch (asked) {
+        case AF_UNSPEC:
+                return AF_INET;
+        case AF_INET:
+                return AF_INET6;
+        default:
+                return AF_UNSPEC;
+        }
+}
+
 static void query_close_bus(ResolveQuery *q) {
         q->slot = sd_bus_slot_unref(q->slot);
         q->bus = sd_bus_close_unref(q->bus);
 }
+
+/* SYSTEMD_NSS_RESOLVE_VALIDATE=0 asks nss-resolve, the getaddrinfo() path through resolved, not
+ * to validate; the unit sets it because DNSSEC signatures can only be checked with a correct
+ * clock, which is what the daemon is there to get. The same variable means the same here.
+ * Host names need no DNSSEC: the key exchange checks the certificate against the name. */
+static uint64_t resolved_flags(void) {
+        const char *v = getenv("SYSTEMD_NSS_RESOLVE_VALIDATE");
+
+        return v && parse_boolean(v) == 0 ? RESOLVED_FLAG_NO_VALIDATE : 0;
+}
+
+static int query_send_resolved(ResolveQuery *q, int family);
 
 static int on_resolve_hostname(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         ResolveQuery *q = userdata;
@@ -326,7 +352,7 @@ static int on_resolve_hostname(sd_bus_message *reply, void *userdata, sd_bus_err
         void *handler_data = q->userdata;
         struct addrinfo *ai = NULL;
         const sd_bus_error *e;
-        int r;
+        int r, next;
 
         e = sd_bus_message_get_error(reply);
         if (resolved_reply_means_absent(reply)) {
@@ -349,6 +375,17 @@ static int on_resolve_hostname(sd_bus_message *reply, void *userdata, sd_bus_err
                 else if (!ai)
                         r = -ENOENT;
         }
+
+        /* No address at all may be a failed validation in disguise: ask for one family at a
+         * time why. */
+        next = resolved_hostname_probe(q->family, q->asked,
+                                       e ? sd_bus_error_has_name(e, "org.freedesktop.resolve1.NoSuchRR") : r == -ENOENT,
+                                       resolved_flags() == 0);
+        if (next != AF_UNSPEC) {
+                q->slot = sd_bus_slot_unref(q->slot);
+                if (query_send_resolved(q, next) >= 0)
+                        return 0;
+        }
         query_close_bus(q);
 
         handler(q, r, r >= 0 ? ai : NULL, handler_data);
@@ -356,42 +393,38 @@ static int on_resolve_hostname(sd_bus_message *reply, void *userdata, sd_bus_err
         return 0;
 }
 
-/* SYSTEMD_NSS_RESOLVE_VALIDATE=0 asks nss-resolve, the getaddrinfo() path through resolved, not
- * to validate; the unit sets it because DNSSEC signatures can only be checked with a correct
- * clock, which is what the daemon is there to get. The same variable means the same here.
- * Host names need no DNSSEC: the key exchange checks the certificate against the name. */
-static uint64_t resolved_flags(void) {
-        const char *v = getenv("SYSTEMD_NSS_RESOLVE_VALIDATE");
+/* Sends ResolveHostname for family on the query's connection. */
+static int query_send_resolved(ResolveQuery *q, int family) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
+        int r;
 
-        return v && parse_boolean(v) == 0 ? RESOLVED_FLAG_NO_VALIDATE : 0;
+        r = sd_bus_message_new_method_call(q->bus, &m, "org.freedesktop.resolve1", "/org/freedesktop/resolve1",
+                                           "org.freedesktop.resolve1.Manager", "ResolveHostname");
+        if (r < 0)
+                return r;
+        r = sd_bus_message_append(m, "isit", 0, q->host, family, resolved_flags());
+        if (r < 0)
+                return r;
+        r = sd_bus_call_async(q->bus, &q->slot, m, on_resolve_hostname, q, RESOLVED_CALL_TIMEOUT_USEC);
+        if (r < 0)
+                return r;
+        q->asked = family;
+        return 0;
 }
 
 /* Sends ResolveHostname on a connection of the query's own. Fails at once when there is no
  * system bus; resolved missing on the bus shows in the reply. */
 static int query_start_resolved(ResolveQuery *q) {
-        _cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL;
         int r;
 
         r = sd_bus_open_system(&q->bus);
         if (r < 0)
                 return r;
         r = sd_bus_attach_event(q->bus, q->event, 0);
+        if (r >= 0)
+                r = query_send_resolved(q, q->family);
         if (r < 0)
-                goto fail;
-        r = sd_bus_message_new_method_call(q->bus, &m, "org.freedesktop.resolve1", "/org/freedesktop/resolve1",
-                                           "org.freedesktop.resolve1.Manager", "ResolveHostname");
-        if (r < 0)
-                goto fail;
-        r = sd_bus_message_append(m, "isit", 0, q->host, q->family, resolved_flags());
-        if (r < 0)
-                goto fail;
-        r = sd_bus_call_async(q->bus, &q->slot, m, on_resolve_hostname, q, RESOLVED_CALL_TIMEOUT_USEC);
-        if (r < 0)
-                goto fail;
-        return 0;
-
-fail:
-        query_close_bus(q);
+                query_close_bus(q);
         return r;
 }
 

@@ -9,7 +9,9 @@
  * answer arrives as an sd-event I/O event: libsystemd has no public asynchronous resolver, and
  * glibc's getaddrinfo_a() signals completion through signals or threads just the same, with
  * less control over cancellation. Numeric addresses, "localhost" and non-numeric services
- * always take the getaddrinfo() path. Debug lines say which way each name went: "Resolved
+ * always take the getaddrinfo() path. A name with no address asked for both families is asked
+ * again per family, so that a failed DNSSEC validation is told as such, not as "no such host
+ * name" (resolved_hostname_probe()). Debug lines say which way each name went: "Resolved
  * address ADDRESS for NAME." and "Failed to connect to systemd-resolved, using getaddrinfo".
  * Addresses from resolved come in resolved's order; getaddrinfo() sorts by RFC 6724 (and
  * /etc/gai.conf). SYSTEMD_NSS_RESOLVE_VALIDATE=0 (the unit sets it) turns DNSSEC validation
@@ -47,6 +49,13 @@ int resolve_query_new(sd_event *e, const char *host, const char *service, int fa
 /* Cancels the query if it is still running (the thread finishes on its own). */
 ResolveQuery *resolve_query_free(ResolveQuery *q);
 DEFINE_TRIVIAL_CLEANUP_FUNC(ResolveQuery *, resolve_query_free);
+
+/* resolved answers a name asked for both address families with the addresses that validated,
+ * and with none ("NoSuchRR") when one family validated empty and the other failed validation;
+ * asked for the failed family alone it says DnssecFailed. So after no address for a query of
+ * family (AF_UNSPEC: both) made as asked, with validation on (validate), the family to ask
+ * next to learn why, or AF_UNSPEC when the answer stands. */
+int resolved_hostname_probe(int family, int asked, bool no_such_rr, bool validate);
 
 /* Text of an EAI_* code mapped by resolve_query_new(). */
 const char *resolve_error_string(int error);

@@ -78,6 +78,7 @@ typeof(X509_get0_notAfter) *sym_X509_get0_notAfter;
 typeof(X509_verify_cert_error_string) *sym_X509_verify_cert_error_string;
 typeof(X509_get_default_cert_dir) *sym_X509_get_default_cert_dir;
 typeof(X509_get_default_cert_dir_env) *sym_X509_get_default_cert_dir_env;
+typeof(X509_get_default_cert_file) *sym_X509_get_default_cert_file;
 typeof(X509_get_default_cert_file_env) *sym_X509_get_default_cert_file_env;
 typeof(X509_VERIFY_PARAM_set1_ip_asc) *sym_X509_VERIFY_PARAM_set1_ip_asc;
 typeof(X509_VERIFY_PARAM_set_time) *sym_X509_VERIFY_PARAM_set_time;
@@ -165,6 +166,7 @@ int dlopen_libssl(int log_level) {
                         DLSYM_ARG(X509_verify_cert_error_string),
                         DLSYM_ARG(X509_get_default_cert_dir),
                         DLSYM_ARG(X509_get_default_cert_dir_env),
+                        DLSYM_ARG(X509_get_default_cert_file),
                         DLSYM_ARG(X509_get_default_cert_file_env),
                         DLSYM_ARG(X509_VERIFY_PARAM_set1_ip_asc),
                         DLSYM_ARG(X509_VERIFY_PARAM_set_time),

@@ -81,6 +81,7 @@ extern typeof(X509_get0_notAfter) *sym_X509_get0_notAfter;
 extern typeof(X509_verify_cert_error_string) *sym_X509_verify_cert_error_string;
 extern typeof(X509_get_default_cert_dir) *sym_X509_get_default_cert_dir;
 extern typeof(X509_get_default_cert_dir_env) *sym_X509_get_default_cert_dir_env;
+extern typeof(X509_get_default_cert_file) *sym_X509_get_default_cert_file;
 extern typeof(X509_get_default_cert_file_env) *sym_X509_get_default_cert_file_env;
 extern typeof(X509_VERIFY_PARAM_set1_ip_asc) *sym_X509_VERIFY_PARAM_set1_ip_asc;
 extern typeof(X509_VERIFY_PARAM_set_time) *sym_X509_VERIFY_PARAM_set_time;

@@ -175,6 +175,11 @@ static int tls_verify_callback(int preverify_ok, X509_STORE_CTX *store) {
 
 /* Whether a directory holds a certificate under its subject-hash name ("1a2b3c4d.0"), the
  * only names OpenSSL's directory lookup opens: 1 or 0, or -errno if it cannot be read. */
+static bool cert_hash_name(const char *name) {
+        return strspn(name, "0123456789abcdef") == 8 && name[8] == '.' && name[9] &&
+               strspn(name + 9, "0123456789") == strlen(name + 9);
+}
+
 static int cert_dir_has_hash_links(const char *path) {
         _cleanup_(closedirp) DIR *dir = opendir(path);
         struct dirent *de;
@@ -182,13 +187,9 @@ static int cert_dir_has_hash_links(const char *path) {
         if (!dir)
                 return -errno;
 
-        while ((de = readdir(dir))) {
-                size_t n = strspn(de->d_name, "0123456789abcdef");
-
-                if (n == 8 && de->d_name[8] == '.' && de->d_name[9] &&
-                    strspn(de->d_name + 9, "0123456789") == strlen(de->d_name + 9))
+        while ((de = readdir(dir)))
+                if (cert_hash_name(de->d_name))
                         return 1;
-        }
         return 0;
 }
 
@@ -222,6 +223,122 @@ static int tls_ctx_load_system_store(SSL_CTX *ctx) {
                         return sym_SSL_CTX_load_verify_dir(ctx, dirs) == 1 ? 0 : -EIO;
         }
         return sym_SSL_CTX_set_default_verify_paths(ctx) == 1 ? 0 : -EIO;
+}
+
+/* ---- what a context trusts, as one digest ---- */
+
+/* Bigger than any CA bundle (Debian's is ~220 KiB). */
+#define TRUST_FILE_MAX (16U * 1024U * 1024U)
+
+/* Appends "TAG PATH ERROR\n" to f and, when the file could be read (ERROR 0), the SHA-256 of
+ * its bytes: a file that cannot be read is part of what is trusted (nothing), not a failure. */
+static void trust_add_file(FILE *f, const char *tag, const char *path) {
+        _cleanup_free_ char *data = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        uint8_t md[32];
+        unsigned len = 0;
+        size_t n = 0;
+        int r;
+
+        /* O_NONBLOCK: a FIFO in its place is read as empty, never waited on. */
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        r = fd < 0 ? -errno : read_full_fd(fd, TRUST_FILE_MAX, &data, &n);
+        if (r >= 0 && (sym_EVP_Digest(data, n, md, &len, sym_EVP_sha256(), NULL) != 1 || len != sizeof md))
+                r = -EIO;
+        fprintf(f, "%s %s %d\n", tag, path, r < 0 ? r : 0);
+        if (r >= 0)
+                fwrite(md, 1, sizeof md, f);
+}
+
+/* Byte order, not the locale's collation: the same directory gives the same digest everywhere. */
+static int compare_names(const struct dirent **a, const struct dirent **b) {
+        return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static int filter_hash_name(const struct dirent *de) {
+        return cert_hash_name(de->d_name);
+}
+
+/* The certificates of a directory that OpenSSL's lookup can open: those under subject-hash
+ * names, by name, each with its bytes. */
+static void trust_add_dir(FILE *f, const char *tag, const char *dir) {
+        struct dirent **list = NULL;
+        int n;
+
+        n = scandir(dir, &list, filter_hash_name, compare_names);
+        fprintf(f, "%s %s %d\n", tag, dir, n < 0 ? -errno : n);
+        for (int i = 0; i < n; i++) {
+                _cleanup_free_ char *p = NULL;
+
+                if (asprintf(&p, "%s/%s", dir, list[i]->d_name) >= 0)
+                        trust_add_file(f, "cert", p);
+                else
+                        fputs("cert (no memory)\n", f);
+                free(list[i]);
+        }
+        free(list);
+}
+
+static void trust_add_dirs(FILE *f, const char *tag, const char *dirs) {
+        _cleanup_free_ char *copy = strdup(dirs);
+        char *saveptr = NULL;
+
+        if (!copy) {
+                fputs("dirs (no memory)\n", f);
+                return;
+        }
+        for (char *d = strtok_r(copy, ":", &saveptr); d; d = strtok_r(NULL, ":", &saveptr))
+                trust_add_dir(f, tag, d);
+}
+
+/* What tls_ctx_load_system_store() loads. */
+static void trust_add_system_store(FILE *f) {
+        const char *file = getenv(sym_X509_get_default_cert_file_env());
+        const char *dirs = getenv(sym_X509_get_default_cert_dir_env()) ?: sym_X509_get_default_cert_dir();
+
+        if (!file && cert_dirs_have_hash_links(dirs)) {
+                trust_add_dirs(f, "system-dir", dirs);
+                return;
+        }
+        trust_add_file(f, "system-file", file ?: sym_X509_get_default_cert_file());
+        trust_add_dirs(f, "system-dir", dirs);
+}
+
+int NTS_tls_trust_sha256(const NTS_TLSOptions *o, uint8_t ret[static 32]) {
+        _cleanup_free_ char *buf = NULL;
+        size_t size = 0;
+        unsigned len = 0;
+        FILE *f;
+        int r;
+
+        assert(o);
+        assert(ret);
+
+        r = dlopen_libssl(LOG_DEBUG);
+        if (r < 0)
+                return r;
+
+        f = open_memstream(&buf, &size);
+        if (!f)
+                return -ENOMEM;
+        if (o->ca_file)
+                trust_add_file(f, "ca-file", o->ca_file);
+        if (o->ca_dir)
+                trust_add_dir(f, "ca-dir", o->ca_dir);
+        if (!o->ca_file && !o->ca_dir)
+                trust_add_system_store(f);
+        /* A memstream that could not grow drops writes: that digest would be of less than what
+         * is trusted. */
+        if (fflush(f) != 0 || ferror(f)) {
+                fclose(f);
+                return -ENOMEM;
+        }
+        if (fclose(f) != 0 || !buf)
+                return -ENOMEM;
+
+        if (sym_EVP_Digest(buf, size, ret, &len, sym_EVP_sha256(), NULL) != 1 || len != 32)
+                return -EIO;
+        return 0;
 }
 
 /* Why NTS_tls_new() failed: for the caller's message, and at debug level here. */

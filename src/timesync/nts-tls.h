@@ -29,6 +29,13 @@ int NTS_tls_new(int fd, const NTS_TLSOptions *o, NTS_TLS **ret, char *error, siz
 NTS_TLS *NTS_tls_free(NTS_TLS *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(NTS_TLS *, NTS_tls_free);
 
+/* What a context made with o trusts (its ca_file, its ca_dir or the system's store, as
+ * NTS_tls_new() loads them), as one SHA-256 over the paths and the bytes of every file read:
+ * the files' names and bytes, for a directory of those under subject-hash names (what
+ * OpenSSL's lookup opens). A file that cannot be read counts with its error. Loads libssl;
+ * -EOPNOTSUPP without it, -ENOMEM. */
+int NTS_tls_trust_sha256(const NTS_TLSOptions *o, uint8_t ret[static 32]);
+
 /* Drives the handshake. 0 when complete and verified (chain, hostname or IP, ALPN "ntske/1"
  * selected by the server, TLS >= 1.3); -EAGAIN to be called again when NTS_tls_events()
  * happen; another negative errno on failure, with the reason in NTS_tls_error(). */

@@ -167,14 +167,19 @@ static int property_get_frequency(sd_bus *bus, const char *path, const char *int
         return sd_bus_message_append(reply, "x", frequency);
 }
 
-/* ---- SetRuntimeNTPServers, with polkit where it runs ---- */
+/* ---- SetRuntimeNTPServers and RetrySources, with polkit where it runs ---- */
 
-typedef struct PendingAuthorization {
+/* A method call that runs once authorized: at once for root, after polkit's answer for
+ * others. run() replies to message. */
+typedef struct PendingAuthorization PendingAuthorization;
+struct PendingAuthorization {
         Manager *manager;
         sd_bus_message *message;
+        int (*run)(PendingAuthorization *p);
+        const char *what;               /* for the refusal: "set runtime NTP servers" */
         ServerType type;
         char **names;
-} PendingAuthorization;
+};
 
 static int set_runtime_servers_now(Manager *m, sd_bus_message *message, ServerType type, char **names) {
         int r;
@@ -190,6 +195,20 @@ static int set_runtime_servers_now(Manager *m, sd_bus_message *message, ServerTy
         return sd_bus_reply_method_return(message, NULL);
 }
 
+static int run_set_runtime_servers(PendingAuthorization *p) {
+        return set_runtime_servers_now(p->manager, p->message, p->type, p->names);
+}
+
+/* What failed may have been fixed: every source that backs off tries again now. */
+static int run_retry_sources(PendingAuthorization *p) {
+        unsigned n;
+
+        n = manager_retry_now(p->manager);
+        log_info("Retry asked over D-Bus: %u failing source%s retried now.", n, n == 1 ? "" : "s");
+        manager_bus_sources_changed(p->manager);
+        return sd_bus_reply_method_return(p->message, "u", (uint32_t) n);
+}
+
 static void pending_authorization_free(PendingAuthorization *p) {
         if (!p)
                 return;
@@ -197,6 +216,7 @@ static void pending_authorization_free(PendingAuthorization *p) {
         strv_free(p->names);
         free(p);
 }
+DEFINE_TRIVIAL_CLEANUP_FUNC_VOID(PendingAuthorization *, pending_authorization_free);
 
 static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error) {
         PendingAuthorization *p = userdata;
@@ -220,7 +240,7 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         }
 
         if (authorized)
-                r = set_runtime_servers_now(p->manager, p->message, p->type, p->names);
+                r = p->run(p);
         else if (challenge)
                 r = sd_bus_reply_method_errorf(p->message, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
                                                "Interactive authentication required.");
@@ -233,12 +253,10 @@ finish:
         return r < 0 ? r : 0;
 }
 
-/* Takes ownership of names_owned, on failure too. */
-static int ask_polkit(Manager *m, sd_bus_message *message, ServerType type, char **names_owned) {
-        _cleanup_(strv_freep) char **names = names_owned;
+/* Takes ownership of p, on failure too. */
+static int ask_polkit(Manager *m, sd_bus_message *message, PendingAuthorization *p_owned) {
+        _cleanup_(pending_authorization_freep) PendingAuthorization *p = p_owned;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
-        _cleanup_(strv_freep) char **owned = names;
-        PendingAuthorization *p;
         uint32_t flags;
         int r;
 
@@ -256,26 +274,60 @@ static int ask_polkit(Manager *m, sd_bus_message *message, ServerType type, char
         if (r < 0)
                 return r;
 
-        p = new0(PendingAuthorization, 1);
-        if (!p)
-                return -ENOMEM;
-        p->manager = m;
-        p->message = sd_bus_message_ref(message);
-        p->type = type;
-        p->names = TAKE_PTR(owned);
-
         r = sd_bus_call_async(m->bus, NULL, call, on_polkit_reply, p, 0);
-        if (r < 0) {
-                pending_authorization_free(p);
+        if (r < 0)
                 return r;
-        }
+        TAKE_PTR(p);
         return 1;
 }
 
-static int set_runtime_servers(sd_bus_message *message, Manager *m, ServerType type, sd_bus_error *error) {
+/* Runs p (taken, on failure too) at once for root. Unprivileged callers need polkit's blessing
+ * for the action of SetRuntimeNTPServers, as in stock; without polkit, only root may. */
+static int authorize_and_run(sd_bus_message *message, PendingAuthorization *p_owned, sd_bus_error *error) {
+        _cleanup_(pending_authorization_freep) PendingAuthorization *p = p_owned;
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
-        _cleanup_(strv_freep) char **names = NULL;
+        Manager *m = p->manager;
         uid_t uid;
+        int r;
+
+        r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID, &creds);
+        if (r < 0)
+                return r;
+        r = sd_bus_creds_get_euid(creds, &uid);
+        if (r < 0)
+                return r;
+
+        if (uid == 0)
+                return p->run(p);
+
+        r = sd_bus_get_name_creds(m->bus, "org.freedesktop.PolicyKit1", 0, NULL);
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may %s here (no polkit).",
+                                         p->what);
+
+        r = ask_polkit(m, message, TAKE_PTR(p));
+        if (r < 0)
+                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
+                                         "Could not ask polkit: %s", strerror(-r));
+        return 1;
+}
+
+static PendingAuthorization *pending_authorization_new(Manager *m, sd_bus_message *message,
+                                                       int (*run)(PendingAuthorization *p), const char *what) {
+        PendingAuthorization *p = new0(PendingAuthorization, 1);
+
+        if (!p)
+                return NULL;
+        p->manager = m;
+        p->message = sd_bus_message_ref(message);
+        p->run = run;
+        p->what = what;
+        return p;
+}
+
+static int set_runtime_servers(sd_bus_message *message, Manager *m, ServerType type, sd_bus_error *error) {
+        _cleanup_(strv_freep) char **names = NULL;
+        PendingAuthorization *p;
         int r;
 
         r = sd_bus_message_read_strv(message, &names);
@@ -288,27 +340,12 @@ static int set_runtime_servers(sd_bus_message *message, Manager *m, ServerType t
                                                  "Invalid %s server name or address, refusing: %s",
                                                  type == SERVER_NTS_RUNTIME ? "NTS" : "NTP", *s);
 
-        r = sd_bus_query_sender_creds(message, SD_BUS_CREDS_EUID, &creds);
-        if (r < 0)
-                return r;
-        r = sd_bus_creds_get_euid(creds, &uid);
-        if (r < 0)
-                return r;
-
-        if (uid == 0)
-                return set_runtime_servers_now(m, message, type, names);
-
-        /* Unprivileged callers need polkit's blessing; without polkit, only root may. */
-        r = sd_bus_get_name_creds(m->bus, "org.freedesktop.PolicyKit1", 0, NULL);
-        if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                         "Only root may set runtime NTP servers here (no polkit).");
-
-        r = ask_polkit(m, message, type, TAKE_PTR(names));
-        if (r < 0)
-                return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED,
-                                         "Could not ask polkit: %s", strerror(-r));
-        return 1;
+        p = pending_authorization_new(m, message, run_set_runtime_servers, "set runtime NTP servers");
+        if (!p)
+                return -ENOMEM;
+        p->type = type;
+        p->names = TAKE_PTR(names);
+        return authorize_and_run(message, p, error);
 }
 
 static int method_set_runtime_ntp_servers(sd_bus_message *message, void *userdata, sd_bus_error *error) {
@@ -317,6 +354,14 @@ static int method_set_runtime_ntp_servers(sd_bus_message *message, void *userdat
 
 static int method_set_runtime_nts_servers(sd_bus_message *message, void *userdata, sd_bus_error *error) {
         return set_runtime_servers(message, userdata, SERVER_NTS_RUNTIME, error);
+}
+
+static int method_retry_sources(sd_bus_message *message, void *userdata, sd_bus_error *error) {
+        PendingAuthorization *p = pending_authorization_new(userdata, message, run_retry_sources, "retry sources");
+
+        if (!p)
+                return -ENOMEM;
+        return authorize_and_run(message, p, error);
 }
 
 /* ---- NTS properties ---- */
@@ -494,13 +539,16 @@ static int append_nts(sd_bus_message *reply, NTSClient *c) {
 static int append_source(sd_bus_message *reply, Manager *m, const ServerName *n, Source *s) {
         char addr[SOCKET_ADDRESS_STRING_MAX] = "";
         const char *error = source_last_error(s);
+        usec_t error_time = source_last_error_realtime(s);
         int r;
 
         if (source_address(s))
                 (void) socket_address_to_string(source_address(s), addr);
         /* A key exchange's failure is the client's; the source's is its last give-up. */
-        if (source_nts(s) && !isempty(nts_client_last_error(source_nts(s))))
+        if (source_nts(s) && !isempty(nts_client_last_error(source_nts(s)))) {
                 error = nts_client_last_error(source_nts(s));
+                error_time = nts_client_last_error_realtime(source_nts(s));
+        }
 
         r = sd_bus_message_open_container(reply, 'a', "{sv}");
         if (r < 0)
@@ -527,6 +575,9 @@ static int append_source(sd_bus_message *reply, Manager *m, const ServerName *n,
                 r = append_entry(reply, "RefusedReplies", "u", source_refusals(s)->total);
         if (r >= 0)
                 r = append_entry(reply, "LastError", "s", error);
+        /* When it came: an error older than LastSampleTimestamp was overcome since. */
+        if (r >= 0)
+                r = append_entry(reply, "LastErrorTimestamp", "t", error_time);
         if (r >= 0)
                 r = append_sample(reply, s);
         if (r >= 0 && source_nts(s))
@@ -664,6 +715,10 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Sources", "aa{sv}", property_get_sources, 0, SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
         SD_BUS_METHOD_WITH_ARGS("SetRuntimeNTSServers", SD_BUS_ARGS("as", runtime_servers), SD_BUS_NO_RESULT,
                                 method_set_runtime_nts_servers, SD_BUS_VTABLE_UNPRIVILEGED),
+        /* Every source that backs off tries again now (after a fix), as a reload does;
+         * returns how many did. The polkit action of SetRuntimeNTPServers. */
+        SD_BUS_METHOD_WITH_ARGS("RetrySources", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", retried), method_retry_sources,
+                                SD_BUS_VTABLE_UNPRIVILEGED),
 
         /* The names of the upstream NTS patch set (pendulum-project/nts-timesyncd), for the
          * scripts written for it: its configured NTS-KE servers (NTS=, SecureServers=; it has

@@ -17,6 +17,7 @@ struct ClockBackend {
         int64_t fake_offset_nsec;
         ClockState fake_state;
         unsigned n_steps, n_slews;
+        int fake_leap;                  /* the leap second armed as the last adjustment said; -1: none yet */
 };
 
 static const char *const backend_table[_CLOCK_BACKEND_MAX] = {
@@ -42,6 +43,7 @@ int clock_backend_new(ClockBackendType type, ClockBackend **ret) {
                 return -ENOMEM;
 
         b->type = type;
+        b->fake_leap = -1;
         if (type == CLOCK_BACKEND_FAKE)
                 assert_se(clock_gettime(CLOCK_REALTIME, &b->fake_now) == 0);
 
@@ -158,6 +160,17 @@ static int kernel_get_state(ClockState *ret) {
         return 0;
 }
 
+/* The kernel arms a leap second with each adjustment (STA_INS, STA_DEL) or leaves none armed;
+ * the test clock says which, once per change, so that a test sees both a leap second armed and
+ * one that was not. */
+static void fake_leap(ClockBackend *b, int leap) {
+        if (leap == b->fake_leap)
+                return;
+        b->fake_leap = leap;
+        log_info("Test clock: %s.", leap == NTP_LEAP_PLUSSEC ? "leap second insertion armed" :
+                                    leap == NTP_LEAP_MINUSSEC ? "leap second deletion armed" : "no leap second armed");
+}
+
 int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *ret_state) {
         int r;
 
@@ -196,6 +209,7 @@ int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *
                         if (b->fake_follow)
                                 log_info("Test clock: slewing by %+.6f s.", (double) a->offset_nsec / NTP_NSEC_PER_SEC);
                 }
+                fake_leap(b, a->leap);
                 b->fake_state.synchronized = true;
                 if (ret_state)
                         *ret_state = b->fake_state;

@@ -587,16 +587,23 @@ static int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char
         /* Once synchronized, a step is rare and is what an attacker wants: a warning with its
          * size and who agreed to it (chrony warns about it too). */
         if (a->step && m->synchronized) {
+                /* In observe mode one warning per state, not per poll: the same step again (within
+                 * the step threshold of the one warned about) is logged at debug level. */
+                bool again = r == 0 && m->observe_step_warned &&
+                             llabs(a->offset_nsec - m->observe_step_nsec) < NTP_STEP_THRESHOLD_NSEC;
                 char offset[32];
 
+                m->observe_step_warned = r == 0;
+                m->observe_step_nsec = a->offset_nsec;
                 (void) snprintf(offset, sizeof offset, "%+.6f", (double) a->offset_nsec / NTP_NSEC_PER_SEC);
-                log_struct(LOG_WARNING, TIMESYNC_MESSAGE_CLOCK_STEPPED,
+                log_struct(again ? LOG_DEBUG : LOG_WARNING, TIMESYNC_MESSAGE_CLOCK_STEPPED,
                            ((const char *const[]) { "OFFSET_SEC", offset, "NTP_SERVER", server, NULL }),
                            "%s the clock by %s s after the first synchronization, following %s%s%s%s.",
                            r > 0 ? "Stepped" : "Observe mode: would have stepped", offset, server,
                            authenticated ? ", NTS authenticated" : ", NOT authenticated", strempty(agreement),
                            clock_backend_type(m->clock) == CLOCK_BACKEND_FAKE ? " (the test clock)" : "");
-        }
+        } else
+                m->observe_step_warned = false;
 
         if (!m->synchronized) {
                 m->synchronized = true;
@@ -821,6 +828,56 @@ int manager_load_config(Manager *m) {
         return manager_add_config_servers(m);
 }
 
+/* Calls f for every source: of every server of every list, and of their pools. Returns how
+ * often f returned true. */
+static unsigned manager_foreach_source(Manager *m, bool (*f)(Source *s)) {
+        unsigned n = 0;
+
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                LIST_FOREACH(names, name, m->servers[t]) {
+                        if (name->source && f(name->source))
+                                n++;
+                        for (size_t i = 0; name->pool && i < pool_n_sources(name->pool); i++)
+                                if (f(pool_source(name->pool, i)))
+                                        n++;
+                }
+        return n;
+}
+
+static bool source_binding_stale(Source *s) {
+        return source_nts(s) && !nts_client_binding_current(source_nts(s));
+}
+
+unsigned manager_retry_now(Manager *m) {
+        unsigned n;
+        int r;
+
+        assert(m);
+
+        n = manager_foreach_source(m, source_retry_now);
+        /* Every server failed: selection starts over now instead of after ConnectionRetrySec=. */
+        if (m->state == MANAGER_WAITING) {
+                r = sd_event_source_set_time(m->event_retry, now(CLOCK_BOOTTIME));
+                if (r >= 0)
+                        r = sd_event_source_set_enabled(m->event_retry, SD_EVENT_ONESHOT);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to rearm the retry timer, the stall check retries: %m");
+        }
+        return n;
+}
+
+/* Makes the servers of list t again, from their names: their sources and NTS clients start
+ * over. The clients save their keys on the way out, and the new ones check them on loading. */
+static int manager_renew_servers(Manager *m, ServerType t) {
+        _cleanup_(strv_freep) char **names = NULL;
+
+        LIST_FOREACH(names, n, m->servers[t])
+                if (strv_extend(&names, n->string) < 0)
+                        return log_oom();
+        manager_flush_servers(m, t);
+        return manager_add_servers(m, t, names, LOG_WARNING);
+}
+
 /* Takes c as the configuration in use; returns whether it names other servers. */
 static bool manager_take_config(Manager *m, TimesyncConfig *c) {
         bool changed = !timesync_config_servers_equal(&m->config, c);
@@ -839,6 +896,44 @@ static bool manager_take_config(Manager *m, TimesyncConfig *c) {
         return changed;
 }
 
+/* Takes the configuration c that a reload read, and what it changes: the servers selected
+ * again when it names others, or when NTS keys in use were got under a trust that no longer
+ * holds (NTSTrustedCertificates=, the file it names or the system's store changed); otherwise
+ * the sources that fail are retried at once, since a reload is what follows a fix. */
+static int manager_reload_take(Manager *m, TimesyncConfig *c) {
+        bool changed, rebind;
+        int r = 0;
+
+        changed = manager_take_config(m, c);
+        rebind = manager_foreach_source(m, source_binding_stale) > 0;
+        if (!changed && !rebind) {
+                /* Same servers: those in use keep their keys and cookies. */
+                unsigned n = manager_retry_now(m);
+
+                if (n > 0)
+                        log_info("Configuration reloaded, servers unchanged: retrying %u failing source%s now.", n,
+                                 n == 1 ? "" : "s");
+                else
+                        log_info("Configuration reloaded, servers unchanged.");
+                return 0;
+        }
+
+        if (changed)
+                log_info("Configuration reloaded, servers changed: selecting a server again%s.",
+                         rebind ? "; NTS keys obtained under the old trusted certificates are dropped" : "");
+        else
+                log_info("Configuration reloaded, the trusted certificates changed: NTS keys obtained under the "
+                         "old ones are dropped, selecting servers again after new key exchanges.");
+        if (rebind)
+                r = manager_renew_servers(m, SERVER_NTS_RUNTIME);
+        if (r >= 0)
+                r = manager_add_config_servers(m);
+        if (r >= 0)
+                manager_servers_changed(m, manager_nts_enabled(m));
+        (void) manager_bus_emit_changed(m, "NTS", "NTSKeyExchangeServers", NULL);
+        return r;
+}
+
 int manager_reload_config(Manager *m) {
         _cleanup_(timesync_config_done) TimesyncConfig c = {};
         int r;
@@ -851,18 +946,13 @@ int manager_reload_config(Manager *m) {
         /* Half a configuration is fine at start, where there is nothing better; here the one in
          * use is better than a file that could not be read (it might drop the NTS servers). */
         r = timesync_config_read(&c, m->config_file, m->test_poll_interval_usec);
-        if (r < 0)
+        if (r < 0) {
                 log_warning_errno(r, "Failed to read the configuration again, keeping the one in use: %m");
-        else if (!manager_take_config(m, &c))
-                /* Same servers: the one in use keeps its keys and cookies. */
-                log_info("Configuration reloaded, servers unchanged.");
-        else {
-                log_info("Configuration reloaded, servers changed: selecting a server again.");
-                r = manager_add_config_servers(m);
-                if (r >= 0)
-                        manager_servers_changed(m, manager_nts_enabled(m));
-                (void) manager_bus_emit_changed(m, "NTS", "NTSKeyExchangeServers", NULL);
-        }
+                /* Whatever was fixed outside the configuration (a firewall, a certificate) is
+                 * worth trying now. */
+                (void) manager_retry_now(m);
+        } else
+                r = manager_reload_take(m, &c);
 
         (void) sd_notify(false, "READY=1");
         return r;

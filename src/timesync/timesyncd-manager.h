@@ -86,6 +86,10 @@ struct Manager {
         bool network_online;            /* what the last network state said; false until read */
         bool network_state_known;       /* the state was read (or counted as online) once */
         bool synchronized;              /* the clock was disciplined (or would have been) */
+        /* Observe mode leaves the clock where it is, so the step it would have made is wanted
+         * again at each poll: warned about once, until the clock is to do something else. */
+        bool observe_step_warned;
+        int64_t observe_step_nsec;      /* ... the step warned about */
         bool sync_flag_written;
         NTPMessage ntpmsg;
         bool ntpmsg_authenticated;      /* the last sample came over NTS and verified */
@@ -137,8 +141,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 int manager_load_config(Manager *m);
 /* SIGHUP (systemctl reload): reads it again. Runtime and per-link servers stay; the lists of
  * the files are replaced and a server selected again only when they (or the trusted
- * certificates) changed. A configuration that cannot be read leaves the one in use. */
+ * certificates, or what they hold) changed; otherwise what fails is retried at once. A
+ * configuration that cannot be read leaves the one in use. */
 int manager_reload_config(Manager *m);
+/* Someone fixed what made servers fail: every source that backs off, and every NTS client,
+ * tries again now (source_retry_now()), and so does a selection that waits for its retry.
+ * Returns how many sources were backing off. Called for a reload, and over D-Bus. */
+unsigned manager_retry_now(Manager *m);
 /* Starts polling: called once the loop is set up. */
 int manager_start(Manager *m);
 /* READY=1 after manager_start(), with a STATUS= of its own only if starting sent none. */

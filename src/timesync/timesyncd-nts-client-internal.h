@@ -102,6 +102,7 @@ struct NTSClient {
         bool has_ke_key;
         uint8_t ke_key_sha256[NTS_JAR_KEY_SHA256_SIZE];
         usec_t last_ke_realtime;
+        NTSJarBinding ke_binding;       /* of the key exchange that runs (nts_client_binding()) */
 
         /* Bootstrap (see nts_client_may_bootstrap()): the keys came from a handshake that did not
          * check certificate validity periods, so time from them must fall in the period in which
@@ -122,6 +123,7 @@ struct NTSClient {
         unsigned pending_events;        /* bit mask of NTSClientEvent */
 
         char last_error[256];
+        usec_t last_error_realtime;     /* when it came (CLOCK_REALTIME); 0: none */
         bool last_error_logged;         /* ... at warning level when it came (a failed key exchange) */
 };
 
@@ -139,6 +141,9 @@ void nts_client_schedule_renewal(NTSClient *c);
 /* Which server the keys in the jar come from, for nts_client_ke_peer() and
  * nts_client_ke_key_sha256(). */
 void nts_client_remember_peer(NTSClient *c);
+/* What keys from a key exchange now would be bound to: the trust (NTS_tls_trust_sha256()) and
+ * what shapes the request (host, port, AEAD offer). */
+int nts_client_binding(NTSClient *c, NTSJarBinding *ret);
 /* A key exchange, unless one runs or waits; nts_client_ke_begin() for a caller that knows
  * none does. */
 int nts_client_start_ke(NTSClient *c);

@@ -93,6 +93,34 @@ static void nts_client_find_path(NTSClient *c) {
                           c->server);
 }
 
+/* The keys loaded into the jar are bound to what is trusted now, and to the key exchange as it
+ * would be made now: otherwise they are dropped with the file, and the reason logged. */
+static bool nts_client_binding_usable(NTSClient *c) {
+        char reason[NTS_JAR_REASON_MAX] = "";
+        NTSJarBinding now;
+        const char *why;
+        int r;
+
+        r = nts_client_binding(c, &now);
+        if (r < 0) {
+                log_notice_errno(r, "Discarding NTS state file %s: cannot tell what its keys would be bound to "
+                                 "now (%m); running a new key exchange.", c->state_path);
+                why = "";
+        } else {
+                why = nts_jar_binding_mismatch(&c->jar, &now);
+                if (!why)
+                        return true;
+                log_info("Not resuming NTS with %s from %s: %s; running a new key exchange.", c->server,
+                         c->state_path, why);
+        }
+
+        nts_client_forget_keys(c);
+        r = nts_jar_remove(c->state_path, reason, sizeof reason);
+        if (r < 0)
+                nts_client_state_failed(c, r, "Failed to remove the NTS state file %s: %s.", c->state_path, reason);
+        return false;
+}
+
 void nts_client_load(NTSClient *c) {
         char reason[NTS_JAR_REASON_MAX] = "";
         NTSJar jar = {};
@@ -117,6 +145,8 @@ void nts_client_load(NTSClient *c) {
 
         nts_jar_done(&c->jar);
         c->jar = jar;
+        if (!nts_client_binding_usable(c))
+                return;
         r = nts_client_make_contexts(c);
         if (r < 0) {
                 log_notice_errno(r, "Discarding NTS state file %s: %m", c->state_path);

@@ -124,6 +124,18 @@ const char *nts_client_last_error(const NTSClient *c) {
         return "built without NTS support";
 }
 
+usec_t nts_client_last_error_realtime(const NTSClient *c) {
+        return 0;
+}
+
+bool nts_client_retry_now(NTSClient *c) {
+        return false;
+}
+
+bool nts_client_binding_current(NTSClient *c) {
+        return true;
+}
+
 bool nts_client_last_error_logged(const NTSClient *c) {
         return false;
 }

@@ -4,11 +4,13 @@
 #include <stdio.h>
 #include <sys/stat.h>
 
+#include "crypto-util.h"
 #include "iovec-util.h"
 #include "log.h"
 #include "nts-crypto.h"
 #include "nts-ke-client.h"
 #include "nts-pool.h"
+#include "nts-tls.h"
 #include "resolve-util.h"
 #include "socket-address.h"
 #include "ssl-util.h"
@@ -258,6 +260,7 @@ void nts_client_ke_failed(NTSClient *c, BackoffOutcome outcome, const char *reas
         nts_client_renewal_postponed(c, t);
 
         snprintf(c->last_error, sizeof c->last_error, "%s", reason);
+        c->last_error_realtime = now(CLOCK_REALTIME);
         c->last_error_logged = true;
         /* The TLS layer's verification errors all say "certificate" (nts-tls.c). */
         log_struct(LOG_WARNING,
@@ -284,6 +287,7 @@ static int nts_client_take_result(NTSClient *c, const NTS_KEResult *result) {
         c->jar.has_ke_key = result->tls.has_key_sha256;
         assert_cc(sizeof c->jar.ke_key_sha256 == sizeof result->tls.key_sha256);
         memcpy(c->jar.ke_key_sha256, result->tls.key_sha256, sizeof c->jar.ke_key_sha256);
+        c->jar.binding = c->ke_binding;
         /* RFC 8915 section 4.1.7: without a Server record, NTP goes to the address of the KE
          * server that answered, not to whatever its name resolves to next time. */
         c->jar.ntp_server = result->ntp_server ? strdup(result->ntp_server)
@@ -344,6 +348,7 @@ static void nts_client_on_ke_done(NTS_KEClient *ke, NTS_KEResult *result, void *
         c->cookies_unproven = true;
         c->ke_retry_after = 0;
         c->last_error[0] = '\0';
+        c->last_error_realtime = 0;
         c->last_error_logged = false;
         c->last_ke_realtime = c->jar.ke_realtime;
         c->member_failures = 0;
@@ -386,6 +391,56 @@ static int nts_client_trust(NTSClient *c, NTS_TLSOptions *tls) {
         else
                 tls->ca_file = ca;
         return 0;
+}
+
+/* What a key exchange would be bound to now (NTSJarBinding). A NTSTrustedCertificates= that
+ * does not exist is digested as a file that cannot be read: it trusts nothing. */
+int nts_client_binding(NTSClient *c, NTSJarBinding *ret) {
+        NTS_AEADAlgorithm offer[8];
+        NTS_TLSOptions tls = {};
+        _cleanup_free_ char *ke = NULL;
+        char aead[ELEMENTSOF(offer) * sizeof " 65535"] = "";
+        unsigned len = 0;
+        int r, n_offer;
+
+        if (nts_client_trust(c, &tls) < 0)
+                tls.ca_file = c->settings->trusted_certificates;
+        r = NTS_tls_trust_sha256(&tls, ret->trust_sha256);
+        if (r < 0)
+                return r;
+
+        n_offer = NTS_aead_offer(offer, ELEMENTSOF(offer));
+        if (n_offer < 0)
+                return n_offer;
+        for (int i = 0; i < n_offer; i++)
+                snprintf(aead + strlen(aead), sizeof aead - strlen(aead), " %u", (unsigned) offer[i]);
+        if (asprintf(&ke, "host %s port %u aead%s", c->host, c->port ?: NTS_KE_PORT, aead) < 0)
+                return -ENOMEM;
+        if (sym_EVP_Digest(ke, strlen(ke), ret->ke_sha256, &len, sym_EVP_sha256(), NULL) != 1 ||
+            len != sizeof ret->ke_sha256)
+                return -EIO;
+        return 0;
+}
+
+bool nts_client_binding_current(NTSClient *c) {
+        NTSJarBinding now;
+        const char *why;
+        int r;
+
+        assert(c);
+
+        if (!nts_client_has_keys(c))
+                return true;
+        r = nts_client_binding(c, &now);
+        if (r < 0) {
+                log_debug_errno(r, "Cannot tell what the NTS keys of %s would be bound to now, taking them as "
+                                "bound to other settings: %m", c->server);
+                return false;
+        }
+        why = nts_jar_binding_mismatch(&c->jar, &now);
+        if (why)
+                log_debug("NTS keys of %s: %s.", c->server, why);
+        return !why;
 }
 
 /* Starts the session with the addresses of the KE server; on failure, reason says why. */
@@ -433,6 +488,13 @@ static int nts_client_start_session(NTSClient *c, const SocketAddress *addresses
         r = nts_client_trust(c, &p.tls);
         if (r < 0) {
                 snprintf(reason, size, "NTSTrustedCertificates=%s does not exist", c->settings->trusted_certificates);
+                return r;
+        }
+
+        /* What the keys will be bound to, taken before the session reads any of it. */
+        r = nts_client_binding(c, &c->ke_binding);
+        if (r < 0) {
+                snprintf(reason, size, "cannot digest the trusted certificates: %s", strerror(-r));
                 return r;
         }
 
@@ -485,6 +547,7 @@ static int nts_client_take_limit(NTSClient *c) {
         nts_client_enter(c, NTS_CLIENT_BACKING_OFF);
         nts_client_renewal_postponed(c, t);
         c->last_error_logged = false;
+        c->last_error_realtime = now(CLOCK_REALTIME);
         snprintf(c->last_error, sizeof c->last_error, "postponed: %u key exchanges with this name within %s already",
                  l->max, FORMAT_TIMESPAN(l->period, USEC_PER_SEC));
         log_full(first ? LOG_NOTICE : LOG_DEBUG,
@@ -563,6 +626,19 @@ bool nts_client_awaiting_reply(const NTSClient *c) {
 
 usec_t nts_client_retry_after(const NTSClient *c) {
         return nts_client_backing_off(c) ? c->ke_retry_after : 0;
+}
+
+bool nts_client_retry_now(NTSClient *c) {
+        assert(c);
+
+        if (!nts_client_backing_off(c))
+                return false;
+        log_debug("NTS client of %s: retrying now instead of in %s.", c->server,
+                  FORMAT_TIMESPAN(c->ke_retry_after - now(CLOCK_BOOTTIME), USEC_PER_SEC));
+        c->ke_retry_after = 0;
+        if (nts_client_has_keys(c))
+                nts_client_arm_renewal(c, now(CLOCK_REALTIME));
+        return true;
 }
 
 /* The owner polls the NTP server named here (nts_client_seal() holds it to that). Without
@@ -769,6 +845,10 @@ unsigned nts_client_ke_failures(const NTSClient *c) {
 
 const char *nts_client_last_error(const NTSClient *c) {
         return c->last_error;
+}
+
+usec_t nts_client_last_error_realtime(const NTSClient *c) {
+        return c->last_error_realtime;
 }
 
 bool nts_client_last_error_logged(const NTSClient *c) {

@@ -116,6 +116,16 @@ uint16_t nts_client_ntp_port(const NTSClient *c);
 /* CLOCK_BOOTTIME; 0 when not backing off. */
 usec_t nts_client_retry_after(const NTSClient *c);
 bool nts_client_backing_off(const NTSClient *c);
+/* Someone fixed what made key exchanges fail (a reload, a retry asked over D-Bus): ends the
+ * backoff, so that the next nts_client_prepare() runs a key exchange (the renewal of keys that
+ * serve on starts now). The ladder keeps its rung and the cap per server name holds: asking
+ * again and again never makes more key exchanges than failures would. Returns whether it was
+ * backing off. */
+bool nts_client_retry_now(NTSClient *c);
+/* Whether the keys in use are bound to what would be trusted and sent now (NTSJarBinding):
+ * false after NTSTrustedCertificates=, the file it names or the system's store changed, or
+ * when that cannot be told. True without keys. Reads the trusted certificates. */
+bool nts_client_binding_current(NTSClient *c);
 /* A sealed request has not been answered (yet): when the next one is sealed, the cookie count
  * falls for good. */
 bool nts_client_awaiting_reply(const NTSClient *c);
@@ -207,6 +217,7 @@ usec_t nts_client_last_ke_realtime(const NTSClient *c);
 unsigned nts_client_ke_failures(const NTSClient *c);    /* failed key exchanges (and refused
                                                          * bootstrap keys) in a row */
 const char *nts_client_last_error(const NTSClient *c);  /* "" when there is none */
+usec_t nts_client_last_error_realtime(const NTSClient *c); /* CLOCK_REALTIME; 0: none */
 /* The last error was logged at warning level as it came (a failed key exchange, with its
  * reason): who reports it again need not repeat the reason. */
 bool nts_client_last_error_logged(const NTSClient *c);

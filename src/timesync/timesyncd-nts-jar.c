@@ -97,6 +97,11 @@ int nts_jar_to_string(const NTSJar *j, const char *server, char **ret) {
                 hex_write(f, j->ke_key_sha256, sizeof j->ke_key_sha256);
                 fputc('\n', f);
         }
+        fputs("trust-sha256=", f);
+        hex_write(f, j->binding.trust_sha256, sizeof j->binding.trust_sha256);
+        fputs("\nke-sha256=", f);
+        hex_write(f, j->binding.ke_sha256, sizeof j->binding.ke_sha256);
+        fputc('\n', f);
         fputs("c2s=", f);
         hex_write(f, j->c2s, j->key_size);
         fputs("\ns2c=", f);
@@ -158,6 +163,8 @@ typedef enum JarKey {
         JAR_KE_ADDRESS,
         JAR_KE_PORT,
         JAR_KE_KEY_SHA256,
+        JAR_TRUST_SHA256,
+        JAR_KE_SHA256,
         JAR_C2S,
         JAR_S2C,
         JAR_COOKIE,
@@ -174,6 +181,8 @@ static const char *const jar_key_table[_JAR_KEY_MAX] = {
         [JAR_KE_ADDRESS] = "ke-address",
         [JAR_KE_PORT] = "ke-port",
         [JAR_KE_KEY_SHA256] = "ke-key-sha256",
+        [JAR_TRUST_SHA256] = "trust-sha256",
+        [JAR_KE_SHA256] = "ke-sha256",
         [JAR_C2S] = "c2s",
         [JAR_S2C] = "s2c",
         [JAR_COOKIE] = "cookie",
@@ -217,6 +226,13 @@ static int parse_key(const char *key, const char *hex, uint8_t *out, size_t *ret
                 return jar_refuse(reason, size, "%s is not a key of 1 to %u bytes in hex", key,
                                   (unsigned) NTS_MAX_AEAD_KEY_SIZE);
         *ret_size = (size_t) n;
+        return 0;
+}
+
+static int parse_sha256(const char *key, const char *hex, uint8_t out[static NTS_JAR_KEY_SHA256_SIZE],
+                        char *reason, size_t size) {
+        if (hex_decode(hex, out, NTS_JAR_KEY_SHA256_SIZE) != NTS_JAR_KEY_SHA256_SIZE)
+                return jar_refuse(reason, size, "%s is not %u bytes in hex", key, (unsigned) NTS_JAR_KEY_SHA256_SIZE);
         return 0;
 }
 
@@ -308,10 +324,20 @@ int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *re
                                 return r;
                         break;
                 case JAR_KE_KEY_SHA256:
-                        if (hex_decode(value, j.ke_key_sha256, sizeof j.ke_key_sha256) != (ssize_t) sizeof j.ke_key_sha256)
-                                return jar_refuse(reason, size, "ke-key-sha256 is not %u bytes in hex",
-                                                  (unsigned) sizeof j.ke_key_sha256);
+                        r = parse_sha256(line, value, j.ke_key_sha256, reason, size);
+                        if (r < 0)
+                                return r;
                         j.has_ke_key = true;
+                        break;
+                case JAR_TRUST_SHA256:
+                        r = parse_sha256(line, value, j.binding.trust_sha256, reason, size);
+                        if (r < 0)
+                                return r;
+                        break;
+                case JAR_KE_SHA256:
+                        r = parse_sha256(line, value, j.binding.ke_sha256, reason, size);
+                        if (r < 0)
+                                return r;
                         break;
                 case JAR_C2S:
                         r = parse_key(line, value, j.c2s, &c2s_size, reason, size);
@@ -349,6 +375,16 @@ int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *re
         for (size_t i = 0; i < ELEMENTSOF(required); i++)
                 if (!seen[required[i]])
                         return jar_refuse(reason, size, "no %s line", jar_key_table[required[i]]);
+        /* Fail closed: keys of a file without its binding (an earlier version wrote it) may come
+         * from a key exchange under a trust that has been narrowed since. One key exchange
+         * replaces them; the clock that runs while the package is updated is good enough for
+         * it, and a clock too wrong for one has jars from the future, unused anyway. */
+        if (!seen[JAR_TRUST_SHA256] || !seen[JAR_KE_SHA256]) {
+                jar_refuse(reason, size, "no %s line: not bound to the trust and key exchange settings it was "
+                           "made under (a file of an earlier version)",
+                           jar_key_table[seen[JAR_TRUST_SHA256] ? JAR_KE_SHA256 : JAR_TRUST_SHA256]);
+                return -ENOKEY;
+        }
         /* An address without its port would name another server than the one that answered. */
         if (seen[JAR_KE_ADDRESS] != seen[JAR_KE_PORT])
                 return jar_refuse(reason, size, "%s without %s", seen[JAR_KE_PORT] ? "ke-port" : "ke-address",
@@ -550,6 +586,10 @@ int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJ
         explicit_bzero_safe(text, n);
         if (r == -EBADMSG)
                 return jar_refuse(reason, size, "malformed: %s", detail);
+        if (r == -ENOKEY) {
+                jar_refuse(reason, size, "%s", detail);
+                return r;
+        }
         if (r < 0)
                 return jar_fail(reason, size, r, "cannot parse it");
 
@@ -560,6 +600,18 @@ int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJ
                 return -ESTALE;
         }
         return 0;
+}
+
+const char *nts_jar_binding_mismatch(const NTSJar *j, const NTSJarBinding *now) {
+        assert(j);
+        assert(now);
+
+        if (memcmp(j->binding.trust_sha256, now->trust_sha256, sizeof now->trust_sha256) != 0)
+                return "trust settings changed since the cookies were obtained";
+        if (memcmp(j->binding.ke_sha256, now->ke_sha256, sizeof now->ke_sha256) != 0)
+                return "key exchange settings (server name, port or AEAD offer) changed since the cookies were "
+                       "obtained";
+        return NULL;
 }
 
 bool nts_jar_expired(const NTSJar *j, usec_t now_realtime) {

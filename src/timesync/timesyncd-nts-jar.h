@@ -17,6 +17,18 @@
 
 #define NTS_JAR_KEY_SHA256_SIZE 32
 
+/* What a jar is bound to: what the key exchange that filled it trusted, and what shaped its
+ * request. Keys got under other settings are not used: a narrowed NTSTrustedCertificates=
+ * must not leave a server in use, for up to NTS_JAR_MAX_AGE_USEC, whose certificate would no
+ * longer verify. */
+typedef struct NTSJarBinding {
+        /* NTS_tls_trust_sha256(): NTSTrustedCertificates= (path and content) or the system's
+         * store (its paths and content) */
+        uint8_t trust_sha256[NTS_JAR_KEY_SHA256_SIZE];
+        /* the KE server's name (as verified and sent as SNI), its port and the AEAD offer */
+        uint8_t ke_sha256[NTS_JAR_KEY_SHA256_SIZE];
+} NTSJarBinding;
+
 typedef struct NTSJar {
         NTS_AEADAlgorithm aead;
         uint8_t c2s[NTS_MAX_AEAD_KEY_SIZE], s2c[NTS_MAX_AEAD_KEY_SIZE];
@@ -30,6 +42,7 @@ typedef struct NTSJar {
         SocketAddress ke_peer;
         bool has_ke_key;
         uint8_t ke_key_sha256[NTS_JAR_KEY_SHA256_SIZE];
+        NTSJarBinding binding;
         struct iovec cookies[NTS_MAX_COOKIES];
         size_t n_cookies;
 } NTSJar;
@@ -49,12 +62,18 @@ bool nts_jar_usable(const NTSJar *j);
  * after it (a clock set back since: the age is unknown). */
 bool nts_jar_expired(const NTSJar *j, usec_t now_realtime);
 
+/* Why a jar may not be used under the binding of now: NULL when it may, otherwise a clause for
+ * a log line (the trust is named first when both changed). */
+const char *nts_jar_binding_mismatch(const NTSJar *j, const NTSJarBinding *now);
+
 /* Text form: "key=value" lines, binary values in hex. */
 int nts_jar_to_string(const NTSJar *j, const char *server, char **ret);
 /* Refuses (-EBADMSG) anything malformed (numbers are decimal digits only; ke-address an IPv4
- * or IPv6 literal, with ke-port and only with it; ke-key-sha256 32 bytes), a key given twice,
- * a file for another server, or an unknown AEAD. reason (may be NULL) then gets, in a few
- * words for a log line, which key or line is wrong; secrets are never copied into it. */
+ * or IPv6 literal, with ke-port and only with it; ke-key-sha256, trust-sha256 and ke-sha256 32
+ * bytes), a key given twice, a file for another server, or an unknown AEAD. reason (may be
+ * NULL) then gets, in a few words for a log line, which key or line is wrong; secrets are
+ * never copied into it. A file without its binding (trust-sha256 and ke-sha256: written by an
+ * earlier version) is refused with -ENOKEY: keys whose trust is unknown are not used. */
 int nts_jar_from_string(const char *s, const char *server, NTSJar *ret, char *reason, size_t reason_size);
 
 /* Writes the file atomically (temporary file, fsync, rename). On failure, reason (may be NULL)
@@ -67,7 +86,8 @@ int nts_jar_remove(const char *path, char *reason, size_t reason_size);
 /* -ENOENT if there is no file. Otherwise, on failure, reason (may be NULL) says what is wrong:
  * -ESTALE: keys older than NTS_JAR_MAX_AGE_USEC at now_realtime, or from the future; -EPERM:
  * owned by another user or readable by others; -EBADMSG: not a regular file, too big, or
- * malformed. A FIFO in its place is refused, never waited on. */
+ * malformed; -ENOKEY: without its binding. A FIFO in its place is refused, never waited on.
+ * Whether the binding is that of now is the caller's question (nts_jar_binding_mismatch()). */
 int nts_jar_load(const char *path, const char *server, usec_t now_realtime, NTSJar *ret, char *reason,
                  size_t reason_size);
 

@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <stdio.h>
+
+#include "in-addr-util.h"
 #include "log.h"
 #include "timesyncd-several.h"
 #include "timesyncd-several-vote.h"
 
 bool several_identify(Several *sv, Source *s) {
         SourceSetEntry *e = source_set_find(&sv->set, s);
-        const void *before[NTP_SELECT_MAX];
+        const void *before[NTP_SELECT_MAX], *conflict_before[NTP_SELECT_MAX];
         ServerName *n = server_lists_find_source(sv->ctx.servers, s);
         NTSClient *c = source_nts(s);
         SourceIdentity id;
@@ -25,8 +28,10 @@ bool several_identify(Several *sv, Source *s) {
         if (c && nts_client_ke_key_sha256(c))
                 source_identity_set_key(&id, nts_client_ke_key_sha256(c));
 
-        for (size_t i = 0; i < sv->set.n_entries; i++)
+        for (size_t i = 0; i < sv->set.n_entries; i++) {
                 before[i] = sv->set.entries[i].duplicate_of;
+                conflict_before[i] = sv->set.entries[i].conflict_with;
+        }
         if (!source_set_identify(&sv->set, s, &id))
                 return false;
 
@@ -41,5 +46,36 @@ bool several_identify(Several *sv, Source *s) {
                 log_notice("NTS source %s is the same server as %s (%s); it counts once.", source_name(d->source),
                            source_name(of->source), source_identity_reason(&of->identity, d->duplicate_why, why));
         }
+        /* Once per conflict: one of the two key-exchange servers names an NTP server that is not
+         * its own, by mistake or to take the other's vote away. */
+        for (size_t i = 0; i < sv->set.n_entries; i++) {
+                const SourceSetEntry *d = &sv->set.entries[i];
+                char text[256];
+
+                if (!d->conflict_with || d->conflict_with == conflict_before[i])
+                        continue;
+                log_warning("%s, though their key-exchange servers and certificate keys differ: one of them "
+                            "claims a server that is not its own; not merged, each keeps its vote.",
+                            several_conflict_describe(sv, d, text, sizeof text));
+        }
         return true;
+}
+
+const char *several_conflict_describe(Several *sv, const SourceSetEntry *e, char *buf, size_t size) {
+        const SourceSetEntry *with = source_set_find(&sv->set, e->conflict_with);
+        char ip[IN_ADDR_TO_STRING_MAX];
+
+        assert(with);
+        (void) snprintf(buf, size, "NTS sources %s and %s name one NTP address %s", source_name(e->source),
+                        source_name(with->source),
+                        in_addr_to_string(e->identity.ntp_family, &e->identity.ntp_address, ip, sizeof ip) ?: "?");
+        return buf;
+}
+
+const char *several_conflict(Several *sv, char *buf, size_t size) {
+        buf[0] = '\0';
+        for (size_t i = 0; i < sv->set.n_entries; i++)
+                if (sv->set.entries[i].conflict_with)
+                        return several_conflict_describe(sv, &sv->set.entries[i], buf, size);
+        return buf;
 }

@@ -4,7 +4,7 @@
 /* One server, one vote, for the set of sources (docs/ARCHITECTURE.md, "Several
  * sources"): what a source's events told of which server it is goes to the set
  * (timesyncd-source-identity, source_set_identify()), and the log says once which sources were
- * merged and why. */
+ * merged and why, and which name one NTP address without being one server (a conflict). */
 
 #include <stdbool.h>
 
@@ -15,3 +15,9 @@
  * keeps what was known before). Returns true when which sources are duplicates changed: the
  * set needs judging again. */
 bool several_identify(Several *sv, Source *s);
+
+/* "NTS sources B and A name one NTP address 192.0.2.1" of e, which is in conflict with a
+ * source listed before it. */
+const char *several_conflict_describe(Several *sv, const SourceSetEntry *e, char *buf, size_t size);
+/* That of the first source in conflict, for NTSStatus; "" when there is none. */
+const char *several_conflict(Several *sv, char *buf, size_t size);

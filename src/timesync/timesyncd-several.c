@@ -19,8 +19,10 @@
 #define SEVERAL_AGE_SLACK_USEC (2 * USEC_PER_MINUTE)
 
 /* A verdict or a verdict of the whole set that keeps flipping (a liar at the edge of the honest
- * intervals) is logged at its level at most this often; the other changes at debug level. */
+ * intervals) is logged at its level at most this often; the other changes at debug level. For
+ * the set, the interval doubles while it keeps flipping, up to SEVERAL_LOG_INTERVAL_MAX_USEC. */
 #define SEVERAL_LOG_INTERVAL_USEC (5 * USEC_PER_MINUTE)
+#define SEVERAL_LOG_INTERVAL_MAX_USEC USEC_PER_HOUR
 
 /* A source that failed this often since its last answer stays silent: a spare listed beyond
  * NTSMaxSources= is tried on probation in its place. */
@@ -181,9 +183,14 @@ static void several_select(Several *sv, Source *s, const SourceSetDecision *d, S
                 return;
         }
         out->record = s && source_sample(s);
-        if (out->record)
-                log_info("Selected server %s (%zu of %zu NTS sources agree).", source_name(s), d->n_current_agree,
-                         d->n_in_use);
+        /* The same source selected again after the set lost its agreement for a while (a liar
+         * at the edge of the honest intervals) is no news: the set's own line says that it
+         * agrees again. */
+        if (out->record) {
+                log_full(s == sv->selected_logged ? LOG_DEBUG : LOG_INFO, "Selected server %s (%zu of %zu NTS sources agree).",
+                         source_name(s), d->n_current_agree, d->n_in_use);
+                sv->selected_logged = s;
+        }
 }
 
 /* ---- what the sources say together ---- */
@@ -252,27 +259,64 @@ static void several_log_verdicts(Several *sv, const NTPSelectVerdict *before, co
         }
 }
 
-/* The log line of a change of what the set says: disagreement at warning level, agreement at
- * info. A set that flips back and forth between two states (a liar at the edge of the honest
- * intervals) logs a return to the state before the last one at debug level while the last line
- * at its level is younger than SEVERAL_LOG_INTERVAL_USEC, and the next line says how many were
- * so logged: one line per change of state, not one per flip. */
-static void several_log_status(Several *sv, const SourceSetDecision *d, const char *text, bool disagree) {
+/* Whether the set was in the state key within SEVERAL_LOG_INTERVAL_MAX_USEC before t; marks it
+ * as seen at t. */
+static bool several_state_seen(Several *sv, const char *key, usec_t t) {
+        size_t slot = 0;
+        bool seen = false;
+
+        for (size_t i = 0; i < ELEMENTSOF(sv->states_seen); i++) {
+                if (streq(sv->states_seen[i].key, key)) {
+                        seen = sv->states_seen[i].usec > 0 && t < sv->states_seen[i].usec + SEVERAL_LOG_INTERVAL_MAX_USEC;
+                        slot = i;
+                        break;
+                }
+                if (sv->states_seen[i].usec < sv->states_seen[slot].usec)
+                        slot = i;
+        }
+        snprintf(sv->states_seen[slot].key, sizeof sv->states_seen[slot].key, "%s", key);
+        sv->states_seen[slot].usec = t;
+        return seen;
+}
+
+/* The log line of what the set says (text; key: its state), once per change of state:
+ * disagreement at warning level, agreement at info. A set that flips between states it was in
+ * lately (a liar at the edge of the honest intervals: "3 of 4 agree, 1 falseticker", "4 of 4
+ * agree", "4 disagree") logs at debug level while the last line at its level is younger than
+ * the quiet interval; after that the state it is in is logged once more, saying how many
+ * changes were logged at debug level, also when it stopped flipping, and the quiet interval
+ * doubles (from SEVERAL_LOG_INTERVAL_USEC up to SEVERAL_LOG_INTERVAL_MAX_USEC). A state not seen
+ * within SEVERAL_LOG_INTERVAL_MAX_USEC is news, logged at once, and starts the quiet interval
+ * over, as does a change after two quiet intervals without a line: one line per change of
+ * state, fewer and fewer while it flips, and the last line at its level says where the set is
+ * within an interval of its last change. */
+static void several_log_status(Several *sv, const SourceSetDecision *d, const char *text, const char *key,
+                               bool disagree) {
         usec_t t = now(CLOCK_BOOTTIME);
         int level = disagree ? LOG_WARNING :
                     d->select.outcome == NTP_SELECT_AGREED ? LOG_INFO :
                     d->n_pending > 0 ? LOG_DEBUG : LOG_NOTICE;
-        bool flip = streq(text, sv->status_before) && sv->logged_usec > 0 &&
-                    t < sv->logged_usec + SEVERAL_LOG_INTERVAL_USEC;
+        bool changed = !streq(key, sv->status), seen, quiet;
 
-        snprintf(sv->status_before, sizeof sv->status_before, "%s", sv->status);
-        snprintf(sv->status, sizeof sv->status, "%s", text);
-        if (flip || level == LOG_DEBUG) {
-                sv->changes_unlogged += flip;
-                log_debug("%s.", text);
+        snprintf(sv->status, sizeof sv->status, "%s", key);
+        seen = several_state_seen(sv, key, t);
+        if (!changed && (sv->changes_unlogged == 0 || streq(key, sv->status_logged)))
+                return;
+        /* Back where the last line left it, with nothing logged in between: no news. */
+        quiet = level == LOG_DEBUG || (seen && sv->logged_usec > 0 && t < sv->logged_usec + sv->quiet_usec) ||
+                (streq(key, sv->status_logged) && sv->changes_unlogged == 0);
+        if (quiet) {
+                if (changed) {
+                        sv->changes_unlogged += level != LOG_DEBUG;
+                        log_debug("%s.", text);
+                }
                 return;
         }
+        sv->quiet_usec = !seen || t >= sv->logged_usec + 2 * sv->quiet_usec ? SEVERAL_LOG_INTERVAL_USEC :
+                         sv->changes_unlogged > 0 ? MIN(2 * sv->quiet_usec, SEVERAL_LOG_INTERVAL_MAX_USEC) :
+                         sv->quiet_usec;
         sv->logged_usec = t;
+        snprintf(sv->status_logged, sizeof sv->status_logged, "%s", key);
         if (sv->changes_unlogged > 0)
                 log_full(level, "%s (after %u changes back and forth logged at debug level).", text,
                          sv->changes_unlogged);
@@ -306,7 +350,9 @@ static bool several_all_silent(const Several *sv) {
  * clock is left alone they say since when. */
 static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecision *out) {
         char text[sizeof sv->status], status[sizeof sv->notified], pool[256], since[256],
-             failing[sizeof sv->notified], nts[sizeof sv->notified], falsetickers[256];
+             failing[sizeof sv->notified], nts[sizeof sv->notified], conflict[256], key[sizeof sv->status],
+             falsetickers[256];
+        SourceSetDecision key_decision;
         bool disagree = source_set_disagree(d), changed;
         bool none_answers = d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0;
         bool silent = several_all_silent(sv);
@@ -345,6 +391,7 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
                 .last_failure = sv->last_failure,
                 .failing = several_failing(sv, d, failing, sizeof failing),
                 .falsetickers = several_falsetickers(sv, falsetickers, sizeof falsetickers),
+                .conflict = several_conflict(sv, conflict, sizeof conflict),
         };
         nts_status = several_nts_status(&in, nts, sizeof nts);
         changed = several_set_nts_status(sv, nts_status, out);
@@ -361,9 +408,12 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
                 out->notify = true;
                 snprintf(out->status, sizeof out->status, "%s", status);
         }
-        /* The selected source's changes have a line of their own. */
-        if (!streq(text, sv->status))
-                several_log_status(sv, d, text, disagree);
+        /* The selected source's changes have a line of their own. The state is the sentence
+         * without the spread, which moves by a millisecond from one sample to the next. */
+        key_decision = *d;
+        key_decision.select.spread_nsec = 0;
+        source_set_describe(&sv->set, &key_decision, key, sizeof key);
+        several_log_status(sv, d, text, key, disagree);
 }
 
 /* NTSStatus says why NTS gives no time: the sources disagree, or too few agree or answer, or
@@ -371,7 +421,7 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
  * which only a change of configuration mends. While the others agree, it names the servers
  * that fail: the clock is steered, but by fewer than were configured; while the clock is left
  * alone, it names them after saying so. */
-const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size) {
+static const char *several_nts_status_without_conflict(const SeveralStatusInput *in, char *buf, size_t size) {
         bool none_answers = in->outcome == NTP_SELECT_NO_CANDIDATES && in->n_pending == 0;
 
         assert(in);
@@ -403,6 +453,22 @@ const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t s
         if (in->outcome == NTP_SELECT_AGREED)
                 return !isempty(in->failing) ? in->failing : strempty(in->falsetickers);
         return "";
+}
+
+/* A conflict of claims is said whatever else is: it lasts until one of the two key-exchange
+ * servers names another address, and may be an attack. */
+const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size) {
+        char rest[512];
+        const char *r;
+
+        assert(in);
+        assert(buf);
+
+        if (isempty(in->conflict))
+                return several_nts_status_without_conflict(in, buf, size);
+        r = several_nts_status_without_conflict(in, rest, sizeof rest);
+        (void) snprintf(buf, size, "%s%s%s", r, isempty(r) ? "" : "; ", in->conflict);
+        return buf;
 }
 
 const char *several_failure_reason(const char *error, const char *ke_error, bool ke_logged) {
@@ -767,9 +833,12 @@ static void several_reset(Several *sv, bool nts, bool fallback, int64_t backward
         sv->backward_floor_nsec = backward_floor_nsec;
         sv->set = (SourceSet) { .selected = SIZE_MAX, .preferred = SIZE_MAX };
         memset(sv->verdict_logged, 0, sizeof sv->verdict_logged);
-        sv->status[0] = sv->status_before[0] = sv->notified[0] = sv->last_failure[0] = '\0';
+        sv->status[0] = sv->status_logged[0] = sv->notified[0] = sv->last_failure[0] = '\0';
+        memset(sv->states_seen, 0, sizeof sv->states_seen);
         sv->alone_since_usec = sv->logged_usec = 0;
+        sv->quiet_usec = SEVERAL_LOG_INTERVAL_USEC;
         sv->changes_unlogged = 0;
+        sv->selected_logged = NULL;
 }
 
 void several_start(Several *sv, bool nts, bool fallback, int64_t backward_floor_nsec, SeveralDecision *out) {
@@ -864,7 +933,7 @@ void several_stop(Several *sv, SeveralDecision *out) {
         sv->one_name = NULL;
         out->stopped = true;
         out->select = out->record = false;
-        sv->status[0] = sv->status_before[0] = sv->notified[0] = '\0';
+        sv->status[0] = sv->status_logged[0] = sv->notified[0] = '\0';
         sv->alone_since_usec = 0;
         /* NTSStatus said what the set of several said together (several_report()): left
          * standing, one server after a reload would carry it in NTSStatus and in every STATUS=

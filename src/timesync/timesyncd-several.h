@@ -100,13 +100,21 @@ typedef struct Several {
         int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
         SourceSet set;
         Source *selected;               /* the set's selected source, whose samples steer */
-        char status[200];               /* what the set said last: logged once per change */
-        char status_before[200];        /* ... and what it said before that */
+        /* What the set says is logged once per change of state: its sentence without the
+         * spread ("by 0 ms" and "by 1 ms" are one state), the state's key. */
+        char status[200];               /* the key of the last state */
+        char status_logged[200];        /* ... of the last one logged above debug level */
+        struct {
+                char key[200];
+                usec_t usec;            /* CLOCK_BOOTTIME when the set was last in it */
+        } states_seen[4];               /* the last states, to tell a flip from a new state */
         char notified[512];             /* ... and STATUS=, which names the selected source too */
         char last_failure[256];         /* the last source that failed, and why */
         usec_t alone_since_usec;        /* CLOCK_REALTIME since the set leaves the clock alone, 0 */
         usec_t logged_usec;             /* CLOCK_BOOTTIME of the last set line above debug level */
+        usec_t quiet_usec;              /* flips after it are logged at debug level for this long */
         unsigned changes_unlogged;      /* flips logged at debug level since then */
+        const Source *selected_logged;  /* the last source "Selected server" named at info level */
         /* Per source of the set: CLOCK_BOOTTIME when a change of its verdict was last logged
          * above debug level. A slot of a source no longer in the set is free. */
         struct {
@@ -180,6 +188,8 @@ typedef struct SeveralStatusInput {
         const char *last_failure;       /* the last source that failed, and why, or "" */
         const char *failing;            /* "N of M NTS servers failing: ...", or "" */
         const char *falsetickers;       /* "Falseticker: NAME (OFFSET s)", or ""/NULL */
+        const char *conflict;           /* "NTS sources B and A name one NTP address ...", or "" */
 } SeveralStatusInput;
-/* Returns one of the texts of in, or buf (size bytes) with two of them. */
+/* Returns one of the texts of in, or buf (size bytes) with two or three of them (a conflict
+ * is always said, after the rest). */
 const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size);

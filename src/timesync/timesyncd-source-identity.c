@@ -66,16 +66,19 @@ static bool same_ip(int fa, const union in_addr_union *a, uint16_t pa, int fb, c
         return !is_loopback(fa, a) || pa == pb;
 }
 
+static bool same_ntp_address(const SourceIdentity *a, const SourceIdentity *b) {
+        return same_ip(a->ntp_family, &a->ntp_address, a->ntp_port, b->ntp_family, &b->ntp_address, b->ntp_port);
+}
+
 SourceSameness source_identity_same(const SourceIdentity *a, const SourceIdentity *b) {
         assert(a);
         assert(b);
 
-        if (same_ip(a->ntp_family, &a->ntp_address, a->ntp_port, b->ntp_family, &b->ntp_address, b->ntp_port))
-                return SOURCE_SAME_NTP_ADDRESS;
         /* The members of one key-exchange pool share its server and its certificate: that is
-         * what a pool is, and says nothing about the members. */
+         * what a pool is, and says nothing about the members. The pool names them all, so its
+         * word about its own members is all there is, and costs no one else a vote. */
         if (a->ke_pool && a->ke_pool == b->ke_pool)
-                return SOURCE_DISTINCT;
+                return same_ntp_address(a, b) ? SOURCE_SAME_NTP_ADDRESS : SOURCE_DISTINCT;
         if (same_ip(a->ke_family, &a->ke_address, a->ke_port, b->ke_family, &b->ke_address, b->ke_port))
                 return SOURCE_SAME_KE_ADDRESS;
         if (a->ke_family != AF_UNSPEC && is_loopback(a->ke_family, &a->ke_address) &&
@@ -84,6 +87,13 @@ SourceSameness source_identity_same(const SourceIdentity *a, const SourceIdentit
         if (a->has_key && b->has_key && memcmp(a->key_sha256, b->key_sha256, sizeof a->key_sha256) == 0)
                 return SOURCE_SAME_KEY;
         return SOURCE_DISTINCT;
+}
+
+bool source_identity_conflict(const SourceIdentity *a, const SourceIdentity *b) {
+        assert(a);
+        assert(b);
+
+        return same_ntp_address(a, b) && source_identity_same(a, b) == SOURCE_DISTINCT;
 }
 
 const char *source_identity_reason(const SourceIdentity *a, SourceSameness why,

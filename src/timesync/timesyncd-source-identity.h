@@ -2,17 +2,25 @@
 #pragma once
 
 /* Which server a time source is, beyond the name it was listed under: one server, one vote
- * (docs/ARCHITECTURE.md, "Several sources"). Two sources are the same server when their NTP
- * servers have the same IP address (whatever the port: chrony refuses a second source on an
- * address in use for the same reason), their key-exchange servers have the same IP address
- * (whoever runs the key exchange hands out the keys, and names the NTP server), or their
- * key-exchange servers showed certificates with the same public key (the SHA-256 of the
- * certificate's SubjectPublicKeyInfo). So a name and its address, the same name in other
- * letter case, two names of one machine and two SRV targets or pool members on one address
- * are all one server.
+ * (docs/ARCHITECTURE.md, "Several sources", "One server, one vote").
  *
- * Members of one key-exchange pool share its key-exchange server and its certificate by
- * design: among them only the NTP address tells servers apart.
+ * What the client verified itself is proof; what a key-exchange server says is a claim. The
+ * address the client made its TLS connection to (one that completed a key exchange, so the
+ * server there holds a valid certificate for the name asked) and the public key of that
+ * certificate (the SHA-256 of its SubjectPublicKeyInfo) are proof. The NTP address is a claim:
+ * the key-exchange server names it (RFC 8915 section 4.1.7), and may name any address, another
+ * server's among them. So two sources are the same server when their key-exchange servers have
+ * the same IP address, or showed certificates with the same public key: a name and its
+ * address, one name in other letter case, two names of one machine, two SRV targets on one
+ * address are all one server.
+ *
+ * The NTP address makes two sources one server only where one claimant named both: the members
+ * of one key-exchange pool share its key-exchange server and certificate by design, so among
+ * them only the NTP address tells servers apart (a pool naming one member twice, on two ports,
+ * is one server). Elsewhere two sources that name one NTP address while their key-exchange
+ * addresses and keys differ are a conflict (source_identity_conflict()), not twins: merging
+ * them would let one key-exchange server, by naming another server's address, take that
+ * server's vote away. Each keeps its vote, and the caller reports the conflict.
  *
  * A loopback address is this machine: servers there are daemons its administrator runs, told
  * apart by their ports, and their certificate keys are not compared (no one on the path can
@@ -58,9 +66,13 @@ void source_identity_set_key(SourceIdentity *id, const uint8_t *key);
 
 bool source_identity_known(const SourceIdentity *id);
 
-/* Whether a and b are one server, and the first reason that says so (in the order of the
- * enum). */
+/* Whether a and b are one server, and why: within one key-exchange pool by the NTP address,
+ * else by the key-exchange address, then by the certificate key. */
 SourceSameness source_identity_same(const SourceIdentity *a, const SourceIdentity *b);
+
+/* Whether a and b name one NTP address (on the loopback: and port) without being one server:
+ * a claim one of them makes, not a reason to count them once. */
+bool source_identity_conflict(const SourceIdentity *a, const SourceIdentity *b);
 
 /* "same NTP address 127.0.0.1", "same key-exchange address ::1", "same certificate key
  * (SHA-256 1a2b3c4d...)": the reason in words with what a and b share. */

@@ -475,13 +475,15 @@ const char *source_set_verdict_string(const SourceSet *set, size_t i) {
 /* ---- one server, one vote ---- */
 
 /* Each source is a duplicate of the first source before it that is the same server (the
- * configured order decides which one counts). Returns true when anything changed. */
+ * configured order decides which one counts); a source that is no duplicate but names the NTP
+ * address of one before it is in conflict with the first such. Returns true when anything
+ * changed. */
 static bool mark_duplicates(SourceSet *set) {
         bool changed = false;
 
         for (size_t i = 0; i < set->n_entries; i++) {
                 SourceSetEntry *e = &set->entries[i];
-                const void *of = NULL;
+                const void *of = NULL, *conflict = NULL;
                 SourceSameness why = SOURCE_DISTINCT;
 
                 for (size_t j = 0; j < i && !of; j++) {
@@ -489,9 +491,14 @@ static bool mark_duplicates(SourceSet *set) {
                         if (why != SOURCE_DISTINCT)
                                 of = set->entries[j].source;
                 }
-                if (e->duplicate_of != of || e->duplicate_why != why) {
+                for (size_t j = 0; j < i && !of && !conflict; j++)
+                        if (!set->entries[j].duplicate_of &&
+                            source_identity_conflict(&set->entries[j].identity, &e->identity))
+                                conflict = set->entries[j].source;
+                if (e->duplicate_of != of || e->duplicate_why != why || e->conflict_with != conflict) {
                         e->duplicate_of = of;
                         e->duplicate_why = why;
+                        e->conflict_with = conflict;
                         changed = true;
                 }
         }

@@ -83,6 +83,10 @@ typedef struct SourceSetEntry {
         SourceIdentity identity;
         const void *duplicate_of;       /* that source; NULL: none */
         SourceSameness duplicate_why;
+        /* A source listed before it that names the same NTP address without being the same
+         * server (source_identity_conflict()): a claim, reported, never merged. Both keep
+         * their votes. NULL: none. */
+        const void *conflict_with;
 } SourceSetEntry;
 
 typedef struct SourceSet {
@@ -140,7 +144,8 @@ SourceSetEntry *source_set_find(SourceSet *set, const void *source);
 
 /* What the caller learned of which server source is (its NTP address, its key-exchange
  * server and certificate key): marks again which sources are duplicates of one listed before
- * them (entry order). Returns true when that changed. */
+ * them (entry order), and which name the NTP address of one listed before them without being
+ * its server (conflict_with). Returns true when either changed. */
 bool source_set_identify(SourceSet *set, const void *source, const SourceIdentity *id);
 
 /* Every source that answers starts over (PENDING, no candidate): after the clock jumped by

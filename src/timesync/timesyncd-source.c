@@ -31,6 +31,7 @@ struct Source {
 
         SourceState state;
         char last_error[256];
+        usec_t last_error_realtime;
         unsigned n_failures;
 
         /* The NTP server's addresses from the last resolution, polled one after the other. */
@@ -154,6 +155,7 @@ static void source_fail_full(Source *s, const char *reason, bool silent) {
 
         snprintf(s->last_error, sizeof s->last_error, "%s", reason);
         s->silent = silent;
+        s->last_error_realtime = now(CLOCK_REALTIME);
         s->n_failures++;
         source_disconnect(s);
         source_enter(s, SOURCE_BACKING_OFF, retry > t ? retry - t : s->settings->retry_usec);
@@ -649,6 +651,7 @@ static void source_handle_kiss(Source *s, const NTPHeader *h) {
                            ((const char *const[]) { "NTP_SERVER", source_name(s), "KISS_CODE", code, NULL }),
                            "Server %s refuses service (kiss code %s), not using it any more.", source_name(s), code);
                 snprintf(s->last_error, sizeof s->last_error, "refuses service (kiss code %s)", code);
+                s->last_error_realtime = now(CLOCK_REALTIME);
                 s->n_failures++;
                 /* Its other addresses too: it is the same operator. */
                 source_forget_addresses(s);
@@ -968,9 +971,22 @@ int source_keep_trying(Source *s) {
         t = now(CLOCK_BOOTTIME);
         snprintf(s->last_error, sizeof s->last_error, "%s",
                  s->nts && r == -EAGAIN ? nts_client_last_error(s->nts) : "cannot start resolving");
+        s->last_error_realtime = now(CLOCK_REALTIME);
         source_forget_addresses(s);
         source_enter(s, SOURCE_BACKING_OFF, retry > t ? retry - t : s->settings->retry_usec);
         return r;
+}
+
+bool source_retry_now(Source *s) {
+        bool retried;
+
+        assert(s);
+
+        retried = s->nts && nts_client_retry_now(s->nts);
+        if (s->state != SOURCE_BACKING_OFF)
+                return retried;
+        source_enter(s, SOURCE_BACKING_OFF, 0);
+        return true;
 }
 
 void source_stop(Source *s) {
@@ -1079,6 +1095,10 @@ const char *source_last_error(const Source *s) {
 
 bool source_silent(const Source *s) {
         return s->silent;
+}
+
+usec_t source_last_error_realtime(const Source *s) {
+        return s->last_error_realtime;
 }
 
 unsigned source_failures(const Source *s) {

@@ -134,6 +134,11 @@ int source_keep_trying(Source *s);
 void source_stop(Source *s);
 /* Neither FAILED nor with an NTS client that backs off. */
 bool source_usable(const Source *s);
+/* What made it fail may have been fixed (a reload, a retry asked over D-Bus): a source that
+ * backs off starts again now, and its NTS client's backoff ends (nts_client_retry_now()).
+ * Returns whether either backed off. FAILED stays: only a configuration that names the server
+ * again ends it. */
+bool source_retry_now(Source *s);
 
 /* The owner acts on a sample (inside its SAMPLE handler): the clock took it. Ends an NTS
  * bootstrap: returns true when the keys were dropped for a key exchange with every check
@@ -171,5 +176,7 @@ const char *source_last_error(const Source *s);
 /* NTS: its last failure was that no datagram ever came from its NTP server, though the key
  * exchange gave keys (outgoing UDP blocked, most likely): source_last_error() says so. */
 bool source_silent(const Source *s);
+/* When the last error came (CLOCK_REALTIME); 0: none. */
+usec_t source_last_error_realtime(const Source *s);
 /* How often it gave up (backed off or refused service) since it was made. */
 unsigned source_failures(const Source *s);

@@ -3,8 +3,9 @@
 # check-guide-words.py GUIDE DIR...: every text that docs/GUIDE.md quotes in its sections
 # "Firewall", "Rolling out to a fleet" and "Troubleshooting" ("..." in the text and the tables)
 # is what the daemon says: each piece of a quote between placeholders (S, A, T, N, REASON,
-# CAUSE, DATE, KEY, PORT, ...) and sentence ends is found in a string literal of the C sources in the DIRs
-# (adjacent literals joined, printf conversions as gaps), or is a text of libc (strerror) or of
+# CAUSE, DATE, KEY, PORT, ...), sentence ends and semicolons is found in a string literal of the
+# C sources in the DIRs (adjacent literals joined, printf conversions as gaps; a reason and the
+# line it goes into are pieces apart), or is a text of libc (strerror) or of
 # libssl's certificate verification, which the daemon passes on. A quote that the daemon no
 # longer says fails, with the piece that is missing.
 import errno
@@ -82,7 +83,7 @@ def pieces(quote):
     parts.append(cur)
     out = []
     for p in parts:
-        for s in re.split(r"(?<=[.?])\s+", p):
+        for s in re.split(r"(?<=[.?;])\s+", p):
             s = s.strip().strip(".,:;").strip()
             if len(s) >= 3:
                 out.append(s)

@@ -8,14 +8,16 @@
 # CPU, system calls and D-Bus signals per poll against stock in $NTS_MKOSI_DIR/cpu-guest.txt),
 # then boots that disk again: stock's purge and a reboot.
 # The guest never has a network; this machine's clock is never touched.
-#   test/mkosi/run.sh [--suite SUITE] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu | --skip cpu]
+#   test/mkosi/run.sh [--suite SUITE] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu|kclock | --skip cpu]
 # --suite trixie or forky (default bookworm): the image of that Debian suite, with a package
 # built in a debootstrap tree of that suite ($NTS_MKOSI_DIR/chroot; docs/DEBIAN.md, "Other
 # Debian suites").
 # --reuse-image skips the package and image builds and only refreshes the guest's test scripts
 # in the last image (for work on the tests themselves).
 # --only cpu runs, in qemu, only the CPU and system calls per poll against stock (a few minutes
-# instead of the whole guest suite; no second boot).
+# instead of the whole guest suite; no second boot); --only kclock, only the scripted adjtimex()
+# sequence against the guest's kernel and the simulation's model of it (test/simulation/
+# adjtimex-script.c; a boot and about three minutes).
 # Work files and caches: $NTS_MKOSI_DIR (default build-mkosi/ in the source tree).
 # Peers: $NTS_MKOSI_PEERS, a directory test/tools/fetch-peers.sh and fetch-dns.sh have filled
 # (CI's build-peers, shared by the guests of all suites), else fetched into $NTS_MKOSI_DIR/peers.
@@ -33,7 +35,7 @@ suite=bookworm
 only=
 skip=
 usage() {
-        echo "usage: $0 [--suite bookworm|trixie|forky] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu | --skip cpu]" >&2
+        echo "usage: $0 [--suite bookworm|trixie|forky] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu|kclock | --skip cpu]" >&2
         exit 2
 }
 while [ $# -gt 0 ]; do
@@ -42,7 +44,7 @@ while [ $# -gt 0 ]; do
         --no-nspawn) run_nspawn=0 ;;
         --no-qemu) run_qemu=0 ;;
         --reuse-image) build=0 ;;
-        --only) [ "${2:-}" = cpu ] || usage; only=$2; shift ;;
+        --only) [ "${2:-}" = cpu ] || [ "${2:-}" = kclock ] || usage; only=$2; shift ;;
         --skip) [ "${2:-}" = cpu ] || usage; skip=$2; shift ;;
         *) usage ;;
         esac
@@ -81,11 +83,16 @@ results() {
 
 # true-time.so: an LD_PRELOAD that gives a chronyd in the guest a clock of its own
 # (run-tests.sh), and true-time-base, which takes its starting point; syscall-count, the
-# guest's count of a daemon's system calls (the images have no strace).
+# guest's count of a daemon's system calls (the images have no strace); adjtimex-script against
+# the guest's kernel and against the simulation's model of it, and their comparison.
 true_time_tools() {
         cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/tools/true-time.c" -ldl
         cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/tools/true-time-base.c"
         cc -O2 -Wall -Wextra -o "$1/syscall-count" "$src/test/tools/syscall-count.c"
+        cc -O2 -Wall -Wextra -o "$1/adjtimex-script" "$src/test/simulation/adjtimex-script.c"
+        cc -O2 -Wall -Wextra -DADJTIMEX_SCRIPT_MODEL -I"$src/test/simulation" -o "$1/adjtimex-script-model" \
+                "$src/test/simulation/adjtimex-script.c" "$src/test/simulation/sim-kclock.c" -lm
+        cp "$src/test/simulation/adjtimex-script-compare.sh" "$1/"
 }
 
 mkdir -p "$work"

@@ -8,29 +8,45 @@
  * When the daemon waits in epoll and nothing is ready, virtual time jumps to the next deadline
  * of a timer, a packet in flight or a scenario event: a day passes in a few thousand jumps.
  *
- * Clock: the daemon runs with --observe --test-clock-offset=, without CAP_SYS_TIME: it steers a
- * fake clock of its own (virtual CLOCK_REALTIME plus an offset) and logs each step and slew.
- * Every clock write (adjtimex(), ntp_adjtime(), clock_adjtime() with modes, clock_settime(),
- * settimeofday(), also as raw system calls) is a tripwire: refused with EPERM, recorded and
- * counted in the end line's clock_writes=. Each time virtual time has moved, a line
- * "sim: at SECONDS s" goes to stderr before the daemon runs on, so that its log lines can be
- * placed in simulated time (sim.sh).
+ * Clock: the daemon runs without CAP_SYS_TIME, on one of two clocks. By default with --observe
+ * --test-clock-offset=: it steers a fake clock of its own (virtual CLOCK_REALTIME plus an
+ * offset) and logs each step and slew; every clock write (adjtimex(), ntp_adjtime(),
+ * clock_adjtime() with modes, clock_settime(), settimeofday(), adjtime(), also as raw system
+ * calls) is a tripwire: refused with EPERM, recorded and counted in the end line's
+ * clock_writes=. With SIM_CLOCK=kernel on its kernel clock backend: every clock call is
+ * answered by the model of the kernel's discipline (sim-kclock.c), whose clocks the daemon's
+ * are, and its capset() that would keep CAP_SYS_TIME is made without it. Each time virtual
+ * time has moved, a line "sim: at SECONDS s" goes to stderr before the daemon runs on, so that
+ * its log lines can be placed in simulated time (sim.sh).
  *
  * Network: NTS servers (the mock server's KE and NTP sides, test/tools/mock-*.c) run inside
  * this process on loopback sockets, serviced from the daemon's own epoll_wait(). A connect()
  * to 127.0.0.1:PORT, PORT a server's port in the scenario, goes to that server's listening
- * socket; its NTP packets both ways are held for the simulated delay, or dropped.
+ * socket; its NTP packets both ways are held for the simulated delay, or dropped. The servers
+ * also answer plain NTP (no extension fields) sent with sendto() to 127.0.0.(i+1):123 for server
+ * i, the answer coming from there: the stock daemon, which cannot name a port, compared with
+ * ours by bench/accuracy.sh.
  *
  * The scenario comes from the environment (see parse_server() and docs/ARCHITECTURE.md):
- *   SIM_SERVERS     servers: "port=P,offset=S,freq=PPM,delay=S,jitter=S,loss=P,down=A-B,
- *                   rotate=S,nak=A-B,jump=T:S,ntp_port=P,cookie_key=FILE" separated by ';';
- *                   times in seconds of simulated time; ntp_port= (default: a free one) is where
+ *   SIM_SERVERS     servers: "port=P,offset=S,freq=PPM,delay=S,jitter=S,oneway=S,expjitter=S,
+ *                   asym=S,loss=P,down=A-B,rotate=S,nak=A-B,jump=T:S,ntp_port=P,cookie_key=FILE"
+ *                   separated by ';'; times in seconds of simulated time; a packet's one-way
+ *                   delay is delay/2 + jitter * U(0,1) + oneway + expjitter * Exp(1), plus asym
+ *                   on the way back (packet_delay()); ntp_port= (default: a free one) is where
  *                   its NTP side listens and what its key exchange names, cookie_key= the file of
  *                   its cookie key (made if missing; default: a new key): a run that restarts
- *                   with a kept state directory meets the server its cookies are from
+ *                   with a kept state directory meets the server its cookies are from;
+ *                   claim=I: its key exchange names the NTP port of server I (from 0, in this
+ *                   list) instead of its own, whose requests then reach server I
  *   SIM_DURATION    simulated seconds; then the daemon gets SIGTERM
  *   SIM_DRIFT       the daemon's oscillator error in ppm: its CLOCK_REALTIME runs away from
  *                   true time at that rate
+ *   SIM_CLOCK       "kernel": the model answers the clock calls (default: the tripwire)
+ *   SIM_CLOCK_ERROR the model's CLOCK_REALTIME minus true time at the start, in seconds
+ *   SIM_WANDER      the model's oscillator: the standard deviation of its change per second
+ *   SIM_KCLOCK_TRACE seconds between the model's trace lines in the record (default 1; 0: none)
+ *   SIM_CLOCK_JUMP  "T:S": at T another program steps the model's clock by S seconds
+ *   SIM_SUSPEND     "T:D": at T the machine sleeps for D seconds (the model's MONOTONIC stops)
  *   SIM_START       true time at the start, in seconds since the epoch
  *   SIM_SEED        the seed of every random choice (losses, jitter, the daemon's getrandom())
  *   SIM_RECORD      file for the record of requests, replies, refused clock writes and the
@@ -64,6 +80,7 @@
 #include "mock-ntp.h"
 #include "mock-server.h"
 #include "nts-crypto.h"
+#include "sim-kclock.h"
 
 #define NSEC_PER_SEC INT64_C(1000000000)
 #define SIM_MAX_FD 4096
@@ -78,6 +95,8 @@
 
 typedef struct VTimer {
         bool used;
+        bool server;                    /* a servers' timer: on true time */
+        bool cancel_on_set;             /* TFD_TIMER_CANCEL_ON_SET: fires at a clock step */
         clockid_t clock;
         int64_t expiry;                 /* on its clock; NEVER: disarmed */
         int64_t interval;
@@ -99,9 +118,13 @@ typedef struct SimServer {
         MockServer m;
         uint16_t port;                  /* the port the daemon's configuration names */
         uint16_t ke_port, ntp_port;     /* where it really listens on 127.0.0.1 */
+        int claim;                      /* claim=: the server whose NTP port its key exchange names; -1: its own */
         double offset, freq_ppm, delay, jitter, loss;
+        double oneway, expjitter, asym; /* per direction: oneway + expjitter * Exp(1), the
+                                         * server's answers asym longer */
         double down_from, down_to;      /* an outage: no KE, no NTP answers */
         double nak_from, nak_to;        /* answers every NTP request with an NTS NAK */
+        double leap_from, leap_to;      /* leap=A-B: announces a leap second insertion */
         double rotate;                  /* the server's cookie key changes every so many seconds */
         double jump_at, jump;           /* from jump_at on, its time is jump seconds further off */
         char *cookie_key;               /* the file of its first cookie key, made if missing */
@@ -117,6 +140,8 @@ static int (*real_clock_gettime)(clockid_t, struct timespec *);
 static int (*real_close)(int);
 static int (*real_connect)(int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_send)(int, const void *, size_t, int);
+static ssize_t (*real_recv)(int, void *, size_t, int);
+static ssize_t (*real_sendmsg)(int, const struct msghdr *, int);
 static ssize_t (*real_sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
 static ssize_t (*real_recvmsg)(int, struct msghdr *, int);
 static int (*real_accept4)(int, struct sockaddr *, socklen_t *, int);
@@ -138,11 +163,23 @@ static int64_t boot_minus_mono, true_minus_mono;
 static double drift_error;              /* nanoseconds, fractional: the drift accumulates */
 static double drift_ppm;
 
+/* SIM_CLOCK=kernel: the daemon runs on its kernel clock backend and the model answers every
+ * clock call; its CLOCK_REALTIME, MONOTONIC and BOOTTIME are the model's (drift_error stays 0). */
+static bool kclock_on;
+static KClock kclock;
+static unsigned kclock_steps_seen;      /* the model's steps that cancelled timers already */
+static double kclock_trace_every;       /* seconds between trace lines; 0: none */
+static double kclock_traced;            /* the simulated time of the last trace line */
+static bool cap_sys_time_pretended;     /* the daemon asked to keep CAP_SYS_TIME and was told so */
+static double clock_jump_at = -1, clock_jump; /* SIM_CLOCK_JUMP: another program steps the clock */
+static double suspend_at = -1, suspend_for;  /* SIM_SUSPEND: the machine sleeps */
+
 static unsigned n_clock_writes;         /* refused: the daemon must never try one */
 static int64_t marked_mono = -1;        /* the virtual time of the last "sim: at" line */
 
 static VTimer timers[SIM_MAX_FD];
 static int8_t fd_server[SIM_MAX_FD];    /* a daemon UDP socket connected to server i: i + 1 */
+static bool fd_plain[SIM_MAX_FD];       /* a daemon UDP socket that sent plain NTP with sendto() */
 static bool fd_ke[SIM_MAX_FD];          /* a TCP connection of a key exchange, either end */
 static Packet *packets;
 
@@ -159,6 +196,15 @@ static uint64_t prng_net, prng_random;
  * send(), or to the thread's end. */
 static atomic_uint threads_started, threads_notified;
 static _Thread_local bool resolver_thread;
+/* The stock daemon's resolver (sd-resolve) keeps worker threads that wait for queries in
+ * recv() and answer with sendmsg(): such a thread counts as done when it first waits, and a
+ * query the main thread sends them (send() or sendmsg() on an unnamed local datagram socket,
+ * a socketpair: nothing else of either daemon does that) counts as pending until a worker that
+ * got one waits again. Counted at the send, not when a worker gets it: the workers may not
+ * even wait yet. */
+static _Thread_local enum { WORKER_NONE, WORKER_IDLE, WORKER_WORKING } worker_state;
+static _Thread_local bool sim_thread;
+static atomic_uint queries_pending;
 
 static uint64_t splitmix64(uint64_t *s) {
         uint64_t z = (*s += UINT64_C(0x9e3779b97f4a7c15));
@@ -203,11 +249,21 @@ static struct timespec ns_to_ts(int64_t ns) {
         return (struct timespec) { .tv_sec = (time_t) (ns / NSEC_PER_SEC), .tv_nsec = (long) (ns % NSEC_PER_SEC) };
 }
 
-/* The daemon's CLOCK_REALTIME; the servers' (in_server) is true time. */
-static int64_t now_realtime(void) {
-        int64_t t = v_mono + true_minus_mono;
+static int64_t now_true(void) {
+        return v_mono + true_minus_mono;
+}
 
-        return in_server ? t : t + (int64_t) llround(drift_error);
+/* CLOCK_REALTIME as the daemon sees it, or as the servers do (true time). */
+static int64_t realtime_as(bool server) {
+        if (server)
+                return now_true();
+        if (kclock_on)
+                return kclock_realtime(&kclock, now_true());
+        return now_true() + (int64_t) llround(drift_error);
+}
+
+static int64_t now_realtime(void) {
+        return realtime_as(in_server);
 }
 
 static bool clock_virtual(clockid_t c) {
@@ -227,20 +283,38 @@ static bool clock_virtual(clockid_t c) {
         }
 }
 
-static int64_t clock_now(clockid_t c) {
+/* The monotonic clocks run at the disciplined rate under the kernel model, as on Linux, where
+ * the NTP frequency and slews move MONOTONIC and BOOTTIME; MONOTONIC_RAW is the oscillator. */
+static int64_t clock_now_as(clockid_t c, bool server) {
+        int64_t mono = v_mono;
+
+        if (kclock_on && !server) {
+                if (c == CLOCK_BOOTTIME || c == CLOCK_BOOTTIME_ALARM)
+                        return t0_mono + boot_minus_mono + kclock_boottime(&kclock, now_true());
+                mono = t0_mono + (c == CLOCK_MONOTONIC_RAW ? kclock_raw(&kclock, now_true())
+                                                           : kclock_monotonic(&kclock, now_true()));
+        }
         switch (c) {
         case CLOCK_REALTIME:
         case CLOCK_REALTIME_COARSE:
         case CLOCK_REALTIME_ALARM:
-                return now_realtime();
+                return realtime_as(server);
         case CLOCK_TAI:
-                return now_realtime() + 37 * NSEC_PER_SEC;
+                return realtime_as(server) + 37 * NSEC_PER_SEC;
         case CLOCK_BOOTTIME:
         case CLOCK_BOOTTIME_ALARM:
-                return v_mono + boot_minus_mono;
+                return mono + boot_minus_mono;
         default:
-                return v_mono;
+                return mono;
         }
+}
+
+static int64_t clock_now(clockid_t c) {
+        return clock_now_as(c, in_server);
+}
+
+static int64_t timer_now(const VTimer *t) {
+        return clock_now_as(t->clock, t->server);
 }
 
 static void *next_symbol(const char *name) {
@@ -259,22 +333,34 @@ static double env_double(const char *name, double def) {
         return v ? strtod(v, NULL) : def;
 }
 
-__attribute__((constructor)) static void sim_init(void) {
-        const char *p;
-
+/* The real functions. Called from the constructor, and from the wrappers that another
+ * library's constructor may call before it ran (the stock daemon's libcap-ng closes a file
+ * and asks for its capabilities from its own). */
+static void sim_symbols(void) {
+        if (real_syscall)
+                return;
         real_epoll_pwait = next_symbol("epoll_pwait");
         real_clock_gettime = next_symbol("clock_gettime");
         real_close = next_symbol("close");
         real_connect = next_symbol("connect");
         real_send = next_symbol("send");
+        real_recv = next_symbol("recv");
+        real_sendmsg = next_symbol("sendmsg");
         real_sendto = next_symbol("sendto");
         real_recvmsg = next_symbol("recvmsg");
         real_pthread_create = next_symbol("pthread_create");
         real_accept4 = next_symbol("accept4");
-        real_syscall = next_symbol("syscall");
         real_timerfd_create = next_symbol("timerfd_create");
         real_timerfd_settime = next_symbol("timerfd_settime");
         real_timerfd_gettime = next_symbol("timerfd_gettime");
+        /* Last: the guard above. */
+        real_syscall = next_symbol("syscall");
+}
+
+__attribute__((constructor)) static void sim_init(void) {
+        const char *p;
+
+        sim_symbols();
 
         /* Only the process the driver means: not a helper it runs, should one inherit this. */
         p = getenv("SIM_DURATION");
@@ -293,6 +379,24 @@ __attribute__((constructor)) static void sim_init(void) {
         drift_ppm = env_double("SIM_DRIFT", 0);
         prng_net = prng_random = (uint64_t) env_double("SIM_SEED", 1);
         prng_random ^= UINT64_C(0x5851f42d4c957f2d);
+        p = getenv("SIM_CLOCK");
+        kclock_on = p && streq(p, "kernel");
+        if (kclock_on) {
+                kclock_init(&kclock, now_true(), now_true() + (int64_t) llround(env_double("SIM_CLOCK_ERROR", 0) * 1e9),
+                            drift_ppm, env_double("SIM_WANDER", 0), prng_net);
+                kclock_trace_every = env_double("SIM_KCLOCK_TRACE", 1);
+                kclock_traced = -1;
+                p = getenv("SIM_CLOCK_JUMP");
+                if (p && *p && (sscanf(p, "%lf:%lf", &clock_jump_at, &clock_jump) != 2 || clock_jump_at < 0)) {
+                        fprintf(stderr, "sim: bad SIM_CLOCK_JUMP '%s'\n", p);
+                        abort();
+                }
+                p = getenv("SIM_SUSPEND");
+                if (p && *p && (sscanf(p, "%lf:%lf", &suspend_at, &suspend_for) != 2 || suspend_at < 0 || suspend_for <= 0)) {
+                        fprintf(stderr, "sim: bad SIM_SUSPEND '%s'\n", p);
+                        abort();
+                }
+        }
 
         p = getenv("SIM_RECORD");
         if (p) {
@@ -300,13 +404,49 @@ __attribute__((constructor)) static void sim_init(void) {
                 if (!record)
                         fprintf(stderr, "sim: cannot write %s: %m\n", p);
         }
-        sim_record("start drift_ppm=%+.3f", drift_ppm);
+        if (kclock_on)
+                sim_record("start drift_ppm=%+.3f clock=kernel wander=%g clock_error=%+.9f", drift_ppm,
+                           kclock.wander, kclock_offset(&kclock));
+        else
+                sim_record("start drift_ppm=%+.3f", drift_ppm);
+}
+
+static void kclock_trace(void) {
+        sim_record("kclock offset=%+.9f freq=%+.6f rate=%+.6f phase=%+.9f state=%s",
+                   kclock_offset(&kclock), kclock_freq_ppm(&kclock), kclock_rate_ppm(&kclock),
+                   kclock_phase(&kclock), kclock_state_name(&kclock));
+}
+
+static void timers_clock_was_set(void);
+
+/* Under the kernel model, time passes a trace interval at a time, with a line for each. */
+static void kclock_advance_to(int64_t t) {
+        if (kclock_trace_every > 0)
+                for (;;) {
+                        double next = kclock_traced < 0 ? 0 : kclock_traced + kclock_trace_every;
+                        int64_t at = t0_mono + (int64_t) llround(next * 1e9);
+
+                        if (at > t)
+                                break;
+                        v_mono = MAX(v_mono, at);
+                        kclock_advance(&kclock, now_true());
+                        kclock_traced = next;
+                        kclock_trace();
+                }
+        v_mono = t;
+        kclock_advance(&kclock, now_true());
+        /* A leap second is a clock change too. */
+        timers_clock_was_set();
 }
 
 /* Time passes: the daemon's clock drifts. */
 static void advance_to(int64_t t) {
         if (t <= v_mono)
                 return;
+        if (kclock_on) {
+                kclock_advance_to(t);
+                return;
+        }
         drift_error += (double) (t - v_mono) * drift_ppm * 1e-6;
         v_mono = t;
 }
@@ -328,7 +468,7 @@ static void fire_timers(void) {
 
                 if (!t->used || t->expiry == NEVER)
                         continue;
-                now = clock_now(t->clock);
+                now = timer_now(t);
                 if (now < t->expiry)
                         continue;
                 if (t->interval > 0) {
@@ -337,6 +477,23 @@ static void fire_timers(void) {
                 } else
                         t->expiry = NEVER;
                 timer_signal(fd, n);
+        }
+}
+
+/* The kernel makes every TFD_TIMER_CANCEL_ON_SET timer readable when CLOCK_REALTIME is set
+ * (clock_was_set()): at once, so that a timer the daemon arms after its own step is not hit. */
+static void timers_clock_was_set(void) {
+        if (!kclock_on || kclock.n_steps == kclock_steps_seen)
+                return;
+        kclock_steps_seen = kclock.n_steps;
+        for (int fd = 0; fd <= max_timer_fd; fd++) {
+                VTimer *t = &timers[fd];
+
+                if (!t->used || t->server || !t->cancel_on_set)
+                        continue;
+                t->cancel_on_set = false;
+                t->expiry = NEVER;
+                timer_signal(fd, 1);
         }
 }
 
@@ -360,9 +517,17 @@ static bool server_ntp_fd(int fd, size_t *ret) {
         return false;
 }
 
-static int64_t packet_delay(const SimServer *s) {
-        double d = s->delay / 2 + s->jitter * prng_uniform();
+/* The one-way delay of a packet: half the round trip plus a uniform jitter (delay=, jitter=),
+ * plus a base delay and an exponential jitter (oneway=, expjitter=: chrony's clknetsim's model),
+ * plus asym= on the way back. The exponential draw only when asked for, so that the existing
+ * scenarios see the random stream they always saw. */
+static int64_t packet_delay(const SimServer *s, bool from_server) {
+        double d = s->delay / 2 + s->jitter * prng_uniform() + s->oneway;
 
+        if (s->expjitter > 0)
+                d += s->expjitter * -log1p(-prng_uniform());
+        if (from_server)
+                d += s->asym;
         return (int64_t) (d * 1e9);
 }
 
@@ -393,8 +558,15 @@ static int daemon_fd_of(const struct sockaddr_storage *dst, socklen_t dst_len) {
                 struct sockaddr_storage a;
                 socklen_t l = sizeof a;
 
-                if (fd_server[fd] && getsockname(fd, (struct sockaddr *) &a, &l) == 0 && l == dst_len &&
-                    memcmp(&a, dst, l) == 0)
+                if (!(fd_server[fd] || fd_plain[fd]) || getsockname(fd, (struct sockaddr *) &a, &l) < 0 || l != dst_len)
+                        continue;
+                if (memcmp(&a, dst, l) == 0)
+                        return fd;
+                /* A socket bound to any address (the stock daemon's) gets its answers on
+                 * loopback's. */
+                if (fd_plain[fd] && a.ss_family == AF_INET &&
+                    ((struct sockaddr_in *) &a)->sin_addr.s_addr == htonl(INADDR_ANY) &&
+                    ((struct sockaddr_in *) &a)->sin_port == ((const struct sockaddr_in *) dst)->sin_port)
                         return fd;
         }
         return -1;
@@ -418,7 +590,7 @@ static bool deliver_packets(void) {
                 ssize_t l;
 
                 packets = p->next;
-                if (p->from_server)
+                if (p->from_server || p->dst_len > 0)
                         l = real_sendto(p->fd, p->data, p->len, MSG_DONTWAIT, (struct sockaddr *) &p->dst, p->dst_len);
                 else
                         l = real_send(p->fd, p->data, p->len, MSG_DONTWAIT);
@@ -457,14 +629,44 @@ static bool apply_events(void) {
         double t = elapsed();
         bool any = false;
 
+        /* Another program sets the clock, as date(1) would: a step the daemon did not make. */
+        if (clock_jump_at >= 0 && t >= clock_jump_at) {
+                double before = kclock_offset(&kclock);
+
+                clock_jump_at = -1;
+                assert_se(kclock_settime(&kclock, now_true(), kclock_realtime(&kclock, now_true()) +
+                                                              (int64_t) llround(clock_jump * 1e9)) == 0);
+                sim_record("clock-jump %+.6f offset=%+.6f", kclock_offset(&kclock) - before, kclock_offset(&kclock));
+                timers_clock_was_set();
+                any = true;
+        }
+        /* The machine sleeps: nothing runs, true time goes on, the daemon's MONOTONIC stops
+         * (sim-kclock.h). What was in flight arrives at the resume. */
+        if (suspend_at >= 0 && t >= suspend_at) {
+                int64_t sleep = (int64_t) llround(suspend_for * 1e9);
+
+                suspend_at = -1;
+                sim_record("suspend %.3f", suspend_for);
+                kclock_suspend(&kclock, now_true(), sleep);
+                kclock_advance_to(v_mono + sleep);
+                sim_record("resume offset=%+.6f", kclock_offset(&kclock));
+                any = true;
+        }
+
         for (size_t i = 0; i < n_servers; i++) {
                 SimServer *s = &servers[i];
                 bool down = in_window(t, s->down_from, s->down_to);
                 Sabotage nak = in_window(t, s->nak_from, s->nak_to) ? SABOTAGE_NAK : SABOTAGE_NONE;
+                unsigned leap = in_window(t, s->leap_from, s->leap_to) ? NTP_LEAP_PLUSSEC : NTP_LEAP_NONE;
 
                 if (down != s->down) {
                         s->down = down;
                         sim_record("server %zu %s", i, down ? "down" : "up");
+                        any = true;
+                }
+                if (leap != s->m.leap) {
+                        s->m.leap = leap;
+                        sim_record("server %zu leap %s", i, leap ? "insert" : "none");
                         any = true;
                 }
                 if (nak != s->m.sabotage) {
@@ -492,11 +694,14 @@ static bool apply_events(void) {
 }
 
 static int64_t next_event(void) {
-        double t = elapsed(), next = INFINITY;
+        double t = elapsed(), next = clock_jump_at > t ? clock_jump_at : INFINITY;
+
+        if (suspend_at > t && suspend_at < next)
+                next = suspend_at;
 
         for (size_t i = 0; i < n_servers; i++) {
                 const SimServer *s = &servers[i];
-                const double times[] = { s->down_from, s->down_to, s->nak_from, s->nak_to,
+                const double times[] = { s->down_from, s->down_to, s->nak_from, s->nak_to, s->leap_from, s->leap_to,
                                          s->rotate > 0 ? s->next_rotate : -1 };
 
                 for (size_t j = 0; j < ELEMENTSOF(times); j++)
@@ -515,9 +720,19 @@ static int64_t next_deadline(void) {
 
                 if (!t->used || t->expiry == NEVER)
                         continue;
-                /* On the monotonic time line; a REALTIME timer on a drifting clock is checked again. */
-                at = t->expiry - (clock_now(t->clock) - v_mono);
+                /* On the simulation's time line; on a clock that runs at another rate the estimate
+                 * is checked again when it comes. */
+                at = t->expiry - timer_now(t);
+                if (kclock_on && !t->server && at > 0)
+                        at = kclock_true_span(&kclock, MIN(at, NEVER / 4));
+                at = at > NEVER - v_mono ? NEVER : v_mono + at;
                 next = MIN(next, MAX(at, v_mono + 1));
+        }
+        /* A leap second changes the clock: the daemon's clock-change watch wakes it then. */
+        if (kclock_on && kclock_next_leap(&kclock) != INT64_MAX) {
+                int64_t left = kclock_next_leap(&kclock) * NSEC_PER_SEC - kclock_realtime(&kclock, now_true());
+
+                next = MIN(next, v_mono + MAX(kclock_true_span(&kclock, left), INT64_C(0)) + 1);
         }
         if (packets)
                 next = MIN(next, packets->due);
@@ -575,13 +790,16 @@ static bool parse_window(const char *v, double *from, double *to) {
         return sscanf(v, "%lf-%lf", from, to) == 2 && *from >= 0 && *to > *from;
 }
 
-/* One server: "port=P" and any of offset=, freq=, delay=, jitter=, loss=, down=A-B, nak=A-B,
- * rotate=, jump=T:S, ntp_port=, cookie_key=; a mistake aborts the run, loudly. */
+/* One server: "port=P" and any of offset=, freq=, delay=, jitter=, oneway=, expjitter=, asym=,
+ * loss=, down=A-B, nak=A-B, rotate=, jump=T:S, ntp_port=, cookie_key=, claim=; a mistake aborts
+ * the run, loudly. */
 static void parse_server(char *spec, SimServer *s) {
         char *save = NULL;
 
-        *s = (SimServer) { .down_from = -1, .down_to = -1, .nak_from = -1, .nak_to = -1, .last_request = -1 };
+        *s = (SimServer) { .down_from = -1, .down_to = -1, .nak_from = -1, .nak_to = -1, .leap_from = -1, .leap_to = -1,
+                           .last_request = -1 };
         s->jump_at = -1;
+        s->claim = -1;
         for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
                 char *v = strchr(kv, '=');
                 bool ok = true;
@@ -594,6 +812,8 @@ static void parse_server(char *spec, SimServer *s) {
                                 s->port = (uint16_t) strtoul(v, NULL, 10);
                         else if (streq(kv, "ntp_port"))
                                 s->ntp_port = (uint16_t) strtoul(v, NULL, 10);
+                        else if (streq(kv, "claim"))
+                                ok = sscanf(v, "%d", &s->claim) == 1 && s->claim >= 0 && s->claim < SIM_MAX_SERVERS;
                         else if (streq(kv, "cookie_key"))
                                 ok = (s->cookie_key = strdup(v)) != NULL;
                         else if (streq(kv, "offset"))
@@ -604,12 +824,20 @@ static void parse_server(char *spec, SimServer *s) {
                                 s->delay = strtod(v, NULL);
                         else if (streq(kv, "jitter"))
                                 s->jitter = strtod(v, NULL);
+                        else if (streq(kv, "oneway"))
+                                s->oneway = strtod(v, NULL);
+                        else if (streq(kv, "expjitter"))
+                                s->expjitter = strtod(v, NULL);
+                        else if (streq(kv, "asym"))
+                                s->asym = strtod(v, NULL);
                         else if (streq(kv, "loss"))
                                 s->loss = strtod(v, NULL);
                         else if (streq(kv, "rotate"))
                                 s->rotate = s->next_rotate = strtod(v, NULL);
                         else if (streq(kv, "down"))
                                 ok = parse_window(v, &s->down_from, &s->down_to);
+                        else if (streq(kv, "leap"))
+                                ok = parse_window(v, &s->leap_from, &s->leap_to);
                         else if (streq(kv, "nak"))
                                 ok = parse_window(v, &s->nak_from, &s->nak_to);
                         else if (streq(kv, "jump"))
@@ -672,16 +900,28 @@ static void servers_start(void) {
                 s->m.ke_fd = listen_on(SOCK_STREAM, &s->ke_port);
                 s->m.ntp_fd = listen_on(SOCK_DGRAM, &s->ntp_port);
                 s->m.ntp_port = s->ntp_port;
+                s->m.plain_ntp = true;
                 if (mock_cookie_key_load(s->cookie_key, &s->m.key) < 0 ||
                     mock_ke_listen(&s->m, s->m.ke_fd) < 0 ||
                     mock_ntp_listen(&s->m, s->m.ntp_fd) < 0) {
                         fprintf(stderr, "sim: cannot start server %zu\n", n_servers - 1);
                         abort();
                 }
-                sim_record("server %zu port=%u offset=%+.6f freq=%+.3f delay=%.6f jitter=%.6f loss=%.3f",
-                           n_servers - 1, s->port, s->offset, s->freq_ppm, s->delay, s->jitter, s->loss);
+                sim_record("server %zu port=%u offset=%+.6f freq=%+.3f delay=%.6f jitter=%.6f loss=%.3f "
+                           "oneway=%.6f expjitter=%.6f asym=%.6f", n_servers - 1, s->port, s->offset, s->freq_ppm,
+                           s->delay, s->jitter, s->loss, s->oneway, s->expjitter, s->asym);
         }
         free(copy);
+        /* Once every server listens: a claim names another's port. */
+        for (size_t i = 0; i < n_servers; i++)
+                if (servers[i].claim >= 0) {
+                        if ((size_t) servers[i].claim >= n_servers) {
+                                fprintf(stderr, "sim: server %zu claims server %d, which is not listed\n", i,
+                                        servers[i].claim);
+                                abort();
+                        }
+                        servers[i].m.ntp_port = servers[servers[i].claim].ntp_port;
+                }
         in_server--;
 }
 
@@ -712,18 +952,26 @@ static void sim_end(void) {
                 const SimServer *s = &servers[i];
 
                 sim_record("server %zu requests=%u dropped=%u ke_connects=%u ke_sessions=%u answered=%u naks=%u "
-                           "key_changes=%u", i, s->n_requests, s->n_dropped, s->n_ke_connects, s->m.n_ke_sessions,
-                           s->m.n_ntp_requests, s->m.n_ntp_naks, s->n_rotations);
+                           "key_changes=%u plain=%u", i, s->n_requests, s->n_dropped, s->n_ke_connects,
+                           s->m.n_ke_sessions, s->m.n_ntp_requests, s->m.n_ntp_naks, s->n_rotations,
+                           s->m.n_ntp_plain);
         }
-        sim_record("end drift_error=%+.9f clock_writes=%u cap_sys_time=%s",
-                   drift_error / 1e9, n_clock_writes, has_cap_sys_time());
+        if (kclock_on)
+                sim_record("end drift_error=%+.9f clock_writes=%u cap_sys_time=%s kclock_offset=%+.9f kclock_freq=%+.6f "
+                           "kclock_state=%s cap_sys_time_pretended=%s",
+                           drift_error / 1e9, n_clock_writes, has_cap_sys_time(), kclock_offset(&kclock),
+                           kclock_freq_ppm(&kclock), kclock_state_name(&kclock), cap_sys_time_pretended ? "yes" : "no");
+        else
+                sim_record("end drift_error=%+.9f clock_writes=%u cap_sys_time=%s",
+                           drift_error / 1e9, n_clock_writes, has_cap_sys_time());
         (void) kill(getpid(), SIGTERM);
 }
 
 /* Whether a resolver thread is still working; then the daemon's epoll is waited on in real
  * time until its answer arrives. */
 static bool threads_busy(void) {
-        return atomic_load(&threads_started) != atomic_load(&threads_notified);
+        return atomic_load(&threads_started) != atomic_load(&threads_notified) ||
+               atomic_load(&queries_pending) > 0;
 }
 
 static int sim_epoll_run(int epfd, struct epoll_event *ev, int n, int64_t timeout, const sigset_t *mask) {
@@ -848,7 +1096,7 @@ SIM_EXPORT int timerfd_create(clockid_t c, int flags) {
                 errno = EMFILE;
                 return -1;
         }
-        timers[fd] = (VTimer) { .used = true, .clock = c, .expiry = NEVER };
+        timers[fd] = (VTimer) { .used = true, .server = in_server > 0, .clock = c, .expiry = NEVER };
         max_timer_fd = MAX(max_timer_fd, fd);
         return fd;
 }
@@ -883,6 +1131,9 @@ SIM_EXPORT int timerfd_settime(int fd, int flags, const struct itimerspec *new, 
         timer_drain(fd);
         value = ts_to_ns(&new->it_value);
         t->interval = ts_to_ns(&new->it_interval);
+        /* Armed, even for the largest time (which never expires). */
+        t->cancel_on_set = (flags & TFD_TIMER_CANCEL_ON_SET) && (flags & TFD_TIMER_ABSTIME) && value != 0 &&
+                           (t->clock == CLOCK_REALTIME || t->clock == CLOCK_REALTIME_ALARM);
         if (value == 0 || value == NEVER)
                 t->expiry = NEVER;
         else if (flags & TFD_TIMER_ABSTIME)
@@ -904,10 +1155,11 @@ SIM_EXPORT int timerfd_gettime(int fd, struct itimerspec *cur) {
 }
 
 SIM_EXPORT int close(int fd) {
+        sim_symbols();
         if (fd >= 0 && fd < SIM_MAX_FD) {
                 timers[fd] = (VTimer) {};
                 fd_ke[fd] = false;
-                if (fd_server[fd]) {
+                if (fd_server[fd] || fd_plain[fd]) {
                         /* Its packets in flight die with it, as a socket's would. */
                         for (Packet **p = &packets; *p;)
                                 if (!(*p)->from_server && (*p)->fd == fd) {
@@ -918,6 +1170,7 @@ SIM_EXPORT int close(int fd) {
                                 } else
                                         p = &(*p)->next;
                         fd_server[fd] = 0;
+                        fd_plain[fd] = false;
                 }
         }
         return real_close(fd);
@@ -969,9 +1222,64 @@ SIM_EXPORT int accept4(int fd, struct sockaddr *sa, socklen_t *len, int flags) {
         return r;
 }
 
+/* The daemon's request to server s: counted, recorded, then lost or on its way. TO: where a
+ * plain request goes (NULL: the socket is connected to the server). */
+static ssize_t request_send(int fd, SimServer *s, const void *buf, size_t len, const struct sockaddr *to, socklen_t to_len) {
+        double t = elapsed();
+
+        s->n_requests++;
+        sim_record("request server %zu interval=%.3f", (size_t) (s - servers),
+                   s->last_request < 0 ? 0.0 : t - s->last_request);
+        s->last_request = t;
+        if (s->down || prng_uniform() < s->loss) {
+                s->n_dropped++;
+                return (ssize_t) len;
+        }
+        packet_queue(fd, (int) (s - servers), false, buf, len, to, to_len, packet_delay(s, false));
+        return (ssize_t) len;
+}
+
+static bool socketpair_datagram(int fd) {
+        int domain = 0, type = 0;
+        socklen_t l = sizeof domain, tl = sizeof type;
+        struct sockaddr_storage peer;
+        socklen_t pl = sizeof peer;
+
+        return getsockopt(fd, SOL_SOCKET, SO_DOMAIN, &domain, &l) == 0 && domain == AF_UNIX &&
+               getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) == 0 && type == SOCK_DGRAM &&
+               getpeername(fd, (struct sockaddr *) &peer, &pl) == 0 && pl <= sizeof(sa_family_t);
+}
+
+static void resolver_query_sent(int fd) {
+        if (sim_on && !sim_thread && atomic_load(&threads_started) > 0 && socketpair_datagram(fd))
+                atomic_fetch_add(&queries_pending, 1);
+}
+
+SIM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *mh, int flags) {
+        resolver_query_sent(fd);
+        return real_sendmsg(fd, mh, flags);
+}
+
+/* A thread of the simulated process that waits for work: see worker_state. */
+SIM_EXPORT ssize_t recv(int fd, void *buf, size_t len, int flags) {
+        ssize_t l;
+
+        if (sim_on && sim_thread) {
+                if (resolver_thread) {
+                        resolver_thread = false;
+                        atomic_fetch_add(&threads_notified, 1);
+                } else if (worker_state == WORKER_WORKING && atomic_load(&queries_pending) > 0)
+                        atomic_fetch_sub(&queries_pending, 1);
+                worker_state = WORKER_IDLE;
+        }
+        l = real_recv(fd, buf, len, flags);
+        if (sim_on && sim_thread && l > 0)
+                worker_state = WORKER_WORKING;
+        return l;
+}
+
 SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {
         SimServer *s;
-        double t = elapsed();
 
         if (resolver_thread) {
                 ssize_t l = real_send(fd, buf, len, flags);
@@ -981,29 +1289,53 @@ SIM_EXPORT ssize_t send(int fd, const void *buf, size_t len, int flags) {
                 atomic_fetch_add(&threads_notified, 1);
                 return l;
         }
+        resolver_query_sent(fd);
         if (!sim_on || fd < 0 || fd >= SIM_MAX_FD || !fd_server[fd])
                 return real_send(fd, buf, len, flags);
 
         s = &servers[fd_server[fd] - 1];
-        s->n_requests++;
-        sim_record("request server %zu interval=%.3f", (size_t) (s - servers),
-                   s->last_request < 0 ? 0.0 : t - s->last_request);
-        s->last_request = t;
-        if (s->down || prng_uniform() < s->loss) {
-                s->n_dropped++;
-                return (ssize_t) len;
-        }
-        packet_queue(fd, fd_server[fd] - 1, false, buf, len, NULL, 0, packet_delay(s));
-        return (ssize_t) len;
+        return request_send(fd, s, buf, len, NULL, 0);
+}
+
+/* The NTP side of server i, for a plain NTP request sent to it with sendto(). */
+static struct sockaddr_in server_ntp_address(size_t i) {
+        return (struct sockaddr_in) { .sin_family = AF_INET, .sin_port = htons(servers[i].ntp_port),
+                                      .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+}
+
+/* Where a client without NTS (the stock daemon, which cannot name a port) sends plain NTP:
+ * 127.0.0.(i+1):123 is server i. */
+static struct sockaddr_in plain_server_address(size_t i) {
+        return (struct sockaddr_in) { .sin_family = AF_INET, .sin_port = htons(123),
+                                      .sin_addr.s_addr = htonl(INADDR_LOOPBACK + (uint32_t) i) };
+}
+
+static bool plain_server_of(const struct sockaddr *sa, socklen_t len, size_t *ret) {
+        const struct sockaddr_in *in = (const struct sockaddr_in *) sa;
+
+        if (!sa || sa->sa_family != AF_INET || len < sizeof *in || in->sin_port != htons(123))
+                return false;
+        for (size_t i = 0; i < n_servers; i++)
+                if (in->sin_addr.s_addr == plain_server_address(i).sin_addr.s_addr) {
+                        *ret = i;
+                        return true;
+                }
+        return false;
 }
 
 SIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags, const struct sockaddr *dst, socklen_t dst_len) {
         size_t i;
 
+        if (sim_on && !in_server && fd >= 0 && fd < SIM_MAX_FD && plain_server_of(dst, dst_len, &i)) {
+                struct sockaddr_in to = server_ntp_address(i);
+
+                fd_plain[fd] = true;
+                return request_send(fd, &servers[i], buf, len, (struct sockaddr *) &to, sizeof to);
+        }
         if (!sim_on || !in_server || !server_ntp_fd(fd, &i))
                 return real_sendto(fd, buf, len, flags, dst, dst_len);
         sim_record("reply server %zu", i);
-        packet_queue(fd, (int) i, true, buf, len, dst, dst_len, packet_delay(&servers[i]));
+        packet_queue(fd, (int) i, true, buf, len, dst, dst_len, packet_delay(&servers[i], true));
         return (ssize_t) len;
 }
 
@@ -1011,7 +1343,19 @@ SIM_EXPORT ssize_t sendto(int fd, const void *buf, size_t len, int flags, const 
 SIM_EXPORT ssize_t recvmsg(int fd, struct msghdr *mh, int flags) {
         ssize_t l = real_recvmsg(fd, mh, flags);
 
-        if (l < 0 || !sim_on || !mh->msg_control)
+        if (l < 0 || !sim_on)
+                return l;
+        /* A plain answer comes from where the request went. */
+        if (fd >= 0 && fd < SIM_MAX_FD && fd_plain[fd] && mh->msg_name && mh->msg_namelen >= sizeof(struct sockaddr_in))
+                for (size_t i = 0; i < n_servers; i++) {
+                        struct sockaddr_in from = server_ntp_address(i);
+
+                        if (memcmp(mh->msg_name, &from, sizeof from) == 0) {
+                                from = plain_server_address(i);
+                                memcpy(mh->msg_name, &from, sizeof from);
+                        }
+                }
+        if (!mh->msg_control)
                 return l;
         for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c)) {
                 if (c->cmsg_level != SOL_SOCKET)
@@ -1038,6 +1382,7 @@ static void *thread_trampoline(void *p) {
         void *r;
 
         free(p);
+        sim_thread = true;
         resolver_thread = true;
         r = start.routine(start.arg);
         if (resolver_thread) {
@@ -1081,8 +1426,9 @@ SIM_EXPORT ssize_t getrandom(void *buf, size_t n, unsigned flags) {
         return (ssize_t) n;
 }
 
-/* The tripwire: a clock write from a daemon in observe mode is a bug. Refused, whatever the
- * process's capabilities, and counted for the end line. */
+/* The tripwire: a clock write that would reach the kernel (from a daemon in observe mode, or
+ * one the model does not answer) is a bug. Refused, whatever the process's capabilities, and
+ * counted for the end line. */
 static int clock_write_refused(const char *call) {
         n_clock_writes++;
         sim_record("clock-write %s refused", call);
@@ -1096,34 +1442,161 @@ static bool timex_reads_only(const struct timex *t) {
         return t && (t->modes == 0 || t->modes == ADJ_OFFSET_SS_READ);
 }
 
+/* Under the kernel model every clock call, a read too, is the model's: the daemon never meets
+ * the real kernel's clock. What a call changed goes to the record: "step DELTA offset=OFFSET"
+ * (OFFSET: CLOCK_REALTIME minus true time after it), "slew OFFSET tc=TC", "frequency PPM",
+ * "adjtime OFFSET" (seconds, ppm). */
+static int kclock_call(const char *call, struct timex *t) {
+        unsigned modes;
+        double before;
+        int r;
+
+        if (!t) {
+                errno = EFAULT;
+                return -1;
+        }
+        modes = t->modes;
+        before = kclock_offset(&kclock);
+        r = kclock_adjtimex(&kclock, now_true(), t);
+        if (r < 0) {
+                sim_record("%s modes=0x%x failed: %s", call, modes, strerror(-r));
+                errno = -r;
+                return -1;
+        }
+        if ((modes & ADJ_OFFSET_SINGLESHOT) == ADJ_OFFSET_SINGLESHOT) {
+                if (modes != ADJ_OFFSET_SS_READ)
+                        sim_record("adjtime %+.6f", (double) t->offset / 1e6);
+        } else {
+                if (modes & ADJ_SETOFFSET)
+                        sim_record("step %+.6f offset=%+.6f", kclock_offset(&kclock) - before, kclock_offset(&kclock));
+                if ((modes & ADJ_OFFSET) && (t->status & STA_PLL))
+                        sim_record("slew %+.6f tc=%ld", kclock_phase(&kclock), t->constant);
+                if (modes & ADJ_FREQUENCY)
+                        sim_record("frequency %+.6f", kclock_freq_ppm(&kclock));
+        }
+        timers_clock_was_set();
+        return r;
+}
+
+static int kclock_set(const char *call, int64_t ns) {
+        double before = kclock_offset(&kclock);
+        int r = kclock_settime(&kclock, now_true(), ns);
+
+        if (r < 0) {
+                errno = -r;
+                return -1;
+        }
+        sim_record("step %+.6f offset=%+.6f by=%s", kclock_offset(&kclock) - before, kclock_offset(&kclock), call);
+        timers_clock_was_set();
+        return 0;
+}
+
 SIM_EXPORT int adjtimex(struct timex *t) {
+        if (sim_on && kclock_on)
+                return kclock_call("adjtimex", t);
         if (timex_reads_only(t))
                 return (int) real_syscall(SYS_adjtimex, t);
         return clock_write_refused("adjtimex");
 }
 
 SIM_EXPORT int ntp_adjtime(struct timex *t) {
+        if (sim_on && kclock_on)
+                return kclock_call("ntp_adjtime", t);
         if (timex_reads_only(t))
                 return (int) real_syscall(SYS_adjtimex, t);
         return clock_write_refused("ntp_adjtime");
 }
 
 SIM_EXPORT int clock_adjtime(clockid_t c, struct timex *t) {
+        if (sim_on && kclock_on) {
+                /* Only CLOCK_REALTIME has a discipline (dynamic clocks, PTP, are not simulated). */
+                if (c != CLOCK_REALTIME) {
+                        errno = EOPNOTSUPP;
+                        return -1;
+                }
+                return kclock_call("clock_adjtime", t);
+        }
         if (timex_reads_only(t))
                 return (int) real_syscall(SYS_clock_adjtime, c, t);
         return clock_write_refused("clock_adjtime");
 }
 
+/* glibc's adjtime(): the singleshot form of adjtimex() in µs. */
+SIM_EXPORT int adjtime(const struct timeval *delta, struct timeval *old) {
+        struct timex t = { .modes = delta ? ADJ_OFFSET_SINGLESHOT : ADJ_OFFSET_SS_READ };
+        int r;
+
+        if (!sim_on || !kclock_on) {
+                if (delta)
+                        return clock_write_refused("adjtime");
+                r = (int) real_syscall(SYS_adjtimex, &t);
+        } else {
+                if (delta) {
+                        if (delta->tv_sec > LONG_MAX / 1000000 - 1 || delta->tv_sec < LONG_MIN / 1000000 + 1) {
+                                errno = EINVAL;
+                                return -1;
+                        }
+                        t.offset = delta->tv_sec * 1000000 + delta->tv_usec;
+                }
+                r = kclock_call("adjtime", &t);
+        }
+        if (r < 0)
+                return -1;
+        if (old)
+                *old = (struct timeval) { .tv_sec = t.offset / 1000000, .tv_usec = t.offset % 1000000 };
+        return 0;
+}
+
 SIM_EXPORT int clock_settime(clockid_t c, const struct timespec *ts) {
-        (void) c;
-        (void) ts;
+        if (sim_on && kclock_on) {
+                if (c != CLOCK_REALTIME || ts->tv_nsec < 0 || ts->tv_nsec >= NSEC_PER_SEC) {
+                        errno = EINVAL;
+                        return -1;
+                }
+                return kclock_set("clock_settime", ts_to_ns(ts));
+        }
         return clock_write_refused("clock_settime");
 }
 
 SIM_EXPORT int settimeofday(const struct timeval *tv, const struct timezone *tz) {
-        (void) tv;
-        (void) tz;
+        /* The time zone of settimeofday() is not modelled: it stays a tripwire. */
+        if (sim_on && kclock_on && tv && !tz) {
+                if (tv->tv_usec < 0 || tv->tv_usec >= 1000000) {
+                        errno = EINVAL;
+                        return -1;
+                }
+                return kclock_set("settimeofday", (int64_t) tv->tv_sec * NSEC_PER_SEC + tv->tv_usec * 1000);
+        }
         return clock_write_refused("settimeofday");
+}
+
+/* The privilege drop of a daemon that may set the clock (timesyncd.c's drop_privileges()) keeps
+ * CAP_SYS_TIME in its permitted and effective sets. Under the kernel model the process never
+ * had it (sim.sh starts it without, and the end line says so): the request is made without
+ * CAP_SYS_TIME, which drops everything else as asked, and the daemon is told it succeeded. */
+static int sim_capset(cap_user_header_t h, const cap_user_data_t d) {
+        struct __user_cap_data_struct data[_LINUX_CAPABILITY_U32S_3];
+        unsigned i = CAP_TO_INDEX(CAP_SYS_TIME);
+        uint32_t bit = CAP_TO_MASK(CAP_SYS_TIME);
+
+        if (!sim_on || !kclock_on || !h || !d || h->version != _LINUX_CAPABILITY_VERSION_3 ||
+            !((d[i].permitted | d[i].effective | d[i].inheritable) & bit))
+                return (int) real_syscall(SYS_capset, h, d);
+        memcpy(data, d, sizeof data);
+        data[i].permitted &= ~bit;
+        data[i].effective &= ~bit;
+        data[i].inheritable &= ~bit;
+        if (real_syscall(SYS_capset, h, data) < 0)
+                return -1;
+        cap_sys_time_pretended = true;
+        sim_record("capset CAP_SYS_TIME kept in pretence, dropped in fact");
+        return 0;
+}
+
+/* glibc's system call wrapper (no header declares it). */
+int capset(cap_user_header_t h, const cap_user_data_t d);
+SIM_EXPORT int capset(cap_user_header_t h, const cap_user_data_t d) {
+        return sim_capset(h, d);
 }
 
 /* Raw system calls: clock changes meet the tripwire; the event loop's epoll_pwait2() and clock
@@ -1132,6 +1605,7 @@ SIM_EXPORT long syscall(long nr, ...) {
         long a[6];
         va_list ap;
 
+        sim_symbols();
         va_start(ap, nr);
         for (size_t i = 0; i < ELEMENTSOF(a); i++)
                 a[i] = va_arg(ap, long);
@@ -1146,6 +1620,8 @@ SIM_EXPORT long syscall(long nr, ...) {
                 return clock_settime((clockid_t) a[0], (const struct timespec *) a[1]);
         case SYS_settimeofday:
                 return settimeofday((const struct timeval *) a[0], (const struct timezone *) a[1]);
+        case SYS_capset:
+                return sim_capset((cap_user_header_t) a[0], (const cap_user_data_t) a[1]);
         case SYS_clock_gettime:
                 return clock_gettime((clockid_t) a[0], (struct timespec *) a[1]);
         case SYS_epoll_pwait2:

@@ -124,6 +124,34 @@ static void mock_ntp_now(const MockServer *s, struct timespec *ret) {
         }
 }
 
+/* plain_ntp: a bare header with the server's time, for a client that speaks NTP without NTS
+ * (the stock daemon the accuracy benchmark compares with). */
+static ssize_t ntp_answer_plain(MockServer *s, const NTPHeader *q, const struct timespec *rx,
+                                uint8_t *out, size_t n_out) {
+        struct timespec tx;
+        NTPHeader h;
+
+        assert(n_out >= NTP_HEADER_SIZE);
+        mock_ntp_now(s, &tx);
+        h = (NTPHeader) {
+                .leap = s->leap,
+                .version = q->version,
+                .mode = NTP_MODE_SERVER,
+                .stratum = 1,
+                .poll = q->poll,
+                .precision = -20,
+                .root_dispersion = { .fraction = 0x100 },
+                .refid = { 'M', 'O', 'C', 'K' },
+                .reference = ntp_ts_from_timespec(rx),
+                .origin = q->transmit,
+                .receive = ntp_ts_from_timespec(rx),
+                .transmit = ntp_ts_from_timespec(&tx),
+        };
+        ntp_header_encode(&h, out);
+        s->n_ntp_plain++;
+        return NTP_HEADER_SIZE;
+}
+
 static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const struct timespec *rx,
                           uint8_t *out, size_t n_out) {
         _cleanup_(aead_freep) NTS_AEADContext *s2c = NULL;
@@ -145,6 +173,8 @@ static ssize_t ntp_answer(MockServer *s, const uint8_t *in, size_t n_in, const s
         ntp_header_decode(in, &q);
         if (q.mode != NTP_MODE_CLIENT || q.version < 3 || q.version > NTP_VERSION)
                 return log_debug_errno(EBADMSG, "NTP: not a client request (mode %u, version %u)", q.mode, q.version);
+        if (s->plain_ntp && n_in == NTP_HEADER_SIZE)
+                return ntp_answer_plain(s, &q, rx, out, n_out);
 
         r = nts_server_parse_request(&packet, &req);
         if (r < 0)

@@ -66,12 +66,15 @@ typedef struct MockServer {
         char kiss[4];                   /* --kiss=: an authenticated kiss-o'-death with this
                                          * code instead of time; all zero: none */
         unsigned kiss_after;            /* ... once this many requests got time */
+        bool plain_ntp;                 /* a request without extension fields gets a plain NTP
+                                         * answer (RFC 5905), as a public server's would */
 
         const char *count_file;
         unsigned n_ke_sessions;         /* complete KE responses sent */
         unsigned n_ntp_requests;        /* NTP requests answered with time */
         unsigned n_ntp_naks;
         unsigned n_ntp_kisses;          /* authenticated kiss-o'-death answers (--kiss=) */
+        unsigned n_ntp_plain;           /* plain NTP requests answered (plain_ntp) */
         unsigned n_pool_denied_given;   /* pool members handed out although denied */
 
         /* Every cookie a well-formed NTP request carried (a tsearch() tree), so that a client

@@ -11,6 +11,7 @@
 
 #include "bus-test-util.h"
 #include "string-util.h"
+#include "test-util.h"
 #include "tests.h"
 #include "timesyncd-bus-property.h"
 #include "timesyncd-bus.h"
@@ -312,6 +313,110 @@ static void test_runtime_servers_set_by_root_only_without_polkit(void) {
         bus_pair_stop(&p);
 }
 
+static void on_source(Source *s, SourceEvent e, void *userdata) {
+}
+
+/* LastError and LastErrorTimestamp of the one source of the Sources property. */
+static void source_error(BusPair *p, char *error, size_t size, usec_t *ret_time) {
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        unsigned found = 0;
+        const char *key;
+
+        reply = call(p, BUS_TEST_PATH, "org.freedesktop.DBus.Properties", "Get", "ss", BUS_TEST_INTERFACE, "Sources");
+        ASSERT_FALSE(sd_bus_message_is_method_error(reply, NULL));
+        ASSERT_OK(sd_bus_message_enter_container(reply, 'v', "aa{sv}"));
+        ASSERT_OK(sd_bus_message_enter_container(reply, 'a', "a{sv}"));
+        ASSERT_OK(sd_bus_message_enter_container(reply, 'a', "{sv}"));
+        while (sd_bus_message_enter_container(reply, 'e', "sv") > 0) {
+                const char *v;
+
+                ASSERT_OK(sd_bus_message_read(reply, "s", &key));
+                if (streq(key, "LastError")) {
+                        ASSERT_OK(sd_bus_message_read(reply, "v", "s", &v));
+                        snprintf(error, size, "%s", v);
+                        found++;
+                } else if (streq(key, "LastErrorTimestamp")) {
+                        ASSERT_OK(sd_bus_message_read(reply, "v", "t", ret_time));
+                        found++;
+                } else
+                        ASSERT_OK(sd_bus_message_skip(reply, "v"));
+                ASSERT_OK(sd_bus_message_exit_container(reply));
+        }
+        ASSERT_EQ(found, 2u);
+}
+
+/* RetrySources, after a fix: a source that backs off (an NTS server whose key exchanges cannot
+ * start: NTSTrustedCertificates= was refused) tries again at once, its NTS client's backoff
+ * ends, and a selection that waits for its retry timer starts over now. Root may; anyone else
+ * needs polkit, which a peer connection has not. The Sources property says when the last
+ * error came. */
+static void test_retry_sources_ends_every_backoff_now(void) {
+        _cleanup_(manager_freep) Manager *m = test_manager_new();
+        _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+        char error[256];
+        uint32_t retried = UINT32_MAX;
+        usec_t before, retry_at = 0, error_time = 0;
+        ServerName *n;
+        Source *s;
+        BusPair p;
+
+        m->nts_settings = (NTSClientSettings) {
+                .event = m->event,
+                .clock = m->clock,
+                .trusted_certificates_invalid = true,
+                .retry_usec = 30 * USEC_PER_SEC,
+        };
+        m->source_settings = (SourceSettings) {
+                .event = m->event,
+                .clock = m->clock,
+                .poll_interval_min_usec = 32 * USEC_PER_SEC,
+                .poll_interval_max_usec = 2048 * USEC_PER_SEC,
+                .retry_usec = 30 * USEC_PER_SEC,
+                .nts = &m->nts_settings,
+        };
+        ASSERT_OK(server_name_new(&m->servers[SERVER_NTS_RUNTIME], SERVER_NTS_RUNTIME, "nts.example", &n));
+        ASSERT_OK(server_name_source(n, &m->source_settings, on_source, NULL));
+        s = n->source;
+        before = now(CLOCK_REALTIME);
+        ASSERT_ERROR(source_keep_trying(s), EAGAIN);
+        ASSERT_EQ(source_state(s), SOURCE_BACKING_OFF);
+        ASSERT_TRUE(nts_client_backing_off(source_nts(s)));
+        ASSERT_EQ(nts_client_ke_failures(source_nts(s)), 1u);
+        /* Every server failed: the selection waits an hour. */
+        m->state = MANAGER_WAITING;
+        ASSERT_OK(sd_event_source_set_time(m->event_retry, now(CLOCK_BOOTTIME) + USEC_PER_HOUR));
+        ASSERT_OK(sd_event_source_set_enabled(m->event_retry, SD_EVENT_ONESHOT));
+
+        bus_pair_start(&p, m);
+        source_error(&p, error, sizeof error, &error_time);
+        ASSERT_CONTAINS(error, "NTSTrustedCertificates= has no valid value");
+        ASSERT_TRUE(error_time >= before && error_time <= now(CLOCK_REALTIME));
+
+        reply = call(&p, BUS_TEST_PATH, BUS_TEST_INTERFACE, "RetrySources", "");
+        if (geteuid() != 0) {
+                ASSERT_TRUE(sd_bus_message_is_method_error(reply, SD_BUS_ERROR_ACCESS_DENIED));
+                ASSERT_TRUE(nts_client_backing_off(source_nts(s)));
+                bus_pair_stop(&p);
+                return;
+        }
+        ASSERT_FALSE(sd_bus_message_is_method_error(reply, NULL));
+        ASSERT_OK(sd_bus_message_read(reply, "u", &retried));
+        ASSERT_EQ(retried, 1u);
+        ASSERT_OK(sd_event_source_get_time(m->event_retry, &retry_at));
+        ASSERT_TRUE(retry_at <= now(CLOCK_BOOTTIME));
+
+        /* The source tried again at once (and failed again, its key exchange still cannot
+         * start), not after the 30 s of its backoff. */
+        for (unsigned i = 0; nts_client_ke_failures(source_nts(s)) < 2; i++) {
+                ASSERT_TRUE(i < 100);
+                /* The retry timer starts a set that is not there: keep it from running. */
+                ASSERT_OK(sd_event_source_set_enabled(m->event_retry, SD_EVENT_OFF));
+                ASSERT_OK(sd_event_run(m->event, 10 * USEC_PER_MSEC));
+        }
+        ASSERT_EQ(source_state(s), SOURCE_BACKING_OFF);
+        bus_pair_stop(&p);
+}
+
 static void test_log_control_refuses_unknown_level_and_target(void) {
         static const struct {
                 const char *property, *value;
@@ -478,6 +583,7 @@ static void test_property_bits_and_names(void) {
 TEST_MAIN(TEST_CASE(test_properties_for_a_manager_state),
           TEST_CASE(test_methods_refuse_bad_arguments),
           TEST_CASE(test_runtime_servers_set_by_root_only_without_polkit),
+          TEST_CASE(test_retry_sources_ends_every_backoff_now),
           TEST_CASE(test_log_control_refuses_unknown_level_and_target),
           TEST_CASE(test_signals_leave_out_unchanged_values),
           TEST_CASE(test_no_signal_before_connected),

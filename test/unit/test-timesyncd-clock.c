@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include "ntp-packet.h"
+#include "test-util.h"
 #include "tests.h"
 #include "timesyncd-clock.h"
 
@@ -37,5 +39,30 @@ static void test_a_small_offset_does_not_swing_the_frequency(void) {
         ASSERT_TRUE(fast > 400);
 }
 
+/* The test clock says once per change whether a leap second is armed (issue 33): a test can
+ * tell a leap second a minority announced, and so not armed, from one armed. */
+static void test_fake_clock_says_whether_a_leap_second_is_armed(void) {
+        static const int leaps[] = { NTP_LEAP_NONE, NTP_LEAP_NONE, NTP_LEAP_PLUSSEC, NTP_LEAP_PLUSSEC,
+                                     NTP_LEAP_NONE, NTP_LEAP_MINUSSEC };
+        _cleanup_free_ char *log = NULL;
+        ClockBackend *b;
+        LogCapture cap;
+        int r[ELEMENTSOF(leaps)];
+
+        ASSERT_OK(clock_backend_new(CLOCK_BACKEND_FAKE, &b));
+        log_capture_start(&cap);
+        for (size_t i = 0; i < ELEMENTSOF(leaps); i++)
+                r[i] = clock_backend_adjust(b, &(const ClockAdjustment) { .offset_nsec = 1000, .leap = leaps[i] }, NULL);
+        log = log_capture_stop(&cap);
+        for (size_t i = 0; i < ELEMENTSOF(leaps); i++)
+                ASSERT_EQ(r[i], 1);
+        ASSERT_STREQ(log, "Test clock: no leap second armed.\n"
+                          "Test clock: leap second insertion armed.\n"
+                          "Test clock: no leap second armed.\n"
+                          "Test clock: leap second deletion armed.\n");
+        clock_backend_free(b);
+}
+
 TEST_MAIN(TEST_CASE(test_time_constant_is_log2_of_the_poll_interval),
+          TEST_CASE(test_fake_clock_says_whether_a_leap_second_is_armed),
           TEST_CASE(test_a_small_offset_does_not_swing_the_frequency));

@@ -30,26 +30,62 @@ static char *state_path(const char *dir, const char *server) {
 
 typedef enum FileKind {
         FILE_NONE,
-        FILE_VALID,             /* 3 cookies for the name the file is named after */
+        FILE_VALID,             /* 3 cookies for the name the file is named after, bound to the
+                                 * client's settings of now */
         FILE_STALE,             /* keys of 8 days ago */
         FILE_OTHER_SERVER,      /* a valid file of another server, under this one's name */
         FILE_GARBAGE,
+        FILE_OTHER_TRUST,       /* keys from a key exchange that trusted other certificates */
+        FILE_OTHER_KE,          /* ... that sent another request (port, AEAD offer) */
+        FILE_UNBOUND,           /* a file of an earlier version: no binding */
 } FileKind;
 
-static void write_state(const char *path, const char *server, FileKind kind) {
+static void write_text(const char *path, const char *text) {
+        _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+
+        ASSERT_TRUE(fd >= 0);
+        ASSERT_EQ(write(fd, text, strlen(text)), (ssize_t) strlen(text));
+}
+
+/* Removes the line "key=..." of text. */
+static void remove_line(char *text, const char *key) {
+        _cleanup_free_ char *needle = strjoin("\n", key, "=");
+        char *l = strstr(text, needle), *eol;
+
+        ASSERT_TRUE(l);
+        eol = strchr(l + 1, '\n');
+        ASSERT_TRUE(eol);
+        memmove(l, eol, strlen(eol) + 1);
+}
+
+/* A state file of kind for server, as c would have written it (c: whose binding it gets). */
+static void write_state(NTSClient *c, const char *path, const char *server, FileKind kind) {
         char reason[NTS_JAR_REASON_MAX];
         NTSJar j;
 
         if (kind == FILE_NONE)
                 return;
         if (kind == FILE_GARBAGE) {
-                _cleanup_close_ int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-
-                ASSERT_TRUE(fd >= 0);
-                ASSERT_EQ(write(fd, "not a jar\n", 10), 10);
+                write_text(path, "not a jar\n");
                 return;
         }
         test_jar_make(&j, 3, kind == FILE_STALE ? now(CLOCK_REALTIME) - 8 * USEC_PER_DAY : now(CLOCK_REALTIME));
+        ASSERT_OK(nts_client_binding(c, &j.binding));
+        if (kind == FILE_OTHER_TRUST)
+                j.binding.trust_sha256[0] ^= 1;
+        if (kind == FILE_OTHER_KE)
+                j.binding.ke_sha256[31] ^= 0x80;
+        if (kind == FILE_UNBOUND) {
+                _cleanup_free_ char *text = NULL;
+
+                ASSERT_OK(nts_jar_to_string(&j, server, &text));
+                /* Without the lines of the binding, as an earlier version wrote it. */
+                remove_line(text, "trust-sha256");
+                remove_line(text, "ke-sha256");
+                write_text(path, text);
+                nts_jar_done(&j);
+                return;
+        }
         ASSERT_OK(nts_jar_save(&j, kind == FILE_OTHER_SERVER ? "other.example" : server, path, reason,
                                sizeof reason));
         nts_jar_done(&j);
@@ -77,6 +113,16 @@ static void test_a_state_file_is_used_once_and_removed_before_its_cookies_go(voi
                 { "a malformed file: discarded", true, NULL, FILE_GARBAGE, NTS_CLIENT_IDLE, 0,
                   "Discarding NTS state file" },
                 { "no state directory: not looked for", false, NULL, FILE_VALID, NTS_CLIENT_IDLE, 0, NULL },
+                /* Keys obtained under a trust narrowed since would keep a server whose certificate
+                 * no longer verifies for up to 7 days. */
+                { "keys of another trust: discarded", true, NULL, FILE_OTHER_TRUST, NTS_CLIENT_IDLE, 0,
+                  "Not resuming NTS with nts.example from " },
+                { "keys of another request: discarded", true, NULL, FILE_OTHER_KE, NTS_CLIENT_IDLE, 0,
+                  "key exchange settings (server name, port or AEAD offer) changed since the cookies were "
+                  "obtained; running a new key exchange" },
+                /* Fail closed: their trust is unknown. */
+                { "keys without a binding: discarded", true, NULL, FILE_UNBOUND, NTS_CLIENT_IDLE, 0,
+                  "not bound to the trust and key exchange settings it was made under" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
@@ -95,11 +141,11 @@ static void test_a_state_file_is_used_once_and_removed_before_its_cookies_go(voi
                         .retry_usec = 30 * USEC_PER_SEC,
                 };
                 path = state_path(dir, recorded);
-                write_state(path, recorded, table[i].file);
 
                 ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
                 if (table[i].state_name)
                         ASSERT_OK(nts_client_set_state_name(c, table[i].state_name));
+                write_state(c, path, recorded, table[i].file);
                 log_capture_start(&cap);
                 nts_client_load(c);
                 log = log_capture_stop(&cap);
@@ -113,7 +159,7 @@ static void test_a_state_file_is_used_once_and_removed_before_its_cookies_go(voi
                         ASSERT_CONTAINS(log, table[i].log);
 
                 /* Read once: a file that appears later is not looked at by this client. */
-                write_state(path, recorded, FILE_VALID);
+                write_state(c, path, recorded, FILE_VALID);
                 nts_client_load(c);
                 ASSERT_EQ(nts_client_cookies(c), table[i].cookies);
                 ASSERT_TRUE(access(path, F_OK) >= 0);
@@ -157,6 +203,7 @@ static void test_a_clean_stop_saves_only_keys_that_may_be_kept(void) {
                 ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
                 nts_client_load(c);
                 test_jar_make(&c->jar, table[i].cookies, now(CLOCK_REALTIME));
+                ASSERT_OK(nts_client_binding(c, &c->jar.binding));
                 c->bootstrap = table[i].bootstrap;
                 nts_client_free(c);
                 ASSERT_EQ(access(path, F_OK) >= 0, table[i].saved);
@@ -172,6 +219,120 @@ static void test_a_clean_stop_saves_only_keys_that_may_be_kept(void) {
                 }
                 test_rm_rf(dir);
         }
+}
+
+/* NTSTrustedCertificates= narrowed while the daemon was stopped, or between a stop and a start
+ * of a server's source (a reload that selects again): keys got under the trust of then are not
+ * resumed when the file it names changed, when another file is named, or when none is (the
+ * system's store); they are when nothing changed. */
+static void test_keys_are_resumed_only_under_the_trust_they_were_obtained_under(void) {
+        static const struct {
+                const char *name;
+                const char *ca_then, *ca_now;   /* the file named; NULL: the system's store */
+                const char *content_now;        /* what the file of then holds now */
+                bool resumed;
+        } table[] = {
+                { "the same file, unchanged", "ca.pem", "ca.pem", "CA one\n", true },
+                { "the file narrowed", "ca.pem", "ca.pem", "CA two\n", false },
+                { "the file removed", "ca.pem", "ca.pem", NULL, false },
+                { "another file named", "ca.pem", "other.pem", "CA one\n", false },
+                { "the system's store instead", "ca.pem", NULL, "CA one\n", false },
+                { "a file instead of the system's store", NULL, "ca.pem", "CA one\n", false },
+                { "the system's store, unchanged", NULL, NULL, "CA one\n", true },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(table); i++) {
+                _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+                _cleanup_free_ char *dir = test_tmpdir_new(), *path = NULL, *log = NULL, *then = NULL,
+                                    *now_path = NULL;
+                NTSClientSettings settings;
+                NTSClient *c;
+                LogCapture cap;
+
+                log_info("case: %s", table[i].name);
+                ASSERT_OK(sd_event_new(&e));
+                test_write_file(dir, "ca.pem", "CA one\n");
+                test_write_file(dir, "other.pem", "CA one\n");
+                then = table[i].ca_then ? strjoin(dir, "/", table[i].ca_then) : NULL;
+                now_path = table[i].ca_now ? strjoin(dir, "/", table[i].ca_now) : NULL;
+                settings = (NTSClientSettings) {
+                        .event = e,
+                        .state_dir = dir,
+                        .trusted_certificates = then,
+                        .retry_usec = 30 * USEC_PER_SEC,
+                };
+                path = state_path(dir, "nts.example");
+
+                /* A run that got keys under the trust of then, and stopped. */
+                ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
+                nts_client_load(c);
+                test_jar_make(&c->jar, 3, now(CLOCK_REALTIME));
+                ASSERT_OK(nts_client_binding(c, &c->jar.binding));
+                nts_client_free(c);
+                ASSERT_OK(access(path, F_OK));
+
+                /* The trust changes, and the next run starts. */
+                if (table[i].content_now)
+                        test_write_file(dir, "ca.pem", table[i].content_now);
+                else
+                        ASSERT_OK(unlink(then));
+                settings.trusted_certificates = now_path;
+                ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
+                log_capture_start(&cap);
+                nts_client_load(c);
+                log = log_capture_stop(&cap);
+
+                ASSERT_EQ(nts_client_state(c), table[i].resumed ? NTS_CLIENT_READY : NTS_CLIENT_IDLE);
+                ASSERT_EQ(nts_client_cookies(c), table[i].resumed ? 3u : 0u);
+                /* Resumed or not, the file is gone: its keys are in memory only, or nowhere. */
+                ASSERT_TRUE(access(path, F_OK) < 0);
+                if (table[i].resumed)
+                        ASSERT_CONTAINS(log, "Resuming NTS with nts.example: 3 cookies");
+                else
+                        ASSERT_CONTAINS(log, "trust settings changed since the cookies were obtained; running a "
+                                        "new key exchange.");
+                /* The keys in memory are as current as the file was. */
+                ASSERT_TRUE(nts_client_binding_current(c));
+                nts_client_free(c);
+                test_rm_rf(dir);
+        }
+}
+
+/* While the daemon runs, a reload asks whether the keys in use are still bound to what is
+ * trusted: not once the file named changed. */
+static void test_keys_in_use_are_not_current_after_the_trust_changed(void) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_free_ char *dir = test_tmpdir_new(), *ca = NULL;
+        NTSClientSettings settings;
+        NTSClient *c;
+
+        ASSERT_OK(sd_event_new(&e));
+        test_write_file(dir, "ca.pem", "CA one\n");
+        ca = strjoin(dir, "/ca.pem");
+        settings = (NTSClientSettings) {
+                .event = e,
+                .trusted_certificates = ca,
+                .retry_usec = 30 * USEC_PER_SEC,
+        };
+        ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
+        nts_client_load(c);
+        /* No keys: nothing to be bound. */
+        ASSERT_TRUE(nts_client_binding_current(c));
+
+        test_jar_make(&c->jar, 3, now(CLOCK_REALTIME));
+        ASSERT_OK(nts_client_binding(c, &c->jar.binding));
+        ASSERT_OK(nts_client_make_contexts(c));
+        ASSERT_TRUE(nts_client_binding_current(c));
+
+        test_write_file(dir, "ca.pem", "CA one\nCA two\n");
+        ASSERT_FALSE(nts_client_binding_current(c));
+        test_write_file(dir, "ca.pem", "CA one\n");
+        ASSERT_TRUE(nts_client_binding_current(c));
+        settings.trusted_certificates = NULL;
+        ASSERT_FALSE(nts_client_binding_current(c));
+
+        nts_client_free(c);
+        test_rm_rf(dir);
 }
 
 static void test_a_name_too_long_for_a_file_keeps_no_state(void) {
@@ -224,9 +385,9 @@ static void test_resumed_keys_show_their_key_exchange(void) {
         ASSERT_OK(sd_event_new(&e));
         settings = (NTSClientSettings) { .event = e, .state_dir = dir, .retry_usec = 30 * USEC_PER_SEC };
         path = state_path(dir, "nts.example");
-        write_state(path, "nts.example", FILE_VALID);
 
         ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
+        write_state(c, path, "nts.example", FILE_VALID);
         ASSERT_STREQ(nts_client_ke_address(c), "nts.example:4460");
         ASSERT_EQ(nts_client_last_ke_realtime(c), (usec_t) 0);
         nts_client_load(c);
@@ -240,5 +401,7 @@ static void test_resumed_keys_show_their_key_exchange(void) {
 
 TEST_MAIN(TEST_CASE(test_a_state_file_is_used_once_and_removed_before_its_cookies_go),
           TEST_CASE(test_a_clean_stop_saves_only_keys_that_may_be_kept),
+          TEST_CASE(test_keys_are_resumed_only_under_the_trust_they_were_obtained_under),
+          TEST_CASE(test_keys_in_use_are_not_current_after_the_trust_changed),
           TEST_CASE(test_a_name_too_long_for_a_file_keeps_no_state),
           TEST_CASE(test_resumed_keys_show_their_key_exchange))

@@ -6,6 +6,7 @@
 
 #include "iovec-util.h"
 #include "nts-jar-test-util.h"
+#include "test-util.h"
 #include "tests.h"
 #include "timesyncd-nts-jar.h"
 
@@ -344,7 +345,7 @@ static void test_every_other_flaw_is_named(void) {
                 { "server", NULL, "no server line" },
                 { "server", "server=other.example.org", "written for server other.example.org" },
                 { "ntp-server", "ntp-server=", "ntp-server is empty" },
-                { "cookie", "cookie=abc", "cookie on line 13 is not 1 to" },
+                { "cookie", "cookie=abc", "cookie on line 15 is not 1 to" },
                 { "version", "version", "line 2 is not key=value" },
                 { "version", "colour=blue", "unknown key 'colour' on line 2" },
                 /* Never resolved: a literal address, and its port with it. */
@@ -363,9 +364,62 @@ static void test_every_other_flaw_is_named(void) {
                   "ke-key-sha256 is not 32 bytes in hex" },
                 { "ke-key-sha256", "ke-key-sha256=5a\nke-key-sha256=5a", "ke-key-sha256 is not 32 bytes in hex" },
                 { "ke-port", "ke-port=4460\nke-port=4460", "ke-port is given twice" },
+                { "trust-sha256", "trust-sha256=00", "trust-sha256 is not 32 bytes in hex" },
+                { "ke-sha256", "ke-sha256=", "ke-sha256 is not 32 bytes in hex" },
+                { "ke-sha256", "ke-sha256=00\nke-sha256=00", "ke-sha256 is not 32 bytes in hex" },
         };
 
         assert_flaws_refused(bad, ELEMENTSOF(bad));
+}
+
+/* The binding (what the key exchange trusted, what shaped its request) survives a restart, and
+ * says which of the two changed. */
+static void test_binding_round_trips_and_a_mismatch_names_what_changed(void) {
+        _cleanup_free_ char *text = NULL;
+        NTSJarBinding now;
+        NTSJar j, k;
+
+        make_jar(&j, 1);
+        memset(j.binding.trust_sha256, 0x11, sizeof j.binding.trust_sha256);
+        memset(j.binding.ke_sha256, 0x22, sizeof j.binding.ke_sha256);
+        ASSERT_OK(nts_jar_to_string(&j, SERVER, &text));
+        ASSERT_CONTAINS(text, "\ntrust-sha256=1111111111111111111111111111111111111111111111111111111111111111\n");
+        ASSERT_CONTAINS(text, "\nke-sha256=2222222222222222222222222222222222222222222222222222222222222222\n");
+        ASSERT_OK(nts_jar_from_string(text, SERVER, &k, NULL, 0));
+        ASSERT_MEMEQ(&k.binding, &j.binding, sizeof j.binding);
+
+        now = j.binding;
+        ASSERT_TRUE(!nts_jar_binding_mismatch(&k, &now));
+        now.ke_sha256[31] ^= 1;
+        ASSERT_STREQ(nts_jar_binding_mismatch(&k, &now), "key exchange settings (server name, port or AEAD offer) "
+                     "changed since the cookies were obtained");
+        now.trust_sha256[0] ^= 1;
+        ASSERT_STREQ(nts_jar_binding_mismatch(&k, &now), "trust settings changed since the cookies were obtained");
+        now.ke_sha256[31] ^= 1;
+        ASSERT_STREQ(nts_jar_binding_mismatch(&k, &now), "trust settings changed since the cookies were obtained");
+        nts_jar_done(&j);
+        nts_jar_done(&k);
+}
+
+/* Fail closed: a file of an earlier version, without the binding, is not used (its keys may
+ * come from a trust narrowed since), and the reason says so. */
+static void test_a_file_without_its_binding_is_refused(void) {
+        static const char *const keys[] = { "trust-sha256", "ke-sha256" };
+
+        for (size_t i = 0; i < ELEMENTSOF(keys); i++) {
+                _cleanup_free_ char *text = text_with(keys[i], NULL);
+                char reason[NTS_JAR_REASON_MAX] = "";
+                NTSJar k;
+
+                ASSERT_ERROR(nts_jar_from_string(text, SERVER, &k, reason, sizeof reason), ENOKEY);
+                ASSERT_CONTAINS(reason, keys[i]);
+                ASSERT_CONTAINS(reason, "not bound to the trust and key exchange settings it was made under");
+
+                write_file(text, 0600);
+                reason[0] = '\0';
+                ASSERT_ERROR(nts_jar_load(path, SERVER, NOW, &k, reason, sizeof reason), ENOKEY);
+                ASSERT_CONTAINS(reason, "(a file of an earlier version)");
+        }
 }
 
 static void test_malformed_files_are_refused(void) {
@@ -570,6 +624,8 @@ int main(void) {
                 TEST_CASE(test_refusals_say_what_is_wrong_with_the_file),
                 TEST_CASE(test_numbers_are_parsed_strictly_and_the_key_is_named),
                 TEST_CASE(test_every_other_flaw_is_named),
+                TEST_CASE(test_binding_round_trips_and_a_mismatch_names_what_changed),
+                TEST_CASE(test_a_file_without_its_binding_is_refused),
                 TEST_CASE(test_malformed_files_are_refused),
                 TEST_CASE(test_write_failure_names_the_step),
                 TEST_CASE(test_server_names_never_share_a_state_file),

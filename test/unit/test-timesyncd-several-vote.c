@@ -197,6 +197,63 @@ static void test_each_merge_is_logged_once(void) {
         fixture_done(&f);
 }
 
+static void ntp_address(Fixture *f, Source *s, const char *ip, uint16_t port) {
+        SocketAddress a;
+
+        ASSERT_OK(socket_address_from_string(ip, port, &a));
+        source_identity_set_ntp_address(&source_set_find(&f->sv.set, s)->identity, &a);
+}
+
+/* Issue 33: s's key exchange names t1's NTP address. A claim, not a proof: no merge, t1 keeps
+ * its vote, and the conflict is logged once and said in NTSStatus. */
+static void test_a_claimed_ntp_address_is_a_conflict_not_a_twin(void) {
+        _cleanup_free_ char *log = NULL;
+        Source *s, *t1;
+        const SourceSetEntry *e;
+        bool identified[2];
+        const char *line;
+        LogCapture cap;
+        char buf[256];
+        Fixture f;
+
+        fixture_init(&f);
+        s = fixture_source(&f, "s.example");
+        t1 = fixture_source(&f, "t1.example");
+        /* Never started, the sources have no address of their own: what was known stays. */
+        ntp_address(&f, s, "192.0.2.11", 4123);
+        ntp_address(&f, t1, "192.0.2.11", 123);
+        ke_done(s, &(const KE) { "192.0.2.10", 1 });
+        ke_done(t1, &(const KE) { "192.0.2.11", 2 });
+
+        log_capture_start(&cap);
+        identified[0] = several_identify(&f.sv, s);
+        identified[0] |= several_identify(&f.sv, t1);
+        /* Nothing new: no new judgement, no second line. */
+        identified[1] = several_identify(&f.sv, t1) || several_identify(&f.sv, s);
+        log = log_capture_stop(&cap);
+        ASSERT_TRUE(identified[0]);
+        ASSERT_FALSE(identified[1]);
+
+        e = source_set_find(&f.sv.set, t1);
+        ASSERT_FALSE(e->duplicate_of);
+        ASSERT_TRUE(e->conflict_with == s);
+        ASSERT_NOT_CONTAINS(log, "it counts once");
+        line = strstr(log, "NTS sources t1.example and s.example name one NTP address 192.0.2.11, though their "
+                           "key-exchange servers and certificate keys differ");
+        ASSERT_TRUE(line);
+        ASSERT_NOT_CONTAINS(line + 1, "NTS sources t1.example");
+        ASSERT_STREQ(several_conflict(&f.sv, buf, sizeof buf),
+                     "NTS sources t1.example and s.example name one NTP address 192.0.2.11");
+
+        /* s names another address: the conflict is over. */
+        ntp_address(&f, s, "192.0.2.10", 123);
+        ASSERT_TRUE(several_identify(&f.sv, s));
+        ASSERT_FALSE(e->conflict_with);
+        ASSERT_STREQ(several_conflict(&f.sv, buf, sizeof buf), "");
+        fixture_done(&f);
+}
+
 TEST_MAIN(TEST_CASE(test_sources_that_are_one_server_count_once),
+          TEST_CASE(test_a_claimed_ntp_address_is_a_conflict_not_a_twin),
           TEST_CASE(test_each_merge_is_logged_once),
           TEST_CASE(test_a_source_outside_the_set_is_not_judged))

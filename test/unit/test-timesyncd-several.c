@@ -74,6 +74,15 @@ static void test_nts_status_says_why_nts_gives_no_time(void) {
                   { .outcome = NTP_SELECT_TOO_FEW, .since = "S", .pool_failure = "", .last_failure = "a: F",
                     .failing = "" },
                   "" },
+                { "a conflict of claims is said while they agree",
+                  { .outcome = NTP_SELECT_AGREED, .since = "S", .pool_failure = "", .last_failure = "",
+                    .failing = "", .conflict = "NTS sources b and a name one NTP address X" },
+                  "NTS sources b and a name one NTP address X" },
+                { "a conflict of claims is said after the rest",
+                  { .disagree = true, .outcome = NTP_SELECT_TOO_FEW, .since = "S since T", .pool_failure = "",
+                    .last_failure = "a: F", .failing = "1 of 3 NTS servers failing: a (F)",
+                    .conflict = "C" },
+                  "S since T; 1 of 3 NTS servers failing: a (F); C" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {

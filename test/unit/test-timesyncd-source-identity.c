@@ -51,49 +51,76 @@ static void test_same_server(void) {
                 const char *what;
                 Side a, b;
                 SourceSameness expected;
+                bool conflict;          /* one NTP address, not one server */
                 const char *reason;     /* of a, for the expected sameness */
         } cases[] = {
-                { "nothing known", {}, {}, SOURCE_DISTINCT, "different servers" },
-                { "one side unknown", { .ntp = "192.0.2.1" }, {}, SOURCE_DISTINCT, NULL },
-                { "a name and its address", { .ntp = "192.0.2.1" }, { .ntp = "192.0.2.1" },
-                  SOURCE_SAME_NTP_ADDRESS, "same NTP address 192.0.2.1" },
-                { "one address on two ports", { .ntp = "192.0.2.1", .ntp_port = 123 },
-                  { .ntp = "192.0.2.1", .ntp_port = 1123 }, SOURCE_SAME_NTP_ADDRESS, "same NTP address 192.0.2.1" },
+                { "nothing known", {}, {}, SOURCE_DISTINCT, false, "different servers" },
+                { "one side unknown", { .ntp = "192.0.2.1" }, {}, SOURCE_DISTINCT, false, NULL },
+                /* The NTP address is what a key-exchange server claims: alone it proves nothing. */
+                { "one NTP address, nothing else known", { .ntp = "192.0.2.1" }, { .ntp = "192.0.2.1" },
+                  SOURCE_DISTINCT, true, NULL },
+                { "one NTP address on two ports", { .ntp = "192.0.2.1", .ntp_port = 123 },
+                  { .ntp = "192.0.2.1", .ntp_port = 1123 }, SOURCE_DISTINCT, true, NULL },
                 { "IPv4 and its mapped IPv6 form", { .ntp = "192.0.2.1" }, { .ntp = "::ffff:192.0.2.1" },
-                  SOURCE_SAME_NTP_ADDRESS, "same NTP address 192.0.2.1" },
+                  SOURCE_DISTINCT, true, NULL },
                 { "IPv6", { .ntp = "2001:db8::1" }, { .ntp = "2001:db8::1", .ntp_port = 4123 },
-                  SOURCE_SAME_NTP_ADDRESS, "same NTP address 2001:db8::1" },
-                { "two addresses", { .ntp = "192.0.2.1" }, { .ntp = "192.0.2.2" }, SOURCE_DISTINCT, NULL },
+                  SOURCE_DISTINCT, true, NULL },
+                { "two addresses", { .ntp = "192.0.2.1" }, { .ntp = "192.0.2.2" }, SOURCE_DISTINCT, false, NULL },
+                { "a name and its address", { .ntp = "192.0.2.1", .ke = "192.0.2.1", .key = 1 },
+                  { .ntp = "192.0.2.1", .ke = "192.0.2.1", .key = 1 }, SOURCE_SAME_KE_ADDRESS, false,
+                  "same key-exchange address 192.0.2.1" },
+                { "mapped IPv6 key-exchange address", { .ke = "192.0.2.3" }, { .ke = "::ffff:192.0.2.3" },
+                  SOURCE_SAME_KE_ADDRESS, false, "same key-exchange address 192.0.2.3" },
                 { "one key exchange server, two NTP servers", { .ntp = "192.0.2.1", .ke = "192.0.2.3" },
-                  { .ntp = "192.0.2.2", .ke = "192.0.2.3", .ke_port = 4461 }, SOURCE_SAME_KE_ADDRESS,
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.3", .ke_port = 4461 }, SOURCE_SAME_KE_ADDRESS, false,
                   "same key-exchange address 192.0.2.3" },
                 { "one certificate key on two machines", { .ntp = "192.0.2.1", .ke = "192.0.2.1", .key = 1 },
-                  { .ntp = "192.0.2.2", .ke = "192.0.2.2", .key = 1 }, SOURCE_SAME_KEY,
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.2", .key = 1 }, SOURCE_SAME_KEY, false,
                   "same certificate key, SHA-256 015a5a5a5a5a5a5a..." },
                 { "two keys", { .ntp = "192.0.2.1", .ke = "192.0.2.1", .key = 1 },
-                  { .ntp = "192.0.2.2", .ke = "192.0.2.2", .key = 2 }, SOURCE_DISTINCT, NULL },
-                { "NTP address before key-exchange address", { .ntp = "192.0.2.1", .ke = "192.0.2.3", .key = 1 },
-                  { .ntp = "192.0.2.1", .ke = "192.0.2.3", .key = 1 }, SOURCE_SAME_NTP_ADDRESS, NULL },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.2", .key = 2 }, SOURCE_DISTINCT, false, NULL },
+                /* Issue 33: S's key exchange names t1's NTP address (any port). */
+                { "a key-exchange server naming another's NTP address",
+                  { .ntp = "192.0.2.1", .ke = "192.0.2.1", .key = 1 },
+                  { .ntp = "192.0.2.1", .ntp_port = 4123, .ke = "198.51.100.7", .key = 2 }, SOURCE_DISTINCT, true,
+                  NULL },
+                { "two key-exchange servers naming a third address",
+                  { .ntp = "203.0.113.5", .ke = "192.0.2.1", .key = 1 },
+                  { .ntp = "203.0.113.5", .ke = "198.51.100.7", .key = 2 }, SOURCE_DISTINCT, true, NULL },
+                { "a pool member naming a server's NTP address",
+                  { .ntp = "192.0.2.1", .ke = "192.0.2.1", .key = 1 },
+                  { .ntp = "192.0.2.1", .ke = "192.0.2.9", .key = 9, .pool = 1 }, SOURCE_DISTINCT, true, NULL },
                 { "members of one key-exchange pool", { .ntp = "192.0.2.1", .ke = "192.0.2.9", .key = 9, .pool = 1 },
-                  { .ntp = "192.0.2.2", .ke = "192.0.2.9", .key = 9, .pool = 1 }, SOURCE_DISTINCT, NULL },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.9", .key = 9, .pool = 1 }, SOURCE_DISTINCT, false, NULL },
                 { "one pool member on two ports", { .ntp = "192.0.2.1", .ntp_port = 123, .ke = "192.0.2.9", .pool = 1 },
-                  { .ntp = "192.0.2.1", .ntp_port = 1123, .ke = "192.0.2.9", .pool = 1 }, SOURCE_SAME_NTP_ADDRESS, NULL },
+                  { .ntp = "192.0.2.1", .ntp_port = 1123, .ke = "192.0.2.9", .pool = 1 }, SOURCE_SAME_NTP_ADDRESS,
+                  false, "same NTP address 192.0.2.1" },
                 { "two pools on one key-exchange server", { .ntp = "192.0.2.1", .ke = "192.0.2.9", .pool = 1 },
-                  { .ntp = "192.0.2.2", .ke = "192.0.2.9", .pool = 2 }, SOURCE_SAME_KE_ADDRESS, NULL },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.9", .pool = 2 }, SOURCE_SAME_KE_ADDRESS, false, NULL },
                 { "a pool and a server on its key-exchange server", { .ntp = "192.0.2.1", .ke = "192.0.2.9", .pool = 1 },
-                  { .ntp = "192.0.2.2", .ke = "192.0.2.9" }, SOURCE_SAME_KE_ADDRESS, NULL },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.9" }, SOURCE_SAME_KE_ADDRESS, false, NULL },
                 /* The loopback is this machine: its servers are told apart by port, keys are not
                  * compared. */
                 { "loopback, two ports, one key",
                   { .ntp = "127.0.0.1", .ntp_port = 123, .ke = "127.0.0.1", .ke_port = 1, .key = 1 },
                   { .ntp = "127.0.0.1", .ntp_port = 124, .ke = "127.0.0.1", .ke_port = 2, .key = 1 },
-                  SOURCE_DISTINCT, NULL },
-                { "loopback, one NTP port", { .ntp = "127.0.0.1", .ntp_port = 123 },
-                  { .ntp = "127.0.0.1", .ntp_port = 123 }, SOURCE_SAME_NTP_ADDRESS, "same NTP address 127.0.0.1" },
+                  SOURCE_DISTINCT, false, NULL },
+                { "loopback, twins by name",
+                  { .ntp = "127.0.0.1", .ntp_port = 123, .ke = "127.0.0.1", .ke_port = 4460 },
+                  { .ntp = "127.0.0.1", .ntp_port = 123, .ke = "127.0.0.1", .ke_port = 4460 },
+                  SOURCE_SAME_KE_ADDRESS, false, "same key-exchange address 127.0.0.1" },
+                { "loopback, a key-exchange server naming another's NTP port",
+                  { .ntp = "127.0.0.1", .ntp_port = 123, .ke = "127.0.0.1", .ke_port = 1 },
+                  { .ntp = "127.0.0.1", .ntp_port = 123, .ke = "127.0.0.1", .ke_port = 2 },
+                  SOURCE_DISTINCT, true, NULL },
+                { "loopback, one NTP address on two ports",
+                  { .ntp = "127.0.0.1", .ntp_port = 123, .ke = "127.0.0.1", .ke_port = 1 },
+                  { .ntp = "127.0.0.1", .ntp_port = 124, .ke = "127.0.0.1", .ke_port = 2 },
+                  SOURCE_DISTINCT, false, NULL },
                 { "loopback, one key-exchange port", { .ke = "::1", .ke_port = 4460 },
-                  { .ke = "::1", .ke_port = 4460 }, SOURCE_SAME_KE_ADDRESS, NULL },
+                  { .ke = "::1", .ke_port = 4460 }, SOURCE_SAME_KE_ADDRESS, false, NULL },
                 { "loopback and elsewhere, one key", { .ntp = "127.0.0.1", .ke = "127.0.0.1", .key = 1 },
-                  { .ntp = "192.0.2.2", .ke = "192.0.2.2", .key = 1 }, SOURCE_SAME_KEY, NULL },
+                  { .ntp = "192.0.2.2", .ke = "192.0.2.2", .key = 1 }, SOURCE_SAME_KEY, false, NULL },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -103,6 +130,8 @@ static void test_same_server(void) {
                 printf("  %s\n", cases[i].what);
                 ASSERT_EQ(source_identity_same(&a, &b), cases[i].expected);
                 ASSERT_EQ(source_identity_same(&b, &a), cases[i].expected);
+                ASSERT_EQ(source_identity_conflict(&a, &b), cases[i].conflict);
+                ASSERT_EQ(source_identity_conflict(&b, &a), cases[i].conflict);
                 if (cases[i].reason)
                         ASSERT_STREQ(source_identity_reason(&a, cases[i].expected, buf), cases[i].reason);
         }
@@ -154,8 +183,9 @@ static SourceSetSample sample(int64_t offset, NTSClientBootstrap bootstrap) {
         };
 }
 
+/* A server that runs its own key exchange: its NTP address is its key-exchange address. */
 static void identify(SourceSet *set, size_t i, const char *ntp) {
-        SourceIdentity id = identity_of(&(Side) { .ntp = ntp });
+        SourceIdentity id = identity_of(&(Side) { .ntp = ntp, .ke = ntp });
 
         (void) source_set_identify(set, SRC(i), &id);
 }
@@ -175,13 +205,13 @@ static void test_liar_listed_twice_beside_an_honest_server(void) {
         identify(&set, 0, "192.0.2.1");
         ASSERT_FALSE(set.entries[1].duplicate_of);
         /* Learning the second one's address marks it, not the first. */
-        other_port = identity_of(&(Side) { .ntp = "192.0.2.1", .ntp_port = 1123 });
+        other_port = identity_of(&(Side) { .ntp = "192.0.2.1", .ntp_port = 1123, .ke = "192.0.2.1" });
         ASSERT_TRUE(source_set_identify(&set, SRC(1), &other_port));
         ASSERT_TRUE(set.entries[1].duplicate_of == SRC(0));
-        ASSERT_EQ(set.entries[1].duplicate_why, SOURCE_SAME_NTP_ADDRESS);
+        ASSERT_EQ(set.entries[1].duplicate_why, SOURCE_SAME_KE_ADDRESS);
         ASSERT_FALSE(set.entries[0].duplicate_of);
         /* Nothing new: no change reported. */
-        same_port = identity_of(&(Side) { .ntp = "192.0.2.1" });
+        same_port = identity_of(&(Side) { .ntp = "192.0.2.1", .ke = "192.0.2.1" });
         ASSERT_FALSE(source_set_identify(&set, SRC(1), &same_port));
         identify(&set, 2, "192.0.2.2");
         ASSERT_EQ(judge(&set).n_in_use, 2u);

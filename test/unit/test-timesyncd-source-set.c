@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
+#include <string.h>
+
 #include "tests.h"
 #include "timesyncd-source-set.h"
 
@@ -615,6 +617,103 @@ static void test_bootstrap_directions_must_agree(void) {
         source_set_done(&set);
 }
 
+/* Who a source is: its NTP address, the key-exchange server it made its TLS connection to, and
+ * that server's certificate key (all bytes key). */
+static void identify(SourceSet *set, size_t i, const char *ntp, const char *ke, uint8_t key) {
+        SourceIdentity id = {};
+        uint8_t k[SOURCE_IDENTITY_KEY_SIZE];
+        SocketAddress a;
+
+        ASSERT_OK(socket_address_from_string(ntp, 123, &a));
+        source_identity_set_ntp_address(&id, &a);
+        ASSERT_OK(socket_address_from_string(ke, 4460, &a));
+        source_identity_set_ke_address(&id, &a);
+        memset(k, key, sizeof k);
+        source_identity_set_key(&id, k);
+        (void) source_set_identify(set, SRC(i), &id);
+}
+
+/* Issue 33: S (a liar's key-exchange server with a valid certificate of its own), L (a liar), t1
+ * and t2 (honest), listed in that order. S's key exchange names t1's NTP address, and whoever
+ * answers UDP there for S answers with S's keys. The claim costs t1 nothing: no merge, four
+ * sources in use, three needed, and the two liars are two votes of four. */
+static void test_a_claim_takes_no_vote_away(void) {
+        SourceSet set = set_of(4, (const char *const[]) { "s.example", "l.example", "t1.example", "t2.example" });
+        SourceSetSample liar = sample(3600 * SEC, 1 * MSEC, 0), honest = sample(0, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        identify(&set, 0, "192.0.2.11", "192.0.2.10", 0x10); /* S names t1's NTP address */
+        identify(&set, 1, "192.0.2.20", "192.0.2.20", 0x20);
+        identify(&set, 2, "192.0.2.11", "192.0.2.11", 0x30);
+        identify(&set, 3, "192.0.2.40", "192.0.2.40", 0x40);
+        for (size_t i = 0; i < 4; i++)
+                ASSERT_FALSE(set.entries[i].duplicate_of);
+        ASSERT_TRUE(set.entries[2].conflict_with == SRC(0));
+        ASSERT_FALSE(set.entries[0].conflict_with);
+
+        source_set_sample(&set, SRC(0), &liar);
+        source_set_sample(&set, SRC(1), &liar);
+        source_set_sample(&set, SRC(2), &honest);
+        source_set_sample(&set, SRC(3), &honest);
+        d = judge(&set);
+        ASSERT_EQ(d.n_in_use, 4u);
+        ASSERT_EQ(d.select.n_needed, 3u);
+        ASSERT_FALSE(d.select.outcome == NTP_SELECT_AGREED);
+        ASSERT_FALSE(d.steer);
+        ASSERT_STREQ(source_set_verdict_string(&set, 2), "undecided");
+        assert_description(&set, &d, "4 NTS sources disagree by 3600 s; clock left alone");
+
+        /* Without path control S's requests reach t1, which cannot answer them: S fails, and t1
+         * and t2 are two of four, not enough, but neither liar steers. */
+        source_set_failed(&set, SRC(0));
+        d = judge(&set);
+        ASSERT_EQ(d.n_in_use, 4u);
+        ASSERT_FALSE(d.steer);
+        source_set_done(&set);
+
+        /* Listed first among three, S cannot stop t1 and t2 from synchronizing the clock. */
+        set = set_of(3, (const char *const[]) { "s.example", "t1.example", "t2.example" });
+        identify(&set, 0, "192.0.2.11", "192.0.2.10", 0x10);
+        identify(&set, 1, "192.0.2.11", "192.0.2.11", 0x30);
+        identify(&set, 2, "192.0.2.40", "192.0.2.40", 0x40);
+        source_set_failed(&set, SRC(0));
+        source_set_sample(&set, SRC(1), &honest);
+        source_set_sample(&set, SRC(2), &honest);
+        d = judge(&set);
+        ASSERT_EQ(d.n_in_use, 3u);
+        ASSERT_TRUE(d.steer);
+        ASSERT_STREQ(source_set_verdict_string(&set, 1), "selected");
+        assert_description(&set, &d, "2 of 3 NTS sources agree (1 does not answer)");
+        source_set_done(&set);
+}
+
+/* What the client verified still merges: one key-exchange server under two names, or one
+ * certificate key on two addresses, counts once. */
+static void test_verified_twins_count_once(void) {
+        SourceSet set = set_of(3, (const char *const[]) { "a.example", "A.EXAMPLE", "b.example" });
+        SourceSetSample liar = sample(3600 * SEC, 1 * MSEC, 0), honest = sample(0, 1 * MSEC, 0);
+        SourceSetDecision d;
+
+        identify(&set, 0, "192.0.2.1", "192.0.2.1", 0x10);
+        identify(&set, 1, "192.0.2.1", "192.0.2.1", 0x10);
+        identify(&set, 2, "192.0.2.2", "192.0.2.2", 0x20);
+        ASSERT_TRUE(set.entries[1].duplicate_of == SRC(0));
+        ASSERT_EQ(set.entries[1].duplicate_why, SOURCE_SAME_KE_ADDRESS);
+        ASSERT_FALSE(set.entries[1].conflict_with);
+        source_set_sample(&set, SRC(0), &liar);
+        source_set_sample(&set, SRC(1), &liar);
+        source_set_sample(&set, SRC(2), &honest);
+        d = judge(&set);
+        ASSERT_EQ(d.n_in_use, 2u);
+        ASSERT_FALSE(d.steer);
+        ASSERT_STREQ(source_set_verdict_string(&set, 1), "duplicate");
+
+        identify(&set, 1, "192.0.2.3", "192.0.2.3", 0x10);
+        ASSERT_TRUE(set.entries[1].duplicate_of == SRC(0));
+        ASSERT_EQ(set.entries[1].duplicate_why, SOURCE_SAME_KEY);
+        source_set_done(&set);
+}
+
 static void test_full_set_is_refused(void) {
         SourceSet set = set_of(NTP_SELECT_MAX, NULL);
         int extra;
@@ -647,4 +746,6 @@ TEST_MAIN(TEST_CASE(test_liar_listed_first_is_a_falseticker_and_the_rest_steer),
           TEST_CASE(test_bootstrap_is_vetoed_by_a_fully_checked_source),
           TEST_CASE(test_backward_bootstrap_never_sets_the_clock_before_the_floor),
           TEST_CASE(test_bootstrap_directions_must_agree),
+          TEST_CASE(test_a_claim_takes_no_vote_away),
+          TEST_CASE(test_verified_twins_count_once),
           TEST_CASE(test_full_set_is_refused));

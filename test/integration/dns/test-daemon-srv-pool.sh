@@ -57,6 +57,7 @@ _ntske._tcp.pool SRV 20 0 ${KE[m3]} m3
 _ntske._tcp.wrongname SRV 10 10 ${KE[bad]} bad
 _ntske._tcp.wrongname SRV 20 0 ${KE[m3]} m3
 _ntske._tcp.short 10 SRV 10 10 ${KE[m1]} m1
+_ntske._tcp.badaddr SRV 10 10 ${KE[m1]} badsig
 m1 A 127.0.0.1
 m2 A 127.0.0.1
 m3 A 127.0.0.1
@@ -163,6 +164,17 @@ test_broken_signature_is_refused_and_nothing_used() {
         wait_log "SRV pool srv:broken\.$DNS_ZONE is not used: DNSSEC validation of _ntske\._tcp\.broken\.$DNS_ZONE failed" 20
         sleep 3
         assert_entry_unused "broken.$DNS_ZONE"
+        stop_timesyncd
+}
+
+# A signed SRV set whose only target's address fails DNSSEC (badsig: its A record's signature
+# is broken): the target's key exchange says so, not "no such host name", and nothing is used.
+test_target_whose_address_fails_validation_says_so() {
+        client "srv:badaddr.$DNS_ZONE"
+        wait_log "SRV pool srv:badaddr\.$DNS_ZONE: 1 target, DNSSEC-authenticated" 20
+        wait_log "NTS key exchange with badsig\.$DNS_ZONE:${KE[m1]} failed: cannot resolve badsig\.$DNS_ZONE: DNSSEC validation failed" 20
+        log_has "no such host name" && fail "a failed validation was reported as: $(grep -m1 "no such host name" "$TIMESYNCD_LOG")"
+        assert_never_synchronized
         stop_timesyncd
 }
 
@@ -339,6 +351,7 @@ test_failed_lookup_is_repeated_when_the_clock_is_stepped() {
 run_case test_signed_srv_set_gives_sources_from_its_targets_at_their_ports
 run_case test_unsigned_zone_is_refused_and_nothing_used
 run_case test_broken_signature_is_refused_and_nothing_used
+run_case test_target_whose_address_fails_validation_says_so
 run_case test_target_whose_certificate_does_not_match_its_name_is_refused
 run_case test_source_that_fails_brings_the_next_target_and_a_new_lookup
 run_case test_records_are_looked_up_again_when_their_ttl_ends

@@ -15,6 +15,19 @@ test_init
 make_test_certs >/dev/null
 out="$TEST_TMPDIR/out"
 
+# nts_query_with_hosts HOSTS OUT ARG...: nts_query with HOSTS as /etc/hosts, read by
+# getaddrinfo() (no system bus for resolved); stdout alone also in OUT.json.
+nts_query_with_hosts() {
+        local hosts=$1 out=$2
+        shift 2
+        QUERY_RC=0
+        # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+        unshare --mount --propagation private bash -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts" \
+                env DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TEST_TMPDIR/no-bus" "${NOSYSTIME[@]}" "$TSNTS_NTS_QUERY" \
+                "$@" >"$out.json" 2>"$out.err" || QUERY_RC=$?
+        cat "$out.json" "$out.err" >"$out"
+}
+
 # The members' names in the order the pool was given them (start_mock_pool: 127.0.0.2, ...).
 member() { echo "127.0.0.$(($1 + 2))"; }
 
@@ -95,18 +108,36 @@ test_second_name_for_a_member_is_turned_down_by_address() {
                 --pool-member="alias.pool.test:${POOL_MEMBERS[0]#*:}" \
                 --pool-ignore-deny --pool-sequence=0,2,1
         { cat /etc/hosts; echo "$(member 0) m0.pool.test alias.pool.test"; echo "$(member 1) m1.pool.test"; } >"$hosts"
-        QUERY_RC=0
-        # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
-        unshare --mount --propagation private bash -c 'mount --bind "$0" /etc/hosts && exec "$@"' "$hosts" \
-                env DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TEST_TMPDIR/no-bus" "${NOSYSTIME[@]}" "$TSNTS_NTS_QUERY" \
-                --json --ca="$CERTDIR/ca.pem" --count=1 --sources=2 "localhost:$MOCK_KE_PORT" \
-                >"$out.json" 2>"$out.err" || QUERY_RC=$?
-        cat "$out.json" "$out.err" >"$out"
+        nts_query_with_hosts "$hosts" "$out" --json --ca="$CERTDIR/ca.pem" --count=1 --sources=2 "localhost:$MOCK_KE_PORT"
         expect_exit 0 "$out" "two members, one of them under two names"
         json_check "$out.json" \
                 "[(k['member'], k['verdict']) for k in j['pool']['key_exchanges']] == [('m0.pool.test', 'new'), ('alias.pool.test', 'same-address'), ('m1.pool.test', 'new')]" \
                 "j['pool']['key_exchanges'][2]['denied'] == ['m0.pool.test', 'alias.pool.test']" \
                 "j['pool']['members'] == ['m0.pool.test', 'm1.pool.test'] and j['verified'] == 2"
+        stop_daemon "$MOCK_PID"
+}
+
+# Two members on one loopback address at two ports, under two names (a pool denies by name):
+# two servers, as the daemon counts them (source_identity_same(): on the loopback the ports
+# tell servers apart). Off the loopback one address is one server (test-nts-query-srv.sh).
+test_two_members_on_two_loopback_ports_count_twice() {
+        local hosts=$TEST_TMPDIR/hosts members=() m
+        rm -f "$TEST_TMPDIR/mock-ports.keys"
+        for m in p0 p1; do
+                start_mock_server "ports-$m" --address=127.0.0.2 --keys-file="$TEST_TMPDIR/mock-ports.keys"
+                members+=(--pool-member="$m.pool.test:$MOCK_NTP_PORT")
+        done
+        start_mock_server ports --keys-file="$TEST_TMPDIR/mock-ports.keys" "${members[@]}"
+        { cat /etc/hosts; echo "127.0.0.2 p0.pool.test p1.pool.test"; } >"$hosts"
+        nts_query_with_hosts "$hosts" "$out" --json --ca="$CERTDIR/ca.pem" --count=1 --sources=2 "localhost:$MOCK_KE_PORT"
+        expect_exit 0 "$out" "two members on two ports of 127.0.0.2"
+        json_check "$out.json" \
+                "j['pool']['members'] == ['p0.pool.test', 'p1.pool.test'] and len(j['sources']) == 2" \
+                "j['same_server'] == [] and j['servers'] == 2 and j['verified'] == 2"
+        nts_query_with_hosts "$hosts" "$out" --ca="$CERTDIR/ca.pem" --count=1 --sources=2 "localhost:$MOCK_KE_PORT"
+        expect_exit 0 "$out" "two members on two ports of 127.0.0.2, text"
+        ! grep -q "^Same server:" "$out" || fail "two loopback ports taken for one server: $(grep "^Same server:" "$out")"
+        expect_output "$out" "^Sources: +2 of 2 verified$" "two servers counted"
         stop_daemon "$MOCK_PID"
 }
 
@@ -142,5 +173,6 @@ run_case test_sources_lists_distinct_members_with_growing_deny_lists
 run_case test_asking_for_more_members_than_the_pool_has_stops_with_the_reason
 run_case test_pool_ignoring_deny_still_gives_distinct_members
 run_case test_second_name_for_a_member_is_turned_down_by_address
+run_case test_two_members_on_two_loopback_ports_count_twice
 run_case test_server_that_is_no_pool_gives_one_source
 run_case test_member_that_does_not_answer_fails_the_query_and_is_named

@@ -6,13 +6,14 @@
 #   _ntske._tcp.pool  10 60 m1 (the mock server), 10 40 c1 (chronyd), 20 0 bad (the mock
 #                     server with a certificate for wrong.test only), each on an address of its
 #                     own (127.0.0.11 to .13)
-#   _ntske._tcp.twin  t1 (the mock server) and t2 (the mock server an hour ahead), both on
-#                     127.0.0.14: one server, under two names
-#   _ntske._tcp.twin2 t1 and t3 (the mock server, honest) on 127.0.0.14
+#   _ntske._tcp.twin  u1 (the mock server) and u2 (the mock server an hour ahead), both on
+#                     192.0.2.1 in the fixture's network namespace: one server, under two names
+#   _ntske._tcp.twin2 t1 and t3 (the mock server, honest) on two ports of 127.0.0.14
 # The records are shown with the authenticated flag; each target is checked against its own
 # name at its own port; every answer that is not an authenticated set of targets is refused
-# before any target is asked. Targets on one address are one server: they count once, and two
-# of them that disagree fail the query.
+# before any target is asked. Servers are counted by the daemon's rule (source_identity_same()):
+# off the loopback, targets on one address are one server: they count once, and two of them
+# that disagree fail the query; on the loopback the ports tell servers apart.
 set -euo pipefail
 # shellcheck source-path=SCRIPTDIR/../../lib source=dnssec.sh
 . "$(dirname "$0")/../../lib/dnssec.sh"
@@ -41,27 +42,39 @@ ntp=$(free_port)
 start_mock_server t1 --address=127.0.0.14 --ntp-listen-port="$ntp" --ntp-port="$ntp"
 T1_KE=$MOCK_KE_PORT
 ntp=$(free_port)
-start_mock_server t2 --address=127.0.0.14 --time-offset=3600 --ntp-listen-port="$ntp" --ntp-port="$ntp"
-T2_KE=$MOCK_KE_PORT
-ntp=$(free_port)
 start_mock_server t3 --address=127.0.0.14 --ntp-listen-port="$ntp" --ntp-port="$ntp"
 T3_KE=$MOCK_KE_PORT
+U1_KE=$(free_port)
+U1_NTP=$(free_port)
+U2_KE=$(free_port)
+U2_NTP=$(free_port)
 
 DNS_FIXTURE_RECORDS="_ntske._tcp.pool SRV 10 60 $M1_KE m1
 _ntske._tcp.pool SRV 10 40 $C1_KE c1
 _ntske._tcp.pool SRV 20 0 $BAD_KE bad
-_ntske._tcp.twin SRV 10 50 $T1_KE t1
-_ntske._tcp.twin SRV 20 50 $T2_KE t2
+_ntske._tcp.twin SRV 10 50 $U1_KE u1
+_ntske._tcp.twin SRV 20 50 $U2_KE u2
 _ntske._tcp.twin2 SRV 10 50 $T1_KE t1
 _ntske._tcp.twin2 SRV 20 50 $T3_KE t3
 m1 A 127.0.0.11
 c1 A 127.0.0.12
 bad A 127.0.0.13
 t1 A 127.0.0.14
-t2 A 127.0.0.14
-t3 A 127.0.0.14"
+t3 A 127.0.0.14
+u1 A 192.0.2.1
+u2 A 192.0.2.1"
 export DNS_FIXTURE_RECORDS
 dns_fixture_start
+
+# u1 and u2 off the loopback: on 192.0.2.1 of the fixture's namespace (its veth), at the ports
+# the records name.
+mock_in_netns=$TEST_TMPDIR/mock-in-netns
+printf '#!/bin/sh\nexec ip netns exec %q %q "$@"\n' "$DNS_NETNS" "$TSNTS_MOCK_SERVER" >"$mock_in_netns"
+chmod +x "$mock_in_netns"
+TSNTS_MOCK_SERVER=$mock_in_netns start_mock_server u1 --address=192.0.2.1 --ke-port="$U1_KE" \
+        --ntp-listen-port="$U1_NTP" --ntp-port="$U1_NTP"
+TSNTS_MOCK_SERVER=$mock_in_netns start_mock_server u2 --address=192.0.2.1 --ke-port="$U2_KE" --time-offset=3600 \
+        --ntp-listen-port="$U2_NTP" --ntp-port="$U2_NTP"
 
 POOL=pool.$DNS_ZONE
 
@@ -84,28 +97,31 @@ test_srv_records_are_shown_authenticated_and_each_target_checked_at_its_port() {
         ! grep -q "^Same server:" "$out" || fail "targets on addresses of their own taken for one server"
 }
 
-# One server under two target names (one address, two ports): one vote. t2 answers an hour
-# ahead of t1; one server cannot be right twice, so the query fails (9), and says why.
+# One server under two target names (one address off the loopback, two ports): one vote. u2
+# answers an hour ahead of u1; one server cannot be right twice, so the query fails (9), and
+# says why. nts-query runs in the fixture's namespace, where 192.0.2.1 is.
 test_two_targets_on_one_address_are_one_server() {
-        nts_query "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:twin.$DNS_ZONE"
+        QUERY_NETNS=$DNS_NETNS nts_query "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:twin.$DNS_ZONE"
         save_output srv-twin "$out"
         expect_exit "$QUERY_EXIT_DISAGREE" "$out" "two targets on one address an hour apart"
-        expect_output "$out" "^Same server: +t1\.$DNS_ZONE and t2\.$DNS_ZONE are the same server \(127\.0\.0\.14\): they count once$" \
+        expect_output "$out" "^Same server: +u1\.$DNS_ZONE and u2\.$DNS_ZONE are the same server \(same NTP address 192\.0\.2\.1\): they count once$" \
                 "the twins named"
         expect_output "$out" "^Sources: +1 of 1 verified \(distinct servers\)$" "one server counted"
-        expect_output "$out" "t1\.$DNS_ZONE and t2\.$DNS_ZONE are the same server \(127\.0\.0\.14\) and disagree by \+(3599\.9|3600\.0)[0-9]{2} s$" \
+        expect_output "$out" "u1\.$DNS_ZONE and u2\.$DNS_ZONE are the same server \(same NTP address 192\.0\.2\.1\) and disagree by \+(3599\.9|3600\.0)[0-9]{2} s$" \
                 "the disagreement"
-        nts_query_json "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:twin.$DNS_ZONE"
+        QUERY_NETNS=$DNS_NETNS nts_query_json "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:twin.$DNS_ZONE"
         expect_exit "$QUERY_EXIT_DISAGREE" "$out" "twins, JSON"
         json_check "$out.json" "j['status'] == 'disagree' and j['verified'] == 1 and j['servers'] == 1" \
-                "j['same_server'] == [{'first': 't1.$DNS_ZONE', 'second': 't2.$DNS_ZONE', 'address': '127.0.0.14'}]" \
+                "j['same_server'] == [{'first': 'u1.$DNS_ZONE', 'second': 'u2.$DNS_ZONE', 'address': '192.0.2.1', 'reason': 'same NTP address 192.0.2.1'}]" \
                 "[s['status'] for s in j['sources']] == ['verified', 'verified']"
-        # Two honest targets on one address: no failure, still one server.
+}
+
+# Two targets on two ports of one loopback address: two servers, as the daemon counts them.
+test_two_targets_on_two_loopback_ports_are_two_servers() {
         nts_query "$out" --ca="$CERTDIR/ca.pem" --count=1 "srv:twin2.$DNS_ZONE"
-        expect_exit 0 "$out" "two agreeing targets on one address"
-        expect_output "$out" "^Same server: +t1\.$DNS_ZONE and t3\.$DNS_ZONE are the same server \(127\.0\.0\.14\): they count once$" \
-                "the agreeing twins named"
-        expect_output "$out" "^Sources: +1 of 1 verified \(distinct servers\)$" "one server counted"
+        expect_exit 0 "$out" "two agreeing targets on one loopback address"
+        ! grep -q "^Same server:" "$out" || fail "two loopback ports taken for one server: $(grep "^Same server:" "$out")"
+        expect_output "$out" "^Sources: +2 of 2 verified$" "two servers counted"
 }
 
 test_json_names_records_flag_and_per_target_results() {
@@ -174,6 +190,7 @@ run_case test_srv_records_are_shown_authenticated_and_each_target_checked_at_its
 run_case test_json_names_records_flag_and_per_target_results
 run_case test_sources_limits_the_targets_checked
 run_case test_two_targets_on_one_address_are_one_server
+run_case test_two_targets_on_two_loopback_ports_are_two_servers
 run_case test_unsigned_srv_set_is_refused
 run_case test_broken_signature_is_refused
 run_case test_resolved_with_dnssec_off_is_refused

@@ -10,7 +10,9 @@
 # 127.0.0.1, the honest server sits on 127.0.0.2 with a key of its own. The cases with an
 # attacker dropping the honest servers' packets run in a network namespace of their own. A pool
 # naming one address on two ports is test-nts-pool.sh's, on addresses that are not the loopback
-# (ports tell servers apart there), and the unit test's (test-timesyncd-source-identity).
+# (ports tell servers apart there), and the unit test's (test-timesyncd-source-identity). A
+# key-exchange server that names another server's NTP address makes a claim, not a twin: both
+# keep their vote (off the loopback, mock servers with keys of their own).
 set -euo pipefail
 . "$(dirname "$0")/../../lib/chrony.sh"
 # shellcheck source-path=SCRIPTDIR/../../lib source=mock.sh
@@ -25,11 +27,10 @@ export HOUR=$((3600 * 1000000000))
 DAY=86400
 YEAR=$((365 * DAY))
 
-# start_other_server NAME OFFSET [ADDRESS]: a chronyd on ADDRESS (default 127.0.0.2) with a key
-# and certificate of its own (SAN IP:ADDRESS, issued by the test CA), OFFSET nanoseconds ahead.
-# Sets CHRONY_KE and CHRONY_NTP, and so SERVER_KE[NAME] and SERVER_NTP[NAME] for drop.
-start_other_server() {
-        local dir=$TEST_TMPDIR/own-$1 address=${3:-127.0.0.2}
+# own_cert NAME ADDRESS: a key and certificate of NAME's own (SAN IP:ADDRESS, issued by the test
+# CA) in $TEST_TMPDIR/own-NAME, as a CERTDIR for one server.
+own_cert() {
+        local dir=$TEST_TMPDIR/own-$1 address=$2
         mkdir -p "$dir"
         openssl req -new -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes -keyout "$dir/server.key" \
                 -subj "/CN=$1" -out "$dir/server.csr" 2>/dev/null
@@ -40,7 +41,15 @@ start_other_server() {
         cat "$dir/server.pem" "$CERTDIR/ca.pem" >"$dir/server-chain.pem"
         chmod 0755 "$dir"
         chmod 0644 "$dir"/*.pem "$dir/server.key"
-        CHRONY_BIND4=$address CERTDIR=$dir start_chrony_at "$1" "$2"
+}
+
+# start_other_server NAME OFFSET [ADDRESS]: a chronyd on ADDRESS (default 127.0.0.2) with a key
+# and certificate of its own (own_cert), OFFSET nanoseconds ahead. Sets CHRONY_KE and
+# CHRONY_NTP, and so SERVER_KE[NAME] and SERVER_NTP[NAME] for drop.
+start_other_server() {
+        local address=${3:-127.0.0.2}
+        own_cert "$1" "$address"
+        CHRONY_BIND4=$address CERTDIR=$TEST_TMPDIR/own-$1 start_chrony_at "$1" "$2"
         SERVER_KE[$1]=$CHRONY_KE
         SERVER_NTP[$1]=$CHRONY_NTP
 }
@@ -158,7 +167,80 @@ test_no_bootstrap_from_one_server_under_two_names() {
         stop_chronys
 }
 
+# start_own_mock NAME ADDRESS [ARG...]: the mock NTS server on ADDRESS with a key and certificate
+# of its own (own_cert), naming its NTP port in its key exchange (ARGs may name another); its PID
+# is added to MOCK_PIDS. Sets MOCK_KE_PORT.
+start_own_mock() {
+        local name=$1 address=$2 ntp
+        shift 2
+        own_cert "$name" "$address"
+        ntp=$(free_port)
+        CERTDIR=$TEST_TMPDIR/own-$name start_mock_server "$name" --address="$address" --ntp-listen-port="$ntp" \
+                --ntp-port="$ntp" "$@"
+        MOCK_PIDS+=("$MOCK_PID")
+}
+
+# Issue 33: a claim is not a proof. Off the loopback, on a veth interface of a network namespace
+# of the test's own, mock NTS servers each with a key and certificate of its own: S, a liar's
+# key-exchange server with a valid certificate for its own address (198.51.100.10), names t1's
+# NTP address (192.0.2.11, on another port: shared hosting, or anyone who can answer UDP sent
+# there) as its NTP server, and answers there an hour ahead; L lies an hour ahead
+# (198.51.100.20); t1 and t2 are honest (192.0.2.11, 192.0.2.12). Listed S, L, t1, t2. S and t1
+# name one NTP address but differ in key-exchange address and key: a conflict, logged once and
+# said in NTSStatus, not a merge. Four sources in use, three needed, two liars: the clock, the
+# daemon's fake one, stays where it is. Merged on the NTP address (the rule before), t1 was S's
+# duplicate, the majority two of three, and the liars stepped the clock by an hour.
+claim_inner() {
+        local s l t1 t2 ntp text n
+        MOCK_PIDS=()
+        ip link add tsnts0 type veth peer name tsnts1
+        ip addr add 192.0.2.11/24 dev tsnts0
+        ip addr add 192.0.2.12/24 dev tsnts0
+        ip addr add 198.51.100.10/24 dev tsnts0
+        ip addr add 198.51.100.20/24 dev tsnts0
+        ip link set tsnts0 up
+        ip link set tsnts1 up
+        start_own_mock t1 192.0.2.11
+        t1=192.0.2.11:$MOCK_KE_PORT
+        start_own_mock t2 192.0.2.12
+        t2=192.0.2.12:$MOCK_KE_PORT
+        start_own_mock l 198.51.100.20 --time-offset=3600
+        l=198.51.100.20:$MOCK_KE_PORT
+        ntp=$(free_port)
+        start_own_mock s 198.51.100.10 --ntp-address=192.0.2.11 --ntp-listen-port="$ntp" --ntp-server=192.0.2.11 \
+                --ntp-port="$ntp" --time-offset=3600
+        s=198.51.100.10:$MOCK_KE_PORT
+        start_fresh_timesyncd 0 none "$s $l $t1 $t2" ConnectionRetrySec=1 -- --test-poll-interval=1s
+        text="4 NTS sources disagree by 3600 s; clock left alone"
+        wait_log "$text" 30
+        # Several more rounds of every source: still nothing.
+        for n in "$s" "$l" "$t1" "$t2"; do
+                wait_log_count "NTS reply from $n verified" 5 20
+        done
+        echo "result: a claim of t1's NTP address: $(grep -m1 "name one NTP address" "$TIMESYNCD_LOG" || true)"
+        log_has "is the same server as" && fail "a claim merged two sources: $(grep -m1 "is the same server as" "$TIMESYNCD_LOG")"
+        log_has "Test clock: stepped" && fail "the clock was stepped: $(grep -m1 "Test clock: stepped" "$TIMESYNCD_LOG")"
+        log_has "Initial clock synchronization" && fail "the daemon synchronized: $(grep -m1 "Initial clock" "$TIMESYNCD_LOG")"
+        text="NTS sources $t1 and $s name one NTP address 192\.0\.2\.11, though their key-exchange servers and certificate keys differ"
+        wait_log "$text" 1
+        [ "$(log_count "$text")" = 1 ] || fail "the conflict was logged $(log_count "$text") times"
+        case "$(timesync_property NTSStatus)" in
+        "4 NTS sources disagree by 3600 s; clock left alone since "*"; NTS sources $t1 and $s name one NTP address 192.0.2.11") ;;
+        *) fail "NTSStatus is '$(timesync_property NTSStatus)'" ;;
+        esac
+        [ "$(sources_json | /usr/bin/python3 -c 'import json, sys
+print(sorted(s["Verdict"] for s in json.load(sys.stdin)))')" = "['undecided', 'undecided', 'undecided', 'undecided']" ] ||
+                fail "the verdicts are not four undecided: $(sources_json)"
+        stop_timesyncd
+        for n in "${MOCK_PIDS[@]}"; do
+                stop_daemon "$n"
+        done
+}
+
+test_a_claimed_ntp_address_takes_no_vote_away() { run_in_netns claim_inner; }
+
 run_case test_liar_listed_three_ways_beside_an_honest_server_moves_nothing
 run_case test_liar_listed_three_ways_gains_nothing_from_a_silenced_honest_server
 run_case test_liar_listed_three_ways_gains_nothing_from_honest_servers_silenced_after_sync
 run_case test_no_bootstrap_from_one_server_under_two_names
+run_case test_a_claimed_ntp_address_takes_no_vote_away

@@ -44,7 +44,7 @@ assert_jar_complete() {
                 grep -Eq '^c2s=([0-9a-f]{64}|[0-9a-f]{96}|[0-9a-f]{128})$' "$f" &&
                 grep -Eq '^s2c=([0-9a-f]{64}|[0-9a-f]{96}|[0-9a-f]{128})$' "$f"; } ||
                 fail "incomplete state file after SIGKILL: $(cat "$f")"
-        ! grep -Ev '^(#.*|version=1|server=.*|aead=[0-9]+|ke-realtime=[0-9]+|ntp-server=.*|ntp-port=[0-9]+|ke-address=[0-9a-f.:]+|ke-port=[0-9]+|ke-key-sha256=[0-9a-f]{64}|(c2s|s2c|cookie)=([0-9a-f]{2})+)$' "$f" ||
+        ! grep -Ev '^(#.*|version=1|server=.*|aead=[0-9]+|ke-realtime=[0-9]+|ntp-server=.*|ntp-port=[0-9]+|ke-address=[0-9a-f.:]+|ke-port=[0-9]+|ke-key-sha256=[0-9a-f]{64}|trust-sha256=[0-9a-f]{64}|ke-sha256=[0-9a-f]{64}|(c2s|s2c|cookie)=([0-9a-f]{2})+)$' "$f" ||
                 fail "a line of the state file is cut short"
 }
 

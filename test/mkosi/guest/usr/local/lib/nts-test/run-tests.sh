@@ -1233,6 +1233,22 @@ cpu_report() {
                 $RUN/cpu-ours-nts $RUN/cpu-stock-ntp
 }
 
+# The simulation's model of the kernel's clock discipline (test/simulation/sim-kclock.c) against
+# this kernel: one scripted adjtimex() sequence run on both, the kernel's offset, frequency and
+# state compared second by second. The script changes the guest's clock (slews, two steps that
+# cancel out) and leaves the discipline as at boot; the daemon is stopped meanwhile.
+kernel_model_suite() {
+        systemctl stop systemd-timesyncd
+        check adjtimex_script_runs_against_the_guest_kernel bash -c \
+                "$T/adjtimex-script --change-this-machines-clock >$RUN/adjtimex-kernel.txt 2>$RUN/adjtimex-kernel.err"
+        $T/adjtimex-script-model >$RUN/adjtimex-model.txt
+        check kernel_clock_model_matches_the_guest_kernel_second_by_second bash -c \
+                "$T/adjtimex-script-compare.sh $RUN/adjtimex-kernel.txt $RUN/adjtimex-model.txt >$RUN/adjtimex-compare.txt"
+        sed 's/^/INFO   /' $RUN/adjtimex-compare.txt $RUN/adjtimex-kernel.err | head -n 20
+        sed 's/^/INFO   kernel: /' $RUN/adjtimex-kernel.txt
+        systemctl start systemd-timesyncd
+}
+
 # The CPU part alone (run.sh --only cpu): the plain chronyd, ours, stock reinstalled, stock.
 cpu_only_suite() {
         check daemon_active_after_boot wait_for 30 daemon_active
@@ -1424,6 +1440,7 @@ qemu_suite() {
         check daemon_follows_the_runtime_server wait_for 30 server_is 127.0.0.1
         dbus_checks
 
+        kernel_model_suite
         nts_step_suite
         all_nts_servers_down_suite
         bootstrap_suite
@@ -1456,6 +1473,8 @@ if systemd-detect-virt -q --container; then
         nspawn_suite
 elif [ "$(cat $T/only 2>/dev/null)" = cpu ]; then
         cpu_only_suite
+elif [ "$(cat $T/only 2>/dev/null)" = kclock ]; then
+        kernel_model_suite
 else
         qemu_suite
         journalctl -b -u systemd-timesyncd --no-pager -o short-monotonic | tail -n 25 | sed 's/^/INFO journal /'

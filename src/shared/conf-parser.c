@@ -17,7 +17,10 @@ typedef struct ParseState {
         const char *filename;
         const ConfigSpec *spec;
         char *section;          /* NULL before the first header and inside unknown sections */
+        char *unknown_section;  /* the unknown section we are in, "X-" ones excepted */
         bool section_ignored;   /* inside an unknown section: its keys go unmentioned */
+        unsigned used;          /* assignments in a known section */
+        unsigned misplaced;     /* assignments outside any section or in an unknown one */
 } ParseState;
 
 static int parse_assignment(ParseState *st, unsigned line, const char *lvalue, const char *rvalue) {
@@ -42,6 +45,14 @@ static int parse_assignment(ParseState *st, unsigned line, const char *lvalue, c
         return 0;
 }
 
+/* The known section that name is a case slip of ("time" for "Time"), or NULL. */
+static const char *section_resembled(const ParseState *st, const char *name) {
+        STRV_FOREACH(k, (char **) st->spec->sections)
+                if (strcaseeq(*k, name))
+                        return *k;
+        return NULL;
+}
+
 static int parse_section_header(ParseState *st, unsigned line, const char *l) {
         size_t n = strlen(l);
         char *name;
@@ -60,11 +71,21 @@ static int parse_section_header(ParseState *st, unsigned line, const char *l) {
         }
 
         st->section = mfree(st->section);
+        st->unknown_section = mfree(st->unknown_section);
         if (!strv_contains((char * const *) st->spec->sections, name)) {
-                if (!startswith(name, "X-"))
+                const char *meant = section_resembled(st, name);
+
+                if (meant)
+                        log_syntax(st->filename, line, LOG_WARNING, 0,
+                                   "Unknown section '%s' (section names are case-sensitive: did you mean [%s]?). "
+                                   "Ignoring.", name, meant);
+                else if (!startswith(name, "X-"))
                         log_syntax(st->filename, line, LOG_WARNING, 0,
                                    "Unknown section '%s'. Ignoring.", name);
-                free(name);
+                if (startswith(name, "X-"))
+                        free(name);
+                else
+                        st->unknown_section = name;
                 st->section_ignored = true;
                 return 0;
         }
@@ -72,6 +93,22 @@ static int parse_section_header(ParseState *st, unsigned line, const char *l) {
         st->section = name;
         st->section_ignored = false;
         return 0;
+}
+
+/* An assignment that is ignored for where it is: outside any section, or in an unknown one
+ * ("X-" sections excepted, which are meant to be ignored). Counted for the file's summary, and
+ * shown to the caller, for whom a key there may matter more than a warning says. */
+static int parse_misplaced(ParseState *st, unsigned line, char *l) {
+        char *e = strchr(l, '=');
+
+        if (st->section_ignored && !st->unknown_section)
+                return 0;
+        st->misplaced++;
+        if (!e || e == l || !st->spec->misplaced)
+                return 0;
+
+        *e = '\0';
+        return st->spec->misplaced(st->filename, line, st->unknown_section, strstrip(l), st->spec->userdata);
 }
 
 /* One logical line, continuations already joined. */
@@ -93,7 +130,7 @@ static int parse_line(ParseState *st, unsigned line, char *l) {
                 if (!st->section_ignored)
                         log_syntax(st->filename, line, LOG_WARNING, 0,
                                    "Assignment outside of section. Ignoring.");
-                return 0;
+                return parse_misplaced(st, line, l);
         }
 
         e = strchr(l, '=');
@@ -105,6 +142,7 @@ static int parse_line(ParseState *st, unsigned line, char *l) {
                                   "Missing key name before '=', ignoring line.");
 
         *e = '\0';
+        st->used++;
         return parse_assignment(st, line, strstrip(l), strstrip(e + 1));
 }
 
@@ -124,6 +162,22 @@ static bool is_comment(const char *l) {
 
 static void parse_state_done(ParseState *st) {
         st->section = mfree(st->section);
+        st->unknown_section = mfree(st->unknown_section);
+}
+
+/* A file none of whose assignments counts, such as a drop-in with a mistyped section header:
+ * each line was warned about, but that the whole file is lost is easy to miss among them. */
+static void parse_summarize(const ParseState *st) {
+        const char *const *sections = st->spec->sections;
+
+        if (st->misplaced == 0 || st->used > 0)
+                return;
+        if (sections[0] && !sections[1])
+                log_warning("%s: none of its %u assignment%s is in section [%s]: the whole file is ignored.",
+                            st->filename, st->misplaced, st->misplaced == 1 ? "" : "s", sections[0]);
+        else
+                log_warning("%s: none of its %u assignment%s is in a known section: the whole file is ignored.",
+                            st->filename, st->misplaced, st->misplaced == 1 ? "" : "s");
 }
 
 /* Appends l to *continuation; the caller checked the length. */
@@ -213,6 +267,7 @@ int config_parse_stream(FILE *f, const char *filename, const ConfigSpec *spec) {
                                                  filename, line);
         }
 
+        parse_summarize(&st);
         return 0;
 }
 
@@ -303,8 +358,8 @@ int config_parse_bool(const char *filename, unsigned line, const char *section, 
                 return 0;
         }
 
-        log_syntax(filename, line, LOG_WARNING, 0, "Failed to parse boolean value for %s=, ignoring: %s",
-                   lvalue, rvalue);
+        log_syntax(filename, line, LOG_WARNING, 0, "%s=%s is not a boolean (yes or no), keeping %s.",
+                   lvalue, rvalue, *b ? "yes" : "no");
         return 0;
 }
 

@@ -8,7 +8,9 @@
  *   odd number of backslashes continues on the next line (the backslash becomes a space, comment
  *   lines in between are skipped). Unknown sections and keys ("X-" prefixed ones silently), lines
  *   without '=', and assignments before any section are warned about as "file:line: ..." and
- *   skipped. A value a parser callback rejects is warned about by the callback and skipped.
+ *   skipped; an unknown section that differs from a known one only in case names that one. A
+ *   file none of whose assignments is in a known section is said to be ignored as a whole. A
+ *   value a parser callback rejects is warned about by the callback and skipped.
  *
  *   What makes systemd give up on a file, and with it on every file after it, does here too: a
  *   malformed section header, a line that is not UTF-8, a line longer than LONG_LINE_MAX, a read
@@ -49,6 +51,10 @@ typedef struct ConfigSpec {
         const char *const *sections;    /* NULL-terminated: the sections that exist */
         const ConfigTableItem *table;   /* ends with an item whose lvalue is NULL */
         ConfigUnknownCallback unknown;  /* optional */
+        /* Optional: called, after the warning, for each key that is ignored because it is outside
+         * any section (section NULL) or in an unknown one ("X-" sections excepted). Returns 0, or
+         * negative for failures that must stop parsing. */
+        ConfigUnknownCallback misplaced;
         void *userdata;
 } ConfigSpec;
 
@@ -70,7 +76,8 @@ int config_parse_standard(const char *root, const char *name, const ConfigSpec *
  * Key=, keeping 32s."). */
 int config_parse_sec(const char *filename, unsigned line, const char *section, const char *lvalue,
                      int ltype, const char *rvalue, void *data, void *userdata);
-/* data: bool*; yes/no, true/false, on/off, 1/0 (case-insensitive). */
+/* data: bool*; yes/no, true/false, on/off, 1/0 (case-insensitive). Anything else is warned about
+ * with the value kept ("file:line: Key=ture is not a boolean (yes or no), keeping no."). */
 int config_parse_bool(const char *filename, unsigned line, const char *section, const char *lvalue,
                       int ltype, const char *rvalue, void *data, void *userdata);
 /* data: char**; an absolute path, or empty to reset to NULL. */

@@ -3,6 +3,9 @@
 #include <stdio.h>
 #include <sys/stat.h>
 #include <sys/uio.h>
+/* Every message carries the CODE_FILE=, CODE_LINE= and CODE_FUNC= of its caller, which this file
+ * adds itself; without this, sd-journal.h's macros would add this file's own as a second set. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #include "log.h"

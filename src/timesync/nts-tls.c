@@ -9,6 +9,7 @@
 
 #include "crypto-util.h"
 #include "fileio.h"
+#include "hostname-util.h"
 #include "in-addr-util.h"
 #include "log.h"
 #include "nts-crypto.h"
@@ -29,6 +30,7 @@ struct NTS_TLS {
         bool handshake_done;
         int alert;              /* last fatal alert the peer sent, -1 if none */
         time_t verify_time;     /* certificates are checked at this time; 0: now */
+        char hostname[HOSTNAME_MAX + 1]; /* the name or address the certificate must be for */
         char error[256];
 };
 
@@ -53,6 +55,7 @@ _printf_(3, 4) static int tls_fail(NTS_TLS *t, int r, const char *format, ...) {
 }
 
 static int asn1_time_to_time_t(const ASN1_TIME *a, time_t *ret);
+static void cert_sans(X509 *cert, char *buf, size_t size);
 
 /* "2021-01-01 00:00 UTC" when the date is past (past true) or still to come (false) at the
  * time the verifier checked, else "". */
@@ -73,6 +76,7 @@ static const char *format_cert_date(const NTS_TLS *t, const ASN1_TIME *a, bool p
  * decides the trust, the date); every other error keeps OpenSSL's string. */
 static const char *tls_verify_error(const NTS_TLS *t, long verify, char *buf, size_t size) {
         char name[128] = "", date[32];
+        size_t room;
 
         switch (verify) {
         case X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN:
@@ -97,6 +101,23 @@ static const char *tls_verify_error(const NTS_TLS *t, long verify, char *buf, si
                         (void) snprintf(buf, size, "certificate is not yet valid: valid from %s", date);
                 else
                         (void) snprintf(buf, size, "certificate is not yet valid: a CA certificate of its chain");
+                return buf;
+        case X509_V_ERR_HOSTNAME_MISMATCH:
+        case X509_V_ERR_IP_ADDRESS_MISMATCH:
+                /* Which names it is for, as many as fit beside the name asked for and the words
+                 * around them (the caller puts about 50 bytes before), so that the operator can
+                 * pick one. */
+                if (!t->leaf)
+                        return sym_X509_verify_cert_error_string(verify);
+                room = size > 110 + strlen(t->hostname) ? size - 110 - strlen(t->hostname) : 0;
+                cert_sans(t->leaf, name, CLAMP(room, (size_t) 32, sizeof(name)));
+                if (isempty(name)) {
+                        (void) sym_X509_NAME_oneline(sym_X509_get_subject_name(t->leaf), name, sizeof(name));
+                        (void) snprintf(buf, size, "%s: the certificate has no alternative names (subject %s), and "
+                                        "is not for %s", sym_X509_verify_cert_error_string(verify), name, t->hostname);
+                } else
+                        (void) snprintf(buf, size, "%s: the certificate is for %s, not for %s",
+                                        sym_X509_verify_cert_error_string(verify), name, t->hostname);
                 return buf;
         default:
                 return sym_X509_verify_cert_error_string(verify);
@@ -470,6 +491,7 @@ static int tls_ssl_setup(NTS_TLS *t, int fd, const NTS_TLSOptions *o, char *erro
         sym_SSL_set_connect_state(t->ssl);
 
         param = sym_SSL_get0_param(t->ssl);
+        (void) snprintf(t->hostname, sizeof(t->hostname), "%s", o->hostname);
 
         if (in_addr_from_string_auto(o->hostname, NULL, NULL) >= 0) {
                 /* No SNI: RFC 6066 section 3 forbids IP literals there, and some servers (chrony)

@@ -48,3 +48,8 @@ int server_name_parse_nts(const char *s, ServerNameKind *ret_kind, char **ret_ho
 static inline bool server_name_is_valid_nts(const char *s) {
         return server_name_parse_nts(s, NULL, NULL, NULL) >= 0;
 }
+
+/* Why s is not a valid server name, in the spelling of NTS lists (nts) or of NTP lists: a phrase
+ * for a message ("the port is not a number from 1 to 65535", "a URL: give the host name alone,
+ * without a scheme such as nts://"); NULL when s is valid. */
+const char *server_name_invalid_reason(const char *s, bool nts);

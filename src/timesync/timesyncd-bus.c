@@ -7,7 +7,7 @@
 #include "strv.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-bus-internal.h"
-#include "timesyncd-manager.h"
+#include "timesyncd-manager-internal.h"
 #include "timesyncd-nts.h"
 #include "timesyncd-several.h"
 
@@ -260,7 +260,7 @@ static int ask_polkit(Manager *m, sd_bus_message *message, PendingAuthorization 
         uint32_t flags;
         int r;
 
-        r = sd_bus_message_new_method_call(m->bus, &call, "org.freedesktop.PolicyKit1",
+        r = sd_bus_message_new_method_call(m->bus->connection, &call, "org.freedesktop.PolicyKit1",
                                            "/org/freedesktop/PolicyKit1/Authority",
                                            "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization");
         if (r < 0)
@@ -274,7 +274,7 @@ static int ask_polkit(Manager *m, sd_bus_message *message, PendingAuthorization 
         if (r < 0)
                 return r;
 
-        r = sd_bus_call_async(m->bus, NULL, call, on_polkit_reply, p, 0);
+        r = sd_bus_call_async(m->bus->connection, NULL, call, on_polkit_reply, p, 0);
         if (r < 0)
                 return r;
         TAKE_PTR(p);
@@ -300,7 +300,7 @@ static int authorize_and_run(sd_bus_message *message, PendingAuthorization *p_ow
         if (uid == 0)
                 return p->run(p);
 
-        r = sd_bus_get_name_creds(m->bus, "org.freedesktop.PolicyKit1", 0, NULL);
+        r = sd_bus_get_name_creds(m->bus->connection, "org.freedesktop.PolicyKit1", 0, NULL);
         if (r < 0)
                 return sd_bus_error_setf(error, SD_BUS_ERROR_ACCESS_DENIED, "Only root may %s here (no polkit).",
                                          p->what);
@@ -378,22 +378,32 @@ static int property_get_nts_authenticated(sd_bus *bus, const char *path, const c
         return sd_bus_message_append(reply, "b", m->ntpmsg_authenticated && m->ntpmsg.packet_count > 0);
 }
 
+/* The report of the selected server's NTS client; false (and nothing filled) without one. */
+static bool nts_report(Manager *m, NTSClientReport *ret) {
+        NTSClient *c = manager_nts_client(m);
+
+        if (!c)
+                return false;
+        nts_client_get_report(c, ret);
+        return true;
+}
+
 static int property_get_nts_ke_server(sd_bus *bus, const char *path, const char *interface,
                                       const char *property, sd_bus_message *reply, void *userdata,
                                       sd_bus_error *error) {
-        NTSClient *c = manager_nts_client(userdata);
-        return sd_bus_message_append(reply, "s", c ? nts_client_ke_address(c) : "");
+        NTSClientReport r;
+        return sd_bus_message_append(reply, "s", nts_report(userdata, &r) ? r.ke_address : "");
 }
 
 static int property_get_nts_aead(sd_bus *bus, const char *path, const char *interface, const char *property,
                                  sd_bus_message *reply, void *userdata, sd_bus_error *error) {
-        NTSClient *c = manager_nts_client(userdata);
-        return sd_bus_message_append(reply, "s", c ? strempty(nts_client_aead_name(c)) : "");
+        NTSClientReport r;
+        return sd_bus_message_append(reply, "s", nts_report(userdata, &r) ? strempty(r.aead) : "");
 }
 
 static uint32_t nts_cookies(Manager *m) {
-        NTSClient *c = manager_nts_client(m);
-        return c ? (uint32_t) nts_client_cookies(c) : 0;
+        NTSClientReport r;
+        return nts_report(m, &r) ? (uint32_t) r.cookies : 0;
 }
 
 static int property_get_nts_cookies(sd_bus *bus, const char *path, const char *interface,
@@ -519,20 +529,20 @@ static int append_sample(sd_bus_message *reply, const Source *s) {
         return r;
 }
 
-static int append_nts(sd_bus_message *reply, NTSClient *c) {
+static int append_nts(sd_bus_message *reply, const NTSClientReport *n) {
         int r;
 
-        r = append_entry(reply, "KeyExchangeServer", "s", nts_client_ke_address(c));
+        r = append_entry(reply, "KeyExchangeServer", "s", n->ke_address);
         if (r >= 0)
-                r = append_entry(reply, "AEAD", "s", strempty(nts_client_aead_name(c)));
+                r = append_entry(reply, "AEAD", "s", strempty(n->aead));
         if (r >= 0)
-                r = append_entry(reply, "Cookies", "u", (uint32_t) nts_client_cookies(c));
+                r = append_entry(reply, "Cookies", "u", (uint32_t) n->cookies);
         if (r >= 0)
-                r = append_entry(reply, "LastKeyExchangeTimestamp", "t", nts_client_last_ke_realtime(c));
+                r = append_entry(reply, "LastKeyExchangeTimestamp", "t", n->last_ke_realtime);
         if (r >= 0)
-                r = append_entry(reply, "KeyExchangeFailures", "u", (uint32_t) nts_client_ke_failures(c));
+                r = append_entry(reply, "KeyExchangeFailures", "u", (uint32_t) n->ke_failures);
         if (r >= 0)
-                r = append_entry(reply, "Bootstrap", "s", bootstrap_string(nts_client_bootstrap(c)));
+                r = append_entry(reply, "Bootstrap", "s", bootstrap_string(n->bootstrap));
         return r;
 }
 
@@ -540,14 +550,17 @@ static int append_source(sd_bus_message *reply, Manager *m, const ServerName *n,
         char addr[SOCKET_ADDRESS_STRING_MAX] = "";
         const char *error = source_last_error(s);
         usec_t error_time = source_last_error_realtime(s);
+        NTSClientReport nts;
         int r;
 
         if (source_address(s))
                 (void) socket_address_to_string(source_address(s), addr);
+        if (source_nts(s))
+                nts_client_get_report(source_nts(s), &nts);
         /* A key exchange's failure is the client's; the source's is its last give-up. */
-        if (source_nts(s) && !isempty(nts_client_last_error(source_nts(s)))) {
-                error = nts_client_last_error(source_nts(s));
-                error_time = nts_client_last_error_realtime(source_nts(s));
+        if (source_nts(s) && !isempty(nts.last_error)) {
+                error = nts.last_error;
+                error_time = nts.last_error_realtime;
         }
 
         r = sd_bus_message_open_container(reply, 'a', "{sv}");
@@ -581,7 +594,7 @@ static int append_source(sd_bus_message *reply, Manager *m, const ServerName *n,
         if (r >= 0)
                 r = append_sample(reply, s);
         if (r >= 0 && source_nts(s))
-                r = append_nts(reply, source_nts(s));
+                r = append_nts(reply, &nts);
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -618,18 +631,18 @@ static int property_get_sources(sd_bus *bus, const char *path, const char *inter
  * poll, for as long as there is no bus, and one sent between Hello and that announcement would
  * show a listener part of a state. */
 static bool manager_bus_ready(Manager *m) {
-        return m->bus && m->bus_connected;
+        return m->bus->connection && m->bus->connected;
 }
 
 static int on_sources_changed(sd_event_source *es, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        m->sources_dirty = false;
-        m->sources_announced = now(CLOCK_BOOTTIME);
+        m->bus->sources_dirty = false;
+        m->bus->sources_announced = now(CLOCK_BOOTTIME);
         if (!manager_bus_ready(m))
                 return 0;
-        r = sd_bus_emit_properties_changed(m->bus, TIMESYNC_PATH, TIMESYNC_INTERFACE, "Sources", NULL);
+        r = sd_bus_emit_properties_changed(m->bus->connection, TIMESYNC_PATH, TIMESYNC_INTERFACE, "Sources", NULL);
         if (r < 0)
                 log_debug_errno(r, "Failed to emit PropertiesChanged for Sources, ignoring: %m");
         return 0;
@@ -641,23 +654,23 @@ void manager_bus_sources_changed(Manager *m) {
 
         assert(m);
 
-        if (!m->bus || m->sources_dirty)
+        if (!m->bus->connection || m->bus->sources_dirty)
                 return;
-        m->sources_dirty = true;
+        m->bus->sources_dirty = true;
 
         /* The first change after a quiet round goes out at once; the next one waits for the
          * round to end. */
         t = now(CLOCK_BOOTTIME);
-        at = m->sources_announced > 0 ? MAX(t, m->sources_announced + m->config.poll_interval_min_usec) : t;
-        if (!m->event_sources_changed)
-                r = sd_event_add_time(m->event, &m->event_sources_changed, CLOCK_BOOTTIME, at, 0, on_sources_changed, m);
+        at = m->bus->sources_announced > 0 ? MAX(t, m->bus->sources_announced + m->config.poll_interval_min_usec) : t;
+        if (!m->bus->event_sources_changed)
+                r = sd_event_add_time(m->event, &m->bus->event_sources_changed, CLOCK_BOOTTIME, at, 0, on_sources_changed, m);
         else {
-                r = sd_event_source_set_time(m->event_sources_changed, at);
+                r = sd_event_source_set_time(m->bus->event_sources_changed, at);
                 if (r >= 0)
-                        r = sd_event_source_set_enabled(m->event_sources_changed, SD_EVENT_ONESHOT);
+                        r = sd_event_source_set_enabled(m->bus->event_sources_changed, SD_EVENT_ONESHOT);
         }
         if (r < 0) {
-                m->sources_dirty = false;
+                m->bus->sources_dirty = false;
                 log_debug_errno(r, "Failed to arm the Sources signal, ignoring: %m");
         }
 }
@@ -803,7 +816,7 @@ static const sd_bus_vtable log_control_vtable[] = {
 static const char *const announced_properties[] = {
         "PollIntervalUSec", "Frequency", "NTSAuthenticated", "NTSCookies",
 };
-assert_cc(ELEMENTSOF(announced_properties) == ELEMENTSOF(((Manager *) NULL)->announced));
+assert_cc(ELEMENTSOF(announced_properties) == ELEMENTSOF(((ManagerBus *) NULL)->announced));
 
 static int64_t announced_value(Manager *m, size_t i) {
         switch (i) {
@@ -841,7 +854,7 @@ int manager_bus_emit_changed_strv(Manager *m, const char *const *properties) {
         for (const char *const *p = properties; p && *p; p++) {
                 ssize_t i = announced_index(*p);
 
-                if (i >= 0 && m->announced[i].valid && m->announced[i].value == announced_value(m, i))
+                if (i >= 0 && m->bus->announced[i].valid && m->bus->announced[i].value == announced_value(m, i))
                         continue;
                 /* SecureTime is NTSAuthenticated under the upstream patch set's name. */
                 if (strv_extend(&names, *p) < 0 ||
@@ -852,7 +865,7 @@ int manager_bus_emit_changed_strv(Manager *m, const char *const *properties) {
         if (!names)
                 return 0;
 
-        r = sd_bus_emit_properties_changed_strv(m->bus, TIMESYNC_PATH, TIMESYNC_INTERFACE, names);
+        r = sd_bus_emit_properties_changed_strv(m->bus->connection, TIMESYNC_PATH, TIMESYNC_INTERFACE, names);
         if (r < 0)
                 return log_debug_errno(r, "Failed to emit PropertiesChanged, ignoring: %m");
 
@@ -860,7 +873,7 @@ int manager_bus_emit_changed_strv(Manager *m, const char *const *properties) {
                 ssize_t i = announced_index(*n);
 
                 if (i >= 0)
-                        m->announced[i] = (typeof(m->announced[i])) { true, announced_value(m, i) };
+                        m->bus->announced[i] = (typeof(m->bus->announced[i])) { true, announced_value(m, i) };
         }
         return 0;
 }
@@ -884,10 +897,10 @@ static int on_bus_disconnected(sd_bus_message *message, void *userdata, sd_bus_e
         Manager *m = userdata;
 
         log_notice("Lost the connection to the system bus, reconnecting.");
-        m->bus_waiting = true;
-        m->bus_connected = false;
-        m->event_bus_wait = sd_event_source_disable_unref(m->event_bus_wait);
-        m->bus = sd_bus_flush_close_unref(m->bus);
+        m->bus->waiting = true;
+        m->bus->connected = false;
+        m->bus->event_wait = sd_event_source_disable_unref(m->bus->event_wait);
+        m->bus->connection = sd_bus_flush_close_unref(m->bus->connection);
         return manager_schedule_bus_reconnect(m);
 }
 
@@ -901,7 +914,7 @@ static int on_name_owner_pid(sd_bus_message *reply, void *userdata, sd_bus_error
         uint32_t pid = 0;
         char owner[64] = "another process";
 
-        if (!m->bus_name_queued)
+        if (!m->bus->name_queued)
                 return 0; /* released meanwhile: the name is ours */
         if (!sd_bus_message_is_method_error(reply, NULL) && sd_bus_message_read(reply, "u", &pid) >= 0 && pid > 0)
                 snprintf(owner, sizeof owner, "process %" PRIu32, pid);
@@ -941,7 +954,7 @@ static int on_request_name(sd_bus_message *reply, void *userdata, sd_bus_error *
                 log_debug("Acquired the bus name %s.", TIMESYNC_NAME);
                 return 0;
         case DBUS_REQUEST_NAME_REPLY_IN_QUEUE:
-                m->bus_name_queued = true;
+                m->bus->name_queued = true;
                 /* Who owns it, for the one error; the error is logged whatever the answer. */
                 r = sd_bus_call_method_async(sd_bus_message_get_bus(reply), NULL, "org.freedesktop.DBus",
                                              "/org/freedesktop/DBus", "org.freedesktop.DBus",
@@ -965,20 +978,20 @@ static int on_name_acquired(sd_bus_message *message, void *userdata, sd_bus_erro
         if (sd_bus_message_read(message, "s", &name) < 0 || !streq(name, TIMESYNC_NAME))
                 return 0;
 
-        if (m->bus_name_queued)
+        if (m->bus->name_queued)
                 log_info("Acquired the bus name %s: its previous owner released it.", TIMESYNC_NAME);
-        m->bus_name_queued = false;
+        m->bus->name_queued = false;
         return 0;
 }
 
 static int on_bus_wait_check(sd_event_source *es, uint64_t usec, void *userdata) {
         Manager *m = userdata;
 
-        m->event_bus_wait = sd_event_source_disable_unref(m->event_bus_wait);
-        if (m->bus_connected || m->bus_waiting)
+        m->bus->event_wait = sd_event_source_disable_unref(m->bus->event_wait);
+        if (m->bus->connected || m->bus->waiting)
                 return 0;
         log_notice("System bus not available yet, waiting for it to appear.");
-        m->bus_waiting = true;
+        m->bus->waiting = true;
         return 0;
 }
 
@@ -987,8 +1000,8 @@ static int on_bus_wait_check(sd_event_source *es, uint64_t usec, void *userdata)
 static int manager_schedule_bus_wait_check(Manager *m) {
         int r;
 
-        m->event_bus_wait = sd_event_source_disable_unref(m->event_bus_wait);
-        r = sd_event_add_time_relative(m->event, &m->event_bus_wait, CLOCK_BOOTTIME, BUS_RECONNECT_USEC,
+        m->bus->event_wait = sd_event_source_disable_unref(m->bus->event_wait);
+        r = sd_event_add_time_relative(m->event, &m->bus->event_wait, CLOCK_BOOTTIME, BUS_RECONNECT_USEC,
                                        USEC_PER_SEC, on_bus_wait_check, m);
         if (r < 0)
                 log_debug_errno(r, "Failed to arm the check of the bus connection, ignoring: %m");
@@ -998,17 +1011,17 @@ static int manager_schedule_bus_wait_check(Manager *m) {
 static int on_bus_connected(sd_bus_message *message, void *userdata, sd_bus_error *ret_error) {
         Manager *m = userdata;
 
-        m->event_bus_wait = sd_event_source_disable_unref(m->event_bus_wait);
-        if (m->bus_waiting)
+        m->bus->event_wait = sd_event_source_disable_unref(m->bus->event_wait);
+        if (m->bus->waiting)
                 log_info("Connected to the system bus.");
         else
                 log_debug("Connected to the system bus.");
-        m->bus_waiting = false;
-        m->bus_connected = true;
+        m->bus->waiting = false;
+        m->bus->connected = true;
 
         /* Nothing was sent before this point (manager_bus_ready()): one signal says all that may
          * have changed meanwhile, for listeners that were there before us. */
-        memset(m->announced, 0, sizeof(m->announced));
+        memset(m->bus->announced, 0, sizeof(m->bus->announced));
         (void) manager_bus_emit_changed(m, "ServerName", "ServerAddress", "NTPMessage", "PollIntervalUSec", "Frequency",
                                         "NTSAuthenticated", "NTSKeyExchangeServer", "NTSAEAD", "NTSCookies", "NTSStatus",
                                         "NTSKeyExchangeFailures", "NTSLastKeyExchangeTimestamp", "LinkNTPServers",
@@ -1101,9 +1114,9 @@ static int manager_try_connect_bus(Manager *m) {
         if (r < 0)
                 return r;
 
-        m->bus = TAKE_PTR(bus);
-        m->bus_name_queued = false;
-        m->bus_connected = false;
+        m->bus->connection = TAKE_PTR(bus);
+        m->bus->name_queued = false;
+        m->bus->connected = false;
         return manager_schedule_bus_wait_check(m);
 }
 
@@ -1111,7 +1124,7 @@ static int on_bus_reconnect(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
 
-        m->event_bus_reconnect = sd_event_source_disable_unref(m->event_bus_reconnect);
+        m->bus->event_reconnect = sd_event_source_disable_unref(m->bus->event_reconnect);
 
         r = manager_try_connect_bus(m);
         if (r < 0) {
@@ -1124,10 +1137,10 @@ static int on_bus_reconnect(sd_event_source *s, uint64_t usec, void *userdata) {
 static int manager_schedule_bus_reconnect(Manager *m) {
         int r;
 
-        if (m->event_bus_reconnect)
+        if (m->bus->event_reconnect)
                 return 0;
 
-        r = sd_event_add_time_relative(m->event, &m->event_bus_reconnect, CLOCK_BOOTTIME, BUS_RECONNECT_USEC,
+        r = sd_event_add_time_relative(m->event, &m->bus->event_reconnect, CLOCK_BOOTTIME, BUS_RECONNECT_USEC,
                                        USEC_PER_SEC, on_bus_reconnect, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to arm bus reconnection timer: %m");
@@ -1138,7 +1151,7 @@ void manager_bus_check(Manager *m) {
         assert(m);
 
         /* No bus and no reconnection armed: arming it failed (ENOMEM). Try once now. */
-        if (m->bus || m->event_bus_reconnect || !m->bus_wanted)
+        if (m->bus->connection || m->bus->event_reconnect || !m->bus->wanted)
                 return;
         if (manager_try_connect_bus(m) < 0)
                 (void) manager_schedule_bus_reconnect(m);
@@ -1149,7 +1162,7 @@ int manager_bus_connect(Manager *m) {
 
         assert(m);
 
-        m->bus_wanted = true;
+        m->bus->wanted = true;
         r = manager_try_connect_bus(m);
         if (r >= 0)
                 return 0;
@@ -1158,4 +1171,27 @@ int manager_bus_connect(Manager *m) {
          * trying, the bus is a window on the daemon, not a need. */
         log_notice_errno(r, "System bus not available (%m), will retry.");
         return manager_schedule_bus_reconnect(m);
+}
+
+int manager_bus_new(ManagerBus **ret) {
+        assert(ret);
+
+        *ret = new0(ManagerBus, 1);
+        return *ret ? 0 : -ENOMEM;
+}
+
+ManagerBus *manager_bus_free(ManagerBus *b) {
+        if (!b)
+                return NULL;
+
+        b->event_sources_changed = sd_event_source_disable_unref(b->event_sources_changed);
+        b->event_reconnect = sd_event_source_disable_unref(b->event_reconnect);
+        b->event_wait = sd_event_source_disable_unref(b->event_wait);
+        sd_bus_flush_close_unref(b->connection);
+        return mfree(b);
+}
+
+sd_bus *const *manager_bus_connection(const ManagerBus *b) {
+        assert(b);
+        return &b->connection;
 }

@@ -4,7 +4,18 @@
 /* org.freedesktop.timesync1: the stock Manager interface (same names and signatures, so
  * Debian's timedatectl works unchanged) and org.freedesktop.LogControl1. */
 
+#include <systemd/sd-bus.h>
+
 typedef struct Manager Manager;
+/* The bus half's own state (timesyncd-bus-internal.h): the connection, its waits, what was
+ * announced. Only timesyncd-bus.c writes it; the manager allocates it and keeps the pointer. */
+typedef struct ManagerBus ManagerBus;
+
+int manager_bus_new(ManagerBus **ret);
+ManagerBus *manager_bus_free(ManagerBus *b);
+/* Where the connection is kept (NULL while not connected), for those who use the daemon's bus
+ * (PoolSettings.bus); stable for the life of b. */
+sd_bus *const *manager_bus_connection(const ManagerBus *b);
 
 /* Connects to the system bus, or waits for its socket to appear (inotify, no polling); a lost
  * connection is made again 2 s later. Signals go out only once connected. */

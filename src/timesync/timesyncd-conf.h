@@ -48,9 +48,14 @@ typedef struct TimesyncConfig {
          * FallbackNTP= (nothing else names a server, NTSRequired= is off); while it names any,
          * FallbackNTP= is not used. */
         char **fallback_nts_servers;
-        /* An unknown key that looks like an NTS setting, as "KEY= (did you mean NTS=?)": it
-         * turned NTSRequired= on, since the NTS servers it may have named are missing. */
-        char *nts_unknown_key;
+        /* Why NTSRequired= was turned on by the files without saying so: something meant to say
+         * something about NTS and could not be taken as written, so what it meant (maybe the
+         * only NTS server) is missing. The first of: an unknown key that looks like an NTS
+         * setting ("Unknown key NTSServers= (did you mean NTS=?)"), an NTS setting outside
+         * [Time] ("NTS= in section [time], not [Time]"), a refused value of NTSRequired=,
+         * NTSBootstrap=, NTSTrustedCertificates= or NTSMinAgreeingSources=, an invalid entry of
+         * NTS=, SecureServers= or FallbackNTS= ("FallbackNTS= names an invalid server"). */
+        char *nts_fail_closed;
         char *nts_trusted_certificates; /* NTSTrustedCertificates=; NULL: the system's CA store */
         /* NTSTrustedCertificates= was given a value that was refused, and no valid one is in
          * effect: key exchanges are refused rather than trusting the system's CA store. */
@@ -62,6 +67,8 @@ typedef struct TimesyncConfig {
         usec_t nts_ke_timeout_usec;     /* KeyExchangeTimeoutSec= */
         unsigned nts_max_sources;       /* NTSMaxSources=: NTS servers used together; 1: one at a time */
         unsigned nts_min_agreeing;      /* NTSMinAgreeingSources=: 0, a majority of those that answer */
+        /* NTSMinAgreeingSources= was last given a refused value: every source in use must agree. */
+        bool nts_min_agreeing_invalid;
         usec_t root_distance_max_usec;
         usec_t poll_interval_min_usec;
         usec_t poll_interval_max_usec;
@@ -88,8 +95,17 @@ int timesync_config_load_file(TimesyncConfig *c, const char *path);
 void timesync_config_done(TimesyncConfig *c);
 
 /* What the daemon reads: the one file path (NULL: the standard search), with a test poll
- * interval (--test-poll-interval=, 0: none) over both poll limits. Returns as the two above. */
+ * interval (--test-poll-interval=, 0: none) over both poll limits, and then checked
+ * (timesync_config_check()). Returns as the two above. */
 int timesync_config_read(TimesyncConfig *c, const char *path, usec_t test_poll_interval_usec);
+
+/* Logs what the settings mean together that no single line says, one line per problem, and
+ * returns how many were errors (settings that give no time): NTSMinAgreeingSources= that can
+ * never be met (above NTSMaxSources=, or above the number of NTS servers listed), an
+ * NTSTrustedCertificates= path that does not exist. Warnings: an NTS list whose servers must all
+ * agree (two servers: one that fails stops synchronization). Notices: a FallbackNTP= that is
+ * not used because FallbackNTS= takes its place. */
+unsigned timesync_config_check(const TimesyncConfig *c);
 
 /* What STATUS= and NTSStatus say when none of the FallbackNTS= servers answers, with one server
  * at a time and with several. */
@@ -112,7 +128,8 @@ bool timesync_config_servers_equal(const TimesyncConfig *a, const TimesyncConfig
  * key and no closer to another key. NULL when it does not look like an NTS setting. */
 const char *timesync_config_nts_key_resembled(const char *lvalue);
 
-/* Appends the whitespace separated server names in s to *list, skipping duplicates and, with a
- * warning ("<filename>:<line>: " first when filename is set; "Invalid <kind> server name ...",
- * kind "NTP" or "NTS"), invalid names. */
+/* Appends the whitespace separated server names in s to *list, skipping duplicates and invalid
+ * names, each said with what is wrong with it ("<filename>:<line>: " first when filename is set;
+ * "Invalid <kind> server name ...", kind "NTP" or "NTS"; an error for an NTS list read from a
+ * file, which fails closed, else a warning). Returns the number of invalid names. */
 int timesync_config_servers_extend(char ***list, const char *s, const char *kind, const char *filename, unsigned line);

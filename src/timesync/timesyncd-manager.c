@@ -477,7 +477,8 @@ static bool link_servers_equal(Manager *m, char **names) {
         return !names || !names[i];
 }
 
-int manager_set_link_servers(Manager *m, char **names) {
+/* Replaces the per-link servers; selects again if the selected one was among them. */
+static int manager_set_link_servers(Manager *m, char **names) {
         int r;
 
         if (link_servers_equal(m, names))
@@ -498,7 +499,8 @@ int manager_set_link_servers(Manager *m, char **names) {
         return 1;
 }
 
-void manager_set_online(Manager *m, bool online) {
+/* The network went down or came up. */
+static void manager_set_online(Manager *m, bool online) {
         if (!online) {
                 if (m->several.running)
                         log_info("Network is offline, suspending synchronization.");
@@ -512,6 +514,23 @@ void manager_set_online(Manager *m, bool online) {
         /* A retry pending keeps its time; a server in use stays, and so do several. */
         if (!m->several.running && m->state != MANAGER_WAITING)
                 manager_start_set(m);
+}
+
+/* The network watch's report (timesyncd-network.h). */
+static int manager_on_network_event(NetworkWatch *w, NetworkEvent event, char **servers, void *userdata) {
+        Manager *m = userdata;
+
+        switch (event) {
+        case NETWORK_EVENT_OFFLINE:
+                manager_set_online(m, false);
+                return 0;
+        case NETWORK_EVENT_LINK_SERVERS:
+                return manager_set_link_servers(m, servers);
+        case NETWORK_EVENT_ONLINE:
+                manager_set_online(m, true);
+                return 0;
+        }
+        assert_not_reached();
 }
 
 /* ---- what a sample does ---- */
@@ -777,7 +796,7 @@ static void manager_apply_config(Manager *m) {
         };
         m->pool_settings = (PoolSettings) {
                 .source = &m->source_settings,
-                .bus = &m->bus,
+                .bus = manager_bus_connection(m->bus),
         };
         m->nts_settings = (NTSClientSettings) {
                 .event = m->event,
@@ -997,6 +1016,10 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
         m->observe = o->observe;
         m->test_poll_interval_usec = o->test_poll_interval_usec;
 
+        r = manager_bus_new(&m->bus);
+        if (r < 0)
+                return log_oom();
+
         if ((o->config_file && !(m->config_file = strdup(o->config_file))) ||
             (o->state_dir && !(m->state_dir = strdup(o->state_dir))) ||
             (o->nts_state_dir && !(m->nts_state_dir = strdup(o->nts_state_dir))) ||
@@ -1055,18 +1078,15 @@ Manager *manager_free(Manager *m) {
         manager_stop_sources(m);
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
                 server_list_flush(&m->servers[t]);
-        m->event_sources_changed = sd_event_source_disable_unref(m->event_sources_changed);
 
         m->event_retry = sd_event_source_disable_unref(m->event_retry);
         m->event_clock_watch = sd_event_source_disable_unref(m->event_clock_watch);
         m->event_save_clock = sd_event_source_disable_unref(m->event_save_clock);
         m->event_stall_check = sd_event_source_disable_unref(m->event_stall_check);
-        m->event_network = sd_event_source_disable_unref(m->event_network);
-        m->event_bus_reconnect = sd_event_source_disable_unref(m->event_bus_reconnect);
-        m->event_bus_wait = sd_event_source_disable_unref(m->event_bus_wait);
+        m->network = network_watch_free(m->network);
         safe_close(m->clock_watch_fd);
 
-        sd_bus_flush_close_unref(m->bus);
+        m->bus = manager_bus_free(m->bus);
         sd_event_unref(m->event);
         clock_backend_free(m->clock);
         timesync_config_done(&m->config);
@@ -1076,6 +1096,16 @@ Manager *manager_free(Manager *m) {
         free(m->nts_state_dir);
         free(m->runtime_dir);
         return mfree(m);
+}
+
+sd_event *manager_event(Manager *m) {
+        assert(m);
+        return m->event;
+}
+
+bool manager_synchronized(Manager *m) {
+        assert(m);
+        return m->synchronized;
 }
 
 int manager_start(Manager *m) {
@@ -1119,5 +1149,8 @@ int manager_start(Manager *m) {
                 return log_error_errno(r, "Failed to arm clock file timer: %m");
 
         /* Connects once the network is up (at once without networkd). */
-        return manager_network_watch(m);
+        r = network_watch_new(m->event, NETIF_STATE_DIR, manager_on_network_event, m, &m->network);
+        if (r < 0)
+                return r;
+        return network_watch_update(m->network);
 }

@@ -8,7 +8,6 @@
 #include "log.h"
 #include "string-util.h"
 #include "strv.h"
-#include "timesyncd-manager.h"
 #include "timesyncd-network.h"
 
 #define NETWORK_STATE_MAX 65536
@@ -93,52 +92,72 @@ void network_state_done(NetworkState *s) {
                 s->ntp_servers = strv_free(s->ntp_servers);
 }
 
-int manager_network_update(Manager *m) {
+struct NetworkWatch {
+        char *dir;                      /* the state directory */
+        sd_event_source *event;         /* the inotify watch; NULL without a parent directory */
+        bool state_known;               /* the state was read (or counted as online) once */
+        network_handler_t handler;
+        void *userdata;
+};
+
+int network_watch_update(NetworkWatch *w) {
         _cleanup_(network_state_done) NetworkState st = {};
         int r;
 
-        r = network_state_read(NETIF_STATE_DIR, &st);
+        assert(w);
+
+        r = network_state_read(w->dir, &st);
         if (r < 0) {
                 /* An unreadable file (EMFILE, ENOMEM, a stranger's file) says nothing about the
                  * network: keep what the last good read said, and before any good read count
                  * as online, as without networkd. Never fatal, and the watch stays armed. */
                 log_warning_errno(r, "Failed to read network state, keeping the last known state: %m");
-                if (!m->network_state_known) {
-                        m->network_state_known = true;
-                        manager_set_online(m, true);
+                if (!w->state_known) {
+                        w->state_known = true;
+                        (void) w->handler(w, NETWORK_EVENT_ONLINE, NULL, w->userdata);
                 }
                 return 0;
         }
-        m->network_state_known = true;
+        w->state_known = true;
 
         /* Offline first, so that the log still names the server in use. */
         if (!st.online)
-                manager_set_online(m, false);
-        r = manager_set_link_servers(m, st.ntp_servers);
+                (void) w->handler(w, NETWORK_EVENT_OFFLINE, NULL, w->userdata);
+        r = w->handler(w, NETWORK_EVENT_LINK_SERVERS, st.ntp_servers, w->userdata);
         if (r < 0)
                 return r;
         if (st.online)
-                manager_set_online(m, true);
+                (void) w->handler(w, NETWORK_EVENT_ONLINE, NULL, w->userdata);
         return 0;
 }
 
 #define NETIF_WATCH_MASK (IN_CLOSE_WRITE | IN_MOVED_TO | IN_DELETE | IN_CREATE)
 
-/* Watches NETIF_STATE_DIR if it exists, else its parent for it to appear (networkd started
- * after us). Returns > 0 when the state directory itself is watched. */
-static int netif_add_watch(int fd) {
-        if (inotify_add_watch(fd, NETIF_STATE_DIR, NETIF_WATCH_MASK) >= 0)
+/* Watches the state directory if it exists, else its parent for it to appear (networkd
+ * started after us). Returns > 0 when the state directory itself is watched. */
+static int network_watch_add(NetworkWatch *w, int fd) {
+        _cleanup_free_ char *parent = NULL;
+        const char *slash = strrchr(w->dir, '/');
+
+        if (inotify_add_watch(fd, w->dir, NETIF_WATCH_MASK) >= 0)
                 return 1;
         if (errno != ENOENT)
                 return -errno;
-        if (inotify_add_watch(fd, "/run/systemd", IN_CREATE | IN_MOVED_TO | IN_ONLYDIR) < 0)
+        parent = slash && slash > w->dir ? strndup(w->dir, slash - w->dir) : strdup("/");
+        if (!parent)
+                return -ENOMEM;
+        if (inotify_add_watch(fd, parent, IN_CREATE | IN_MOVED_TO | IN_ONLYDIR) < 0)
                 return -errno;
         return 0;
 }
 
 static int on_netif_event(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
         uint8_t buf[4096] __attribute__((aligned(__alignof__(struct inotify_event))));
+        NetworkWatch *w = userdata;
+        const char *name = strrchr(w->dir, '/');
         ssize_t l;
+
+        name = name ? name + 1 : w->dir;
 
         /* Drain the queue; which file changed does not matter, the state file says it all,
          * but a new state directory needs a watch of its own. */
@@ -146,38 +165,64 @@ static int on_netif_event(sd_event_source *s, int fd, uint32_t revents, void *us
                 for (uint8_t *p = buf; p < buf + l;) {
                         const struct inotify_event *e = (const struct inotify_event *) p;
 
-                        if (e->len > 0 && streq(e->name, "netif") && (e->mask & IN_ISDIR))
-                                (void) netif_add_watch(fd);
+                        if (e->len > 0 && streq(e->name, name) && (e->mask & IN_ISDIR))
+                                (void) network_watch_add(w, fd);
                         p += sizeof(struct inotify_event) + e->len;
                 }
 
         /* A failure is logged there; returning it would make sd-event drop the watch for good. */
-        (void) manager_network_update(userdata);
+        (void) network_watch_update(w);
         return 0;
 }
 
-int manager_network_watch(Manager *m) {
+int network_watch_new(sd_event *event, const char *dir, network_handler_t handler, void *userdata,
+                      NetworkWatch **ret) {
+        _cleanup_(network_watch_freep) NetworkWatch *w = NULL;
         _cleanup_close_ int fd = -EBADF;
         int r;
+
+        assert(event);
+        assert(dir);
+        assert(handler);
+        assert(ret);
+
+        w = new0(NetworkWatch, 1);
+        if (!w)
+                return log_oom();
+        w->dir = strdup(dir);
+        if (!w->dir)
+                return log_oom();
+        w->handler = handler;
+        w->userdata = userdata;
 
         fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
         if (fd < 0)
                 return log_error_errno(errno, "Failed to create inotify watch: %m");
 
-        r = netif_add_watch(fd);
+        r = network_watch_add(w, fd);
         if (r < 0) {
-                /* No /run/systemd at all: no networkd will come, and we count as online. */
-                log_debug_errno(r, "Not watching %s: %m", NETIF_STATE_DIR);
-                return manager_network_update(m);
+                /* No parent directory at all: no networkd will come, and we count as online. */
+                log_debug_errno(r, "Not watching %s: %m", dir);
+                *ret = TAKE_PTR(w);
+                return 0;
         }
 
-        r = sd_event_add_io(m->event, &m->event_network, fd, EPOLLIN, on_netif_event, m);
+        r = sd_event_add_io(event, &w->event, fd, EPOLLIN, on_netif_event, w);
         if (r < 0)
                 return log_error_errno(r, "Failed to watch network state: %m");
-        r = sd_event_source_set_io_fd_own(m->event_network, true);
+        r = sd_event_source_set_io_fd_own(w->event, true);
         if (r < 0)
                 return r;
         TAKE_FD(fd);
 
-        return manager_network_update(m);
+        *ret = TAKE_PTR(w);
+        return 0;
+}
+
+NetworkWatch *network_watch_free(NetworkWatch *w) {
+        if (!w)
+                return NULL;
+        w->event = sd_event_source_disable_unref(w->event);
+        free(w->dir);
+        return mfree(w);
 }

@@ -92,8 +92,12 @@ const char *nts_client_server(const NTSClient *c) {
         return c->server;
 }
 
-const char *nts_client_ke_address(const NTSClient *c) {
-        return c->server;
+void nts_client_get_report(const NTSClient *c, NTSClientReport *ret) {
+        *ret = (NTSClientReport) {
+                .server = c->server,
+                .ke_address = c->server,
+                .last_error = nts_client_last_error(c),
+        };
 }
 
 const SocketAddress *nts_client_ke_peer(const NTSClient *c) {
@@ -104,28 +108,12 @@ const uint8_t *nts_client_ke_key_sha256(const NTSClient *c) {
         return NULL;
 }
 
-const char *nts_client_aead_name(const NTSClient *c) {
-        return NULL;
-}
-
-size_t nts_client_cookies(const NTSClient *c) {
-        return 0;
-}
-
 usec_t nts_client_last_ke_realtime(const NTSClient *c) {
-        return 0;
-}
-
-unsigned nts_client_ke_failures(const NTSClient *c) {
         return 0;
 }
 
 const char *nts_client_last_error(const NTSClient *c) {
         return "built without NTS support";
-}
-
-usec_t nts_client_last_error_realtime(const NTSClient *c) {
-        return 0;
 }
 
 bool nts_client_retry_now(NTSClient *c) {

@@ -822,16 +822,21 @@ const uint8_t *nts_client_ke_key_sha256(const NTSClient *c) {
         return c->has_ke_key ? c->ke_key_sha256 : NULL;
 }
 
-const char *nts_client_ke_address(const NTSClient *c) {
-        return c->ke_address ?: c->server;
-}
+void nts_client_get_report(const NTSClient *c, NTSClientReport *ret) {
+        assert(c);
+        assert(ret);
 
-const char *nts_client_aead_name(const NTSClient *c) {
-        return c->jar.key_size > 0 ? NTS_aead_name(c->jar.aead) : NULL;
-}
-
-size_t nts_client_cookies(const NTSClient *c) {
-        return c->jar.n_cookies;
+        *ret = (NTSClientReport) {
+                .server = c->server,
+                .ke_address = c->ke_address ?: c->server,
+                .aead = c->jar.key_size > 0 ? NTS_aead_name(c->jar.aead) : NULL,
+                .cookies = c->jar.n_cookies,
+                .last_ke_realtime = nts_client_last_ke_realtime(c),
+                .ke_failures = c->ke_failures,
+                .bootstrap = nts_client_bootstrap(c),
+                .last_error = c->last_error,
+                .last_error_realtime = c->last_error_realtime,
+        };
 }
 
 usec_t nts_client_last_ke_realtime(const NTSClient *c) {
@@ -839,16 +844,8 @@ usec_t nts_client_last_ke_realtime(const NTSClient *c) {
         return c->last_ke_realtime ?: c->jar.key_size > 0 ? c->jar.ke_realtime : 0;
 }
 
-unsigned nts_client_ke_failures(const NTSClient *c) {
-        return c->ke_failures;
-}
-
 const char *nts_client_last_error(const NTSClient *c) {
         return c->last_error;
-}
-
-usec_t nts_client_last_error_realtime(const NTSClient *c) {
-        return c->last_error_realtime;
 }
 
 bool nts_client_last_error_logged(const NTSClient *c) {

@@ -200,24 +200,35 @@ int nts_client_pool_claim_address(NTSClient *c, const SocketAddress *a);
  * start runs a key exchange for another member. False outside a pool. */
 bool nts_client_pool_member_failed(NTSClient *c, bool refused);
 
-/* What D-Bus and the logs show. */
+/* What D-Bus (NTSKeyExchangeServer..., the Sources table) shows of a client, filled in one call
+ * (chrony's NNC_GetReport()). The strings belong to the client: valid until it runs again
+ * (the next nts_client_*() call, or the loop). */
+typedef struct NTSClientReport {
+        const char *server;             /* as configured */
+        const char *ke_address;         /* "host:port" of the last exchange */
+        const char *aead;               /* NULL without keys */
+        size_t cookies;
+        usec_t last_ke_realtime;        /* nts_client_last_ke_realtime() */
+        unsigned ke_failures;           /* failed key exchanges (and refused bootstrap keys) in a row */
+        NTSClientBootstrap bootstrap;
+        const char *last_error;         /* "" when there is none */
+        usec_t last_error_realtime;     /* CLOCK_REALTIME; 0: none */
+} NTSClientReport;
+
+void nts_client_get_report(const NTSClient *c, NTSClientReport *ret);
+
+/* What the policy, the source and the NTS glue ask of a client one at a time. */
 const char *nts_client_server(const NTSClient *c);      /* as configured */
-const char *nts_client_ke_address(const NTSClient *c);  /* "host:port" of the last exchange */
 /* Which server the last key exchange reached, for one server, one vote: its address, and the
  * SHA-256 of its certificate's SubjectPublicKeyInfo (32 bytes). Keys resumed from the state
  * file bring both from the run that got them. NULL when unknown: no key exchange yet, or a
  * state file that did not record it. */
 const SocketAddress *nts_client_ke_peer(const NTSClient *c);
 const uint8_t *nts_client_ke_key_sha256(const NTSClient *c);
-const char *nts_client_aead_name(const NTSClient *c);   /* NULL without keys */
-size_t nts_client_cookies(const NTSClient *c);
 /* When the key exchange of the keys in use, or of the last keys, succeeded (keys resumed from the
  * state file: in an earlier run); 0: none known. */
 usec_t nts_client_last_ke_realtime(const NTSClient *c);
-unsigned nts_client_ke_failures(const NTSClient *c);    /* failed key exchanges (and refused
-                                                         * bootstrap keys) in a row */
 const char *nts_client_last_error(const NTSClient *c);  /* "" when there is none */
-usec_t nts_client_last_error_realtime(const NTSClient *c); /* CLOCK_REALTIME; 0: none */
 /* The last error was logged at warning level as it came (a failed key exchange, with its
  * reason): who reports it again need not repeat the reason. */
 bool nts_client_last_error_logged(const NTSClient *c);

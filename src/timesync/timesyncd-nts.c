@@ -64,19 +64,19 @@ void nts_missing(const TimesyncConfig *c, bool reported, NTSDecision *d) {
         /* Said once each time the daemon gets here, not at every selection. */
         if (reported)
                 return;
-        if (c->nts_unknown_key) {
+        if (c->nts_fail_closed) {
                 char status[sizeof d->status];
 
-                snprintf(status, sizeof status, "Unknown key %s: no NTS server", c->nts_unknown_key);
+                snprintf(status, sizeof status, "%s: no NTS server", c->nts_fail_closed);
                 log_struct(LOG_ERR, TIMESYNC_MESSAGE_NO_NTS_SERVER,
                            ((const char *const[]) { "NTS_STATUS", status, NULL }),
-                           "Unknown key %s in the configuration: the clock is not synchronized. Plain NTP "
-                           "servers are not used, as with NTSRequired=yes; correct the key.", c->nts_unknown_key);
+                           "%s in the configuration: the clock is not synchronized. Plain NTP servers are not "
+                           "used, as with NTSRequired=yes; correct the configuration.", c->nts_fail_closed);
                 nts_decision_status(d, status);
                 d->notify = true;
                 /* NTSStatus and more, so that STATUS= does not repeat NTSStatus after it. */
-                snprintf(d->notify_text, sizeof d->notify_text, "Unknown key %s: no NTS server, not synchronizing.",
-                         c->nts_unknown_key);
+                snprintf(d->notify_text, sizeof d->notify_text, "%s: no NTS server, not synchronizing.",
+                         c->nts_fail_closed);
                 return;
         }
         nts_decision_status(d, "NTSRequired=yes but no NTS server is configured");

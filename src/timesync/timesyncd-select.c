@@ -84,37 +84,88 @@ static bool interval_contains(const NTPSelectCandidate *c, int64_t l, int64_t u)
         return ntp_select_candidate_low(c) <= l && ntp_select_candidate_high(c) >= u;
 }
 
-/* Mean of the truechimers' offsets weighted by 1 / root distance, clamped into [l, u]. Sums
- * are taken relative to the middle of [l, u] in double precision: offsets near the int64
- * limits do not overflow, and rounding is undone by the clamp. */
-static int64_t combine(const NTPSelectCandidate *c, size_t n, const NTPSelectResult *r) {
-        double mid = (double) r->low_nsec / 2 + (double) r->high_nsec / 2, sum_w = 0, sum_wx = 0, x;
+/* The root distance that no truechimer counts as tighter than: the lower median of theirs.
+ * Those tighter still are fewer than half of the truechimers (a minority: an authentic liar
+ * answering at once is one), so their weight cannot outweigh the rest, whose intervals an
+ * attacker may have widened by delaying their replies. */
+static int64_t weight_floor(const NTPSelectCandidate *c, size_t n, const NTPSelectResult *r) {
+        int64_t rd[NTP_SELECT_MAX];
+        size_t k = 0;
 
+        /* Insertion sort: at most NTP_SELECT_MAX entries. */
+        for (size_t i = 0; i < n; i++) {
+                size_t j;
+
+                if (r->verdicts[i] != NTP_SELECT_TRUECHIMER)
+                        continue;
+                for (j = k++; j > 0 && rd[j - 1] > c[i].root_distance_nsec; j--)
+                        rd[j] = rd[j - 1];
+                rd[j] = c[i].root_distance_nsec;
+        }
+        assert(k > 0);
+        return rd[(k - 1) / 2];
+}
+
+/* Where the combined offset is kept: in every truechimer's interval, each widened to the floor
+ * (weight_floor()). That contains [l, u]; it is [l, u] itself unless a minority's tight interval
+ * narrowed it, which then does not pull the clock to its end. */
+static void keep_region(const NTPSelectCandidate *c, size_t n, int64_t floor, NTPSelectResult *r) {
+        r->keep_low_nsec = INT64_MIN;
+        r->keep_high_nsec = INT64_MAX;
+        for (size_t i = 0; i < n; i++) {
+                NTPSelectCandidate w = c[i];
+
+                if (r->verdicts[i] != NTP_SELECT_TRUECHIMER)
+                        continue;
+                w.root_distance_nsec = MAX(w.root_distance_nsec, floor);
+                r->keep_low_nsec = MAX(r->keep_low_nsec, ntp_select_candidate_low(&w));
+                r->keep_high_nsec = MIN(r->keep_high_nsec, ntp_select_candidate_high(&w));
+        }
+        assert(r->keep_low_nsec <= r->low_nsec && r->keep_high_nsec >= r->high_nsec);
+}
+
+/* Mean of the truechimers' offsets weighted by 1 / root distance, none tighter than the floor,
+ * clamped into the region kept. Sums are taken relative to the middle of [l, u] in double
+ * precision: offsets near the int64 limits do not overflow, and rounding is undone by the
+ * clamp. */
+static int64_t combine(const NTPSelectCandidate *c, size_t n, NTPSelectResult *r) {
+        double mid = (double) r->low_nsec / 2 + (double) r->high_nsec / 2, sum_w = 0, sum_wx = 0, x;
+        int64_t floor = weight_floor(c, n, r);
+
+        r->floor_nsec = floor;
+        keep_region(c, n, floor, r);
         for (size_t i = 0; i < n; i++) {
                 if (r->verdicts[i] != NTP_SELECT_TRUECHIMER)
                         continue;
 
                 /* A zero-width interval is exact: weigh it as 1 ns, the finest we can tell. */
-                double w = 1.0 / (double) MAX(c[i].root_distance_nsec, INT64_C(1));
+                double w = 1.0 / (double) MAX(MAX(c[i].root_distance_nsec, floor), INT64_C(1));
                 sum_w += w;
                 sum_wx += w * ((double) c[i].offset_nsec - mid);
         }
         assert(sum_w > 0);
 
         x = mid + sum_wx / sum_w;
-        if (!(x > (double) r->low_nsec))
-                return r->low_nsec;
-        if (!(x < (double) r->high_nsec))
-                return r->high_nsec;
-        return CLAMP((int64_t) x, r->low_nsec, r->high_nsec);
+        if (!(x > (double) r->keep_low_nsec))
+                return r->keep_low_nsec;
+        if (!(x < (double) r->keep_high_nsec))
+                return r->keep_high_nsec;
+        return CLAMP((int64_t) x, r->keep_low_nsec, r->keep_high_nsec);
 }
 
+/* A truechimer's root distance as the combination counts it: no tighter than the floor. */
+static int64_t counted_distance(const NTPSelectCandidate *c, const NTPSelectResult *r) {
+        return MAX(c->root_distance_nsec, r->floor_nsec);
+}
+
+/* By the root distances as counted, so that a minority's tight interval is not named as the
+ * source the clock follows, nor lends its bound to the adjustment's maximum error. */
 static size_t pick_selected(const NTPSelectCandidate *c, size_t n, const NTPSelectResult *r, size_t previous) {
         size_t best = SIZE_MAX;
 
         for (size_t i = 0; i < n; i++)
                 if (r->verdicts[i] == NTP_SELECT_TRUECHIMER &&
-                    (best == SIZE_MAX || c[i].root_distance_nsec < c[best].root_distance_nsec))
+                    (best == SIZE_MAX || counted_distance(&c[i], r) < counted_distance(&c[best], r)))
                         best = i;
         assert(best != SIZE_MAX);
 
@@ -122,8 +173,8 @@ static size_t pick_selected(const NTPSelectCandidate *c, size_t n, const NTPSele
          * and more than NTP_SELECT_RESELECT_NSEC above it (written as a difference: best is the
          * smallest, so nothing can overflow). */
         if (previous < n && r->verdicts[previous] == NTP_SELECT_TRUECHIMER &&
-            c[previous].root_distance_nsec - c[best].root_distance_nsec <=
-            MAX(c[best].root_distance_nsec, NTP_SELECT_RESELECT_NSEC))
+            counted_distance(&c[previous], r) - counted_distance(&c[best], r) <=
+            MAX(counted_distance(&c[best], r), NTP_SELECT_RESELECT_NSEC))
                 return previous;
         return best;
 }

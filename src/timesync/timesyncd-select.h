@@ -41,13 +41,24 @@
  * NTS= entry behaves as without selection), two must both agree, three need two.
  *
  * Combining: the offset is the mean of the truechimers' offsets weighted by 1 / root distance
- * (RFC 5905 section 11.2.3 and chrony weight the same way: a tighter bound counts more),
- * then clamped into [l, u]. Every truechimer's interval contains [l, u], so the result is
- * inside each of their intervals: no agreeing source is contradicted, and an offset that lies
- * outside [l, u] (a wide interval far off centre) cannot pull the clock outside it.
+ * (RFC 5905 section 11.2.3 and chrony weight the same way: a tighter bound counts more), but
+ * no truechimer counts as tighter than the lower median of their root distances, and the mean
+ * is clamped into the intersection of their intervals each widened to that median (the region
+ * kept, [keep_low, keep_high], which contains [l, u]). Why not the tightest bound and [l, u]:
+ * an attacker who holds the honest servers' replies D seconds widens their intervals to
+ * [-D, 0], and one authentic liar answering at once with a tight interval anywhere inside
+ * them is a truechimer whose interval is [l, u]: by weight and by the clamp, it alone would
+ * set the clock (D = 1.5 s stepped it by -1.45 s). With the floor it is one vote among the
+ * truechimers, and those tighter than the median are always a minority. In normal operation
+ * the median is about the others' root distances: an honest tight interval counts a little
+ * less, and the result stays inside every interval at least as wide as the median (the
+ * majority's), and within the median of every other. An offset that lies outside the region
+ * (a wide interval far off centre) cannot pull the clock outside it.
  *
  * The selected source (stock timesyncd's ServerName, ServerAddress, NTPMessage) is the
- * truechimer with the smallest root distance, the lowest index on ties; the previously
+ * truechimer with the smallest root distance as the combination counts it (no tighter than the
+ * median: the liar above is not named, nor lends its bound to the adjustment's maximum error),
+ * the lowest index on ties; the previously
  * selected one stays while it is a truechimer and its root distance is at most twice the
  * smallest, or at most NTP_SELECT_RESELECT_NSEC above it, so that the name does not flip
  * between two equally good servers each poll (on a local network root distances are tens of
@@ -119,7 +130,10 @@ typedef struct NTPSelectResult {
         size_t n_agree;                 /* truechimers; without a majority clique, the most
                                          * candidates whose intervals share a point */
         int64_t low_nsec, high_nsec;    /* the intersection [l, u]; AGREED and TOO_FEW only */
-        int64_t offset_nsec;            /* combined offset, in [l, u]; AGREED only */
+        int64_t offset_nsec;            /* combined offset, in [keep_low, keep_high]; AGREED only */
+        int64_t keep_low_nsec, keep_high_nsec;  /* where the combined offset is kept; AGREED only */
+        int64_t floor_nsec;             /* no truechimer counts as tighter: the lower median of
+                                         * their root distances; AGREED only */
         size_t selected;                /* index of the selected source; AGREED only, else SIZE_MAX */
         int64_t spread_nsec;            /* largest minus smallest offset of the usable
                                          * candidates ("disagree by ..."); saturating */

@@ -24,9 +24,13 @@
 #define SEVERAL_LOG_INTERVAL_USEC (5 * USEC_PER_MINUTE)
 #define SEVERAL_LOG_INTERVAL_MAX_USEC USEC_PER_HOUR
 
-/* A source that failed this often since its last answer stays silent: a spare listed beyond
- * NTSMaxSources= is tried on probation in its place. */
+/* A failing source is silent, and a spare listed beyond NTSMaxSources= is tried on probation in
+ * its place, once it failed this often since its last answer, or once this many of its poll
+ * intervals passed since then, whichever comes first: its backoff stretches the time between
+ * failures (a retry after ConnectionRetrySec=, key exchanges backing off), never the bound in
+ * polls. */
 #define SEVERAL_SILENT_FAILURES 3U
+#define SEVERAL_SILENT_POLLS 3U
 
 /* The NTS list in use: the runtime one while it names servers (runtime servers come first, as
  * in stock), else NTS=. */
@@ -159,6 +163,34 @@ static const char *several_falsetickers(const Several *sv, char *buf, size_t siz
                 l += (size_t) MAX(snprintf(buf + l, size - l, "%s%s (%+.6f s)", k++ > 0 ? ", " : "",
                                            source_name(e->source),
                                            (double) e->candidate.ntp.offset_nsec / NTP_NSEC_PER_SEC), 0);
+        }
+        return buf;
+}
+
+/* The sources in use whose delay is not trusted, for NTSStatus: "delay jumped: NAME (was
+ * 0.021 s), NAME (above 3 s)"; "" when none. Not the delay itself, which changes with every
+ * reply: NTSStatus changes when a source's judgement does. */
+static const char *several_delayed(Several *sv, char *buf, size_t size) {
+        size_t l = 0;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < sv->set.n_entries && l < size; i++) {
+                const SourceSetEntry *e = &sv->set.entries[i];
+                const SourceSample *p = source_sample(e->source);
+                char why[48];
+                int k;
+
+                if (!e->delayed || e->replaces || e->duplicate_of || !p)
+                        continue;
+                if (p->delay == NTP_FILTER_DELAY_JUMPED)
+                        (void) snprintf(why, sizeof why, "was %.3f s", (double) p->delay_min_nsec / NTP_NSEC_PER_SEC);
+                else
+                        (void) snprintf(why, sizeof why, "above %.0f s",
+                                        (double) NTP_FILTER_DELAY_MAX_NSEC / NTP_NSEC_PER_SEC);
+                k = snprintf(buf + l, size - l, "%s%s (%s)", l > 0 ? ", " : "delay jumped: ", source_name(e->source), why);
+                if (k < 0)
+                        break;
+                l += (size_t) k;
         }
         return buf;
 }
@@ -351,7 +383,7 @@ static bool several_all_silent(const Several *sv) {
 static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecision *out) {
         char text[sizeof sv->status], status[sizeof sv->notified], pool[256], since[256],
              failing[sizeof sv->notified], nts[sizeof sv->notified], conflict[256], key[sizeof sv->status],
-             falsetickers[256];
+             delayed[256], both[sizeof sv->notified], falsetickers[256];
         SourceSetDecision key_decision;
         bool disagree = source_set_disagree(d), changed;
         bool none_answers = d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0;
@@ -393,6 +425,11 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
                 .falsetickers = several_falsetickers(sv, falsetickers, sizeof falsetickers),
                 .conflict = several_conflict(sv, conflict, sizeof conflict),
         };
+        /* Delays held back say where to look when the clock is left alone. */
+        if (!isempty(several_delayed(sv, delayed, sizeof delayed))) {
+                (void) snprintf(both, sizeof both, "%s%s%s", failing, isempty(failing) ? "" : "; ", delayed);
+                in.failing = both;
+        }
         nts_status = several_nts_status(&in, nts, sizeof nts);
         changed = several_set_nts_status(sv, nts_status, out);
 
@@ -575,11 +612,18 @@ static void several_promote(Several *sv, Source *spare, SeveralDecision *out) {
         source_stop(silent);
 }
 
+static void several_try_spare(Several *sv, Source *s);
+
 static void several_judge(Several *sv, SeveralDecision *out) {
         NTPSelectVerdict before[NTP_SELECT_MAX];
         struct timespec ts = {};
         SourceSetDecision d;
         int r;
+
+        /* A source may become silent between its own failures (several_silent()): each judgement
+         * looks, so that the others' answers bound the wait, whatever its backoff. */
+        for (size_t i = 0, n = sv->one ? 0 : sv->set.n_entries; i < n; i++)
+                several_try_spare(sv, sv->set.entries[i].source);
 
         (void) clock_backend_now(sv->ctx.clock, &ts);
         SourceSetPolicy p = {
@@ -1000,12 +1044,28 @@ static ServerName *several_spare(Several *sv) {
  * simply dropped: that would give the others more say. A spare is started on probation for it,
  * and takes its place only once it agrees with what a majority reached without it
  * (several_judge()). */
+static bool several_silent(const SourceSetEntry *e) {
+        usec_t t = now(CLOCK_BOOTTIME);
+
+        if (e->replaces || e->standing != SOURCE_SET_FAILING)
+                return false;
+        /* A source that never answered has been silent since its start. */
+        return e->silent >= SEVERAL_SILENT_FAILURES || e->answered == 0 ||
+               t - MIN(t, e->answered) >= SEVERAL_SILENT_POLLS * source_poll_interval(e->source);
+}
+
 static void several_try_spare(Several *sv, Source *s) {
         SourceSetEntry *e = source_set_find(&sv->set, s);
+        char since[64];
         ServerName *n;
+        usec_t t;
         int r;
 
-        if (!e || e->replaces || e->silent < SEVERAL_SILENT_FAILURES || source_set_spare_for(&sv->set, s))
+        if (!e || !several_silent(e) || source_set_spare_for(&sv->set, s) || source_state(s) == SOURCE_FAILED)
+                return;
+        /* A pool's source is replaced by its pool (pool_source_event()). */
+        n = server_lists_find_source(sv->ctx.servers, s);
+        if (n && n->pool)
                 return;
         n = several_spare(sv);
         if (!n)
@@ -1018,8 +1078,12 @@ static void several_try_spare(Several *sv, Source *s) {
                 return;
         }
         several_verdict_logged_forget(sv, n->source);
-        log_notice("NTS source %s does not answer (%u failures in a row): trying %s in its place; it takes the "
-                   "place once it agrees with the others.", source_name(s), e->silent, n->string);
+        t = now(CLOCK_BOOTTIME);
+        (void) snprintf(since, sizeof since, e->answered > 0 ? "last answer %s ago" : "no answer since its start",
+                        FORMAT_TIMESPAN(t - MIN(t, e->answered), USEC_PER_SEC));
+        log_notice("NTS source %s does not answer (%u %s in a row, %s): trying %s in its place; it takes the "
+                   "place once it agrees with the others.", source_name(s), e->silent,
+                   e->silent == 1 ? "failure" : "failures", since, n->string);
         if (source_keep_trying(n->source) < 0)
                 source_set_failed(&sv->set, n->source);
 }
@@ -1074,6 +1138,26 @@ static bool several_failed(Several *sv, Source *s, SeveralDecision *out) {
         return false;
 }
 
+/* Once per change: a source whose delay is not trusted is not used as time (an attacker may
+ * hold its replies back to widen its interval around a liar's), and says why. */
+static void several_log_delay(Source *s) {
+        const SourceSample *p = source_sample(s);
+        const char *what = source_nts(s) ? "NTS source" : "Time server";
+
+        if (p->delay == NTP_FILTER_DELAY_USUAL)
+                log_notice("%s %s: its delay (%.3f s) is trusted again; its samples are used.", what, source_name(s),
+                           (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC);
+        else if (p->delay == NTP_FILTER_DELAY_JUMPED)
+                log_warning("%s %s: its delay jumped to %.3f s (least of its recent ones %.3f s); its samples are not "
+                            "used until it is back, or has lasted %u replies.", what, source_name(s),
+                            (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
+                            (double) p->delay_min_nsec / NTP_NSEC_PER_SEC, NTP_FILTER_SIZE);
+        else
+                log_warning("%s %s: its delay of %.3f s is above %.0f s; its samples are not used while it stays so.",
+                            what, source_name(s), (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
+                            (double) NTP_FILTER_DELAY_MAX_NSEC / NTP_NSEC_PER_SEC);
+}
+
 static void several_sample(Several *sv, Source *s, SeveralDecision *out) {
         const SourceSample *p = source_sample(s);
         char addr[SOCKET_ADDRESS_STRING_MAX];
@@ -1083,8 +1167,10 @@ static void several_sample(Several *sv, Source *s, SeveralDecision *out) {
                 .boottime = p->boottime,
                 .max_age = 2 * source_poll_interval(s) + SEVERAL_AGE_SLACK_USEC,
                 .spike = p->spike,
+                .delayed = p->delay != NTP_FILTER_DELAY_USUAL,
                 .bootstrap = p->bootstrap,
         };
+        bool delayed = source_set_find(&sv->set, s)->delayed;
 
         /* The first reply from a new address: stock's words, and whether it is authenticated
          * (whenever the clock follows plain NTP, the log and STATUS= say so). */
@@ -1100,6 +1186,8 @@ static void several_sample(Several *sv, Source *s, SeveralDecision *out) {
         if (p->authenticated)
                 out->nts_answered = s;
         source_set_sample(&sv->set, s, &x);
+        if (x.delayed != delayed)
+                several_log_delay(s);
         several_drop_spare(sv, s);
         if (s == sv->selected)
                 out->record = true;

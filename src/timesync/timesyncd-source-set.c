@@ -116,9 +116,14 @@ void source_set_sample(SourceSet *set, const void *source, const SourceSetSample
         e->standing = SOURCE_SET_ANSWERING;
         e->vacant = false;
         e->silent = 0;
+        e->answered = sample->boottime;
+        e->delayed = sample->delayed;
         /* A spike keeps the candidate before it (stock does not steer by one either); the first
-         * samples after a start cannot be spikes (the filter needs three). */
-        if (sample->spike && e->has_candidate)
+         * samples after a start cannot be spikes (the filter needs three). A sample whose delay
+         * is not trusted is never one: an honest interval widened by a delay agrees with a
+         * liar's tight one anywhere inside it. The candidate before it stays, ageing: the
+         * clock follows no one while it is stale, rather than the liar. */
+        if (sample->delayed || (sample->spike && e->has_candidate))
                 return;
 
         e->candidate = *sample;
@@ -266,9 +271,10 @@ static const char *bootstrap_refusal(const SourceSet *set, const SourceSetPolicy
 }
 
 /* The clock moves only with a majority of the sources in use that agree now: the selection
- * again over the current candidates alone, its offset kept inside the intersection of every
- * agreeing candidate (stale ones bound where the clock may go, too). Returns false when the
- * current candidates alone do not reach the quorum. */
+ * again over the current candidates alone, its offset kept inside the region that every
+ * agreeing candidate keeps it in (stale ones bound where the clock may go, too; ntp_select():
+ * the intersection, where a minority's tight intervals do not narrow it). Returns false when
+ * the current candidates alone do not reach the quorum. */
 static bool select_current(SourceSet *set, const NTPSelectCandidate *all, const SourceSetPolicy *p,
                            SourceSetDecision *d) {
         NTPSelectCandidate c[NTP_SELECT_MAX];
@@ -291,20 +297,22 @@ static bool select_current(SourceSet *set, const NTPSelectCandidate *all, const 
         assert_se(ntp_select(c, set->n_entries, d->select.n_needed, previous, &now) >= 0);
         if (now.outcome != NTP_SELECT_AGREED)
                 return false;
-        d->select.offset_nsec = CLAMP(now.offset_nsec, d->select.low_nsec, d->select.high_nsec);
+        d->select.offset_nsec = CLAMP(now.offset_nsec, d->select.keep_low_nsec, d->select.keep_high_nsec);
         d->select.selected = now.selected;
         return true;
 }
 
 /* A spare on probation qualifies when its current candidate contains the intersection that a
  * majority of the sources in use reached without it: it agrees with them, so that replacing
- * the silent source cannot give a liar a vote. The first such spare. */
+ * the silent source cannot give a liar a vote. A spare tighter than the truechimers counts as
+ * wide as their median, as in the combination (ntp_select()): else a spare on a better path
+ * than theirs could never take a place, however well it agrees. The first such spare. */
 static void *spare_qualified(SourceSet *set, const SourceSetDecision *d) {
         for (size_t i = 0; i < set->n_entries; i++) {
                 SourceSetEntry *e = &set->entries[i];
                 NTPSelectCandidate c = {
                         .offset_nsec = e->candidate.ntp.offset_nsec,
-                        .root_distance_nsec = e->root_distance_nsec,
+                        .root_distance_nsec = MAX(e->root_distance_nsec, d->select.floor_nsec),
                 };
 
                 /* A duplicate (one server, one vote) never takes a place. */

@@ -58,6 +58,8 @@ typedef struct SourceSetSample {
         usec_t boottime;                /* CLOCK_BOOTTIME at t1: the sample's age is measured from it */
         usec_t max_age;                 /* after this long without a newer one it no longer counts */
         bool spike;                     /* the source's filter says so: not a candidate */
+        bool delayed;                   /* its delay is not trusted (held back on the way, or too
+                                         * long): never a candidate */
         NTSClientBootstrap bootstrap;   /* the keys it was verified with came from a bootstrap */
 } SourceSetSample;
 
@@ -71,6 +73,9 @@ typedef struct SourceSetEntry {
         void *replaces;                 /* a spare on probation for this silent source: not in the
                                          * selection, not counted; NULL for the others */
         unsigned silent;                /* failures since its last answer */
+        usec_t answered;                /* CLOCK_BOOTTIME of its last answer (its request's);
+                                         * 0: none since it was added */
+        bool delayed;                   /* its last sample's delay was not trusted */
         bool has_candidate;
         SourceSetSample candidate;
         int64_t slewed_at;              /* SourceSet.slewed_nsec when it was taken */

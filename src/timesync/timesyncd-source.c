@@ -719,8 +719,10 @@ static int64_t source_destination_time(Source *s, const struct timespec *kernel_
 /* The sample of a usable reply; false when bootstrap keys refuse its time (the source failed). */
 static bool source_make_sample(Source *s, const NTPHeader *h, const struct timespec *kernel_ts) {
         SourceSample *p = &s->sample;
-        int64_t t4 = source_destination_time(s, kernel_ts);
+        int64_t t4 = source_destination_time(s, kernel_ts), delay_min;
+        NTPFilterDelay delay;
         NTPSample ntp;
+        bool spike;
 
         ntp = ntp_sample_compute(s->request_realtime_nsec, ntp_ts_to_nsec(h->receive), ntp_ts_to_nsec(h->transmit), t4);
         if (ntp.delay_nsec < 0)
@@ -734,6 +736,8 @@ static bool source_make_sample(Source *s, const NTPHeader *h, const struct times
                 return false;
         }
 
+        delay_min = ntp_filter_delay_min(&s->filter);
+        spike = ntp_filter_add(&s->filter, ntp.offset_nsec, ntp.delay_nsec, &delay);
         *p = (SourceSample) {
                 .header = *h,
                 .origin_nsec = s->request_realtime_nsec,
@@ -742,7 +746,9 @@ static bool source_make_sample(Source *s, const NTPHeader *h, const struct times
                 .destination_nsec = t4,
                 .ntp = ntp,
                 .root_distance_nsec = ntp_root_distance_nsec(h),
-                .spike = ntp_filter_add(&s->filter, ntp.offset_nsec),
+                .spike = spike,
+                .delay = delay,
+                .delay_min_nsec = delay_min,
                 .packet_count = s->filter.packet_count,
                 .jitter_nsec = s->filter.jitter_nsec,
                 .authenticated = s->nts,
@@ -767,9 +773,11 @@ static void source_next_poll_level(Source *s) {
         if (s->poll_resync) {
                 s->poll_level = s->poll_level_min;
                 s->poll_resync = false;
-        } else
+        } else if (p->delay == NTP_FILTER_DELAY_USUAL)
                 s->poll_level = ntp_filter_poll_next(s->poll_level, offset, p->spike, p->jitter_nsec,
                                                      s->poll_level_min, s->poll_level_max);
+        /* A sample whose delay is not trusted says nothing of the clock: the level stays, and a
+         * delay that lasts is learnt no faster than the interval the source had. */
         source_update_poll_interval(s);
 }
 
@@ -780,10 +788,13 @@ static void source_use_reply(Source *s, const NTPHeader *h, const struct timespe
                 return;
 
         source_next_poll_level(s);
-        log_debug("NTP reply from %s: stratum %u, offset %+.6f s, delay %.6f s, jitter %.6f s%s, next poll in %s.",
+        log_debug("NTP reply from %s: stratum %u, offset %+.6f s, delay %.6f s%s, jitter %.6f s%s, next poll in %s.",
                   source_address_string(s, buf), h->stratum,
                   (double) s->sample.ntp.offset_nsec / NTP_NSEC_PER_SEC,
-                  (double) s->sample.ntp.delay_nsec / NTP_NSEC_PER_SEC, s->sample.jitter_nsec / NTP_NSEC_PER_SEC,
+                  (double) s->sample.ntp.delay_nsec / NTP_NSEC_PER_SEC,
+                  s->sample.delay == NTP_FILTER_DELAY_JUMPED ? " (jumped)" :
+                  s->sample.delay == NTP_FILTER_DELAY_TOO_LONG ? " (too long)" : "",
+                  s->sample.jitter_nsec / NTP_NSEC_PER_SEC,
                   s->sample.spike ? " (spike)" : "", FORMAT_TIMESPAN(s->poll_interval_usec, USEC_PER_MSEC));
         source_emit(s, SOURCE_EVENT_SAMPLE);
         /* Unless the handler changed course (a stop, the end of a bootstrap). */
@@ -1026,7 +1037,7 @@ void source_set_unused(Source *s, bool unused) {
 void source_clock_stepped(Source *s, bool poll_now) {
         assert(s);
 
-        ntp_filter_reset(&s->filter);
+        ntp_filter_clock_stepped(&s->filter);
         /* A request out now was sent against the clock before the step. */
         if (s->pending)
                 s->request_stale = true;

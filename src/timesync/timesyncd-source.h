@@ -77,6 +77,9 @@ typedef struct SourceSample {
         NTPSample ntp;                  /* offset and delay */
         int64_t root_distance_nsec;     /* the server's, from its header: RootDistanceMaxSec= */
         bool spike;                     /* the filter's judgement: not to be steered by */
+        NTPFilterDelay delay;           /* the filter's judgement of its delay: not USUAL, not to
+                                         * be used as time (held back on the way, or too long) */
+        int64_t delay_min_nsec;         /* the least delay of the samples before it; -1: none */
         uint64_t packet_count;          /* replies since the source started */
         double jitter_nsec;
         bool authenticated;             /* verified with NTS */

@@ -44,8 +44,9 @@ static void help(void) {
                "                        without any capability\n"
                "     --config=FILE      Read only FILE instead of timesyncd.conf and drop-ins\n"
                "     --validate         Read the configuration, print what is in effect and\n"
-               "                        every warning, and exit: non-zero on errors. Touches\n"
-               "                        nothing (no bus, no state, no network)\n"
+               "                        every notice and warning, and exit: non-zero on errors\n"
+               "                        (settings that give no time, or not the time meant).\n"
+               "                        Touches nothing (no bus, no state, no network)\n"
                "     --state-dir=DIR    Keep the clock file in DIR (default %s)\n"
                "     --nts-state-dir=DIR\n"
                "                        Keep the NTS cookie jars in DIR (default %s, or\n"
@@ -231,18 +232,21 @@ static void print_list(const char *key, char **l) {
 }
 
 /* --validate: the configuration the daemon would read, as it would take it, and nothing else.
- * Warnings and errors go to stderr as the daemon logs them; the settings in effect to stdout,
- * one per line, in the file's syntax. Errors: a file that could not be read to its end, an
- * unknown key that looks like an NTS setting, NTS= without a valid server, a refused
- * NTSTrustedCertificates=: each leaves the daemon without time, or without the time meant. */
+ * Notices, warnings and errors go to stderr as the daemon logs them, one line per problem; the
+ * settings in effect to stdout, one per line, in the file's syntax. Errors: a file that could
+ * not be read to its end, anything that fails closed (an unknown key that looks like an NTS
+ * setting, a refused value of an NTS setting, an NTS key outside [Time]), NTS= without a valid
+ * server, NTSRequired=yes without an NTS server, what timesync_config_check() finds: each
+ * leaves the daemon without time, or without the time meant. */
 static int run_validate(void) {
         _cleanup_(timesync_config_done) TimesyncConfig c = {};
+        _cleanup_free_ char *forced = NULL;
         unsigned errors, warnings;
         const char *source;
         int r;
 
-        if (log_get_max_level() < LOG_WARNING)
-                log_set_max_level(LOG_WARNING);
+        if (log_get_max_level() < LOG_NOTICE)
+                log_set_max_level(LOG_NOTICE);
         log_set_target(LOG_TARGET_CONSOLE);
 
         r = timesync_config_read(&c, arg_config_file, 0);
@@ -271,14 +275,23 @@ static int run_validate(void) {
                 log_error("NTS= names no valid server: the clock would not be synchronized.");
         if (c.nts_trusted_certificates_invalid)
                 log_error("NTSTrustedCertificates= was refused: every key exchange would fail.");
+        /* The daemon says it as it starts (nts_missing()); where the files forced it, the line
+         * that did is the error. */
+        if (c.nts_required && !c.nts_set && !c.nts_fail_closed)
+                log_error("NTSRequired=yes and no NTS= server: the clock would not be synchronized (FallbackNTS= "
+                          "is not used with NTSRequired=yes), unless NTS servers are set at runtime.");
 
         /* Runtime and per-link servers come on top of this at run time. */
         if (c.nts_servers)
                 source = "NTS= (NTS only)";
-        else if (c.nts_required)
-                source = "nothing: NTSRequired=yes and no NTS= server (runtime NTS servers only)";
         else if (c.nts_set)
                 source = "nothing: NTS= names no valid server (runtime NTS servers only)";
+        else if (c.nts_fail_closed) {
+                forced = strjoin("nothing: NTS only (", c.nts_fail_closed,
+                                 ") and no NTS= server (runtime NTS servers only)");
+                source = forced ?: "nothing: NTS only";
+        } else if (c.nts_required)
+                source = "nothing: NTSRequired=yes and no NTS= server (runtime NTS servers only)";
         else if (c.ntp_servers)
                 source = "NTP= (plain NTP, unauthenticated)";
         else if (timesync_config_uses_fallback_nts(&c))
@@ -375,14 +388,14 @@ int main(int argc, char *argv[]) {
 
         manager_notify_ready(m);
 
-        r = sd_event_loop(m->event);
+        r = sd_event_loop(manager_event(m));
         if (r < 0) {
                 log_error_errno(r, "Event loop failed: %m");
                 return EXIT_FAILURE;
         }
 
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Shutting down...");
-        if (m->synchronized)
+        if (manager_synchronized(m))
                 manager_save_clock(m);
 
         return EXIT_SUCCESS;

@@ -29,10 +29,11 @@
  *
  * The scenario comes from the environment (see parse_server() and docs/ARCHITECTURE.md):
  *   SIM_SERVERS     servers: "port=P,offset=S,freq=PPM,delay=S,jitter=S,oneway=S,expjitter=S,
- *                   asym=S,loss=P,down=A-B,rotate=S,nak=A-B,jump=T:S,ntp_port=P,cookie_key=FILE"
- *                   separated by ';'; times in seconds of simulated time; a packet's one-way
- *                   delay is delay/2 + jitter * U(0,1) + oneway + expjitter * Exp(1), plus asym
- *                   on the way back (packet_delay()); ntp_port= (default: a free one) is where
+ *                   asym=S,loss=P,down=A-B,rotate=S,nak=A-B,jump=T:S,hold=T:S,ntp_port=P,
+ *                   cookie_key=FILE" separated by ';'; times in seconds of simulated time; a
+ *                   packet's one-way delay is delay/2 + jitter * U(0,1) + oneway + expjitter *
+ *                   Exp(1), plus asym on the way back, and hold's S from its second T on
+ *                   (packet_delay()); ntp_port= (default: a free one) is where
  *                   its NTP side listens and what its key exchange names, cookie_key= the file of
  *                   its cookie key (made if missing; default: a new key): a run that restarts
  *                   with a kept state directory meets the server its cookies are from;
@@ -127,6 +128,8 @@ typedef struct SimServer {
         double leap_from, leap_to;      /* leap=A-B: announces a leap second insertion */
         double rotate;                  /* the server's cookie key changes every so many seconds */
         double jump_at, jump;           /* from jump_at on, its time is jump seconds further off */
+        double hold_at, hold;           /* from hold_at on, its replies are held hold seconds more
+                                         * (one way: an attacker on the path delaying them) */
         char *cookie_key;               /* the file of its first cookie key, made if missing */
         double next_rotate;
         bool down;
@@ -519,7 +522,8 @@ static bool server_ntp_fd(int fd, size_t *ret) {
 
 /* The one-way delay of a packet: half the round trip plus a uniform jitter (delay=, jitter=),
  * plus a base delay and an exponential jitter (oneway=, expjitter=: chrony's clknetsim's model),
- * plus asym= on the way back. The exponential draw only when asked for, so that the existing
+ * plus asym= on the way back, and hold= from its second on (an attacker on the path holding the
+ * answers back). The exponential draw only when asked for, so that the existing
  * scenarios see the random stream they always saw. */
 static int64_t packet_delay(const SimServer *s, bool from_server) {
         double d = s->delay / 2 + s->jitter * prng_uniform() + s->oneway;
@@ -528,6 +532,8 @@ static int64_t packet_delay(const SimServer *s, bool from_server) {
                 d += s->expjitter * -log1p(-prng_uniform());
         if (from_server)
                 d += s->asym;
+        if (from_server && s->hold_at >= 0 && elapsed() >= s->hold_at)
+                d += s->hold;
         return (int64_t) (d * 1e9);
 }
 
@@ -791,14 +797,14 @@ static bool parse_window(const char *v, double *from, double *to) {
 }
 
 /* One server: "port=P" and any of offset=, freq=, delay=, jitter=, oneway=, expjitter=, asym=,
- * loss=, down=A-B, nak=A-B, rotate=, jump=T:S, ntp_port=, cookie_key=, claim=; a mistake aborts
- * the run, loudly. */
+ * loss=, down=A-B, nak=A-B, rotate=, jump=T:S, hold=T:S, ntp_port=, cookie_key=, claim=; a
+ * mistake aborts the run, loudly. */
 static void parse_server(char *spec, SimServer *s) {
         char *save = NULL;
 
         *s = (SimServer) { .down_from = -1, .down_to = -1, .nak_from = -1, .nak_to = -1, .leap_from = -1, .leap_to = -1,
                            .last_request = -1 };
-        s->jump_at = -1;
+        s->jump_at = s->hold_at = -1;
         s->claim = -1;
         for (char *kv = strtok_r(spec, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
                 char *v = strchr(kv, '=');
@@ -842,6 +848,8 @@ static void parse_server(char *spec, SimServer *s) {
                                 ok = parse_window(v, &s->nak_from, &s->nak_to);
                         else if (streq(kv, "jump"))
                                 ok = sscanf(v, "%lf:%lf", &s->jump_at, &s->jump) == 2 && s->jump_at >= 0;
+                        else if (streq(kv, "hold"))
+                                ok = sscanf(v, "%lf:%lf", &s->hold_at, &s->hold) == 2 && s->hold_at >= 0 && s->hold >= 0;
                         else
                                 ok = false;
                 }

@@ -58,7 +58,9 @@ sim_init() {
 # a timesyncd.conf of CONF_LINEs after NTSTrustedCertificates=. The scenario is in the
 # environment: SIM_SERVERS (required), and optionally SIM_SEED (default 1), SIM_CLOCK_ERROR (the
 # daemon's clock minus true time at the start, in seconds), SIM_DRIFT (see sim-preload.c),
-# SIM_CLOCK, SIM_WANDER, SIM_KCLOCK_TRACE, SIM_CLOCK_JUMP and SIM_SUSPEND (above), and SIM_STATE_FROM: a state directory (of an earlier run) whose
+# SIM_CLOCK, SIM_WANDER, SIM_KCLOCK_TRACE, SIM_CLOCK_JUMP and SIM_SUSPEND (above), SIM_TEST_POLL
+# (the daemon's --test-poll-interval=: every poll interval that long, for rules counted in
+# polls), and SIM_STATE_FROM: a state directory (of an earlier run) whose
 # files the daemon starts with, as after a restart that kept /var/lib/systemd/timesync. Sets SIM_LOG, SIM_REC and SIM_REAL_SECONDS (the run's real
 # time). Fails if the daemon does not end by itself when the simulated time is over, if it
 # tried to change a clock, or if it had CAP_SYS_TIME.
@@ -93,7 +95,7 @@ sim_run() {
                 SIM_RECORD="$dir/preload-record" SIM_CERT="$CERTDIR/server-chain.pem" SIM_KEY="$CERTDIR/server.key" \
                 DBUS_SYSTEM_BUS_ADDRESS="unix:path=$dir/no-bus" NOTIFY_SOCKET= \
                 SYSTEMD_LOG_LEVEL="${SIM_LOG_LEVEL:-debug}" SYSTEMD_LOG_TARGET=console \
-                "$TIMESYNCD" "${clock_args[@]}" --config="$dir/timesyncd.conf" --state-dir="$dir/state" --runtime-dir="$dir/runtime"
+                "$TIMESYNCD" "${clock_args[@]}" ${SIM_TEST_POLL:+--test-poll-interval="$SIM_TEST_POLL"} --config="$dir/timesyncd.conf" --state-dir="$dir/state" --runtime-dir="$dir/runtime"
         sim_wait "the daemon" "$days" "$dir" "$start"
         sim_clock_lines | sort -s -g -k1,1 - "$dir/preload-record" >"$SIM_REC"
         sim_check_record "the daemon"

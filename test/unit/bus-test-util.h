@@ -13,7 +13,7 @@
 #include "strv.h"
 #include "tests.h"
 #include "timesyncd-bus-internal.h"
-#include "timesyncd-manager.h"
+#include "timesyncd-manager-internal.h"
 
 #define BUS_TEST_PATH "/org/freedesktop/timesync1"
 #define BUS_TEST_INTERFACE "org.freedesktop.timesync1.Manager"
@@ -76,7 +76,7 @@ static inline int bus_pair_on_changed(sd_bus_message *msg, void *userdata, sd_bu
         return 0;
 }
 
-/* Connects a client to m's objects; m->bus is the server end, ready for signals. */
+/* Connects a client to m's objects; m->bus->connection is the server end, ready for signals. */
 static inline void bus_pair_start(BusPair *p, Manager *m) {
         sd_bus *server = NULL;
         sd_id128_t id;
@@ -100,8 +100,8 @@ static inline void bus_pair_start(BusPair *p, Manager *m) {
         ASSERT_OK(sd_bus_start(p->client));
         ASSERT_OK(sd_bus_attach_event(p->client, m->event, 0));
 
-        m->bus = server;
-        m->bus_connected = true;
+        m->bus->connection = server;
+        m->bus->connected = true;
 }
 
 static inline void bus_pair_stop(BusPair *p) {

@@ -428,6 +428,71 @@ static void test_dropin_listing_with_missing_directories_is_empty(void) {
         test_rm_rf(root);
 }
 
+/* The misplaced callback's view: "<section or (none)>:<line>:<key>". */
+static int record_misplaced(const char *filename, unsigned line, const char *section, const char *lvalue,
+                            void *userdata) {
+        char buf[256];
+
+        snprintf(buf, sizeof buf, "%s:%u:%s", section ?: "(none)", line, lvalue);
+        return strv_extend(userdata, buf);
+}
+
+static char *parse_misplaced(const char *text, char ***misplaced) {
+        Settings s = {};
+        LogCapture c;
+        FILE *f = fmemopen((void *) text, strlen(text), "r");
+        const ConfigSpec spec = {
+                .sections = test_sections,
+                .table = (const ConfigTableItem[]) { { "Test", "Record", record, 0, &s.records }, {} },
+                .misplaced = record_misplaced,
+                .userdata = misplaced,
+        };
+
+        ASSERT_TRUE(f);
+        log_capture_start(&c);
+        ASSERT_OK(config_parse_stream(f, "/etc/test.conf", &spec));
+        fclose(f);
+        settings_done(&s);
+        return log_capture_stop(&c);
+}
+
+static void test_a_file_without_a_known_section_is_said_to_be_ignored_whole(void) {
+        _cleanup_strv_free_ char **misplaced = NULL, **none = NULL, **ok = NULL;
+        _cleanup_free_ char *out = parse_misplaced("[test]\nRecord=x\nFoo=y\n", &misplaced);
+        _cleanup_free_ char *out_none = parse_misplaced("Record=x\n", &none);
+        _cleanup_free_ char *out_ok = parse_misplaced("[Bogus]\nFoo=1\n[Test]\nRecord=x\n[X-Mine]\nBar=2\n", &ok);
+
+        ASSERT_CONTAINS(out, "/etc/test.conf:1: Unknown section 'test' (section names are case-sensitive: "
+                             "did you mean [Test]?). Ignoring.");
+        ASSERT_CONTAINS(out, "/etc/test.conf: none of its 2 assignments is in a known section: the whole file "
+                             "is ignored.");
+        ASSERT_RECORDS(misplaced, "test:2:Record", "test:3:Foo");
+        ASSERT_CONTAINS(out_none, "/etc/test.conf: none of its 1 assignment is in a known section");
+        ASSERT_RECORDS(none, "(none):1:Record");
+        /* One assignment counts: no summary. Keys of X- sections are nobody's business. */
+        ASSERT_NOT_CONTAINS(out_ok, "whole file");
+        ASSERT_RECORDS(ok, "Bogus:2:Foo");
+}
+
+static void test_bad_boolean_says_which_value_stays(void) {
+        bool b = true;
+        const ConfigSpec spec = {
+                .sections = test_sections,
+                .table = (const ConfigTableItem[]) { { "Test", "Flag", config_parse_bool, 0, &b }, {} },
+        };
+        const char *text = "[Test]\nFlag=ture\n";
+        FILE *f = fmemopen((void *) text, strlen(text), "r");
+        LogCapture c;
+
+        ASSERT_TRUE(f);
+        log_capture_start(&c);
+        ASSERT_OK(config_parse_stream(f, "/etc/test.conf", &spec));
+        fclose(f);
+        _cleanup_free_ char *out = log_capture_stop(&c);
+        ASSERT_CONTAINS(out, "/etc/test.conf:2: Flag=ture is not a boolean (yes or no), keeping yes.");
+        ASSERT_TRUE(b);
+}
+
 TEST_MAIN(TEST_CASE(test_assignments_apply_in_order_and_later_ones_win),
           TEST_CASE(test_comments_blank_lines_and_surrounding_whitespace_are_ignored),
           TEST_CASE(test_trailing_backslash_continues_the_line),
@@ -456,4 +521,6 @@ TEST_MAIN(TEST_CASE(test_assignments_apply_in_order_and_later_ones_win),
           TEST_CASE(test_only_visible_conf_files_are_dropins),
           TEST_CASE(test_main_file_is_only_read_from_etc),
           TEST_CASE(test_broken_file_stops_the_search_but_keeps_what_was_read),
-          TEST_CASE(test_dropin_listing_with_missing_directories_is_empty));
+          TEST_CASE(test_dropin_listing_with_missing_directories_is_empty),
+          TEST_CASE(test_a_file_without_a_known_section_is_said_to_be_ignored_whole),
+          TEST_CASE(test_bad_boolean_says_which_value_stays));

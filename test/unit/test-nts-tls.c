@@ -255,6 +255,31 @@ static void test_wrong_hostname_is_refused(void) {
                        EKEYREJECTED, verify_reason(X509_V_ERR_HOSTNAME_MISMATCH));
 }
 
+/* The names the certificate is for, and the one asked for: what the operator needs to fix NTS=. */
+static void test_hostname_mismatch_names_both_sides(void) {
+        assert_refused(&(ServerSetup) { .chain = "wrongname-chain.pem" }, &(NTS_TLSOptions) { .hostname = "localhost" },
+                       EKEYREJECTED, "hostname mismatch: the certificate is for DNS:wrong.test, not for localhost");
+        assert_refused(&(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "other.test" }, EKEYREJECTED,
+                       "the certificate is for DNS:localhost, DNS:ntp.test, DNS:*.nts.test, IP:127.0.0.1, IP:::1, "
+                       "not for other.test");
+        assert_refused(&(ServerSetup) {}, &(NTS_TLSOptions) { .hostname = "127.0.0.2" }, EKEYREJECTED,
+                       "IP address mismatch: the certificate is for DNS:localhost, DNS:ntp.test, DNS:*.nts.test, "
+                       "IP:127.0.0.1, IP:::1, not for 127.0.0.2");
+}
+
+/* Many names: whole names while they fit, then "...", and the name asked for always. The
+ * self-signed many-chain.pem of test_long_san_list_is_cut_whole_names_first(), trusted as it is. */
+static void test_hostname_mismatch_cuts_a_long_name_list(void) {
+        Pair p;
+
+        pair_new(&p, &(ServerSetup) { .chain = "many-chain.pem" },
+                 &(NTS_TLSOptions) { .hostname = "nope.example", .ca_file = cert_path("many-chain.pem") });
+        ASSERT_ERROR(pair_handshake(&p), EKEYREJECTED);
+        fprintf(stderr, "    refused: %s\n", NTS_tls_error(p.client));
+        ASSERT_TRUE(strstr(NTS_tls_error(p.client), ", ..., not for nope.example"));
+        pair_free(&p);
+}
+
 static void test_expired_certificate_is_refused(void) {
         /* OpenSSL's words, then the date. */
         assert_refused(&(ServerSetup) { .chain = "expired-chain.pem" }, &(NTS_TLSOptions) { .hostname = "localhost" },
@@ -747,11 +772,13 @@ TEST_MAIN(TEST_CASE(setup),
           TEST_CASE(test_ip_literal_verifies_ip_san_and_sends_no_sni),
           TEST_CASE(test_ip_literal_not_in_certificate_is_refused),
           TEST_CASE(test_wrong_hostname_is_refused),
+          TEST_CASE(test_hostname_mismatch_names_both_sides),
           TEST_CASE(test_expired_certificate_is_refused),
           TEST_CASE(test_not_yet_valid_certificate_is_refused),
           TEST_CASE(test_unknown_ca_is_refused),
           TEST_CASE(test_refused_certificate_is_shown_with_the_reason),
           TEST_CASE(test_long_san_list_is_cut_whole_names_first),
+          TEST_CASE(test_hostname_mismatch_cuts_a_long_name_list),
           TEST_CASE(test_trusting_the_other_ca_accepts_its_chain),
           TEST_CASE(test_ca_dir_is_a_trust_anchor),
           TEST_CASE(test_system_store_is_used_without_ca_file),

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include "server-name.h"
+#include "string-util.h"
 #include "tests.h"
 
 static void assert_server(const char *s, const char *host, uint16_t port) {
@@ -177,6 +178,42 @@ static void test_malformed_pools_are_rejected(void) {
         ASSERT_TRUE(server_name_is_valid_nts("srv:example.org"));
 }
 
+static void test_invalid_names_say_what_is_wrong(void) {
+        static const struct {
+                const char *name;
+                bool nts;
+                const char *why;
+        } cases[] = {
+                { "nts://time.example", true, "a URL: give the host name alone, without a scheme such as nts://" },
+                { "a.example,b.example", true, "a comma: servers are separated by spaces" },
+                { "a.example:99999", true, "the port is not a number from 1 to 65535" },
+                { "a.example:0", false, "the port is not a number from 1 to 65535" },
+                { "a.example:", true, "the port is not a number from 1 to 65535" },
+                { "[::1]:70000", true, "the port is not a number from 1 to 65535" },
+                { "[::1", true, "'[' without ']'" },
+                { "[a.example]:4460", true, "brackets hold an IPv6 address only" },
+                { "[::1]x", true, "only \":PORT\" may follow ']'" },
+                { "2001:db8::1::2", true, "not an IPv6 address (one with a port goes in brackets: [2001:db8::1]:4460)" },
+                { "bad_name.example", true, "'_' is not allowed in a host name" },
+                { "a..example", false, "not a host name or IPv4 address (letters, digits, '-' and '.', labels of 1 to 63)" },
+                { "srv:a.example:4460", true, "srv: takes a DNS name, without a port or an address" },
+                { "pool:a.example", false, "pool: and srv: entries are for NTS= and FallbackNTS= only" },
+                { "pool:a.example:99999", true, "the port is not a number from 1 to 65535" },
+        };
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                const char *why = server_name_invalid_reason(cases[i].name, cases[i].nts);
+
+                if (!streq_ptr(why, cases[i].why)) {
+                        fprintf(stderr, "%s: got \"%s\", expected \"%s\"\n", cases[i].name, why ?: "(null)", cases[i].why);
+                        abort();
+                }
+        }
+        ASSERT_TRUE(!server_name_invalid_reason("a.example:4460", false));
+        ASSERT_TRUE(!server_name_invalid_reason("pool:a.example", true));
+        ASSERT_TRUE(!server_name_invalid_reason("[::1]:4460", true));
+}
+
 TEST_MAIN(TEST_CASE(test_host_names_without_port_get_port_zero),
           TEST_CASE(test_host_and_port_are_split),
           TEST_CASE(test_ipv4_literals_with_and_without_port),
@@ -187,4 +224,5 @@ TEST_MAIN(TEST_CASE(test_host_names_without_port_get_port_zero),
           TEST_CASE(test_validation_needs_no_output),
           TEST_CASE(test_nts_lists_take_pool_and_srv_prefixes),
           TEST_CASE(test_pool_and_srv_with_a_port_keep_their_old_meaning),
-          TEST_CASE(test_malformed_pools_are_rejected));
+          TEST_CASE(test_malformed_pools_are_rejected),
+          TEST_CASE(test_invalid_names_say_what_is_wrong));

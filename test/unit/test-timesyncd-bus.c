@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "bus-test-util.h"
+#include "nts-client-test-util.h"
 #include "string-util.h"
 #include "test-util.h"
 #include "tests.h"
@@ -381,7 +382,7 @@ static void test_retry_sources_ends_every_backoff_now(void) {
         ASSERT_ERROR(source_keep_trying(s), EAGAIN);
         ASSERT_EQ(source_state(s), SOURCE_BACKING_OFF);
         ASSERT_TRUE(nts_client_backing_off(source_nts(s)));
-        ASSERT_EQ(nts_client_ke_failures(source_nts(s)), 1u);
+        ASSERT_EQ(test_nts_report(source_nts(s)).ke_failures, 1u);
         /* Every server failed: the selection waits an hour. */
         m->state = MANAGER_WAITING;
         ASSERT_OK(sd_event_source_set_time(m->event_retry, now(CLOCK_BOOTTIME) + USEC_PER_HOUR));
@@ -407,7 +408,7 @@ static void test_retry_sources_ends_every_backoff_now(void) {
 
         /* The source tried again at once (and failed again, its key exchange still cannot
          * start), not after the 30 s of its backoff. */
-        for (unsigned i = 0; nts_client_ke_failures(source_nts(s)) < 2; i++) {
+        for (unsigned i = 0; test_nts_report(source_nts(s)).ke_failures < 2; i++) {
                 ASSERT_TRUE(i < 100);
                 /* The retry timer starts a set that is not there: keep it from running. */
                 ASSERT_OK(sd_event_source_set_enabled(m->event_retry, SD_EVENT_OFF));
@@ -506,7 +507,7 @@ static void test_no_signal_before_connected(void) {
         BusPair p;
 
         bus_pair_start(&p, m);
-        m->bus_connected = false;
+        m->bus->connected = false;
         ASSERT_OK(manager_bus_emit_changed(m, "ServerName", "NTSStatus", NULL));
         changed = bus_pair_take_changed(&p);
         ASSERT_STREQ(changed, "");

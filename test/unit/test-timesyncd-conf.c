@@ -145,11 +145,15 @@ static void test_invalid_server_names_are_warned_about_with_file_and_line_and_sk
         ASSERT_SERVERS(l.config.ntp_servers, "good.example", "[::1]:4460", "fe80::1");
         ASSERT_SERVERS(l.config.nts_servers, "nts.example");
         ASSERT_CONTAINS(l.log, "etc/systemd/timesyncd.conf:2: Invalid NTP server name or address, "
-                               "ignoring: bad..name");
+                               "ignoring: bad..name (not a host name or IPv4 address");
         ASSERT_CONTAINS(l.log, "etc/systemd/timesyncd.conf:2: Invalid NTP server name or address, "
-                               "ignoring: host:0");
+                               "ignoring: host:0 (the port is not a number from 1 to 65535).");
         ASSERT_CONTAINS(l.log, "etc/systemd/timesyncd.conf:3: Invalid NTS server name or address, "
-                               "ignoring: nts.example:99999");
+                               "ignoring: nts.example:99999 (the port is not a number from 1 to 65535); time "
+                               "comes only from NTS servers, as with NTSRequired=yes.");
+        /* An NTS list that lost a server fails closed; an NTP list does not. */
+        ASSERT_STREQ(l.config.nts_fail_closed, "NTS= names an invalid server");
+        ASSERT_TRUE(l.config.nts_required);
 }
 
 static void test_time_values_are_parsed_and_the_last_file_wins(void) {
@@ -271,8 +275,9 @@ static void test_nts_servers_and_trusted_certificates(void) {
 
         ASSERT_SERVERS(l.config.nts_servers, "[::1]:4460");
         ASSERT_STREQ(l.config.nts_trusted_certificates, "/etc/ssl/ntp-ca.pem");
-        ASSERT_CONTAINS(l.log, "10-test.conf:4: NTSTrustedCertificates= path is not absolute, "
-                               "ignoring: relative.pem");
+        ASSERT_CONTAINS(l.log, "10-test.conf:4: NTSTrustedCertificates=relative.pem is not an absolute path: "
+                               "keeping the one before, and time comes only from NTS servers");
+        ASSERT_STREQ(l.config.nts_fail_closed, "NTSTrustedCertificates= is not an absolute path");
 }
 
 static void test_refused_trusted_certificates_alone_are_invalid_not_the_system_store(void) {
@@ -381,18 +386,35 @@ static void test_nts_sources_default_to_four_and_a_majority(void) {
 
 static void test_nts_sources_out_of_range_keep_the_value_before(void) {
         _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTSMaxSources=2\nNTSMaxSources=0\nNTSMaxSources=17\n"
-                                                     "NTSMaxSources=\nNTSMinAgreeingSources=-1\n"
-                                                     "NTSMinAgreeingSources=3x\n");
+                                                     "NTSMaxSources=\n");
 
         ASSERT_TRUE(l.config.nts_max_sources == 2);
-        ASSERT_TRUE(l.config.nts_min_agreeing == 0);
         ASSERT_CONTAINS(l.log, "timesyncd.conf:3: NTSMaxSources=0 is not a number from 1 to 16, keeping 2.");
         ASSERT_CONTAINS(l.log, "timesyncd.conf:4: NTSMaxSources=17 is not a number from 1 to 16, keeping 2.");
         ASSERT_CONTAINS(l.log, "timesyncd.conf:5: NTSMaxSources= is not a number from 1 to 16, keeping 2.");
-        ASSERT_CONTAINS(l.log,
-                        "timesyncd.conf:6: NTSMinAgreeingSources=-1 is not a number from 1 to 16 or empty, keeping 0.");
-        ASSERT_CONTAINS(l.log,
-                        "timesyncd.conf:7: NTSMinAgreeingSources=3x is not a number from 1 to 16 or empty, keeping 0.");
+        ASSERT_FALSE(l.config.nts_required);
+}
+
+static void test_refused_min_agreeing_sources_make_every_source_agree_and_fail_closed(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTS=a.example b.example c.example\n"
+                                                     "NTSMinAgreeingSources=-1\nNTSMinAgreeingSources=3x\n");
+        _cleanup_(loaded_done) Loaded none = LOAD(MAIN, "[Time]\nNTSMaxSources=2\nNTSMinAgreeingSources=x\n");
+        _cleanup_(loaded_done) Loaded fixed = LOAD(MAIN, "[Time]\nNTSMinAgreeingSources=x\n",
+                                                   ETC_D "90-fix.conf", "[Time]\nNTSMinAgreeingSources=2\n");
+
+        /* Three servers in use: all three, whatever the typo meant (at most as strict). */
+        ASSERT_TRUE(l.config.nts_min_agreeing == 3);
+        ASSERT_TRUE(l.config.nts_required);
+        ASSERT_STREQ(l.config.nts_fail_closed, "NTSMinAgreeingSources=-1 is not a number");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:3: NTSMinAgreeingSources=-1 is not a number from 1 to 16 or empty: "
+                               "every NTS source in use must agree, and time comes only from NTS servers, as "
+                               "with NTSRequired=yes.");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:4: NTSMinAgreeingSources=3x is not a number");
+        /* No list in use: NTSMaxSources=. */
+        ASSERT_TRUE(none.config.nts_min_agreeing == 2);
+        /* A valid value read after it decides how many, but NTS-only stays. */
+        ASSERT_TRUE(fixed.config.nts_min_agreeing == 2);
+        ASSERT_TRUE(fixed.config.nts_required);
 }
 
 static void test_nts_required_is_no_by_default(void) {
@@ -504,7 +526,8 @@ static void test_servers_extend_without_file_warns_plainly(void) {
         _cleanup_free_ char *out = log_capture_stop(&c);
 
         ASSERT_SERVERS(l, "a.example");
-        ASSERT_STREQ(out, "Invalid NTP server name or address, ignoring: b..example\n");
+        ASSERT_STREQ(out, "Invalid NTP server name or address, ignoring: b..example (not a host name or IPv4 "
+                          "address (letters, digits, '-' and '.', labels of 1 to 63)).\n");
 }
 
 static void assert_compiled_in_fallback_nts(char **l) {
@@ -620,7 +643,7 @@ static void test_nts_looking_unknown_key_turns_nts_required_on_with_a_hint(void)
         ASSERT_OK(l.r);
         ASSERT_TRUE(l.config.nts_required);
         ASSERT_TRUE(!l.config.nts_set);
-        ASSERT_STREQ(l.config.nts_unknown_key, "NTSServers= (did you mean NTS=?)");
+        ASSERT_STREQ(l.config.nts_fail_closed, "Unknown key NTSServers= (did you mean NTS=?)");
         ASSERT_CONTAINS(l.log, "timesyncd.conf:2: Unknown key name 'NTSServers' in section 'Time' looks like an "
                                "NTS setting (did you mean NTS=?)");
 }
@@ -630,15 +653,141 @@ static void test_nts_looking_unknown_key_wins_over_a_later_nts_required_no(void)
                                                ETC_D "90-off.conf", "[Time]\nNTSRequired=no\n");
 
         ASSERT_TRUE(l.config.nts_required);
-        ASSERT_STREQ(l.config.nts_unknown_key, "SecureServer= (did you mean SecureServers=?)");
+        ASSERT_STREQ(l.config.nts_fail_closed, "Unknown key SecureServer= (did you mean SecureServers=?)");
 }
 
 static void test_other_unknown_keys_stay_warnings(void) {
         _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nPollIntervalMin=64\n");
 
         ASSERT_TRUE(!l.config.nts_required);
-        ASSERT_TRUE(!l.config.nts_unknown_key);
+        ASSERT_TRUE(!l.config.nts_fail_closed);
         ASSERT_CONTAINS(l.log, "Unknown key name 'PollIntervalMin' in section 'Time', ignoring.");
+}
+
+static void test_mistyped_nts_booleans_fail_closed(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTSRequired=ture\nNTP=192.0.2.1\n");
+        _cleanup_(loaded_done) Loaded b = LOAD(MAIN, "[Time]\nNTS=a.example\nNTSBootstrap=nope\n");
+
+        ASSERT_TRUE(l.config.nts_required);
+        ASSERT_STREQ(l.config.nts_fail_closed, "NTSRequired=ture is not a boolean");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:2: NTSRequired=ture is not a boolean (yes or no): using yes, and time "
+                               "comes only from NTS servers, as with NTSRequired=yes.");
+        ASSERT_FALSE(timesync_config_uses_fallback_nts(&l.config));
+        /* The bootstrap is the weaker reading: off. */
+        ASSERT_FALSE(b.config.nts_bootstrap);
+        ASSERT_CONTAINS(b.log, "NTSBootstrap=nope is not a boolean (yes or no): using no");
+}
+
+static void test_invalid_fallback_nts_entry_never_leaves_fallback_ntp_in_use(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nFallbackNTS=nts://time.example\nFallbackNTP=192.0.2.1\n");
+
+        ASSERT_SERVERS(l.config.fallback_nts_servers);
+        ASSERT_TRUE(l.config.nts_required);
+        ASSERT_STREQ(l.config.nts_fail_closed, "FallbackNTS= names an invalid server");
+        ASSERT_CONTAINS(l.log, "timesyncd.conf:2: Invalid NTS server name or address, ignoring: nts://time.example (a "
+                               "URL: give the host name alone, without a scheme such as nts://)");
+}
+
+static void test_nts_keys_of_a_dropin_with_a_mistyped_section_fail_closed(void) {
+        _cleanup_(loaded_done) Loaded l =
+                LOAD(MAIN, "[Time]\nNTS=a.example\n", ETC_D "50-ca.conf", "[time]\nNTSTrustedCertificates=/etc/ca.pem\n");
+        _cleanup_(loaded_done) Loaded none = LOAD(ETC_D "50-nts.conf", "NTS=a.example\n");
+        _cleanup_(loaded_done) Loaded plain = LOAD(ETC_D "50-ntp.conf", "[time]\nNTP=192.0.2.1\n");
+
+        ASSERT_TRUE(l.config.nts_required);
+        ASSERT_STREQ(l.config.nts_fail_closed, "NTSTrustedCertificates= in section [time], not [Time]");
+        /* The lost CA does not widen the trust to the system's store. */
+        ASSERT_TRUE(l.config.nts_trusted_certificates_invalid);
+        ASSERT_CONTAINS(l.log, "50-ca.conf:1: Unknown section 'time' (section names are case-sensitive: did you mean "
+                               "[Time]?). Ignoring.");
+        ASSERT_CONTAINS(l.log, "50-ca.conf:2: NTS setting NTSTrustedCertificates= is in section [time], not in [Time], "
+                               "and ignored: time comes only from NTS servers, as with NTSRequired=yes.");
+        ASSERT_CONTAINS(l.log, "50-ca.conf: none of its 1 assignment is in section [Time]: the whole file is ignored.");
+        ASSERT_STREQ(none.config.nts_fail_closed, "NTS= outside section [Time]");
+        ASSERT_FALSE(none.config.nts_trusted_certificates_invalid);
+        ASSERT_CONTAINS(none.log, "50-nts.conf:1: NTS setting NTS= is outside any section, not in [Time]");
+        /* Plain NTP lost is said, and not more. */
+        ASSERT_FALSE(plain.config.nts_required);
+        ASSERT_CONTAINS(plain.log, "50-ntp.conf: none of its 1 assignment is in section [Time]");
+}
+
+static void test_mistyped_trusted_certificates_key_does_not_widen_the_trust(void) {
+        _cleanup_(loaded_done) Loaded l = LOAD(MAIN, "[Time]\nNTS=a.example\nNTSTrustedCertificate=/etc/ca.pem\n");
+        _cleanup_(loaded_done) Loaded kept = LOAD(MAIN, "[Time]\nNTSTrustedCertificates=/etc/ca.pem\n"
+                                                        "NTSTrustedCertificate=/etc/other.pem\n");
+
+        ASSERT_TRUE(l.config.nts_trusted_certificates_invalid);
+        ASSERT_FALSE(kept.config.nts_trusted_certificates_invalid);
+        ASSERT_STREQ(kept.config.nts_trusted_certificates, "/etc/ca.pem");
+}
+
+/* timesync_config_check() on a configuration loaded from files: its errors and log. */
+static unsigned check_tree(const char *const *files, char **ret_log) {
+        _cleanup_(loaded_done) Loaded l = load_tree(files);
+        LogCapture c;
+        unsigned errors;
+
+        log_capture_start(&c);
+        errors = timesync_config_check(&l.config);
+        *ret_log = log_capture_stop(&c);
+        return errors;
+}
+
+#define CHECK(log, ...) check_tree((const char *const[]) { __VA_ARGS__, NULL }, (log))
+
+static void test_check_says_what_settings_mean_together(void) {
+        _cleanup_free_ char *above = NULL, *more = NULL, *two = NULL, *all = NULL, *fallback = NULL, *ca = NULL,
+                            *fine = NULL, *one = NULL, *pool = NULL, *single = NULL, *one_at_a_time = NULL,
+                            *pool_min = NULL;
+
+        ASSERT_EQ(CHECK(&above, MAIN, "[Time]\nNTS=a.example b.example c.example\nNTSMaxSources=2\n"
+                                      "NTSMinAgreeingSources=3\n"), 1U);
+        ASSERT_CONTAINS(above, "NTSMinAgreeingSources=3 is above NTSMaxSources=2: it can never be met, and the clock "
+                               "would never be set.");
+        ASSERT_EQ(CHECK(&more, MAIN, "[Time]\nNTS=a.example b.example\nNTSMinAgreeingSources=3\n"), 1U);
+        ASSERT_CONTAINS(more, "NTSMinAgreeingSources=3 is more than the 2 NTS servers of NTS= used together: it can "
+                              "never be met");
+        /* The README's old example: both must agree. */
+        ASSERT_EQ(CHECK(&two, MAIN, "[Time]\nNTS=time.cloudflare.com nts.netnod.se:4460\n"), 0U);
+        ASSERT_CONTAINS(two, "NTS= names 2 NTS servers, used together: both must agree, so one that fails or cannot "
+                             "be reached stops synchronization. Name three or more to survive one failure.");
+        ASSERT_EQ(CHECK(&all, MAIN, "[Time]\nNTS=a.example b.example c.example\nNTSMinAgreeingSources=3\n"), 0U);
+        ASSERT_CONTAINS(all, "NTS= names 3 NTS servers, used together, and NTSMinAgreeingSources=3: all must agree");
+        ASSERT_EQ(CHECK(&fallback, MAIN, "[Time]\nFallbackNTP=internal-ntp.example\nFallbackNTS=a.example b.example "
+                                         "c.example\n"), 0U);
+        ASSERT_CONTAINS(fallback, "FallbackNTP=internal-ntp.example is not used: FallbackNTS= takes its place where "
+                                  "nothing else names a server (NTS servers only). An empty \"FallbackNTS=\" line "
+                                  "uses FallbackNTP= instead.");
+        ASSERT_EQ(CHECK(&ca, MAIN, "[Time]\nNTS=a.example b.example c.example\n"
+                                   "NTSTrustedCertificates=/nonexistent/ca.pem\n"), 1U);
+        ASSERT_CONTAINS(ca, "NTSTrustedCertificates=/nonexistent/ca.pem: No such file or directory: every NTS key "
+                            "exchange would fail.");
+        /* Nothing to say: three servers, one at a time, pools, the defaults. */
+        ASSERT_EQ(CHECK(&fine, MAIN, "[Time]\nNTS=a.example b.example c.example\n"), 0U);
+        ASSERT_STREQ(fine, "");
+        ASSERT_EQ(CHECK(&one, MAIN, "[Time]\nNTS=a.example b.example\nNTSMaxSources=1\n"), 0U);
+        ASSERT_STREQ(one, "");
+        ASSERT_EQ(CHECK(&pool, MAIN, "[Time]\nNTS=pool:p.example b.example\n"), 0U);
+        ASSERT_STREQ(pool, "");
+        /* One server at a time is its own majority: NTSMinAgreeingSources= does not apply. */
+        ASSERT_EQ(CHECK(&single, MAIN, "[Time]\nNTS=a.example\nNTSMinAgreeingSources=3\n"), 0U);
+        ASSERT_STREQ(single, "");
+        ASSERT_EQ(CHECK(&one_at_a_time, MAIN, "[Time]\nNTS=a.example b.example\nNTSMaxSources=1\n"
+                                              "NTSMinAgreeingSources=3\n"), 0U);
+        ASSERT_STREQ(one_at_a_time, "");
+        /* A pool with NTSMaxSources=1 is still a set. */
+        ASSERT_EQ(CHECK(&pool_min, MAIN, "[Time]\nNTS=pool:p.example\nNTSMaxSources=1\nNTSMinAgreeingSources=2\n"), 1U);
+        ASSERT_CONTAINS(pool_min, "NTSMinAgreeingSources=2 is above NTSMaxSources=1");
+}
+
+static void test_check_is_quiet_on_the_defaults(void) {
+        _cleanup_(loaded_done) Loaded l = load_tree(NULL);
+        LogCapture c;
+
+        log_capture_start(&c);
+        ASSERT_EQ(timesync_config_check(&l.config), 0U);
+        _cleanup_free_ char *out = log_capture_stop(&c);
+        ASSERT_STREQ(out, "");
 }
 
 TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
@@ -672,6 +821,7 @@ TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_key_exchange_timeout_outside_1s_to_1h_gives_the_default),
           TEST_CASE(test_nts_sources_default_to_four_and_a_majority),
           TEST_CASE(test_nts_sources_out_of_range_keep_the_value_before),
+          TEST_CASE(test_refused_min_agreeing_sources_make_every_source_agree_and_fail_closed),
           TEST_CASE(test_nts_required_is_no_by_default),
           TEST_CASE(test_nts_required_from_a_vendor_dropin_and_an_admin_override),
           TEST_CASE(test_nts_with_only_invalid_names_still_counts_as_set),
@@ -691,4 +841,10 @@ TEST_MAIN(TEST_CASE(test_no_files_give_stock_defaults),
           TEST_CASE(test_nts_looking_unknown_keys_are_recognized),
           TEST_CASE(test_nts_looking_unknown_key_turns_nts_required_on_with_a_hint),
           TEST_CASE(test_nts_looking_unknown_key_wins_over_a_later_nts_required_no),
-          TEST_CASE(test_other_unknown_keys_stay_warnings));
+          TEST_CASE(test_other_unknown_keys_stay_warnings),
+          TEST_CASE(test_mistyped_nts_booleans_fail_closed),
+          TEST_CASE(test_invalid_fallback_nts_entry_never_leaves_fallback_ntp_in_use),
+          TEST_CASE(test_nts_keys_of_a_dropin_with_a_mistyped_section_fail_closed),
+          TEST_CASE(test_mistyped_trusted_certificates_key_does_not_widen_the_trust),
+          TEST_CASE(test_check_says_what_settings_mean_together),
+          TEST_CASE(test_check_is_quiet_on_the_defaults));

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "ntp-packet.h"
+#include "nts-client-test-util.h"
 #include "nts-jar-test-util.h"
 #include "string-util.h"
 #include "test-util.h"
@@ -99,9 +100,9 @@ static void test_keys_are_renewed_on_time_without_a_request_and_serve_until_thei
         /* While it runs, the keys in the jar serve a request. How long the loop took to get
          * here must not matter: the keys are made younger. */
         c->jar.ke_realtime += USEC_PER_HOUR;
-        ASSERT_EQ(nts_client_cookies(c), 3u);
+        ASSERT_EQ(test_nts_report(c).cookies, 3u);
         ASSERT_TRUE(seal(c) > NTP_HEADER_SIZE);
-        ASSERT_EQ(nts_client_cookies(c), 2u);
+        ASSERT_EQ(test_nts_report(c).cookies, 2u);
 
         /* The server refuses the connection: the client backs off, reports it, and the keys
          * still serve, until the retry (30 s or more away) or their limit. */
@@ -109,15 +110,15 @@ static void test_keys_are_renewed_on_time_without_a_request_and_serve_until_thei
         ASSERT_OK(sd_event_run(e, 0));
         ASSERT_EQ(events[NTS_CLIENT_EVENT_KE_FAILED], 1u);
         ASSERT_EQ(events[NTS_CLIENT_EVENT_KEYS], 0u);
-        ASSERT_TRUE(nts_client_aead_name(c));
+        ASSERT_TRUE(test_nts_report(c).aead);
         ASSERT_TRUE(seal(c) > NTP_HEADER_SIZE);
 
         /* Past the limit no request goes out: the keys are dropped, and as no key exchange
          * may run before the retry, the owner hears at once that the client backs off. */
         c->jar.ke_realtime = now(CLOCK_REALTIME) - NTS_JAR_MAX_AGE_USEC - 1;
         ASSERT_EQ(seal(c), 0);
-        ASSERT_EQ(nts_client_cookies(c), 0u);
-        ASSERT_FALSE(nts_client_aead_name(c));
+        ASSERT_EQ(test_nts_report(c).cookies, 0u);
+        ASSERT_FALSE(test_nts_report(c).aead);
         ASSERT_EQ(nts_client_state(c), NTS_CLIENT_BACKING_OFF);
         ASSERT_OK(sd_event_run(e, 0));
         ASSERT_EQ(events[NTS_CLIENT_EVENT_KE_FAILED], 2u);
@@ -170,7 +171,7 @@ static void test_renewed_keys_for_another_server_make_the_owner_ask_again(void) 
                         ASSERT_EQ(events[NTS_CLIENT_EVENT_KEYS], 0u);
                 } else {
                         ASSERT_EQ(seal(c), 0);
-                        ASSERT_EQ(nts_client_cookies(c), 2u);
+                        ASSERT_EQ(test_nts_report(c).cookies, 2u);
                         ASSERT_OK(sd_event_run(e, 0));
                         ASSERT_EQ(events[NTS_CLIENT_EVENT_KEYS], 1u);
                         ASSERT_EQ(nts_client_prepare(c), NTS_CLIENT_READY);

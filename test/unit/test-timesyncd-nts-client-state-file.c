@@ -9,6 +9,7 @@
 #include <systemd/sd-event.h>
 #include <unistd.h>
 
+#include "nts-client-test-util.h"
 #include "nts-jar-test-util.h"
 #include "test-util.h"
 #include "tests.h"
@@ -151,7 +152,7 @@ static void test_a_state_file_is_used_once_and_removed_before_its_cookies_go(voi
                 log = log_capture_stop(&cap);
 
                 ASSERT_EQ(nts_client_state(c), table[i].state);
-                ASSERT_EQ(nts_client_cookies(c), table[i].cookies);
+                ASSERT_EQ(test_nts_report(c).cookies, table[i].cookies);
                 /* With a state directory, no file survives loading: its cookies are in memory
                  * only, or it was wrong. Without one, nothing is touched. */
                 ASSERT_EQ(access(path, F_OK) >= 0, table[i].file != FILE_NONE && !table[i].state_dir);
@@ -161,7 +162,7 @@ static void test_a_state_file_is_used_once_and_removed_before_its_cookies_go(voi
                 /* Read once: a file that appears later is not looked at by this client. */
                 write_state(c, path, recorded, FILE_VALID);
                 nts_client_load(c);
-                ASSERT_EQ(nts_client_cookies(c), table[i].cookies);
+                ASSERT_EQ(test_nts_report(c).cookies, table[i].cookies);
                 ASSERT_TRUE(access(path, F_OK) >= 0);
                 ASSERT_OK(unlink(path));
 
@@ -213,7 +214,7 @@ static void test_a_clean_stop_saves_only_keys_that_may_be_kept(void) {
                         ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
                         nts_client_load(c);
                         ASSERT_EQ(nts_client_state(c), NTS_CLIENT_READY);
-                        ASSERT_EQ(nts_client_cookies(c), table[i].cookies);
+                        ASSERT_EQ(test_nts_report(c).cookies, table[i].cookies);
                         ASSERT_TRUE(access(path, F_OK) < 0);
                         nts_client_free(c);
                 }
@@ -283,7 +284,7 @@ static void test_keys_are_resumed_only_under_the_trust_they_were_obtained_under(
                 log = log_capture_stop(&cap);
 
                 ASSERT_EQ(nts_client_state(c), table[i].resumed ? NTS_CLIENT_READY : NTS_CLIENT_IDLE);
-                ASSERT_EQ(nts_client_cookies(c), table[i].resumed ? 3u : 0u);
+                ASSERT_EQ(test_nts_report(c).cookies, table[i].resumed ? 3u : 0u);
                 /* Resumed or not, the file is gone: its keys are in memory only, or nowhere. */
                 ASSERT_TRUE(access(path, F_OK) < 0);
                 if (table[i].resumed)
@@ -380,6 +381,7 @@ static void test_resumed_keys_show_their_key_exchange(void) {
         _cleanup_(sd_event_unrefp) sd_event *e = NULL;
         _cleanup_free_ char *dir = test_tmpdir_new(), *path = NULL;
         NTSClientSettings settings;
+        NTSClientReport report;
         NTSClient *c;
 
         ASSERT_OK(sd_event_new(&e));
@@ -388,13 +390,15 @@ static void test_resumed_keys_show_their_key_exchange(void) {
 
         ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
         write_state(c, path, "nts.example", FILE_VALID);
-        ASSERT_STREQ(nts_client_ke_address(c), "nts.example:4460");
-        ASSERT_EQ(nts_client_last_ke_realtime(c), (usec_t) 0);
+        nts_client_get_report(c, &report);
+        ASSERT_STREQ(report.ke_address, "nts.example:4460");
+        ASSERT_EQ(report.last_ke_realtime, (usec_t) 0);
         nts_client_load(c);
         ASSERT_EQ(nts_client_state(c), NTS_CLIENT_READY);
-        ASSERT_STREQ(nts_client_ke_address(c), "nts.example:4460");
-        ASSERT_TRUE(nts_client_last_ke_realtime(c) > 0);
-        ASSERT_TRUE(nts_client_last_ke_realtime(c) <= now(CLOCK_REALTIME));
+        nts_client_get_report(c, &report);
+        ASSERT_STREQ(report.ke_address, "nts.example:4460");
+        ASSERT_TRUE(report.last_ke_realtime > 0);
+        ASSERT_TRUE(report.last_ke_realtime <= now(CLOCK_REALTIME));
         nts_client_free(c);
         test_rm_rf(dir);
 }

@@ -34,7 +34,7 @@ static void test_missing_says_why_once(void) {
         static const struct {
                 const char *name;
                 bool nts_set, required;
-                const char *unknown_key;
+                const char *fail_closed;
                 bool reported;
                 bool set_status;
                 const char *status, *notify;
@@ -45,7 +45,7 @@ static void test_missing_says_why_once(void) {
                   "NTSRequired=yes but no NTS server is configured",
                   "NTSRequired=yes but no NTS server is configured." },
                 { "NTSRequired=yes, said already", false, true, NULL, true, false, NULL, NULL },
-                { "an unknown key", false, false, "SecureServers", false, true,
+                { "an unknown key", false, false, "Unknown key SecureServers", false, true,
                   "Unknown key SecureServers: no NTS server", "Unknown key SecureServers: no NTS server, not synchronizing." },
         };
 
@@ -53,7 +53,7 @@ static void test_missing_says_why_once(void) {
                 TimesyncConfig c = {
                         .nts_set = table[i].nts_set,
                         .nts_required = table[i].required,
-                        .nts_unknown_key = (char *) table[i].unknown_key,
+                        .nts_fail_closed = (char *) table[i].fail_closed,
                 };
                 NTSDecision d = {};
 

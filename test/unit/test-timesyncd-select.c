@@ -32,12 +32,32 @@ static void assert_verdicts(const NTPSelectResult *r, const char *expected) {
         ASSERT_STREQ(got, expected);
 }
 
+/* The combined offset lies in every truechimer's interval widened to the lower median of their
+ * root distances: in every interval of the majority, and within that median of the others. */
 static void assert_offset_in_every_truechimer(const NTPSelectCandidate *c, size_t n, const NTPSelectResult *r) {
-        ASSERT_TRUE(r->low_nsec <= r->offset_nsec && r->offset_nsec <= r->high_nsec);
+        int64_t rd[NTP_SELECT_MAX], median;
+        size_t k = 0;
+
+        ASSERT_TRUE(r->keep_low_nsec <= r->low_nsec && r->high_nsec <= r->keep_high_nsec);
+        ASSERT_TRUE(r->keep_low_nsec <= r->offset_nsec && r->offset_nsec <= r->keep_high_nsec);
+        for (size_t i = 0; i < n; i++)
+                if (r->verdicts[i] == NTP_SELECT_TRUECHIMER)
+                        rd[k++] = c[i].root_distance_nsec;
+        ASSERT_TRUE(k > 0);
+        for (size_t i = 1; i < k; i++)
+                for (size_t j = i; j > 0 && rd[j - 1] > rd[j]; j--) {
+                        int64_t t = rd[j];
+                        rd[j] = rd[j - 1];
+                        rd[j - 1] = t;
+                }
+        median = rd[(k - 1) / 2];
         for (size_t i = 0; i < n; i++)
                 if (r->verdicts[i] == NTP_SELECT_TRUECHIMER) {
-                        ASSERT_TRUE(ntp_select_candidate_low(&c[i]) <= r->offset_nsec);
-                        ASSERT_TRUE(ntp_select_candidate_high(&c[i]) >= r->offset_nsec);
+                        NTPSelectCandidate w = c[i];
+
+                        w.root_distance_nsec = MAX(w.root_distance_nsec, median);
+                        ASSERT_TRUE(ntp_select_candidate_low(&w) <= r->offset_nsec);
+                        ASSERT_TRUE(ntp_select_candidate_high(&w) >= r->offset_nsec);
                 }
 }
 
@@ -122,9 +142,10 @@ static void test_all_agree_and_tighter_bounds_weigh_more(void) {
         ASSERT_EQ(r.selected, 1);
 }
 
-static void test_combined_offset_is_clamped_into_the_intersection(void) {
+static void test_combined_offset_is_clamped_into_the_region_kept(void) {
         /* Two wide intervals centred on 0 and a tight one at 10.4 ms: they share only
-         * [9.9, 10] ms; the weighted mean (9.45 ms) would leave the tight one's interval. */
+         * [9.9, 10] ms. The tight one is a minority: it counts as 10 ms wide, by weight and for
+         * the region kept, [0.4, 10] ms, so the mean of the three (3.47 ms) stands. */
         const NTPSelectCandidate c[] = {
                 C(0, 10 * MSEC),
                 C(0, 10 * MSEC),
@@ -136,19 +157,63 @@ static void test_combined_offset_is_clamped_into_the_intersection(void) {
         assert_verdicts(&r, "TTT");
         ASSERT_EQ(r.low_nsec, 9900 * USEC);
         ASSERT_EQ(r.high_nsec, 10 * MSEC);
-        ASSERT_EQ(r.offset_nsec, 9900 * USEC);
+        ASSERT_EQ(r.floor_nsec, 10 * MSEC);
+        ASSERT_EQ(r.keep_low_nsec, 400 * USEC);
+        ASSERT_EQ(r.keep_high_nsec, 10 * MSEC);
+        ASSERT_TRUE(llabs(r.offset_nsec - 3466667) <= 1);
         assert_offset_in_every_truechimer(c, ELEMENTSOF(c), &r);
 
-        /* The same mirrored: clamped to the upper end. */
+        /* A wide interval far off centre pulls the mean (4.8 ms) outside what the two others
+         * share, [0, 0]: clamped there. */
         const NTPSelectCandidate d[] = {
-                C(0, 10 * MSEC),
-                C(-10400 * USEC, 500 * USEC),
-                C(0, 10 * MSEC),
+                C(-100 * MSEC, 100 * MSEC),
+                C(10 * MSEC, 10 * MSEC),
+                C(10 * MSEC, 10 * MSEC),
         };
         r = run(d, ELEMENTSOF(d), 0);
         ASSERT_EQ(r.outcome, NTP_SELECT_AGREED);
-        ASSERT_EQ(r.high_nsec, -9900 * USEC);
-        ASSERT_EQ(r.offset_nsec, -9900 * USEC);
+        assert_verdicts(&r, "TTT");
+        ASSERT_EQ(r.keep_low_nsec, 0);
+        ASSERT_EQ(r.keep_high_nsec, 0);
+        ASSERT_EQ(r.offset_nsec, 0);
+        assert_offset_in_every_truechimer(d, ELEMENTSOF(d), &r);
+}
+
+/* The delay attack of issue 33: the honest servers' replies held D seconds give each the offset
+ * -D/2 and the interval [-D, 0]; one authentic liar answers at once with a tight interval inside
+ * it. The intersection is the liar's interval; it used to be the clock's too (-1.45 s for
+ * D = 1.5 s). Now the liar is one vote of four, or of three while the fourth is not in. */
+static void test_tight_liar_inside_delayed_intervals_is_one_vote(void) {
+        static const int64_t delays[] = { 1500 * MSEC, 9 * SEC };
+
+        for (size_t k = 0; k < ELEMENTSOF(delays); k++) {
+                int64_t D = delays[k], liar = -D + D / 30;
+                const NTPSelectCandidate c[] = {
+                        C(-D / 2, D / 2 + 10 * MSEC),
+                        C(-D / 2 + 1 * MSEC, D / 2 + 15 * MSEC),
+                        C(-D / 2 - 1 * MSEC, D / 2 + 12 * MSEC),
+                        C(liar, 5 * MSEC),
+                };
+
+                for (size_t m = 3; m <= 4; m++) {
+                        NTPSelectCandidate v[4];
+                        NTPSelectResult r;
+
+                        /* Two honest and the liar, then all four. */
+                        memcpy(v, c, sizeof v);
+                        v[2].usable = m == 4;
+                        r = run(v, 4, 3);
+                        ASSERT_EQ(r.outcome, NTP_SELECT_AGREED);
+                        ASSERT_EQ(r.low_nsec, liar - 5 * MSEC);
+                        /* At most the liar's share (one of m) of its distance from the honest
+                         * offsets, beyond the -D/2 the delay gives them. */
+                        ASSERT_TRUE(r.offset_nsec >= -D / 2 - (D / 2) / (int64_t) m - 2 * MSEC);
+                        ASSERT_TRUE(r.offset_nsec > (liar - D / 2) / 2);
+                        assert_offset_in_every_truechimer(v, 4, &r);
+                        /* Nor is it named as the source followed, listed last. */
+                        ASSERT_TRUE(r.selected == 0);
+                }
+        }
 }
 
 static void test_overlapping_chain_is_ambiguous(void) {
@@ -296,9 +361,14 @@ static void test_values_near_the_int64_limits_do_not_overflow(void) {
         ASSERT_EQ(r.high_nsec, INT64_MAX);
         ASSERT_TRUE(r.offset_nsec >= INT64_MAX - 10);
 
+        /* They share [INT64_MIN + 1, INT64_MIN + 1]; the exact one is a minority and counts as
+         * wide as the others: the mean of the three, about 2/3 of INT64_MIN, in [INT64_MIN, -1]. */
         r = run((const NTPSelectCandidate[]) { C(INT64_MIN, INT64_MAX), C(INT64_MIN + 1, 0), C(-1, INT64_MAX) }, 3, 0);
         ASSERT_EQ(r.outcome, NTP_SELECT_AGREED);
-        ASSERT_EQ(r.offset_nsec, INT64_MIN + 1);
+        ASSERT_EQ(r.low_nsec, INT64_MIN + 1);
+        ASSERT_EQ(r.keep_low_nsec, INT64_MIN);
+        ASSERT_EQ(r.keep_high_nsec, -1);
+        ASSERT_TRUE(llabs(r.offset_nsec - INT64_MIN / 3 * 2) < 1000000000000);
 }
 
 static void test_sixteen_sources_with_seven_liars(void) {
@@ -425,8 +495,9 @@ static void test_selected_is_the_tightest_truechimer_with_hysteresis(void) {
         ASSERT_OK(ntp_select(c, ELEMENTSOF(c), 0, 3, &r));
         ASSERT_EQ(r.selected, 3);
 
-        /* Once it bounds the time more than twice as loosely, the tighter one takes over. */
-        c[1].root_distance_nsec = 6 * MSEC + 1;
+        /* Once it bounds the time more than twice as loosely as the best one counts (no tighter
+         * than the median of the truechimers, 4 ms), the tighter one takes over. */
+        c[1].root_distance_nsec = 8 * MSEC + 1;
         ASSERT_OK(ntp_select(c, ELEMENTSOF(c), 0, 1, &r));
         ASSERT_EQ(r.selected, 2);
 
@@ -494,7 +565,8 @@ TEST_MAIN(TEST_CASE(test_liar_an_hour_off_listed_first_is_a_falseticker),
           TEST_CASE(test_two_sources_an_hour_apart_do_not_agree),
           TEST_CASE(test_one_source_agrees_with_itself_however_far_off),
           TEST_CASE(test_all_agree_and_tighter_bounds_weigh_more),
-          TEST_CASE(test_combined_offset_is_clamped_into_the_intersection),
+          TEST_CASE(test_combined_offset_is_clamped_into_the_region_kept),
+          TEST_CASE(test_tight_liar_inside_delayed_intervals_is_one_vote),
           TEST_CASE(test_overlapping_chain_is_ambiguous),
           TEST_CASE(test_chain_with_a_fourth_source_decides),
           TEST_CASE(test_two_groups_that_disagree_leave_their_common_core),

@@ -460,7 +460,9 @@ static void test_configured_order_decides_among_equals(void) {
         source_set_sample(&set, SRC(2), &c);
         source_set_sample(&set, SRC(0), &wide);
         d = judge(&set);
-        ASSERT_TRUE(d.select.selected == 2);
+        /* The tightest, alone below the median, counts as the median (ntp_select()): b and c are
+         * equals, and b is listed first. */
+        ASSERT_TRUE(d.select.selected == 1);
         source_set_done(&set);
 }
 
@@ -722,6 +724,50 @@ static void test_full_set_is_refused(void) {
         source_set_done(&set);
 }
 
+/* A sample whose delay is not trusted (held back on the way) is never a candidate, not even as
+ * a source's first: the candidate before it stays, and goes stale; the clock follows no one. */
+static void test_delayed_sample_is_never_a_candidate(void) {
+        SourceSet set = set_of(1, NULL);
+        SourceSetSample s = sample(1 * MSEC, 1 * MSEC, 0), held = sample(-750 * MSEC, 1500 * MSEC, 0);
+        SourceSetDecision d;
+
+        held.delayed = true;
+        source_set_sample(&set, SRC(0), &held);
+        ASSERT_TRUE(set.entries[0].delayed);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_NO_CANDIDATES);
+        ASSERT_FALSE(d.steer);
+
+        source_set_sample(&set, SRC(0), &s);
+        ASSERT_FALSE(set.entries[0].delayed);
+        source_set_sample(&set, SRC(0), &held);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.offset_nsec == 1 * MSEC);
+        source_set_done(&set);
+}
+
+/* A spare on a faster path than the sources in use, whose interval is tighter than what they
+ * agree on, still qualifies: it counts as no tighter than their median. */
+static void test_tight_spare_that_agrees_qualifies(void) {
+        SourceSet set = set_of(4, NULL);
+        SourceSetSample tight = sample(200000, 10 * MSEC, 0), liar = sample(3600 * SEC, 1 * MSEC, 0);
+        int spare;
+        SourceSetDecision d;
+
+        for (size_t i = 0; i < 3; i++) {
+                SourceSetSample wide = sample(((int64_t) i - 1) * 500000, 30 * MSEC, 0);
+                source_set_sample(&set, SRC(i), &wide);
+        }
+        source_set_sample(&set, SRC(3), &liar);
+        source_set_failed(&set, SRC(0));
+        ASSERT_OK(source_set_add_spare(&set, &spare, "spare.example", SRC(0)));
+        source_set_sample(&set, &spare, &tight);
+        d = judge(&set);
+        ASSERT_TRUE(d.held);
+        ASSERT_TRUE(d.qualified == &spare);
+        source_set_done(&set);
+}
+
 TEST_MAIN(TEST_CASE(test_liar_listed_first_is_a_falseticker_and_the_rest_steer),
           TEST_CASE(test_first_answer_waits_for_the_sources_still_pending),
           TEST_CASE(test_two_sources_an_hour_apart_leave_the_clock_alone),
@@ -748,4 +794,6 @@ TEST_MAIN(TEST_CASE(test_liar_listed_first_is_a_falseticker_and_the_rest_steer),
           TEST_CASE(test_bootstrap_directions_must_agree),
           TEST_CASE(test_a_claim_takes_no_vote_away),
           TEST_CASE(test_verified_twins_count_once),
-          TEST_CASE(test_full_set_is_refused));
+          TEST_CASE(test_full_set_is_refused),
+          TEST_CASE(test_delayed_sample_is_never_a_candidate),
+          TEST_CASE(test_tight_spare_that_agrees_qualifies));

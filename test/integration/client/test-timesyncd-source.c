@@ -14,6 +14,7 @@
 #include "fileio.h"
 #include "hexdecoct.h"
 #include "iovec-util.h"
+#include "nts-client-test-util.h"
 #include "string-util.h"
 #include "mock-harness.h"
 #include "tests.h"
@@ -170,8 +171,8 @@ static void test_nts_source_polls_after_its_key_exchange(void) {
         ASSERT_TRUE(llabs(p->ntp.offset_nsec) < NTP_NSEC_PER_SEC);
         ASSERT_EQ(socket_address_port(source_address(r.source)), mock.ntp_port);
         /* Every reply refilled the jar. */
-        ASSERT_EQ(nts_client_cookies(source_nts(r.source)), NTS_MAX_COOKIES);
-        ASSERT_TRUE(startswith(strempty(nts_client_aead_name(source_nts(r.source))), "AEAD_AES_SIV_CMAC_"));
+        ASSERT_EQ(test_nts_report(source_nts(r.source)).cookies, NTS_MAX_COOKIES);
+        ASSERT_TRUE(startswith(strempty(test_nts_report(source_nts(r.source)).aead), "AEAD_AES_SIV_CMAC_"));
 
         CALL_VOID(&r, source_stop(r.source));
         ASSERT_EQ(source_state(r.source), SOURCE_IDLE);
@@ -321,7 +322,7 @@ static void test_loaded_state_file_is_gone_before_its_first_cookie_is_sent(void)
 
         ASSERT_OK(nts_client_new(&r.nts, "localhost", "localhost", mock.ke_port, on_nts_event, &r, &d));
         ASSERT_EQ(CALL(&r, nts_client_prepare(d)), NTS_CLIENT_READY);
-        ASSERT_EQ(nts_client_cookies(d), n_saved);
+        ASSERT_EQ(test_nts_report(d).cookies, n_saved);
         ASSERT_EQ(state_files(r.state_dir, NULL, NULL, NULL), 0);
         seal_requests(&r, d, sent, ELEMENTSOF(sent));
         ASSERT_EQ(state_files(r.state_dir, NULL, NULL, NULL), 0);
@@ -349,7 +350,7 @@ static void test_client_resumes_from_its_state_file_without_key_exchange(void) {
 
         ASSERT_OK(nts_client_new(&r.nts, "localhost", "localhost", mock.ke_port, on_nts_event, &r, &d));
         ASSERT_EQ(CALL(&r, nts_client_prepare(d)), NTS_CLIENT_READY);
-        ASSERT_TRUE(nts_client_cookies(d) > 0);
+        ASSERT_TRUE(test_nts_report(d).cookies > 0);
         ASSERT_EQ(nts_client_ntp_port(d), mock.ntp_port);
         /* No second key exchange: its end would be reported. */
         run_for(&r, 300 * USEC_PER_MSEC);
@@ -381,7 +382,7 @@ static void test_nak_of_fresh_cookies_makes_the_source_back_off(void) {
         ASSERT_TRUE(index_of(&r, SOURCE_EVENT_NTS_KE_FAILED) < index_of(&r, SOURCE_EVENT_FAILED));
         ASSERT_EQ(source_state(r.source), SOURCE_BACKING_OFF);
         ASSERT_FALSE(source_usable(r.source));
-        ASSERT_EQ(nts_client_cookies(source_nts(r.source)), 0);
+        ASSERT_EQ(test_nts_report(source_nts(r.source)).cookies, 0);
         ASSERT_TRUE(strstr(nts_client_last_error(source_nts(r.source)), "refused the cookies it had just issued"));
 
         run_done(&r);
@@ -431,13 +432,13 @@ static void test_failed_key_exchange_backs_off_on_the_jittered_ladder(void) {
         run_until(&r, SOURCE_EVENT_FAILED, 1);
         ASSERT_EQ(r.seen[SOURCE_EVENT_NTS_KE_FAILED], 1);
         ASSERT_EQ(source_state(r.source), SOURCE_BACKING_OFF);
-        ASSERT_EQ(nts_client_ke_failures(c), 1);
+        ASSERT_EQ(test_nts_report(c).ke_failures, 1);
         wait = nts_client_retry_after(c) - now(CLOCK_BOOTTIME);
         ASSERT_TRUE(wait + 500 * USEC_PER_MSEC >= r.nts.retry_usec && wait < 2 * r.nts.retry_usec);
 
         /* The source starts over by itself once the client may try again. */
         run_until(&r, SOURCE_EVENT_FAILED, 2);
-        ASSERT_EQ(nts_client_ke_failures(c), 2);
+        ASSERT_EQ(test_nts_report(c).ke_failures, 2);
         wait = nts_client_retry_after(c) - now(CLOCK_BOOTTIME);
         ASSERT_TRUE(wait + 500 * USEC_PER_MSEC >= r.nts.retry_usec && wait < 4 * r.nts.retry_usec);
 
@@ -505,7 +506,7 @@ static void test_key_exchanges_with_one_name_are_capped_per_hour(void) {
         ASSERT_TRUE(nts_client_retry_after(c) >= t0 + BACKOFF_LIMIT_PERIOD_USEC);
         ASSERT_TRUE(nts_client_retry_after(c) <= now(CLOCK_BOOTTIME) + BACKOFF_LIMIT_PERIOD_USEC);
         ASSERT_TRUE(strstr(nts_client_last_error(c), "postponed"));
-        ASSERT_EQ(nts_client_ke_failures(c), 0);
+        ASSERT_EQ(test_nts_report(c).ke_failures, 0);
 
         CALL_VOID(&r, nts_client_free(c));
         run_done(&r);

@@ -5,7 +5,8 @@
 # src/timesync/timesyncd-messages.h but stock's; and with SYSTEMD_LOG_TARGET=journal the daemon
 # sends "Initial clock synchronization" with stock's MESSAGE_ID and the server as a field, and a
 # failed NTS key exchange with our ID and NTS_SERVER, NTS_ADDRESS, NTS_ERROR. journald is a
-# listener of the test (test/tools/journal-listen.py) on a private /run/systemd/journal.
+# listener of the test (test/tools/journal-listen.py) on a private /run/systemd/journal, and
+# each entry carries the caller's CODE_FILE=, CODE_LINE= and CODE_FUNC= once.
 # Last, what an operator sees: a real systemd-journald in a mount namespace of the test (its own
 # /run, /var/log/journal and catalog database) records a failed key exchange, and journalctl -x
 # shows it with the catalog's explanation.
@@ -32,6 +33,9 @@ test_catalog_builds_and_explains_every_id() {
                 n=$((n + 1))
         done < <(sed -n 's/^#define TIMESYNC_MESSAGE_[A-Z_]* "\([0-9a-f]\{32\}\)"$/\1/p' "$messages")
         [ "$n" -ge 7 ] || fail "only $n IDs found in $messages"
+        # systemd's convention: Support: is an http(s) URL, man pages go in Documentation:.
+        ! grep -n '^Support:' "$catalog" | grep -v '^[0-9]*:Support: https\?://' ||
+                fail "a Support: field that is not an http(s) URL"
         journalctl --root="$root" --dump-catalog a5beb081efe2414895e3f50fc4a39fb3 | grep -q "Subject: NTS key exchange with @NTS_SERVER@ failed" ||
                 fail "the key exchange entry does not read back"
         echo "PASS test_catalog_builds_and_explains_every_id"
@@ -70,6 +74,22 @@ _journal_case() {
                 grep "MESSAGE_ID=a5beb081efe2414895e3f50fc4a39fb3" | grep "NTS_SERVER=127.0.0.1:$dead" |
                 grep -q "NTS_ERROR=" || fail "the failed key exchange lacks its ID or fields: $(grep "$dead failed" "$TEST_TMPDIR/journal.txt" | head -1)"
         stop_timesyncd
+        _each_entry_has_one_code_location "$TEST_TMPDIR/journal.txt"
+}
+
+# _each_entry_has_one_code_location FILE: every entry the listener recorded carries CODE_FILE=,
+# CODE_LINE= and CODE_FUNC= once each, those of the daemon's caller (not of src/shared/log.c).
+_each_entry_has_one_code_location() {
+        local bad
+        bad=$(awk -F ' [|] ' '{ f = l = c = 0
+                for (i = 1; i <= NF; i++) {
+                        if ($i ~ /^CODE_FILE=/) { f++; if ($i ~ /log\.c$/) f += 10 }
+                        if ($i ~ /^CODE_LINE=/) l++
+                        if ($i ~ /^CODE_FUNC=/) c++
+                }
+                if (f != 1 || l != 1 || c != 1) { print; exit } }' "$1")
+        [ -z "$bad" ] || fail "an entry without exactly one caller's CODE_FILE/LINE/FUNC: $bad"
+        [ "$(wc -l <"$1")" -ge 5 ] || fail "only $(wc -l <"$1") entries recorded"
 }
 
 test_daemon_messages_carry_ids_and_fields() {

@@ -157,7 +157,8 @@ test_not_yet_valid_certificate_is_shown_and_refused() {
 test_certificate_for_another_name_is_shown_and_refused() {
         start_chrony_with_chain wrongname wrongname-chain.pem
         refused_certificate_is_shown wrongname "$CHAIN_KEPORT" "$CERTDIR/ca.pem" wrongname 'DNS:wrong\.test' \
-                "['DNS:wrong.test']" "timesyncd-nts test CA" 2024-01-01 2099-12-31 "hostname mismatch"
+                "['DNS:wrong.test']" "timesyncd-nts test CA" 2024-01-01 2099-12-31 "hostname mismatch" \
+                "hostname mismatch: the certificate is for DNS:wrong\\.test, not for localhost"
 }
 
 test_self_signed_certificate_is_shown_and_refused() {

@@ -143,8 +143,30 @@ test_mistyped_nts_key_with_nts_required_never_uses_the_fallback() {
         stop_timesyncd
 }
 
+# A mistyped value fails closed as a mistyped key does: NTSRequired=ture reads as yes, said with
+# file and line, in NTSStatus and in STATUS=; not one packet to a plain server (before, it read
+# as no and the daemon synchronized over plain NTP).
+test_mistyped_nts_required_value_never_uses_plain_ntp() {
+        local why="NTSRequired=ture is not a boolean"
+        mark_ntp_served "${plain_servers[@]}"
+        rm -f "$required"
+        write_conf "$main" "NTSRequired=ture" "NTP=127.0.0.1:$port_plain" "FallbackNTP=127.0.0.1:$port_fallback" \
+                "ConnectionRetrySec=1"
+        start
+        sleep 3
+        assert_plain_servers_unused "${plain_servers[@]}"
+        [ "$(ntp_served plain)" = 0 ] || fail "the NTP= server got $(ntp_served plain) packets"
+        log_has "timesyncd.conf:3: $why (yes or no): using yes, and time comes only from NTS servers" ||
+                fail "no error for NTSRequired=ture"
+        log_has "$why in the configuration: the clock is not synchronized" || fail "no reason in the log"
+        nts_status_is "$why: no NTS server" || fail "NTSStatus is '$(timesync_property NTSStatus)'"
+        [ "$(last_status)" = "$why: no NTS server, not synchronizing." ] || fail "STATUS= is '$(last_status)'"
+        stop_timesyncd
+}
+
 run_case test_without_nts_required_the_link_server_is_used
 run_case test_nts_required_dropin_on_reload_stops_every_plain_server
 run_case test_nts_required_without_nts_servers_sends_nothing_to_any_plain_server
 run_case test_runtime_nts_servers_proceed_and_their_removal_says_why_again
 run_case test_mistyped_nts_key_with_nts_required_never_uses_the_fallback
+run_case test_mistyped_nts_required_value_never_uses_plain_ntp

@@ -4,10 +4,10 @@
 # "Firewall", "Rolling out to a fleet" and "Troubleshooting" ("..." in the text and the tables)
 # is what the daemon says: each piece of a quote between placeholders (S, A, T, N, REASON,
 # CAUSE, DATE, KEY, PORT, ...), sentence ends and semicolons is found in a string literal of the
-# C sources in the DIRs (src/timesync, src/shared, tools; adjacent literals joined, printf conversions as gaps; a reason and the
-# line it goes into are pieces apart), or is a text of libc (strerror) or of
-# libssl's certificate verification, which the daemon passes on. A quote that the daemon no
-# longer says fails, with the piece that is missing.
+# C sources in the DIRs (src/timesync, src/shared, tools; adjacent literals joined, printf
+# conversions as gaps; a reason and the line it goes into are pieces apart), or is a text of
+# libc (strerror) or of libssl's certificate verification, which the daemon passes on. A quote
+# that the daemon no longer says fails, with the piece that is missing.
 import errno
 import os
 import re

@@ -144,6 +144,29 @@ static const char *several_failing(Several *sv, const SourceSetDecision *d, char
         return buf;
 }
 
+/* The falsetickers of the set, with their offsets: "Falseticker: NAME (+3600.000000 s)", or
+ * "Falsetickers: ..." for several; "" when there is none. */
+static const char *several_falsetickers(const Several *sv, char *buf, size_t size) {
+        size_t n = 0, l;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < sv->set.n_entries; i++)
+                n += sv->set.entries[i].verdict == NTP_SELECT_FALSETICKER;
+        if (n == 0)
+                return buf;
+        l = (size_t) MAX(snprintf(buf, size, "%s: ", n == 1 ? "Falseticker" : "Falsetickers"), 0);
+        for (size_t i = 0, k = 0; i < sv->set.n_entries && l < size; i++) {
+                const SourceSetEntry *e = &sv->set.entries[i];
+
+                if (e->verdict != NTP_SELECT_FALSETICKER)
+                        continue;
+                l += (size_t) MAX(snprintf(buf + l, size - l, "%s%s (%+.6f s)", k++ > 0 ? ", " : "",
+                                           source_name(e->source),
+                                           (double) e->candidate.ntp.offset_nsec / NTP_NSEC_PER_SEC), 0);
+        }
+        return buf;
+}
+
 /* The sources in use whose delay is not trusted, for NTSStatus: "delay jumped: NAME (was
  * 0.021 s), NAME (above 3 s)"; "" when none. Not the delay itself, which changes with every
  * reply: NTSStatus changes when a source's judgement does. */
@@ -334,20 +357,47 @@ static void several_log_status(Several *sv, const SourceSetDecision *d, const ch
         sv->changes_unlogged = 0;
 }
 
+/* What the set says when none answers and each source that fails got keys but never an NTP
+ * reply: TCP to the key exchange goes through, UDP to NTP does not. */
+#define SEVERAL_UDP_BLOCKED "No NTS source answers: key exchanges work, no NTP reply (outgoing UDP blocked?)"
+
+/* Every source of the set that fails never heard from its NTP server after its key exchange
+ * worked (source_silent()), and one does. */
+static bool several_all_silent(const Several *sv) {
+        bool any = false;
+
+        for (size_t i = 0; i < sv->set.n_entries; i++) {
+                const SourceSetEntry *e = &sv->set.entries[i];
+
+                if (e->vacant || e->replaces || e->duplicate_of || e->standing != SOURCE_SET_FAILING)
+                        continue;
+                if (!source_silent(e->source))
+                        return false;
+                any = true;
+        }
+        return any;
+}
+
 /* STATUS=, NTSStatus and the log say what the sources say together, once per change. While the
  * clock is left alone they say since when. */
 static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecision *out) {
         char text[sizeof sv->status], status[sizeof sv->notified], pool[256], since[256],
              failing[sizeof sv->notified], nts[sizeof sv->notified], conflict[256], key[sizeof sv->status],
-             delayed[256], both[sizeof sv->notified];
+             delayed[256], both[sizeof sv->notified], falsetickers[256];
         SourceSetDecision key_decision;
         bool disagree = source_set_disagree(d), changed;
+        bool none_answers = d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0;
+        bool silent = several_all_silent(sv);
         const char *nts_status;
         SeveralStatusInput in;
 
         source_set_describe(&sv->set, d, text, sizeof text);
-        /* The compiled-in servers, none of which answers: what the administrator can do. */
-        if (sv->fallback && d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0)
+        out->nts_none = none_answers;
+        /* None answers: what the administrator can do. Key exchanges that work with NTP that
+         * does not is a firewall's doing, not the servers'. */
+        if (none_answers && silent)
+                (void) snprintf(text, sizeof text, "%s", SEVERAL_UDP_BLOCKED);
+        else if (sv->fallback && none_answers)
                 (void) snprintf(text, sizeof text, "%s", FALLBACK_NTS_UNREACHABLE);
         (void) several_pool_failure(sv, pool, sizeof pool);
 
@@ -372,6 +422,7 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
                 .pool_failure = pool,
                 .last_failure = sv->last_failure,
                 .failing = several_failing(sv, d, failing, sizeof failing),
+                .falsetickers = several_falsetickers(sv, falsetickers, sizeof falsetickers),
                 .conflict = several_conflict(sv, conflict, sizeof conflict),
         };
         /* Delays held back say where to look when the clock is left alone. */
@@ -382,9 +433,9 @@ static void several_report(Several *sv, const SourceSetDecision *d, SeveralDecis
         nts_status = several_nts_status(&in, nts, sizeof nts);
         changed = several_set_nts_status(sv, nts_status, out);
 
-        /* While the clock is left alone, STATUS= begins with NTSStatus, which names the failing
-         * servers after the set's sentence. */
-        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", disagree ? nts_status : since,
+        /* While the clock is left alone or none answers, STATUS= begins with NTSStatus, which
+         * names the failing servers after the set's sentence. */
+        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", disagree || none_answers ? nts_status : since,
                         sv->selected ? "; selected " : "", sv->selected ? source_name(sv->selected) : "",
                         isempty(pool) ? "" : "; ", pool);
 
@@ -422,12 +473,22 @@ static const char *several_nts_status_without_conflict(const SeveralStatusInput 
                 return in->since;
         if (!isempty(in->pool_failure))
                 return in->pool_failure;
+        /* None answers: every server that fails, not only the last one. */
+        if (none_answers && !isempty(in->failing)) {
+                (void) snprintf(buf, size, "%s; %s", in->since, in->failing);
+                return buf;
+        }
         if (none_answers && in->fallback)
                 return in->since;
         if (none_answers && !isempty(in->last_failure))
                 return in->last_failure;
+        /* The others agree: who fails, and who is not believed. */
+        if (in->outcome == NTP_SELECT_AGREED && !isempty(in->failing) && !isempty(in->falsetickers)) {
+                (void) snprintf(buf, size, "%s; %s", in->failing, in->falsetickers);
+                return buf;
+        }
         if (in->outcome == NTP_SELECT_AGREED)
-                return strempty(in->failing);
+                return !isempty(in->failing) ? in->failing : strempty(in->falsetickers);
         return "";
 }
 
@@ -521,8 +582,10 @@ void several_steered(Several *sv, const SeveralDecision *d, int r, SeveralDecisi
          * would judge later samples against a clock that was never stepped. */
         if (d->adjustment.step && r > 0) {
                 source_set_stepped(&sv->set, d->adjustment.offset_nsec);
-                for (size_t i = 0; i < sv->set.n_entries; i++)
+                for (size_t i = 0; i < sv->set.n_entries; i++) {
                         source_clock_stepped(sv->set.entries[i].source, /* poll_now= */ false);
+                        source_sample_stepped(sv->set.entries[i].source, d->adjustment.offset_nsec);
+                }
         } else if (clock_backend_type(sv->ctx.clock) == CLOCK_BACKEND_KERNEL)
                 source_set_slewed(&sv->set, d->adjustment.offset_nsec);
 
@@ -725,6 +788,7 @@ static void several_one_none(Several *sv, SeveralDecision *out) {
                  * first may try again. */
                 several_notify(out, "%s", sv->fallback ? FALLBACK_NTS_UNREACHABLE ". Retrying." :
                                "No NTS server usable, retrying.");
+                out->nts_none = true;
                 out->wait = true;
                 out->wait_until = nts_earliest_retry(sv->ctx.servers);
                 return;
@@ -753,6 +817,7 @@ static void several_one_next(Several *sv, SeveralDecision *out) {
                         log_debug("Tried every server, waiting %s before trying again.",
                                   FORMAT_TIMESPAN(sv->ctx.config->connection_retry_usec, USEC_PER_SEC));
                         several_notify(out, "No server answered, retrying.");
+                        out->nts_none = sv->nts;
                         out->wait = true;
                         return;
                 }
@@ -783,6 +848,14 @@ static bool several_one_event(Several *sv, Source *s, SourceEvent e, SeveralDeci
                 several_notify(out, "Connecting to time server %s (%s).", addr, source_name(s));
                 return false;
         case SOURCE_EVENT_FAILED:
+                /* A failed key exchange said why in NTSStatus already; a server that never
+                 * answered after one did not. */
+                if (source_silent(s)) {
+                        char text[sizeof sv->last_failure];
+
+                        (void) snprintf(text, sizeof text, "%s: %s", source_name(s), source_last_error(s));
+                        (void) several_set_nts_status(sv, text, out);
+                }
                 /* The next one takes over while this one backs off. */
                 source_stop(s);
                 several_one_next(sv, out);
@@ -1110,6 +1183,8 @@ static void several_sample(Several *sv, Source *s, SeveralDecision *out) {
                         several_notify(out, "Contacted time server %s (%s)%s.", addr, source_name(s), auth);
         }
 
+        if (p->authenticated)
+                out->nts_answered = s;
         source_set_sample(&sv->set, s, &x);
         if (x.delayed != delayed)
                 several_log_delay(s);

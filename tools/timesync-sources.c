@@ -17,6 +17,7 @@
 #include "json-writer.h"
 #include "log.h"
 #include "string-util.h"
+#include "strv.h"
 #include "time-util.h"
 
 #define SOURCE_KEYS_MAX 64U
@@ -38,6 +39,7 @@ typedef enum OutputMode {
         OUTPUT_TABLE,
         OUTPUT_JSON,
         OUTPUT_OPENMETRICS,
+        OUTPUT_PROMETHEUS,
         OUTPUT_CHECK,
         OUTPUT_RETRY,
 } OutputMode;
@@ -233,13 +235,17 @@ static void print_json(const SourceInfo *sources, size_t n) {
         fputc('\n', stdout);
 }
 
-/* A source that is failing: backing off after a failure, refusing service, or an NTS source
- * whose last key exchange failed (it waits idle for the retry, State says "idle"). */
+/* A source that is failing: backing off after a failure, refusing service, an NTS source whose
+ * last key exchange failed (it waits idle for the retry, State says "idle"), or one that was
+ * stopped after it failed and did not answer since (one server at a time: the next one took
+ * over, or all wait). */
 static bool source_failing(const SourceInfo *s) {
         const char *state = source_string(s, "State");
 
         return streq(state, "backing-off") || streq(state, "failed") ||
-               (source_integer(s, "NTS") && source_unsigned(s, "KeyExchangeFailures") > 0);
+               (source_integer(s, "NTS") && source_unsigned(s, "KeyExchangeFailures") > 0) ||
+               (streq(state, "idle") && !isempty(source_string(s, "LastError")) &&
+                source_unsigned(s, "LastErrorTimestamp") >= source_unsigned(s, "LastSampleTimestamp"));
 }
 
 /* The mark before each source, as chronyc's: * selected, + agrees and is combined, x a
@@ -294,12 +300,12 @@ static const char *format_last_error(const SourceInfo *s, usec_t now_usec, char 
         return buf;
 }
 
-static void print_table(const SourceInfo *sources, size_t n) {
+static void print_table(const SourceInfo *sources, size_t n, char * const *not_started) {
         usec_t t = now(CLOCK_REALTIME);
         bool nts = false;
         char ago[16], poll[16], offset[32], rd[32], stratum[8];
 
-        if (n == 0) {
+        if (n == 0 && strv_length(not_started) == 0) {
                 printf("No time sources.\n");
                 return;
         }
@@ -327,6 +333,13 @@ static void print_table(const SourceInfo *sources, size_t n) {
                        format_ago(source_unsigned(s, "LastSampleTimestamp"), t, ago), offset, rd);
                 nts = nts || source_integer(s, "NTS");
         }
+        /* Listed, but without a source yet: the daemon has nothing of them to show. */
+        STRV_FOREACH(name, not_started)
+                printf("  %-28s %-24s %-4s %-12s %2s %6s %5s %14s %12s\n", *name, "-", "NTS", "not started", "-", "-",
+                       "-", "-", "-");
+        if (strv_length(not_started) > 0)
+                printf("not started: an NTS server of the list in use that no source polls yet (beyond "
+                       "NTSMaxSources=, or not tried yet)\n");
         printf("S: * selected, + agrees, x falseticker, ? undecided (no majority), = duplicate, "
                "- not usable now\n"
                "Source-local: the source's clock minus the local clock (+: the source is ahead)\n");
@@ -365,9 +378,15 @@ static void print_label_value(const char *v) {
                         fputc(*v, stdout);
 }
 
+typedef enum MetricType {
+        METRIC_GAUGE,
+        METRIC_COUNTER,         /* only grows while the source lives: samples end in _total */
+        METRIC_INFO,            /* value 1, the facts in labels: the sample ends in _info */
+} MetricType;
+
 typedef struct Metric {
         const char *name;       /* the family, without the unit's suffix */
-        bool info;              /* value 1, the facts about the source in labels */
+        MetricType type;
         const char *unit;       /* "seconds" or NULL; part of the name, as OpenMetrics asks */
         const char *help;
         const char *key;        /* of the Sources property; NULL: value() */
@@ -394,34 +413,56 @@ static int64_t m_nts(const SourceInfo *s) {
 }
 
 static const Metric metrics[] = {
-        { "timesyncd_source_info", true, NULL,
-          "A time source of systemd-timesyncd: the facts about it are in the labels", .value = m_one },
-        { "timesyncd_source_selected", false, NULL, "1 when the source is the selected one", .value = m_selected },
-        { "timesyncd_source_reachable", false, NULL, "1 when the source answered and is not failing now",
+        { "timesyncd_source", METRIC_INFO, NULL,
+          "A time source of systemd-timesyncd: the facts about it that rarely change are in the labels",
+          .value = m_one },
+        { "timesyncd_source_selected", METRIC_GAUGE, NULL, "1 when the source is the selected one",
+          .value = m_selected },
+        { "timesyncd_source_reachable", METRIC_GAUGE, NULL, "1 when the source answered and is not failing now",
           .value = m_reachable },
-        { "timesyncd_source_nts", false, NULL, "1 when the time of the source is authenticated with NTS",
+        { "timesyncd_source_nts", METRIC_GAUGE, NULL, "1 when the time of the source is authenticated with NTS",
           .value = m_nts },
-        { "timesyncd_source_offset", false, "seconds",
+        { "timesyncd_source_offset", METRIC_GAUGE, "seconds",
           "The clock of the source minus the local clock, from its last answer", "OffsetNSec", 9 },
-        { "timesyncd_source_delay", false, "seconds", "Round-trip delay of the last answer", "DelayNSec", 9 },
-        { "timesyncd_source_root_distance", false, "seconds",
+        { "timesyncd_source_delay", METRIC_GAUGE, "seconds", "Round-trip delay of the last answer", "DelayNSec", 9 },
+        { "timesyncd_source_root_distance", METRIC_GAUGE, "seconds",
           "Bound on the error of the offset of the source now", "RootDistanceNSec", 9 },
-        { "timesyncd_source_jitter", false, "seconds", "Jitter of the offsets of the source", "JitterNSec", 9 },
-        { "timesyncd_source_stratum", false, NULL, "Stratum of the last answer", "Stratum", 0 },
-        { "timesyncd_source_poll_interval", false, "seconds", "Poll interval of the source", "PollIntervalUSec", 6 },
-        { "timesyncd_source_last_sample_timestamp", false, "seconds",
+        { "timesyncd_source_jitter", METRIC_GAUGE, "seconds", "Jitter of the offsets of the source", "JitterNSec", 9 },
+        { "timesyncd_source_stratum", METRIC_GAUGE, NULL, "Stratum of the last answer", "Stratum", 0 },
+        { "timesyncd_source_poll_interval", METRIC_GAUGE, "seconds", "Poll interval of the source",
+          "PollIntervalUSec", 6 },
+        { "timesyncd_source_last_sample_timestamp", METRIC_GAUGE, "seconds",
           "When the request of the last answer went out, seconds since 1970", "LastSampleTimestamp", 6 },
-        { "timesyncd_source_packets", false, NULL, "Answers used from the source", "Packets", 0 },
-        { "timesyncd_source_failures", false, NULL, "Failures of the source (no answer, refusal, error)",
+        { "timesyncd_source_packets", METRIC_COUNTER, NULL, "Answers used from the source", "Packets", 0 },
+        { "timesyncd_source_failures", METRIC_COUNTER, NULL, "Failures of the source (no answer, refusal, error)",
           "Failures", 0 },
-        { "timesyncd_source_refused_replies", false, NULL,
+        { "timesyncd_source_refused_replies", METRIC_COUNTER, NULL,
           "Replies from the source that were refused (not authentic, malformed, not matching)", "RefusedReplies", 0 },
-        { "timesyncd_source_nts_cookies", false, NULL, "NTS cookies left", "Cookies", 0 },
-        { "timesyncd_source_nts_key_exchange_failures", false, NULL,
+        { "timesyncd_source_nts_cookies", METRIC_GAUGE, NULL, "NTS cookies left", "Cookies", 0 },
+        { "timesyncd_source_nts_key_exchange_failures", METRIC_GAUGE, NULL,
           "NTS key exchanges that failed in a row (0 after an authenticated answer)", "KeyExchangeFailures", 0 },
-        { "timesyncd_source_nts_last_key_exchange_timestamp", false, "seconds",
+        { "timesyncd_source_nts_last_key_exchange_timestamp", METRIC_GAUGE, "seconds",
           "When the last NTS key exchange succeeded, seconds since 1970", "LastKeyExchangeTimestamp", 6 },
 };
+
+/* The values of State and Verdict, each a series of its own that is 1 for the source's value and
+ * 0 for the others: the series stay the same while the value changes (a label that took the
+ * value would end one series and begin another at each change). */
+static const char *const source_states[] = {
+        "idle", "key-exchange", "resolving", "poll-wait", "reply-wait", "backing-off", "failed",
+};
+static const char *const source_verdicts[] = {
+        "selected", "truechimer", "falseticker", "undecided", "duplicate", "unused", "unusable",
+};
+
+/* The daemon as a whole, from the Manager's properties and the selected source. */
+typedef struct DaemonInfo {
+        bool up;                        /* the daemon answered */
+        int check;                      /* what --check says */
+        bool have_frequency;
+        int64_t frequency;              /* adjtimex's, ppm scaled by 2^16 */
+        uint64_t poll_interval_usec;
+} DaemonInfo;
 
 /* v / 10^decimals, exactly (no rounding through a double). */
 static void print_decimal(int64_t v, unsigned decimals) {
@@ -440,8 +481,7 @@ static void print_source_labels(const SourceInfo *s, bool info) {
         print_label_value(source_string(s, "Name"));
         printf("\"");
         if (info) {
-                static const char *const keys[] = { "Address", "Origin", "Pool", "State", "Verdict",
-                                                    "KeyExchangeServer", "AEAD" };
+                static const char *const keys[] = { "Address", "Origin", "Pool", "KeyExchangeServer", "AEAD" };
 
                 printf(",authentication=\"%s\"", source_authentication(s));
                 for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
@@ -469,21 +509,125 @@ static void print_source_labels(const SourceInfo *s, bool info) {
         printf("}");
 }
 
-/* The OpenMetrics text format: one family per property, one sample per source that has a value,
- * then the state of the daemon as --check sees it. node_exporter's textfile collector reads it
- * with Prometheus' older text parser, which knows neither the type "info" nor counters whose
- * samples end in _total under a family without it: every family is a gauge (counts that only
- * grow too), which both parsers accept as it is. */
-static void print_openmetrics(const SourceInfo *sources, size_t n, int check) {
-        for (size_t i = 0; i < ELEMENTSOF(metrics); i++) {
-                const Metric *m = &metrics[i];
-                char family[96];
+/* The metadata of a family; returns the name of its samples in sample (size bytes). OpenMetrics
+ * names a counter's family without _total and an info family without _info, the samples with;
+ * the Prometheus text format (0.0.4) knows no info type and names a family as its samples. */
+static const char *print_family(const char *name, MetricType type, const char *unit, const char *help,
+                                char *sample, size_t size) {
+        static const char *const suffix[] = { [METRIC_GAUGE] = "", [METRIC_COUNTER] = "_total",
+                                              [METRIC_INFO] = "_info" };
+        static const char *const om_type[] = { [METRIC_GAUGE] = "gauge", [METRIC_COUNTER] = "counter",
+                                               [METRIC_INFO] = "info" };
+        char family[96];
 
-                snprintf(family, sizeof family, "%s%s%s", m->name, m->unit ? "_" : "", strempty(m->unit));
-                printf("# TYPE %s gauge\n", family);
-                if (m->unit)
-                        printf("# UNIT %s %s\n", family, m->unit);
-                printf("# HELP %s %s.\n", family, m->help);
+        snprintf(family, sizeof family, "%s%s%s", name, unit ? "_" : "", strempty(unit));
+        snprintf(sample, size, "%s%s", family, suffix[type]);
+        if (arg_output == OUTPUT_OPENMETRICS) {
+                printf("# TYPE %s %s\n", family, om_type[type]);
+                if (unit)
+                        printf("# UNIT %s %s\n", family, unit);
+                printf("# HELP %s %s.\n", family, help);
+        } else {
+                printf("# HELP %s %s.\n", sample, help);
+                printf("# TYPE %s %s\n", sample, type == METRIC_COUNTER ? "counter" : "gauge");
+        }
+        return sample;
+}
+
+/* One gauge family whose series per source are its values, each 1 for the source's and 0 for the
+ * others. A value this tool does not know (a daemon newer than the tool) gets a series too. */
+static void print_one_of(const char *name, const char *label, const char *key, const char *const *values,
+                         size_t n_values, const char *help, const SourceInfo *sources, size_t n) {
+        char sample[128];
+
+        (void) print_family(name, METRIC_GAUGE, NULL, help, sample, sizeof sample);
+        for (size_t k = 0; k < n; k++) {
+                const char *now = source_string(&sources[k], key);
+                bool known = false;
+
+                for (size_t i = 0; i <= n_values; i++) {
+                        const char *v = i < n_values ? values[i] : now;
+
+                        if (i == n_values && (known || isempty(now)))
+                                break;
+                        known = known || streq(v, now);
+                        printf("%s{name=\"", sample);
+                        print_label_value(source_string(&sources[k], "Name"));
+                        printf("\",%s=\"", label);
+                        print_label_value(v);
+                        printf("\"} %d\n", streq(v, now));
+                }
+        }
+}
+
+/* One gauge in seconds without labels, its value v / 10^decimals. */
+static void print_seconds_gauge(const char *name, const char *help, int64_t v, unsigned decimals) {
+        char sample[128];
+
+        fputs(print_family(name, METRIC_GAUGE, "seconds", help, sample, sizeof sample), stdout);
+        fputc(' ', stdout);
+        print_decimal(v, decimals);
+        fputc('\n', stdout);
+}
+
+/* What the daemon says as a whole: whether it answered, the build, the state --check sees, and as
+ * chronyc tracking and ntpd-rs' exporter give them the clock's figures: the selected source's
+ * offset, root distance, last update and poll interval, and the frequency correction. */
+static void print_daemon(const DaemonInfo *d, const SourceInfo *sources, size_t n) {
+        const SourceInfo *sel = NULL;
+        char sample[128];
+
+        for (size_t i = 0; i < n && !sel; i++)
+                if (streq(source_string(&sources[i], "Verdict"), "selected"))
+                        sel = &sources[i];
+
+        printf("%s{version=\"%s\"} 1\n", print_family("timesyncd_build", METRIC_INFO, NULL,
+                                                    "The version of timesync-sources (timesyncd-nts) that wrote this",
+                                                    sample, sizeof sample), PROJECT_VERSION);
+        printf("%s %d\n", print_family("timesyncd_up", METRIC_GAUGE, NULL,
+                                       "1 when systemd-timesyncd answered on the bus, 0 when it could not be asked",
+                                       sample, sizeof sample), d->up);
+        printf("%s %d\n", print_family("timesyncd_synchronized", METRIC_GAUGE, NULL, "1 when a source is selected",
+                                       sample, sizeof sample), d->check == CHECK_NTS || d->check == CHECK_PLAIN_NTP);
+        printf("%s %d\n", print_family("timesyncd_synchronized_nts", METRIC_GAUGE, NULL,
+                                       "1 when the selected source is authenticated with NTS", sample, sizeof sample),
+               d->check == CHECK_NTS);
+        if (!d->up)
+                return;
+        printf("%s %zu\n", print_family("timesyncd_sources", METRIC_GAUGE, NULL, "The time sources the daemon knows",
+                                        sample, sizeof sample), n);
+        if (sel && source_has(sel, "OffsetNSec")) {
+                print_seconds_gauge("timesyncd_offset", "The selected source's clock minus the local clock, from its "
+                                    "last answer (chronyc tracking: Last offset, opposite sign)",
+                                    source_integer(sel, "OffsetNSec"), 9);
+                print_seconds_gauge("timesyncd_root_distance", "Bound on the error of the selected source's time now "
+                                    "(root delay / 2 + root dispersion)", source_integer(sel, "RootDistanceNSec"), 9);
+                print_seconds_gauge("timesyncd_last_update_timestamp", "When the request of the selected source's "
+                                    "last answer went out, seconds since 1970",
+                                    (int64_t) source_unsigned(sel, "LastSampleTimestamp"), 6);
+        }
+        if (d->poll_interval_usec > 0)
+                print_seconds_gauge("timesyncd_poll_interval", "The poll interval of the selected source",
+                                    (int64_t) d->poll_interval_usec, 6);
+        if (d->have_frequency)
+                printf("%s %.6f\n", print_family("timesyncd_frequency_ppm", METRIC_GAUGE, NULL,
+                                                 "The kernel's frequency correction of the local clock, in ppm "
+                                                 "(positive: the clock is sped up)", sample, sizeof sample),
+                       (double) d->frequency / 65536.0);
+}
+
+/* The sources in the OpenMetrics text format (--openmetrics) or in the Prometheus text format
+ * that node_exporter's textfile collector reads (--prometheus): one family per property, one
+ * sample per source that has a value, the state and the verdict as one series per value, then
+ * the daemon. A daemon that could not be asked still gives timesyncd_up 0 and
+ * timesyncd_synchronized 0, so that a file written from a timer never keeps a stale "1". */
+static void print_metrics(const SourceInfo *sources, size_t n, const DaemonInfo *d) {
+        char sample[128];
+
+        for (size_t i = 0; d->up && i < ELEMENTSOF(metrics); i++) {
+                const Metric *m = &metrics[i];
+
+                (void) print_family(m->name, m->type, m->unit, m->help, sample, sizeof sample);
                 for (size_t k = 0; k < n; k++) {
                         const SourceInfo *s = &sources[k];
                         int64_t v;
@@ -497,24 +641,24 @@ static void print_openmetrics(const SourceInfo *sources, size_t n, int check) {
                                 v = source_integer(s, m->key);
                         } else
                                 v = m->value(s);
-                        fputs(family, stdout);
-                        print_source_labels(s, m->info);
+                        fputs(sample, stdout);
+                        print_source_labels(s, m->type == METRIC_INFO);
                         fputc(' ', stdout);
                         print_decimal(v, m->key ? m->decimals : 0);
                         fputc('\n', stdout);
                 }
+                if (i == 0) {
+                        print_one_of("timesyncd_source_state", "state", "State", source_states,
+                                     ELEMENTSOF(source_states), "What the source is doing: 1 for its state",
+                                     sources, n);
+                        print_one_of("timesyncd_source_verdict", "verdict", "Verdict", source_verdicts,
+                                     ELEMENTSOF(source_verdicts), "What the daemon makes of the source: 1 for its "
+                                     "verdict", sources, n);
+                }
         }
-        printf("# TYPE timesyncd_synchronized gauge\n"
-               "# HELP timesyncd_synchronized 1 when a source is selected.\n"
-               "timesyncd_synchronized %d\n"
-               "# TYPE timesyncd_synchronized_nts gauge\n"
-               "# HELP timesyncd_synchronized_nts 1 when the selected source is authenticated with NTS.\n"
-               "timesyncd_synchronized_nts %d\n"
-               "# TYPE timesyncd_sources gauge\n"
-               "# HELP timesyncd_sources The time sources the daemon knows.\n"
-               "timesyncd_sources %zu\n"
-               "# EOF\n",
-               check == CHECK_NTS || check == CHECK_PLAIN_NTP, check == CHECK_NTS, n);
+        print_daemon(d, sources, n);
+        if (arg_output == OUTPUT_OPENMETRICS)
+                printf("# EOF\n");
 }
 
 /* ---- --check ---- */
@@ -551,8 +695,8 @@ static void print_check(const SourceInfo *sources, size_t n, int status, const c
                        (double) source_integer(s, "OffsetNSec") / 1e9,
                        isempty(nts_status) ? "" : " ", strempty(nts_status), isempty(nts_status) ? "" : ".");
         else
-                printf("Not synchronized: no source selected (%zu sources, %zu failing)%s%s\n", n, failing,
-                       isempty(nts_status) ? "." : ": ", strempty(nts_status));
+                printf("Not synchronized: no source selected (%zu %s, %zu failing)%s%s\n", n,
+                       n == 1 ? "source" : "sources", failing, isempty(nts_status) ? "." : ": ", strempty(nts_status));
 }
 
 /* ---- main ---- */
@@ -564,7 +708,8 @@ static void help(void) {
                "  -h --help            Show this help\n"
                "     --version         Show package version\n"
                "     --json            Print the sources as a JSON array, keys as on D-Bus\n"
-               "     --openmetrics     Print the sources as OpenMetrics text (node_exporter's\n"
+               "     --openmetrics     Print the sources and the daemon as OpenMetrics text\n"
+               "     --prometheus      The same in the Prometheus text format (node_exporter's\n"
                "                       textfile collector)\n"
                "     --check           Print one line and exit 0 when synchronized over NTS,\n"
                "                       3 over plain NTP, 4 not synchronized, 1 no daemon\n"
@@ -574,12 +719,13 @@ static void help(void) {
 }
 
 static int parse_argv(int argc, char *argv[]) {
-        enum { ARG_JSON = 0x100, ARG_OPENMETRICS, ARG_CHECK, ARG_WAIT, ARG_RETRY, ARG_VERSION };
+        enum { ARG_JSON = 0x100, ARG_OPENMETRICS, ARG_PROMETHEUS, ARG_CHECK, ARG_WAIT, ARG_RETRY, ARG_VERSION };
         static const struct option options[] = {
                 { "help", no_argument, NULL, 'h' },
                 { "version", no_argument, NULL, ARG_VERSION },
                 { "json", no_argument, NULL, ARG_JSON },
                 { "openmetrics", no_argument, NULL, ARG_OPENMETRICS },
+                { "prometheus", no_argument, NULL, ARG_PROMETHEUS },
                 { "check", no_argument, NULL, ARG_CHECK },
                 { "wait", optional_argument, NULL, ARG_WAIT },
                 { "retry", no_argument, NULL, ARG_RETRY },
@@ -602,6 +748,10 @@ static int parse_argv(int argc, char *argv[]) {
                         break;
                 case ARG_OPENMETRICS:
                         arg_output = OUTPUT_OPENMETRICS;
+                        n_modes++;
+                        break;
+                case ARG_PROMETHEUS:
+                        arg_output = OUTPUT_PROMETHEUS;
                         n_modes++;
                         break;
                 case ARG_CHECK:
@@ -627,7 +777,8 @@ static int parse_argv(int argc, char *argv[]) {
         if (optind < argc)
                 return log_error_errno(EINVAL, "%s takes no arguments.", program_invocation_short_name);
         if (n_modes > 1)
-                return log_error_errno(EINVAL, "--json, --openmetrics, --check, --wait and --retry exclude each other.");
+                return log_error_errno(EINVAL, "--json, --openmetrics, --prometheus, --check, --wait and --retry exclude "
+                                       "each other.");
         return 1;
 }
 
@@ -656,6 +807,59 @@ static int fetch_sources(sd_bus *bus, SourceInfo **ret, size_t *ret_n, char **re
                                                   ret_nts_status);
         }
         return 0;
+}
+
+/* The servers of the NTS list in use (runtime NTS servers while set, else NTS=, else FallbackNTS=
+ * while the daemon uses NTS) that no source polls: the daemon makes a source when it first uses a
+ * server. Pool entries are left out: their sources are named after their members. */
+static int fetch_not_started(sd_bus *bus, const SourceInfo *sources, size_t n, char ***ret) {
+        static const char *const lists[] = { "RuntimeNTSServers", "SystemNTSServers", "FallbackNTSServers" };
+        _cleanup_strv_free_ char **names = NULL, **out = NULL;
+        bool nts = false;
+        int r;
+
+        for (size_t i = 0; i < n; i++)
+                nts = nts || source_integer(&sources[i], "NTS");
+        *ret = NULL;
+        if (!nts)
+                return 0;
+        for (size_t k = 0; k < ELEMENTSOF(lists) && strv_length(names) == 0; k++) {
+                names = strv_free(names);
+                r = sd_bus_get_property_strv(bus, "org.freedesktop.timesync1", "/org/freedesktop/timesync1",
+                                             "org.freedesktop.timesync1.Manager", lists[k], NULL, &names);
+                if (r < 0)
+                        return 0;
+        }
+        STRV_FOREACH(name, names) {
+                bool found = false;
+
+                if (startswith(*name, "pool:") || startswith(*name, "srv:"))
+                        continue;
+                for (size_t i = 0; i < n && !found; i++)
+                        found = streq(source_string(&sources[i], "Name"), *name);
+                if (!found) {
+                        r = strv_extend(&out, *name);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        *ret = TAKE_PTR(out);
+        return 0;
+}
+
+/* For the metrics: the Manager's Frequency and PollIntervalUSec (left out when unreadable). */
+static void fetch_daemon(sd_bus *bus, DaemonInfo *d) {
+        uint64_t poll = 0;
+        int64_t freq = 0;
+
+        if (sd_bus_get_property_trivial(bus, "org.freedesktop.timesync1", "/org/freedesktop/timesync1",
+                                        "org.freedesktop.timesync1.Manager", "Frequency", NULL, 'x', &freq) >= 0) {
+                d->have_frequency = true;
+                d->frequency = freq;
+        }
+        if (sd_bus_get_property_trivial(bus, "org.freedesktop.timesync1", "/org/freedesktop/timesync1",
+                                        "org.freedesktop.timesync1.Manager", "PollIntervalUSec", NULL, 't', &poll) >= 0)
+                d->poll_interval_usec = poll;
 }
 
 static void free_sources(SourceInfo *sources, size_t n) {
@@ -720,8 +924,8 @@ static int run_retry(sd_bus *bus) {
 
 int main(int argc, char *argv[]) {
         _cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-        _cleanup_free_ char *nts_status = NULL;
         SourceInfo *sources = NULL;
+        bool want_metrics;
         size_t n = 0;
         int r;
 
@@ -733,24 +937,38 @@ int main(int argc, char *argv[]) {
         if (arg_output == OUTPUT_CHECK)
                 return run_check();
 
+        want_metrics = arg_output == OUTPUT_OPENMETRICS || arg_output == OUTPUT_PROMETHEUS;
         r = sd_bus_open_system(&bus);
-        if (r < 0) {
-                log_error_errno(r, "Failed to connect to the system bus: %m");
-                return 1;
-        }
-        if (arg_output == OUTPUT_RETRY)
-                return run_retry(bus) < 0 ? 1 : 0;
-        r = fetch_sources(bus, &sources, &n, arg_output == OUTPUT_OPENMETRICS ? &nts_status : NULL);
         if (r < 0)
+                log_error_errno(r, "Failed to connect to the system bus: %m");
+        else if (arg_output == OUTPUT_RETRY)
+                return run_retry(bus) < 0 ? 1 : 0;
+        else
+                r = fetch_sources(bus, &sources, &n, NULL);
+        if (r < 0 && !want_metrics)
                 return 1;
 
-        if (arg_output == OUTPUT_JSON)
+        if (want_metrics) {
+                DaemonInfo d = {
+                        .up = r >= 0,
+                        .check = r < 0 ? CHECK_NO_DAEMON : check_status(sources, n),
+                };
+
+                if (r >= 0)
+                        fetch_daemon(bus, &d);
+                /* Written also when the daemon could not be asked (exit 1 all the same). */
+                print_metrics(sources, n, &d);
+        } else if (arg_output == OUTPUT_JSON)
                 print_json(sources, n);
-        else if (arg_output == OUTPUT_OPENMETRICS)
-                print_openmetrics(sources, n, check_status(sources, n));
-        else
-                print_table(sources, n);
+        else {
+                _cleanup_strv_free_ char **not_started = NULL;
+
+                r = fetch_not_started(bus, sources, n, &not_started);
+                if (r < 0)
+                        return log_oom(), 1;
+                print_table(sources, n, not_started);
+        }
 
         free_sources(sources, n);
-        return fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
+        return r >= 0 && fflush(stdout) == 0 && !ferror(stdout) ? 0 : 1;
 }

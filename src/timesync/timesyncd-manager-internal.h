@@ -94,6 +94,7 @@ struct Manager {
          * steer; "" when every server works */
         char nts_status[512];
         bool nts_missing_reported;      /* NTSRequired=yes without NTS servers: logged, in nts_status */
+        bool nts_outage;                /* every NTS server fails: logged (nts_outage()) */
         /* The SERVER_NTS list holds FallbackNTS=, not NTS=: nothing else names a server. */
         bool nts_fallback;
         bool status_notified;           /* a STATUS= was sent */

@@ -7,6 +7,7 @@
 #include <systemd/sd-daemon.h>
 
 #include "log.h"
+#include "string-util.h"
 #include "strv.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-clockfile.h"
@@ -39,8 +40,9 @@ void manager_notify_status(Manager *m, const char *format, ...) {
         va_start(ap, format);
         (void) vsnprintf(buf, sizeof buf, format, ap);
         va_end(ap);
+        /* A reason that ends in a question ("UDP port 123 blocked?") takes no full stop. */
         if (m->nts_status[0] != '\0' && !strstr(buf, m->nts_status))
-                (void) sd_notifyf(false, "STATUS=%s %s.", buf, m->nts_status);
+                (void) sd_notifyf(false, "STATUS=%s %s%s", buf, m->nts_status, endswith(m->nts_status, "?") ? "" : ".");
         else
                 (void) sd_notifyf(false, "STATUS=%s", buf);
         m->status_notified = true;
@@ -102,6 +104,14 @@ static int manager_nts_prepare(Manager *m) {
         return r;
 }
 
+/* Every NTS server fails, or one answers again: logged once per change. */
+static void manager_nts_outage(Manager *m, bool outage, const char *server) {
+        if (m->nts_outage == outage)
+                return;
+        m->nts_outage = outage;
+        nts_outage(outage, m->nts_status, server);
+}
+
 static void manager_nts_missing(Manager *m) {
         NTSDecision d = {};
 
@@ -109,6 +119,9 @@ static void manager_nts_missing(Manager *m) {
         if (!m->config.nts_set)
                 m->nts_missing_reported = true;
         manager_nts_apply(m, &d);
+        /* The other reasons have their line of their own. */
+        if (m->config.nts_set)
+                manager_nts_outage(m, true, NULL);
 }
 
 static void manager_nts_enter_refused(Manager *m) {
@@ -121,6 +134,8 @@ static void manager_nts_enter_refused(Manager *m) {
 
 /* The server lists changed: forgets reasons that no longer hold. */
 static void manager_nts_servers_changed(Manager *m) {
+        /* New servers: an outage of the old ones says nothing of them. */
+        m->nts_outage = false;
         if (!manager_nts_enabled(m)) {
                 /* No NTS server left: the missing libssl no longer matters. */
                 m->nts_unavailable = false;
@@ -266,6 +281,10 @@ void manager_policy_apply(Manager *m, const PolicyDecision *d) {
                 snprintf(m->nts_status, sizeof m->nts_status, "%s", d->nts_status);
         if (d->notify)
                 manager_notify_status(m, "%s", d->status);
+        if (d->nts_answered)
+                manager_nts_outage(m, false, source_name(d->nts_answered));
+        else if (d->nts_none)
+                manager_nts_outage(m, true, NULL);
         if (d->refused)
                 manager_nts_enter_refused(m);
         if (d->polling)

@@ -27,8 +27,16 @@
 #define TIMESYNC_MESSAGE_REPLY_REFUSED "b9010056e19b4848a7b0a6112db95c94"
 
 /* No NTS server can be used: none configured under NTSRequired=yes (or an NTS-like unknown
- * key), or every one refuses service. NTS_STATUS. */
+ * key), NTS= names only invalid entries, every one refuses service, or every NTS server of the
+ * list in use fails (key exchange, certificate, no reply, DNS): once per change. NTS_STATUS. */
 #define TIMESYNC_MESSAGE_NO_NTS_SERVER "5e72c619ab4b479a8430df815d36cbd5"
+
+/* An NTS server answers again after every one failed (the end of the above). NTP_SERVER. */
+#define TIMESYNC_MESSAGE_NTS_BACK "5e3060687da54a5680cb2528380e6d55"
+
+/* A reply failed NTS verification (forged, damaged, or for other keys): the first of its cause
+ * from that server in 10 minutes. NTP_SERVER, NTP_ADDRESS, NTS_ERROR. */
+#define TIMESYNC_MESSAGE_NTS_REPLY_REFUSED "3fdd8706cf1241f3a7af1d3d9ce53978"
 
 /* A bootstrap: the clock took the time of a server whose certificate it could not check yet.
  * NTS_SERVER. */

@@ -195,6 +195,12 @@ int nts_client_new(const NTSClientSettings *settings, const char *server, const 
         c->host = strdup(host);
         if (!c->server || !c->host)
                 return -ENOMEM;
+        /* Where its key exchanges go, shown also while its keys are resumed from the state file
+         * and none ran yet. */
+        if (asprintf(&c->ke_address, "%s:%u", host, port ?: NTS_KE_PORT) < 0) {
+                c->ke_address = NULL;
+                return -ENOMEM;
+        }
 
         r = sd_event_add_defer(settings->event, &c->event_report, nts_client_on_report, c);
         if (r < 0)
@@ -834,7 +840,8 @@ void nts_client_get_report(const NTSClient *c, NTSClientReport *ret) {
 }
 
 usec_t nts_client_last_ke_realtime(const NTSClient *c) {
-        return c->last_ke_realtime;
+        /* Keys resumed from the state file come from a key exchange of an earlier run. */
+        return c->last_ke_realtime ?: c->jar.key_size > 0 ? c->jar.ke_realtime : 0;
 }
 
 const char *nts_client_last_error(const NTSClient *c) {

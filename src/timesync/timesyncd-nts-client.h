@@ -225,7 +225,9 @@ const char *nts_client_server(const NTSClient *c);      /* as configured */
  * state file that did not record it. */
 const SocketAddress *nts_client_ke_peer(const NTSClient *c);
 const uint8_t *nts_client_ke_key_sha256(const NTSClient *c);
-usec_t nts_client_last_ke_realtime(const NTSClient *c); /* 0: none in this run */
+/* When the key exchange of the keys in use, or of the last keys, succeeded (keys resumed from the
+ * state file: in an earlier run); 0: none known. */
+usec_t nts_client_last_ke_realtime(const NTSClient *c);
 const char *nts_client_last_error(const NTSClient *c);  /* "" when there is none */
 /* The last error was logged at warning level as it came (a failed key exchange, with its
  * reason): who reports it again need not repeat the reason. */

@@ -133,6 +133,20 @@ void nts_refused(const char *status_now, NTSDecision *d) {
         snprintf(d->notify_text, sizeof d->notify_text, "%s.", text);
 }
 
+void nts_outage(bool outage, const char *status, const char *server) {
+        if (!outage) {
+                log_struct(LOG_NOTICE, TIMESYNC_MESSAGE_NTS_BACK,
+                           ((const char *const[]) { "NTP_SERVER", strna(server), NULL }),
+                           "NTS server %s answers again: NTS gives time again.", strna(server));
+                return;
+        }
+        if (isempty(status))
+                status = "every NTS server fails";
+        log_struct(LOG_WARNING, TIMESYNC_MESSAGE_NO_NTS_SERVER, ((const char *const[]) { "NTS_STATUS", status, NULL }),
+                   "No usable NTS server, the clock is not synchronized until one answers (there is no fallback "
+                   "to unauthenticated NTP): %s%s", status, endswith(status, "?") ? "" : ".");
+}
+
 /* NTSStatus after a request whose replies were all refused: the last cause, with how often
  * and since when the server sent such replies. */
 static void nts_source_refused(Source *s, NTSDecision *d) {

@@ -53,6 +53,10 @@ usec_t nts_earliest_retry(ServerName *const servers[static _SERVER_TYPE_MAX]);
 /* Says so (the log, NTSStatus, STATUS=); the manager idles: no plain NTP instead, no retries.
  * status_now: NTSStatus as it is. */
 void nts_refused(const char *status_now, NTSDecision *d);
+/* Every NTS server of the list in use fails now (outage), or one answers again (server: the one
+ * that sent a verified reply): the log says so, once per change (the manager keeps whether
+ * there is an outage). status: NTSStatus, which says why. */
+void nts_outage(bool outage, const char *status, const char *server);
 /* A source reported an NTS event, or refused replies: NTSStatus (not with several sources,
  * whose set says what they say together), the counters, the properties. status_now: NTSStatus
  * as it is. */

@@ -40,5 +40,7 @@ extern const PolicyMode policy_walk_mode;
 _printf_(2, 3) void policy_notify(PolicyDecision *out, const char *format, ...);
 /* The selected source changes: stock's ServerName, ServerAddress and NTPMessage describe it. */
 void policy_select(Policy *pol, Source *s, const SourceSetDecision *d, PolicyDecision *out);
+/* NTSStatus becomes text; returns true when it changes. */
+bool policy_set_nts_status(Policy *pol, const char *text, PolicyDecision *out);
 /* A source joins the set: what was logged of it before does not count. */
 void policy_verdict_logged_forget(Policy *pol, const Source *s);

@@ -10,6 +10,7 @@
  * differs from a set of several. */
 
 #include <errno.h>
+#include <stdio.h>
 
 #include "log.h"
 #include "timesyncd-nts.h"
@@ -63,6 +64,7 @@ static void policy_walk_none(Policy *pol, PolicyDecision *out) {
                  * first may try again. */
                 policy_notify(out, "%s", pol->fallback ? FALLBACK_NTS_UNREACHABLE ". Retrying." :
                                "No NTS server usable, retrying.");
+                out->nts_none = true;
                 out->wait = true;
                 out->wait_until = nts_earliest_retry(pol->ctx.servers);
                 return;
@@ -91,6 +93,7 @@ static void policy_walk_next(Policy *pol, PolicyDecision *out) {
                         log_debug("Tried every server, waiting %s before trying again.",
                                   FORMAT_TIMESPAN(pol->ctx.config->connection_retry_usec, USEC_PER_SEC));
                         policy_notify(out, "No server answered, retrying.");
+                        out->nts_none = pol->nts;
                         out->wait = true;
                         return;
                 }
@@ -121,6 +124,14 @@ static bool policy_walk_event(Policy *pol, Source *s, SourceEvent e, PolicyDecis
                 policy_notify(out, "Connecting to time server %s (%s).", addr, source_name(s));
                 return false;
         case SOURCE_EVENT_FAILED:
+                /* A failed key exchange said why in NTSStatus already; a server that never
+                 * answered after one did not. */
+                if (source_silent(s)) {
+                        char text[sizeof pol->last_failure];
+
+                        (void) snprintf(text, sizeof text, "%s: %s", source_name(s), source_last_error(s));
+                        (void) policy_set_nts_status(pol, text, out);
+                }
                 /* The next one takes over while this one backs off. */
                 source_stop(s);
                 policy_walk_next(pol, out);

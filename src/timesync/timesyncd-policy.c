@@ -90,7 +90,7 @@ const char *policy_verdict(Policy *pol, const Source *s) {
 
 /* NTSStatus becomes text: compared with what the manager shows, or with what out says already.
  * Returns true when NTSStatus changes. */
-static bool policy_set_nts_status(Policy *pol, const char *text, PolicyDecision *out) {
+bool policy_set_nts_status(Policy *pol, const char *text, PolicyDecision *out) {
         if (streq(out->set_nts_status ? out->nts_status : pol->ctx.nts_status, text))
                 return false;
         out->set_nts_status = true;
@@ -143,6 +143,29 @@ static const char *policy_failing(Policy *pol, const SourceSetDecision *d, char 
         buf[0] = '\0';
         if (n > 0)
                 (void) snprintf(buf, size, "%zu of %zu NTS servers failing: %s", n, d->n_in_use + n_refusing, list);
+        return buf;
+}
+
+/* The falsetickers of the set, with their offsets: "Falseticker: NAME (+3600.000000 s)", or
+ * "Falsetickers: ..." for several; "" when there is none. */
+static const char *policy_falsetickers(const Policy *pol, char *buf, size_t size) {
+        size_t n = 0, l;
+
+        buf[0] = '\0';
+        for (size_t i = 0; i < pol->set.n_entries; i++)
+                n += pol->set.entries[i].verdict == NTP_SELECT_FALSETICKER;
+        if (n == 0)
+                return buf;
+        l = (size_t) MAX(snprintf(buf, size, "%s: ", n == 1 ? "Falseticker" : "Falsetickers"), 0);
+        for (size_t i = 0, k = 0; i < pol->set.n_entries && l < size; i++) {
+                const SourceSetEntry *e = &pol->set.entries[i];
+
+                if (e->verdict != NTP_SELECT_FALSETICKER)
+                        continue;
+                l += (size_t) MAX(snprintf(buf + l, size - l, "%s%s (%+.6f s)", k++ > 0 ? ", " : "",
+                                           source_name(e->source),
+                                           (double) e->candidate.ntp.offset_nsec / NTP_NSEC_PER_SEC), 0);
+        }
         return buf;
 }
 
@@ -344,20 +367,47 @@ static void policy_log_status(Policy *pol, const SourceSetDecision *d, const cha
         pol->changes_unlogged = 0;
 }
 
+/* What the set says when none answers and each source that fails got keys but never an NTP
+ * reply: TCP to the key exchange goes through, UDP to NTP does not. */
+#define POLICY_UDP_BLOCKED "No NTS source answers: key exchanges work, no NTP reply (outgoing UDP blocked?)"
+
+/* Every source of the set that fails never heard from its NTP server after its key exchange
+ * worked (source_silent()), and one does. */
+static bool policy_all_silent(const Policy *pol) {
+        bool any = false;
+
+        for (size_t i = 0; i < pol->set.n_entries; i++) {
+                const SourceSetEntry *e = &pol->set.entries[i];
+
+                if (e->vacant || e->replaces || e->duplicate_of || e->standing != SOURCE_SET_FAILING)
+                        continue;
+                if (!source_silent(e->source))
+                        return false;
+                any = true;
+        }
+        return any;
+}
+
 /* STATUS=, NTSStatus and the log say what the sources say together, once per change. While the
  * clock is left alone they say since when. */
 static void policy_report(Policy *pol, const SourceSetDecision *d, PolicyDecision *out) {
         char text[sizeof pol->status], status[sizeof pol->notified], pool[256], since[256],
              failing[sizeof pol->notified], nts[sizeof pol->notified], conflict[256], key[sizeof pol->status],
-             delayed[256], both[sizeof pol->notified];
+             delayed[256], both[sizeof pol->notified], falsetickers[256];
         SourceSetDecision key_decision;
         bool disagree = source_set_disagree(d), changed;
+        bool none_answers = d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0;
+        bool silent = policy_all_silent(pol);
         const char *nts_status;
         PolicyStatusInput in;
 
         source_set_describe(&pol->set, d, text, sizeof text);
-        /* The compiled-in servers, none of which answers: what the administrator can do. */
-        if (pol->fallback && d->select.outcome == NTP_SELECT_NO_CANDIDATES && d->n_pending == 0)
+        out->nts_none = none_answers;
+        /* None answers: what the administrator can do. Key exchanges that work with NTP that
+         * does not is a firewall's doing, not the servers'. */
+        if (none_answers && silent)
+                (void) snprintf(text, sizeof text, "%s", POLICY_UDP_BLOCKED);
+        else if (pol->fallback && none_answers)
                 (void) snprintf(text, sizeof text, "%s", FALLBACK_NTS_UNREACHABLE);
         (void) policy_pool_failure(pol, pool, sizeof pool);
 
@@ -382,6 +432,7 @@ static void policy_report(Policy *pol, const SourceSetDecision *d, PolicyDecisio
                 .pool_failure = pool,
                 .last_failure = pol->last_failure,
                 .failing = policy_failing(pol, d, failing, sizeof failing),
+                .falsetickers = policy_falsetickers(pol, falsetickers, sizeof falsetickers),
                 .conflict = policy_conflict(pol, conflict, sizeof conflict),
         };
         /* Delays held back say where to look when the clock is left alone. */
@@ -392,9 +443,9 @@ static void policy_report(Policy *pol, const SourceSetDecision *d, PolicyDecisio
         nts_status = policy_nts_status(&in, nts, sizeof nts);
         changed = policy_set_nts_status(pol, nts_status, out);
 
-        /* While the clock is left alone, STATUS= begins with NTSStatus, which names the failing
-         * servers after the set's sentence. */
-        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", disagree ? nts_status : since,
+        /* While the clock is left alone or none answers, STATUS= begins with NTSStatus, which
+         * names the failing servers after the set's sentence. */
+        (void) snprintf(status, sizeof status, "%s%s%s%s%s.", disagree || none_answers ? nts_status : since,
                         pol->selected ? "; selected " : "", pol->selected ? source_name(pol->selected) : "",
                         isempty(pool) ? "" : "; ", pool);
 
@@ -432,12 +483,22 @@ static const char *policy_nts_status_without_conflict(const PolicyStatusInput *i
                 return in->since;
         if (!isempty(in->pool_failure))
                 return in->pool_failure;
+        /* None answers: every server that fails, not only the last one. */
+        if (none_answers && !isempty(in->failing)) {
+                (void) snprintf(buf, size, "%s; %s", in->since, in->failing);
+                return buf;
+        }
         if (none_answers && in->fallback)
                 return in->since;
         if (none_answers && !isempty(in->last_failure))
                 return in->last_failure;
+        /* The others agree: who fails, and who is not believed. */
+        if (in->outcome == NTP_SELECT_AGREED && !isempty(in->failing) && !isempty(in->falsetickers)) {
+                (void) snprintf(buf, size, "%s; %s", in->failing, in->falsetickers);
+                return buf;
+        }
         if (in->outcome == NTP_SELECT_AGREED)
-                return strempty(in->failing);
+                return !isempty(in->failing) ? in->failing : strempty(in->falsetickers);
         return "";
 }
 
@@ -531,8 +592,10 @@ void policy_steered(Policy *pol, const PolicyDecision *d, int r, PolicyDecision 
          * would judge later samples against a clock that was never stepped. */
         if (d->adjustment.step && r > 0) {
                 source_set_stepped(&pol->set, d->adjustment.offset_nsec);
-                for (size_t i = 0; i < pol->set.n_entries; i++)
+                for (size_t i = 0; i < pol->set.n_entries; i++) {
                         source_clock_stepped(pol->set.entries[i].source, /* poll_now= */ false);
+                        source_sample_stepped(pol->set.entries[i].source, d->adjustment.offset_nsec);
+                }
         } else if (clock_backend_type(pol->ctx.clock) == CLOCK_BACKEND_KERNEL)
                 source_set_slewed(&pol->set, d->adjustment.offset_nsec);
 
@@ -999,6 +1062,8 @@ static void policy_sample(Policy *pol, Source *s, PolicyDecision *out) {
                         policy_notify(out, "Contacted time server %s (%s)%s.", addr, source_name(s), auth);
         }
 
+        if (p->authenticated)
+                out->nts_answered = s;
         source_set_sample(&pol->set, s, &x);
         if (x.delayed != delayed)
                 policy_log_delay(s);

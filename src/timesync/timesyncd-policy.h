@@ -43,6 +43,10 @@ typedef struct PolicyDecision {
         char status[512];
         /* Every NTS server refuses service: the manager says so and idles. */
         bool refused;
+        /* NTS: every server of the list in use fails now, or one answers (a verified reply of
+         * nts_answered): the manager logs the change once (nts_outage()). */
+        bool nts_none;
+        const Source *nts_answered;
         /* The set runs: the manager polls. */
         bool polling;
         /* Nothing to poll now: the manager waits until wait_until (CLOCK_BOOTTIME; 0: for
@@ -194,6 +198,7 @@ typedef struct PolicyStatusInput {
         const char *pool_failure;       /* "ENTRY: REASON" of a pool whose lookup failed, or "" */
         const char *last_failure;       /* the last source that failed, and why, or "" */
         const char *failing;            /* "N of M NTS servers failing: ...", or "" */
+        const char *falsetickers;       /* "Falseticker: NAME (OFFSET s)", or ""/NULL */
         const char *conflict;           /* "NTS sources B and A name one NTP address ...", or "" */
 } PolicyStatusInput;
 /* Returns one of the texts of in, or buf (size bytes) with two or three of them (a conflict

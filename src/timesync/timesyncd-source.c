@@ -61,6 +61,9 @@ struct Source {
         bool unused;                    /* the owner does not follow its samples */
         usec_t poll_interval_usec;
         bool talking;                   /* the address polled answered */
+        bool heard;                     /* a datagram came from an NTP server of it, ever */
+        bool silent;                    /* NTS: it failed as its NTP server never answered, though
+                                         * its key exchange gave keys */
         SourceSample sample;
         bool has_sample;
         Refusals refusals;
@@ -141,7 +144,7 @@ static void source_enter(Source *s, SourceState state, usec_t delay) {
 
 /* Gave up on the server for now. The source backs off (the owner may rather stop it and move
  * on): until the NTS client may try again, or ConnectionRetrySec=. */
-static void source_fail(Source *s, const char *reason) {
+static void source_fail_full(Source *s, const char *reason, bool silent) {
         usec_t retry, t = now(CLOCK_BOOTTIME);
 
         /* A pool's member that keeps failing is turned down: the next start asks the pool for
@@ -151,11 +154,16 @@ static void source_fail(Source *s, const char *reason) {
         retry = nts_client_retry_after(s->nts);
 
         snprintf(s->last_error, sizeof s->last_error, "%s", reason);
+        s->silent = silent;
         s->last_error_realtime = now(CLOCK_REALTIME);
         s->n_failures++;
         source_disconnect(s);
         source_enter(s, SOURCE_BACKING_OFF, retry > t ? retry - t : s->settings->retry_usec);
         source_emit(s, SOURCE_EVENT_FAILED);
+}
+
+static void source_fail(Source *s, const char *reason) {
+        source_fail_full(s, reason, /* silent= */ false);
 }
 
 /* ---- poll interval ---- */
@@ -490,8 +498,11 @@ static void source_refuse(Source *s, RefusalCause cause, const char *reason) {
 
         (void) source_address_string(s, addr);
         if (cause >= REFUSAL_NTS_TRUNCATED)
-                log_full(first ? LOG_WARNING : LOG_DEBUG, "Ignoring reply from %s (%s) that fails NTS verification: %s.",
-                         addr, source_name(s), reason);
+                log_struct(first ? LOG_WARNING : LOG_DEBUG, TIMESYNC_MESSAGE_NTS_REPLY_REFUSED,
+                           ((const char *const[]) { "NTP_SERVER", source_name(s), "NTP_ADDRESS", addr,
+                                                    "NTS_ERROR", reason, NULL }),
+                           "Ignoring reply from %s (%s) that fails NTS verification: %s.", addr, source_name(s),
+                           reason);
         else
                 log_full(first ? LOG_NOTICE : LOG_DEBUG, "Ignoring reply from %s (%s): %s.", addr, source_name(s), reason);
 }
@@ -801,6 +812,7 @@ static int source_on_reply(sd_event_source *es, int fd, uint32_t revents, void *
 
         if (source_receive(s, fd, buf, sizeof buf, &d) < 0)
                 return 0;
+        s->heard = true;
         if (!source_reply_matches(s, buf, &d, &h) || !source_reply_authentic(s, buf, d.size))
                 return 0;
 
@@ -823,7 +835,7 @@ static int source_on_reply(sd_event_source *es, int fd, uint32_t revents, void *
 
 static void source_on_reply_timeout(Source *s) {
         const RefusalCount *last = &s->refusals.by_cause[s->refusals.last];
-        char buf[SOCKET_ADDRESS_STRING_MAX];
+        char buf[SOCKET_ADDRESS_STRING_MAX], reason[96];
 
         (void) source_address_string(s, buf);
         if (s->request_refused == 0)
@@ -834,7 +846,15 @@ static void source_on_reply_timeout(Source *s) {
                          s->request_refused, s->request_refused == 1 ? "reply was" : "replies were", last->reason);
                 source_emit(s, SOURCE_EVENT_REFUSED);
         }
-        source_next_address(s, "no reply");
+        if (s->address + 1 < s->n_addresses || !s->nts || s->heard) {
+                source_next_address(s, "no reply");
+                return;
+        }
+        /* Keys came over TCP, yet nothing ever came back over UDP: what a firewall that lets
+         * the key exchange's port through and not NTP's looks like (nts-query says the same). */
+        (void) snprintf(reason, sizeof reason, "key exchange works, no NTP reply: UDP port %u blocked?",
+                        socket_address_port(source_address(s)));
+        source_fail_full(s, reason, /* silent= */ true);
 }
 
 static int source_on_timer(sd_event_source *es, uint64_t usec, void *userdata) {
@@ -1029,6 +1049,13 @@ void source_clock_stepped(Source *s, bool poll_now) {
                 source_enter(s, SOURCE_POLL_WAIT, 0);
 }
 
+void source_sample_stepped(Source *s, int64_t step_nsec) {
+        assert(s);
+
+        if (s->has_sample)
+                s->sample.ntp.offset_nsec = int64_sub_saturating(s->sample.ntp.offset_nsec, step_nsec);
+}
+
 /* ---- views ---- */
 
 bool source_stalled(const Source *s) {
@@ -1075,6 +1102,10 @@ const Refusals *source_refusals(const Source *s) {
 
 const char *source_last_error(const Source *s) {
         return s->last_error;
+}
+
+bool source_silent(const Source *s) {
+        return s->silent;
 }
 
 usec_t source_last_error_realtime(const Source *s) {

@@ -151,6 +151,9 @@ bool source_sample_used(Source *s);
  * a request out now (it is not used; the source asks again at once). By someone else
  * (poll_now): poll at once and start the poll interval over. */
 void source_clock_stepped(Source *s, bool poll_now);
+/* We stepped the clock by step_nsec: the last sample's offset, measured against the clock before,
+ * is that much less against the clock now (what D-Bus shows of it, until the next sample). */
+void source_sample_stepped(Source *s, int64_t step_nsec);
 /* The poll interval limits of the settings changed: apply them to the interval and the timer. */
 void source_poll_limits_changed(Source *s);
 /* The owner does not use its samples (a falseticker): from its next sample on, its poll level
@@ -173,6 +176,9 @@ NTSClient *source_nts(const Source *s);
 /* Its replies that were refused, by cause, since the source was made. */
 const Refusals *source_refusals(const Source *s);
 const char *source_last_error(const Source *s);
+/* NTS: its last failure was that no datagram ever came from its NTP server, though the key
+ * exchange gave keys (outgoing UDP blocked, most likely): source_last_error() says so. */
+bool source_silent(const Source *s);
 /* When the last error came (CLOCK_REALTIME); 0: none. */
 usec_t source_last_error_realtime(const Source *s);
 /* How often it gave up (backed off or refused service) since it was made. */

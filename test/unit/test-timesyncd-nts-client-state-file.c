@@ -375,8 +375,37 @@ static void test_a_name_too_long_for_a_file_keeps_no_state(void) {
         test_rm_rf(dir);
 }
 
+/* What D-Bus shows of a client whose keys came from the state file (after a reload or a restart):
+ * where its key exchanges go, with the port, and when the key exchange of its keys was. */
+static void test_resumed_keys_show_their_key_exchange(void) {
+        _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+        _cleanup_free_ char *dir = test_tmpdir_new(), *path = NULL;
+        NTSClientSettings settings;
+        NTSClientReport report;
+        NTSClient *c;
+
+        ASSERT_OK(sd_event_new(&e));
+        settings = (NTSClientSettings) { .event = e, .state_dir = dir, .retry_usec = 30 * USEC_PER_SEC };
+        path = state_path(dir, "nts.example");
+
+        ASSERT_OK(nts_client_new(&settings, "nts.example", "nts.example", 0, handler, NULL, &c));
+        write_state(c, path, "nts.example", FILE_VALID);
+        nts_client_get_report(c, &report);
+        ASSERT_STREQ(report.ke_address, "nts.example:4460");
+        ASSERT_EQ(report.last_ke_realtime, (usec_t) 0);
+        nts_client_load(c);
+        ASSERT_EQ(nts_client_state(c), NTS_CLIENT_READY);
+        nts_client_get_report(c, &report);
+        ASSERT_STREQ(report.ke_address, "nts.example:4460");
+        ASSERT_TRUE(report.last_ke_realtime > 0);
+        ASSERT_TRUE(report.last_ke_realtime <= now(CLOCK_REALTIME));
+        nts_client_free(c);
+        test_rm_rf(dir);
+}
+
 TEST_MAIN(TEST_CASE(test_a_state_file_is_used_once_and_removed_before_its_cookies_go),
           TEST_CASE(test_a_clean_stop_saves_only_keys_that_may_be_kept),
           TEST_CASE(test_keys_are_resumed_only_under_the_trust_they_were_obtained_under),
           TEST_CASE(test_keys_in_use_are_not_current_after_the_trust_changed),
-          TEST_CASE(test_a_name_too_long_for_a_file_keeps_no_state))
+          TEST_CASE(test_a_name_too_long_for_a_file_keeps_no_state),
+          TEST_CASE(test_resumed_keys_show_their_key_exchange))

@@ -18,6 +18,9 @@ id nobody >/dev/null 2>&1 || missing_prerequisite "no user nobody"
 
 as_nobody() { setpriv --reuid=nobody --regid=nogroup --clear-groups "$@"; }
 
+# _nts_status_starts PREFIX: NTSStatus begins with PREFIX.
+_nts_status_starts() { [[ "$(timesync_property NTSStatus)" == "$1"* ]]; }
+
 # The system bus's default policy and the shipped one of the daemon.
 start_system_bus --policy "$TSNTS_SRC_DIR/units/org.freedesktop.timesync1.conf"
 declare -A KE
@@ -94,12 +97,16 @@ test_check_says_synchronized_over_nts() {
         out=$(as_nobody "$TIMESYNC_SOURCES" --check) || rc=$?
         echo "$out"
         [ "$rc" = 0 ] || fail "--check exits $rc while synchronized over NTS"
-        grep -Eq "^Synchronized over NTS to localhost:[0-9]+ \(127\.0\.0\.1:[0-9]+\), offset [+-]0\.[0-9]{6}s \(source-local\)\.$" <<<"$out" ||
+        # The liar is named, with its offset, as NTSStatus names it.
+        grep -Eq "^Synchronized over NTS to localhost:[0-9]+ \(127\.0\.0\.1:[0-9]+\), offset [+-]0\.[0-9]{6}s \(source-local\)\. Falseticker: localhost:${KE[liar]} \(\+3600\.[0-9]{6} s\)\.$" <<<"$out" ||
                 fail "--check does not say so"
 }
 
-# A strict reader of the OpenMetrics text format (the subset the tool writes: gauges, UNIT,
-# HELP, labels, # EOF last) that also compares the values with --json.
+# A strict reader of the OpenMetrics text format (the subset the tool writes: gauges, counters
+# whose samples end in _total, info families whose samples end in _info, UNIT, HELP, labels,
+# # EOF last) and of the Prometheus text format of --prometheus, which also compares the values
+# with --json; where Debian's python3-prometheus-client is installed, its parsers of both formats
+# read the texts too.
 test_openmetrics_parses_and_says_what_the_daemon_says() {
         local rc tries
         for tries in 1 2 3 4 5; do
@@ -113,78 +120,77 @@ test_openmetrics_parses_and_says_what_the_daemon_says() {
 
 # openmetrics_matches_json: exit 0, 3 when no source kept its sample between the two reads.
 openmetrics_matches_json() {
-        local out=$TEST_TMPDIR/metrics.txt json=$TEST_TMPDIR/sources2.json
+        local out=$TEST_TMPDIR/metrics.txt prom=$TEST_TMPDIR/metrics.prom json=$TEST_TMPDIR/sources2.json
         as_nobody "$TIMESYNC_SOURCES" --openmetrics >"$out"
         as_nobody "$TIMESYNC_SOURCES" --json >"$json"
+        as_nobody "$TIMESYNC_SOURCES" --prometheus >"$prom"
         echo "---- transcript: timesync-sources --openmetrics (first lines) ----"
-        head -n 30 "$out"
+        head -n 40 "$out"
         echo "---- end of transcript ----"
-        /usr/bin/python3 - "$out" "$json" "${KE[liar]}" <<'PY'
-import json, re, sys
-text = open(sys.argv[1]).read()
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/metrics-check.py" --prometheus "$prom" >/dev/null ||
+                fail "--prometheus is not valid"
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/metrics-check.py" --openmetrics "$out" >"$TEST_TMPDIR/metrics.json" ||
+                fail "--openmetrics is not valid"
+        /usr/bin/python3 - "$TEST_TMPDIR/metrics.json" "$json" "${KE[liar]}" <<'PY'
+import json, sys
+families = json.load(open(sys.argv[1]))
 sources = json.load(open(sys.argv[2]))
 liar = "localhost:" + sys.argv[3]
-assert text.endswith("# EOF\n"), "no # EOF at the end"
-lines = text[:-len("# EOF\n")].split("\n")
-assert lines[-1] == "", "no newline before # EOF"
-name_re = r"[a-zA-Z_:][a-zA-Z0-9_:]*"
-label_re = r'[a-zA-Z_][a-zA-Z0-9_]*="(?:[^"\\\n]|\\[\\"n])*"'
-sample_re = re.compile(r"^(%s)(?:\{(%s(?:,%s)*)\})? (-?[0-9]+(?:\.[0-9]+)?(?:e[+-]?[0-9]+)?)$" % (name_re, label_re, label_re))
-families, current, values = {}, None, {}
-for line in lines[:-1]:
-    if line.startswith("#"):
-        m = re.match(r"^# (TYPE|UNIT|HELP) (%s) (.+)$" % name_re, line)
-        assert m, "bad metadata line: " + line
-        kind, fam, rest = m.groups()
-        if kind == "TYPE":
-            assert fam not in families, "family twice: " + fam
-            assert rest == "gauge", line
-            families[fam] = {}
-            current = fam
-        else:
-            assert fam == current, "metadata of another family: " + line
-            if kind == "UNIT":
-                assert fam.endswith("_" + rest), line
-        continue
-    m = sample_re.match(line)
-    assert m, "bad sample line: " + repr(line)
-    name, labels, value = m.groups()
-    assert name == current, "sample outside its family: " + line
-    labels = dict(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"', labels or ""))
-    key = tuple(sorted(labels.items()))
-    assert key not in families[name], "sample twice: " + line
-    families[name][key] = float(value)
-    values.setdefault(name, {})[labels.get("name")] = (labels, float(value))
+values = {}
+for fam, f in families.items():
+    for sample, labels, value in f["samples"]:
+        values.setdefault(sample, {}).setdefault(labels.get("name"), []).append((labels, value))
+
+def one(sample, name):
+    (labels, value), = values[sample][name]
+    return labels, value
 
 by_name = {s["Name"]: s for s in sources}
 same_sample = 0
-for fam in ("timesyncd_source_info", "timesyncd_source_offset_seconds", "timesyncd_source_root_distance_seconds",
-            "timesyncd_source_reachable", "timesyncd_source_nts", "timesyncd_source_nts_cookies",
-            "timesyncd_source_nts_key_exchange_failures", "timesyncd_source_refused_replies",
-            "timesyncd_source_failures", "timesyncd_source_selected"):
-    assert set(values[fam]) == set(by_name), (fam, values[fam].keys())
+for sample in ("timesyncd_source_info", "timesyncd_source_offset_seconds", "timesyncd_source_root_distance_seconds",
+               "timesyncd_source_reachable", "timesyncd_source_nts", "timesyncd_source_nts_cookies",
+               "timesyncd_source_nts_key_exchange_failures", "timesyncd_source_refused_replies_total",
+               "timesyncd_source_failures_total", "timesyncd_source_packets_total", "timesyncd_source_selected",
+               "timesyncd_source_state", "timesyncd_source_verdict"):
+    assert set(values[sample]) == set(by_name), (sample, values[sample].keys())
+# Counters are typed so, with _total; the state and the verdict are series per value, not labels
+# of the info family (whose series would end at each change).
+for fam in ("timesyncd_source_failures", "timesyncd_source_packets", "timesyncd_source_refused_replies"):
+    assert families[fam]["type"] == "counter", (fam, families[fam]["type"])
+assert families["timesyncd_source"]["type"] == families["timesyncd_build"]["type"] == "info"
 for name, s in by_name.items():
-    info = values["timesyncd_source_info"][name][0]
+    info = one("timesyncd_source_info", name)[0]
     assert info["authentication"] == "NTS" and info["origin"] == "nts", info
     assert info["address"] == s["Address"] and info["key_exchange_server"] == s["KeyExchangeServer"], info
     assert info["aead"] == "AEAD_AES_SIV_CMAC_256" and set(info) == {"name", "authentication", "address", "origin",
-        "pool", "state", "verdict", "key_exchange_server", "aead"}, info
+        "pool", "key_exchange_server", "aead"}, info
+    states = {l["state"]: v for l, v in values["timesyncd_source_state"][name]}
+    verdicts = {l["verdict"]: v for l, v in values["timesyncd_source_verdict"][name]}
+    assert len(states) >= 7 and sum(states.values()) == 1, states
+    assert len(verdicts) >= 7 and sum(verdicts.values()) == 1, verdicts
     # The verdict may change between the two reads; within one it is consistent.
-    assert values["timesyncd_source_selected"][name][1] == (info["verdict"] == "selected"), info
-    assert values["timesyncd_source_nts"][name][1] == 1
-    assert values["timesyncd_source_reachable"][name][1] == 1
-    assert values["timesyncd_source_refused_replies"][name][1] == s["RefusedReplies"]
-    assert values["timesyncd_source_nts_key_exchange_failures"][name][1] == s["KeyExchangeFailures"] == 0
-    assert values["timesyncd_source_nts_cookies"][name][1] >= 1
+    assert one("timesyncd_source_selected", name)[1] == verdicts["selected"], verdicts
+    assert one("timesyncd_source_nts", name)[1] == 1
+    assert one("timesyncd_source_reachable", name)[1] == 1
+    assert one("timesyncd_source_refused_replies_total", name)[1] == s["RefusedReplies"]
+    assert one("timesyncd_source_nts_key_exchange_failures", name)[1] == s["KeyExchangeFailures"] == 0
+    assert one("timesyncd_source_nts_cookies", name)[1] >= 1
     # Read a moment apart (1 s polls): the same sample gives the same offset to the nanosecond.
-    if round(values["timesyncd_source_last_sample_timestamp_seconds"][name][1] * 1e6) == s["LastSampleTimestamp"]:
-        assert round(values["timesyncd_source_offset_seconds"][name][1] * 1e9) == s["OffsetNSec"], name
+    if round(one("timesyncd_source_last_sample_timestamp_seconds", name)[1] * 1e6) == s["LastSampleTimestamp"]:
+        assert round(one("timesyncd_source_offset_seconds", name)[1] * 1e9) == s["OffsetNSec"], name
         same_sample += 1
-assert abs(values["timesyncd_source_offset_seconds"][liar][1] - 3600) < 1
-assert values["timesyncd_source_info"][liar][0]["verdict"] == "falseticker"
-assert sum(v for _, v in values["timesyncd_source_selected"].values()) == 1
-assert families["timesyncd_synchronized"][()] == 1 and families["timesyncd_synchronized_nts"][()] == 1
-assert families["timesyncd_sources"][()] == 4
+assert abs(one("timesyncd_source_offset_seconds", liar)[1] - 3600) < 1
+assert {l["verdict"]: v for l, v in values["timesyncd_source_verdict"][liar]}["falseticker"] == 1
+assert sum(v for name in by_name for _, v in values["timesyncd_source_selected"][name]) == 1
+top = {sample: v[None][0][1] for sample, v in values.items() if None in v}
+assert top["timesyncd_up"] == 1 and top["timesyncd_synchronized"] == 1 and top["timesyncd_synchronized_nts"] == 1, top
+assert top["timesyncd_sources"] == 4, top
+assert values["timesyncd_build_info"][None][0][0]["version"], values["timesyncd_build_info"]
+# The system's figures, as chronyc tracking gives them: the selected source's.
+selected = [s for s in sources if s["Verdict"] == "selected"][0]
+assert abs(top["timesyncd_offset_seconds"]) < 1 and top["timesyncd_root_distance_seconds"] > 0, top
+assert top["timesyncd_poll_interval_seconds"] > 0 and "timesyncd_frequency_ppm" in top, top
+assert top["timesyncd_last_update_timestamp_seconds"] > 1.6e9, top
 # Every source polled between the two reads: no offset compared, read again.
 sys.exit(0 if same_sample > 0 else 3)
 PY
@@ -202,14 +208,15 @@ test_check_names_failing_servers_while_synchronized() {
         start_timesyncd "$TEST_TMPDIR/degraded.conf" --test-poll-interval=1s
         wait_log "Initial clock synchronization to .*3 of [45] NTS sources agree" 30
         want="1 of 5 NTS servers failing: $dead (connecting to 127.0.0.1:${dead#localhost:} failed: Connection refused)"
-        wait_for 10 nts_status_is "$want" ||
-                fail "NTSStatus is '$(timesync_property NTSStatus)', not '$want'"
+        want="$want; Falseticker: localhost:${KE[liar]} (+3600."
+        wait_for 10 _nts_status_starts "$want" ||
+                fail "NTSStatus is '$(timesync_property NTSStatus)', not '$want...'"
         out=$(as_nobody "$TIMESYNC_SOURCES" --check) || rc=$?
         echo "$out"
         [ "$rc" = 0 ] || fail "--check exits $rc while four of five servers steer over NTS"
         grep -Eq "^Synchronized over NTS to localhost:[0-9]+ \(127\.0\.0\.1:[0-9]+\), offset [+-]0\.[0-9]{6}s \(source-local\)\. " <<<"$out" ||
                 fail "--check does not say that it is synchronized over NTS"
-        [[ $out == *"(source-local). $want." ]] || fail "--check does not name the failing server"
+        [[ $out == *"(source-local). $want"*" s)." ]] || fail "--check does not name the failing server"
 }
 
 test_no_daemon_is_a_clear_error() {
@@ -224,6 +231,27 @@ test_no_daemon_is_a_clear_error() {
         rc=0
         as_nobody "$TIMESYNC_SOURCES" --wait=2 >/dev/null 2>&1 || rc=$?
         [ "$rc" = 1 ] || fail "--wait=2 exits $rc without a daemon"
+        metrics_recipe_says_the_daemon_is_down
+}
+
+# The man page's recipe for node_exporter's textfile collector, run with a file that says
+# "synchronized 1" from before, and no daemon: the file says the daemon is down and not
+# synchronized, and no temporary file is left, however often it runs.
+metrics_recipe_says_the_daemon_is_down() {
+        local dir=$TEST_TMPDIR/textfile recipe
+        mkdir -p "$dir"
+        printf 'timesyncd_up 1\ntimesyncd_synchronized 1\n' >"$dir/timesyncd.prom"
+        recipe=$(sed -n '/^# textfile recipe$/,/^```$/p' "$TSNTS_SRC_DIR/man/timesync-sources.1.scd" | sed '1d;$d')
+        [ -n "$recipe" ] || fail "no recipe in the man page"
+        for _ in 1 2 3; do
+                PATH=$(dirname "$TIMESYNC_SOURCES"):$PATH TEXTFILE_DIR=$dir bash -c "$recipe" 2>/dev/null || true
+        done
+        cat "$dir/timesyncd.prom"
+        grep -qx "timesyncd_up 0" "$dir/timesyncd.prom" || fail "the recipe's file does not say the daemon is down"
+        grep -qx "timesyncd_synchronized 0" "$dir/timesyncd.prom" || fail "the recipe's file still says synchronized"
+        [ "$(ls "$dir")" = timesyncd.prom ] || fail "the recipe leaves files behind: $(ls "$dir")"
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/metrics-check.py" --prometheus "$dir/timesyncd.prom" >/dev/null ||
+                fail "the recipe's file is not valid"
 }
 
 # check_exits N: timesync-sources --check (as nobody) exits N.
@@ -255,6 +283,39 @@ test_plain_ntp_is_not_nts() {
         stop_timesyncd
 }
 
+# The clock an hour ahead (the fake clock of --test-clock-offset=), one server, polled every 30 s:
+# right after the step, the source's last answer says what it says against the stepped clock
+# (about 0 s), not the hour it said before the step as if the source still agreed an hour off.
+test_offsets_after_a_step_are_against_the_stepped_clock() {
+        local json=$TEST_TMPDIR/stepped.json
+        stop_timesyncd
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/stepped.conf" "localhost:${KE[a]}"
+        start_timesyncd "$TEST_TMPDIR/stepped.conf" --test-poll-interval=30s --test-clock-offset=3600s
+        wait_log "Initial clock synchronization to localhost:${KE[a]} (offset -3600\." 30
+        as_nobody "$TIMESYNC_SOURCES" --json >"$json"
+        as_nobody "$TIMESYNC_SOURCES" | sed -n 1,3p
+        /usr/bin/python3 -c 'import json, sys
+s = json.load(open(sys.argv[1]))[0]
+assert abs(s["OffsetNSec"]) < 10**9, s["OffsetNSec"]' "$json" || fail "the offset is not against the stepped clock"
+        stop_timesyncd
+}
+
+# Four servers, NTSMaxSources=2: the two the daemon does not use are listed too, "not started".
+test_servers_beyond_nts_max_sources_are_listed() {
+        local out
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/two.conf" "${names[*]}" "NTSMaxSources=2"
+        start_timesyncd "$TEST_TMPDIR/two.conf" --test-poll-interval=1s
+        wait_log "Using 2 NTS servers together" 10
+        out=$(as_nobody "$TIMESYNC_SOURCES")
+        echo "$out"
+        grep -Eq "^  ${names[2]} +- +NTS +not started " <<<"$out" || fail "${names[2]} is not listed as not started"
+        grep -Eq "^  ${names[3]} +- +NTS +not started " <<<"$out" || fail "${names[3]} is not listed as not started"
+        [ "$(grep -c "not started " <<<"$out")" = 2 ] || fail "not two servers not started"
+        stop_timesyncd
+}
+
 # One NTS server that refuses every key exchange (an NTS-KE error record "bad request", which
 # puts the retry at the top of the backoff ladder at once): the source is failing (S is "-"),
 # "KE fails" counts the one failure, and --check says not synchronized (4); --wait gives up
@@ -278,7 +339,7 @@ test_refusing_server_is_failing() {
         out=$(as_nobody "$TIMESYNC_SOURCES" --check) || rc=$?
         echo "$out"
         [ "$rc" = 4 ] || fail "--check exits $rc with no usable source"
-        grep -q "^Not synchronized: no source selected (1 sources, 1 failing): Key exchange with localhost:$MOCK_KE failed: " <<<"$out" ||
+        grep -q "^Not synchronized: no source selected (1 source, 1 failing): Key exchange with localhost:$MOCK_KE failed: " <<<"$out" ||
                 fail "--check does not say why"
         rc=0
         as_nobody "$TIMESYNC_SOURCES" --wait=2 >/dev/null || rc=$?
@@ -309,5 +370,7 @@ run_case test_openmetrics_parses_and_says_what_the_daemon_says
 run_case test_check_names_failing_servers_while_synchronized
 run_case test_no_daemon_is_a_clear_error
 run_case test_plain_ntp_is_not_nts
+run_case test_offsets_after_a_step_are_against_the_stepped_clock
+run_case test_servers_beyond_nts_max_sources_are_listed
 run_case test_refusing_server_is_failing
 run_case test_wait_until_synchronized_over_nts

@@ -574,6 +574,16 @@ nts_config() {
 
 # ---- qemu: clock discipline with NTS, bootstrap, bad certificates, no libssl ----
 
+# Every NTS server unreachable (nothing listens on their key-exchange ports): the journal of the
+# booted system has the alert the guide recommends, once, with why (docs/GUIDE.md).
+all_nts_servers_down_suite() {
+        use_config "NTS=localhost:14498 localhost:14499" "NTSTrustedCertificates=$CERTS/ca.pem"
+        check journal_alerts_when_every_nts_server_is_down wait_for 60 bash -c \
+                "journalctl -b -o cat --no-pager MESSAGE_ID=5e72c619ab4b479a8430df815d36cbd5 _SYSTEMD_INVOCATION_ID=\$(systemctl show -p InvocationID --value systemd-timesyncd) | grep -q 'No usable NTS server.*localhost:14498'"
+        check the_alert_is_logged_once bash -c \
+                "[ \$(journalctl -b -o cat --no-pager MESSAGE_ID=5e72c619ab4b479a8430df815d36cbd5 _SYSTEMD_INVOCATION_ID=\$(systemctl show -p InvocationID --value systemd-timesyncd) | wc -l) = 1 ]"
+}
+
 # The journal of the daemon's current run (a restart starts a new invocation).
 daemon_log() {
         journalctl -b -o cat --no-pager _SYSTEMD_INVOCATION_ID="$(systemctl show -p InvocationID --value systemd-timesyncd)"
@@ -1432,6 +1442,7 @@ qemu_suite() {
 
         kernel_model_suite
         nts_step_suite
+        all_nts_servers_down_suite
         bootstrap_suite
         correct_clock_suite
         expired_certificate_suite

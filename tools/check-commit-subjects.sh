@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # Checks the subjects of the commits of a branch against the house form (docs/ARCHITECTURE.md,
 # "Commits"): "component: verb-first what changed", at most 72 characters, component one of
-# the tree's file names without extension (timesyncd-several, nts-query, check-module-table),
+# the tree's file names without extension (timesyncd-policy, nts-query, check-module-table),
 # a directory of the tree (test/simulation, docs) or a file under docs/ (docs/TESTING.md), and
 # the first word after it not one that starts a statement ("the", "one", "a", ...).
 # Not part of the meson suites: the lead runs it before merging a branch.

@@ -49,7 +49,7 @@ static const char *query_name(const Query *q) {
         return q->ke && q->ke->ntp_server ? q->ke->ntp_server : q->host;
 }
 
-/* What the daemon knows of a source once it polls it (timesyncd-several-vote.c): the NTP
+/* What the daemon knows of a source once it polls it (timesyncd-policy-vote.c): the NTP
  * server's address, and from a key exchange that worked its server's address and certificate
  * key. ke_pool: the pool whose members these are, NULL for SRV targets. */
 static void query_identify(Query *q, const void *ke_pool) {

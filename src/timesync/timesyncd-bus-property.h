@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Properties of the manager's D-Bus object, as bits: a decision (timesyncd-several.h,
+/* Properties of the manager's D-Bus object, as bits: a decision (timesyncd-policy.h,
  * timesyncd-nts.h) says which changed, and the manager emits one PropertiesChanged for them. */
 
 typedef enum BusProperty {

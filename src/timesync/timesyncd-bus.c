@@ -9,7 +9,7 @@
 #include "timesyncd-bus-internal.h"
 #include "timesyncd-manager-internal.h"
 #include "timesyncd-nts.h"
-#include "timesyncd-several.h"
+#include "timesyncd-policy.h"
 
 #define TIMESYNC_PATH "/org/freedesktop/timesync1"
 #define TIMESYNC_INTERFACE "org.freedesktop.timesync1.Manager"
@@ -484,7 +484,7 @@ static int append_entry(sd_bus_message *reply, const char *key, const char *type
 }
 
 static const char *source_verdict(Manager *m, const Source *s) {
-        const char *v = several_verdict(&m->several, s);
+        const char *v = policy_verdict(&m->policy, s);
 
         if (v)
                 return v;

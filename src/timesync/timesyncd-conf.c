@@ -544,7 +544,7 @@ static unsigned config_check_agreement(const TimesyncConfig *c) {
         size_t needed;
 
         /* A refused value was said where it was read, with what it became. One server at a
-         * time (several_wanted()) is its own majority: no agreement to speak of. */
+         * time (policy_wanted()) is its own majority: no agreement to speak of. */
         if (c->nts_min_agreeing_invalid || !config_nts_list_in_use(c, &l) ||
             !(l.pools || (l.listed >= 2 && c->nts_max_sources >= 2)))
                 return 0;

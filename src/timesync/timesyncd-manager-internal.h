@@ -18,7 +18,7 @@
 #include "timesyncd-nts.h"
 #include "timesyncd-pool.h"
 #include "timesyncd-server.h"
-#include "timesyncd-several.h"
+#include "timesyncd-policy.h"
 #include "timesyncd-source.h"
 
 typedef struct ManagerBus ManagerBus;
@@ -99,15 +99,15 @@ struct Manager {
         bool nts_fallback;
         bool status_notified;           /* a STATUS= was sent */
 
-        /* The sources in use (timesyncd-several.c, which owns this): several NTS sources, or a
+        /* The sources in use (timesyncd-policy.c, which owns this): several NTS sources, or a
          * set of one; running while the manager polls or waits for them. current is the
          * selected source's server, NULL while several do not agree. */
-        Several several;
+        Policy policy;
         int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
 };
 
 /* The PLL's poll exponent for an interval (log2 seconds, at most 30). */
 int manager_poll_log2(usec_t interval);
-/* Apply a decision of the several-sources policy or of the NTS glue. */
-void manager_several_apply(Manager *m, const SeveralDecision *d);
+/* Apply a decision of the policy over the sources in use or of the NTS glue. */
+void manager_policy_apply(Manager *m, const PolicyDecision *d);
 void manager_nts_apply(Manager *m, const NTSDecision *d);

@@ -15,7 +15,7 @@
 #include "timesyncd-manager-internal.h"
 #include "timesyncd-network.h"
 #include "timesyncd-nts.h"
-#include "timesyncd-several.h"
+#include "timesyncd-policy.h"
 #include "timesyncd-messages.h"
 
 static int manager_clock_watch_setup(Manager *m);
@@ -154,7 +154,7 @@ static void manager_nts_servers_changed(Manager *m) {
 static void manager_nts_changed(Manager *m, Source *s, SourceEvent e) {
         NTSDecision d = {};
 
-        nts_source_event(s, e, several_in_use(&m->several), m->nts_status, &d);
+        nts_source_event(s, e, (policy_running(&m->policy) == POLICY_SEVERAL), m->nts_status, &d);
         manager_nts_apply(m, &d);
 }
 
@@ -166,8 +166,8 @@ static bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap dir
         ClockState st = {};
         struct timespec ts = {};
         NTSBootstrapInput in = {
-                .several = several_in_use(&m->several),
-                .clock_may_be_ahead = several_in_use(&m->several) && several_clock_may_be_ahead(&m->several),
+                .several = (policy_running(&m->policy) == POLICY_SEVERAL),
+                .clock_may_be_ahead = (policy_running(&m->policy) == POLICY_SEVERAL) && policy_clock_may_be_ahead(&m->policy),
                 .enabled = m->config.nts_bootstrap,
                 .synchronized = m->synchronized,
                 .floor = &m->clock_floor,
@@ -186,8 +186,8 @@ static bool manager_nts_bootstrap_allowed(void *userdata, NTSClientBootstrap dir
 /* The set's selected source; without a set, that of the NTS server shown while libssl is
  * missing. */
 Source *manager_current_source(Manager *m) {
-        if (m->several.running)
-                return m->several.selected;
+        if (policy_running(&m->policy) != POLICY_STOPPED)
+                return m->policy.selected;
         return m->current ? m->current->source : NULL;
 }
 
@@ -252,30 +252,30 @@ static int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char
                                 const char *agreement);
 static void manager_record_message(Manager *m, const SourceSample *p);
 
-/* What the set decided (timesyncd-several.h), in its order: the selection and what the bus
+/* What the set decided (timesyncd-policy.h), in its order: the selection and what the bus
  * shows of it, NTSStatus, STATUS=, the manager's state, the clock, then the signals. */
-void manager_several_apply(Manager *m, const SeveralDecision *d) {
-        Several *sv = &m->several;
+void manager_policy_apply(Manager *m, const PolicyDecision *d) {
+        Policy *pol = &m->policy;
 
         if (d->stopped) {
                 m->current = NULL;
                 m->ntpmsg_authenticated = false;
         }
         if (d->select) {
-                m->current = sv->selected ? manager_server_of(m, sv->selected) : NULL;
+                m->current = pol->selected ? manager_server_of(m, pol->selected) : NULL;
                 m->ntpmsg_authenticated = false;
                 /* While nothing is selected the clock is not steered: NTPMessage, from which
                  * timedatectl shows an offset, describes no server. */
-                if (!sv->selected)
+                if (!pol->selected)
                         m->ntpmsg = (NTPMessage) {};
         }
-        if (d->new_address && sv->selected) {
+        if (d->new_address && pol->selected) {
                 m->ntpmsg_authenticated = false;
-                m->poll_interval_usec = source_poll_interval(sv->selected);
+                m->poll_interval_usec = source_poll_interval(pol->selected);
         }
-        if (d->record && sv->selected && source_sample(sv->selected)) {
-                manager_record_message(m, source_sample(sv->selected));
-                m->poll_interval_usec = source_poll_interval(sv->selected);
+        if (d->record && pol->selected && source_sample(pol->selected)) {
+                manager_record_message(m, source_sample(pol->selected));
+                m->poll_interval_usec = source_poll_interval(pol->selected);
         }
         if (d->set_nts_status)
                 snprintf(m->nts_status, sizeof m->nts_status, "%s", d->nts_status);
@@ -294,14 +294,14 @@ void manager_several_apply(Manager *m, const SeveralDecision *d) {
         if (d->idle)
                 manager_enter(m, MANAGER_IDLE, d->idle, 0);
         if (d->steer) {
-                SeveralDecision next = {};
+                PolicyDecision next = {};
                 ClockAdjustment a = d->adjustment;
                 int r;
 
                 a.poll_log2 = manager_poll_log2(d->poll_interval_usec);
                 r = manager_clock_follow(m, &a, d->server, d->steer_authenticated, d->agreement);
-                several_steered(sv, d, r, &next);
-                manager_several_apply(m, &next);
+                policy_steered(pol, d, r, &next);
+                manager_policy_apply(m, &next);
         }
 
         manager_bus_emit_properties(m, d->changed);
@@ -309,23 +309,23 @@ void manager_several_apply(Manager *m, const SeveralDecision *d) {
                 manager_bus_sources_changed(m);
 }
 
-static void manager_several_start(Manager *m) {
-        SeveralDecision d = {};
+static void manager_policy_start(Manager *m) {
+        PolicyDecision d = {};
 
-        several_start(&m->several, manager_nts_enabled(m), m->nts_fallback, m->backward_floor_nsec, &d);
-        manager_several_apply(m, &d);
+        policy_start(&m->policy, manager_nts_enabled(m), m->nts_fallback, m->backward_floor_nsec, &d);
+        manager_policy_apply(m, &d);
 }
 
-static void manager_several_stop(Manager *m) {
-        SeveralDecision d = {};
+static void manager_policy_stop(Manager *m) {
+        PolicyDecision d = {};
 
-        several_stop(&m->several, &d);
-        manager_several_apply(m, &d);
+        policy_stop(&m->policy, &d);
+        manager_policy_apply(m, &d);
 }
 
 /* Nothing in use any more: every source of the set stops. */
 static void manager_stop_sources(Manager *m) {
-        manager_several_stop(m);
+        manager_policy_stop(m);
         manager_show(m, NULL);
 }
 
@@ -339,10 +339,10 @@ static void manager_on_pool_event(Pool *p, PoolEvent e, void *userdata) {
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
                 LIST_FOREACH(names, n, m->servers[t])
                         if (n->pool == p) {
-                                SeveralDecision d = {};
+                                PolicyDecision d = {};
 
-                                several_on_pool_event(&m->several, n, e, &d);
-                                manager_several_apply(m, &d);
+                                policy_on_pool_event(&m->policy, n, e, &d);
+                                manager_policy_apply(m, &d);
                                 return;
                         }
 }
@@ -382,11 +382,11 @@ static void manager_start_set(Manager *m) {
                 return;
         }
 
-        manager_several_stop(m);
+        manager_policy_stop(m);
         if (manager_nothing_to_start(m))
                 return;
         manager_show(m, NULL);
-        manager_several_start(m);
+        manager_policy_start(m);
 }
 
 /* Selection starts again from the first server, e.g. after a list changed. */
@@ -397,8 +397,8 @@ static void manager_select_again(Manager *m) {
 
 static void manager_flush_servers(Manager *m, ServerType t) {
         /* The set uses a server of the list: it is made again afterwards. */
-        if (several_uses_list(&m->several, t))
-                manager_several_stop(m);
+        if (policy_uses_list(&m->policy, t))
+                manager_policy_stop(m);
         if (m->current && m->current->type == t)
                 manager_show(m, NULL);
         server_list_flush(&m->servers[t]);
@@ -502,7 +502,7 @@ static int manager_set_link_servers(Manager *m, char **names) {
 /* The network went down or came up. */
 static void manager_set_online(Manager *m, bool online) {
         if (!online) {
-                if (m->several.running)
+                if (policy_running(&m->policy) != POLICY_STOPPED)
                         log_info("Network is offline, suspending synchronization.");
                 m->network_online = false;
                 manager_stop_sources(m);
@@ -512,7 +512,7 @@ static void manager_set_online(Manager *m, bool online) {
 
         m->network_online = true;
         /* A retry pending keeps its time; a server in use stays, and so do several. */
-        if (!m->several.running && m->state != MANAGER_WAITING)
+        if (policy_running(&m->policy) == POLICY_STOPPED && m->state != MANAGER_WAITING)
                 manager_start_set(m);
 }
 
@@ -663,26 +663,26 @@ static void manager_record_message(Manager *m, const SourceSample *p) {
 
 static void manager_on_source_event(Source *s, SourceEvent e, void *userdata) {
         Manager *m = userdata;
-        SeveralDecision d = {};
+        PolicyDecision d = {};
 
-        several_on_event(&m->several, s, e, &d);
+        policy_on_event(&m->policy, s, e, &d);
         if (d.nts_event)
                 manager_nts_changed(m, s, e);
-        manager_several_apply(m, &d);
+        manager_policy_apply(m, &d);
 }
 
 /* ---- clock changes made by others ---- */
 
 static int manager_clock_changed(Manager *m) {
-        SeveralDecision d = {};
+        PolicyDecision d = {};
 
         log_info("System clock changed, resynchronizing.");
         (void) manager_clock_watch_setup(m);
 
         /* Samples from before the jump are meaningless. */
-        if (m->several.running) {
-                several_clock_changed(&m->several, &d);
-                manager_several_apply(m, &d);
+        if (policy_running(&m->policy) != POLICY_STOPPED) {
+                policy_clock_changed(&m->policy, &d);
+                manager_policy_apply(m, &d);
         }
         manager_pools_clock_changed(m);
         return 0;
@@ -746,7 +746,7 @@ static int manager_on_save_clock(sd_event_source *es, uint64_t usec, void *userd
 static bool manager_stalled(Manager *m) {
         switch (m->state) {
         case MANAGER_POLLING:
-                return !m->several.running || several_stalled(&m->several);
+                return policy_running(&m->policy) == POLICY_STOPPED || policy_stalled(&m->policy);
         case MANAGER_WAITING:
                 return sd_event_source_get_enabled(m->event_retry, NULL) <= 0;
         default:
@@ -908,8 +908,8 @@ static bool manager_take_config(Manager *m, TimesyncConfig *c) {
         manager_apply_config(m);
 
         /* A poll interval that changed applies from now, not after a wait under the old one. */
-        if (m->several.running)
-                several_poll_limits_changed(&m->several);
+        if (policy_running(&m->policy) != POLICY_STOPPED)
+                policy_poll_limits_changed(&m->policy);
         if (s)
                 m->poll_interval_usec = source_poll_interval(s);
         return changed;
@@ -1047,7 +1047,7 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
         if (r < 0)
                 return r;
 
-        several_init(&m->several, &(SeveralContext) {
+        policy_init(&m->policy, &(PolicyContext) {
                 .config = &m->config,
                 .clock = m->clock,
                 .servers = m->servers,

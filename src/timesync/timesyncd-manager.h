@@ -3,9 +3,9 @@
 
 /* The Manager owns the daemon: the configuration in use, the server lists, which server is
  * selected (its time source does the talking, see timesyncd-source.h), what a sample does to
- * the clock, and what D-Bus, STATUS= and the log say about it. It follows one server at a
- * time, as stock timesyncd does: when the selected source fails, the next usable server takes
- * over. */
+ * the clock, and what D-Bus, STATUS= and the log say about it. Which servers are in use and
+ * what their samples do to the clock is the policy's to decide (timesyncd-policy.h), for one
+ * server as for several; the manager applies its decisions. */
 
 #include <stdbool.h>
 #include <systemd/sd-event.h>

@@ -19,7 +19,7 @@
 #define TIMESYNC_MESSAGE_NTS_CERTIFICATE "deff9b7aa6a64be0b47875467ba3567e"
 
 /* An NTS source disagrees with the majority of the others (a falseticker). For the log call in
- * timesyncd-several.c; fields NTS_SERVER, OFFSET_SEC. */
+ * timesyncd-policy.c; fields NTS_SERVER, OFFSET_SEC. */
 #define TIMESYNC_MESSAGE_NTS_FALSETICKER "a72d0961bf5440eaae58709277412115"
 
 /* A server refused service (kiss code DENY or RSTR) and is not asked again. NTP_SERVER,

@@ -162,7 +162,7 @@ static void nts_source_refused(Source *s, NTSDecision *d) {
 
 void nts_source_event(Source *s, SourceEvent e, bool several, const char *status_now, NTSDecision *d) {
         NTSClient *c = source_nts(s);
-        /* With several sources, NTSStatus says what they say together (timesyncd-several.c):
+        /* With several sources, NTSStatus says what they say together (timesyncd-policy.c):
          * one failing source among others that agree is not why NTS does not work. */
         bool status = !several;
         char text[sizeof d->status];

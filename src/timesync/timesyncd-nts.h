@@ -65,7 +65,7 @@ void nts_source_event(Source *s, SourceEvent e, bool several, const char *status
 /* What the bootstrap policy reads (see nts_bootstrap_decide()). */
 typedef struct NTSBootstrapInput {
         bool several;                   /* several sources run */
-        bool clock_may_be_ahead;        /* several_clock_may_be_ahead() */
+        bool clock_may_be_ahead;        /* policy_clock_may_be_ahead() */
         bool enabled;                   /* NTSBootstrap= */
         bool synchronized;              /* the daemon synchronized since it started */
         bool kernel_state_known;        /* the kernel's state could be read ... */

@@ -28,7 +28,7 @@
  * asks it again a random time in [1 h, 1.5 h) later (one more member: all places are filled
  * again).
  *
- * The owner (timesyncd-several.c) keeps the sources it uses in step with the pool's: after each
+ * The owner (timesyncd-policy.c) keeps the sources it uses in step with the pool's: after each
  * call that may change them (pool_start(), pool_source_event()) and at each report, it drops
  * the sources pool_source_retired() names and adds and starts the new ones (pool_source()).
  * A retired source is stopped at once and freed on a later loop iteration, never from inside

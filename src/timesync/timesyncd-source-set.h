@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Several NTS sources at once (docs/ARCHITECTURE.md, "Several sources"): which of
- * them count, what each last said, and what their agreement lets the clock do. The manager
- * owns the sources and the clock; a SourceSet keeps per source the candidate for the selection
+/* The sources in use, one or several (docs/ARCHITECTURE.md, "Several sources"): which of
+ * them count, what each last said, and what their agreement lets the clock do. The policy
+ * (timesyncd-policy) owns the set and its sources, the manager the clock; a SourceSet keeps per
+ * source the candidate for the selection
  * (the last sample that was not a spike, corrected for our own steps, its error bound grown
  * with its age and with our own slews), decides which sources count, runs ntp_select(), applies
  * the rule for a bootstrap from several sources, and says in words what came out. It does no

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* What the manager does with the decisions of the modules below it (timesyncd-several.h,
+/* What the manager does with the decisions of the modules below it (timesyncd-policy.h,
  * timesyncd-nts.h): which of its fields change and which properties it announces; the clock
  * adjustment it makes of a sample (step or slew); the PLL's poll exponent. The manager runs in
  * observe mode with the fake clock and is never started: no source, no network; its D-Bus
@@ -102,7 +102,7 @@ typedef enum Clock {
 static void test_several_decision_applied(void) {
         static const struct {
                 const char *name;
-                SeveralDecision d;
+                PolicyDecision d;
                 bool current;                   /* a server is still selected */
                 bool authenticated;             /* NTSAuthenticated's field */
                 bool message;                   /* NTPMessage still shows the sample */
@@ -178,7 +178,7 @@ static void test_several_decision_applied(void) {
                 offset = clock_backend_fake_offset(m->clock);
                 bus_pair_start(&p, m);
 
-                manager_several_apply(m, &table[i].d);
+                manager_policy_apply(m, &table[i].d);
                 signalled = bus_pair_take_changed(&p);
 
                 ASSERT_EQ(!!m->current, table[i].current);
@@ -213,21 +213,21 @@ static void test_wait_arms_the_retry_timer(void) {
         m->config.connection_retry_usec = USEC_PER_HOUR;
 
         before = now(CLOCK_BOOTTIME);
-        manager_several_apply(m, &(SeveralDecision) { .wait = true, .wait_until = before + 2 * USEC_PER_HOUR });
+        manager_policy_apply(m, &(PolicyDecision) { .wait = true, .wait_until = before + 2 * USEC_PER_HOUR });
         ASSERT_EQ(m->state, MANAGER_WAITING);
         ASSERT_OK(sd_event_source_get_time(m->event_retry, &at));
         ASSERT_EQ(at, before + 2 * USEC_PER_HOUR);
 
         for (int k = 0; k < 2; k++) {
                 before = now(CLOCK_BOOTTIME);
-                manager_several_apply(m, &(SeveralDecision) { .wait = true, .wait_until = k == 0 ? 0 : before - 1 });
+                manager_policy_apply(m, &(PolicyDecision) { .wait = true, .wait_until = k == 0 ? 0 : before - 1 });
                 after = now(CLOCK_BOOTTIME);
                 ASSERT_OK(sd_event_source_get_time(m->event_retry, &at));
                 ASSERT_TRUE(at >= before + USEC_PER_HOUR && at <= after + USEC_PER_HOUR);
                 ASSERT_TRUE(sd_event_source_get_enabled(m->event_retry, NULL) > 0);
         }
 
-        manager_several_apply(m, &(SeveralDecision) { .polling = true });
+        manager_policy_apply(m, &(PolicyDecision) { .polling = true });
         ASSERT_EQ(m->state, MANAGER_POLLING);
         ASSERT_TRUE(sd_event_source_get_enabled(m->event_retry, NULL) == 0);
 }
@@ -252,7 +252,7 @@ static void test_step_after_synchronization_is_warned(void) {
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 _cleanup_(manager_freep) Manager *m = test_manager_new();
-                SeveralDecision d = {
+                PolicyDecision d = {
                         .steer = true,
                         .adjustment = { .offset_nsec = 2 * SEC, .step = table[i].step },
                         .server = "a.example",
@@ -264,7 +264,7 @@ static void test_step_after_synchronization_is_warned(void) {
                 fprintf(stderr, "# row %zu: %s\n", i, table[i].name);
                 m->synchronized = table[i].synchronized;
                 log_capture_start(&c);
-                manager_several_apply(m, &d);
+                manager_policy_apply(m, &d);
                 log = log_capture_stop(&c);
                 ASSERT_CONTAINS(log, table[i].logged);
                 ASSERT_NOT_CONTAINS(log, table[i].not_logged);

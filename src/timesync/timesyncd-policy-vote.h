@@ -8,16 +8,16 @@
 
 #include <stdbool.h>
 
-#include "timesyncd-several.h"
+#include "timesyncd-policy.h"
 
 /* After s reported its address or new keys: records which server s is (its NTP address, the
  * key-exchange server and certificate key of its last key exchange; what is not known now
  * keeps what was known before). Returns true when which sources are duplicates changed: the
  * set needs judging again. */
-bool several_identify(Several *sv, Source *s);
+bool policy_identify(Policy *pol, Source *s);
 
 /* "NTS sources B and A name one NTP address 192.0.2.1" of e, which is in conflict with a
  * source listed before it. */
-const char *several_conflict_describe(Several *sv, const SourceSetEntry *e, char *buf, size_t size);
+const char *policy_conflict_describe(Policy *pol, const SourceSetEntry *e, char *buf, size_t size);
 /* That of the first source in conflict, for NTSStatus; "" when there is none. */
-const char *several_conflict(Several *sv, char *buf, size_t size);
+const char *policy_conflict(Policy *pol, char *buf, size_t size);

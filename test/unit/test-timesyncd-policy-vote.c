@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* One server, one vote (timesyncd-several-vote): what a source's NTS client knows of its key
+/* One server, one vote (timesyncd-policy-vote): what a source's NTS client knows of its key
  * exchange becomes its identity in the set, what is not known any more keeps what was known,
  * members of one key-exchange pool are told apart by their NTP address only, and a merge is
  * logged once. The sources are real but never started; what a key exchange would have left in
@@ -12,7 +12,7 @@
 #include "test-util.h"
 #include "tests.h"
 #include "timesyncd-nts-client-internal.h"
-#include "timesyncd-several-vote.h"
+#include "timesyncd-policy-vote.h"
 
 typedef struct KE {
         const char *ip;         /* the key-exchange server that answered; NULL: none yet */
@@ -31,7 +31,7 @@ typedef struct Fixture {
         NTSClientSettings nts;
         SourceSettings settings;
         ServerName *lists[_SERVER_TYPE_MAX];
-        Several sv;
+        Policy pol;
 } Fixture;
 
 static void fixture_init(Fixture *f) {
@@ -39,7 +39,7 @@ static void fixture_init(Fixture *f) {
         ASSERT_OK(sd_event_new(&f->event));
         f->nts = (NTSClientSettings) { .event = f->event };
         f->settings = test_source_settings(f->event, &f->nts);
-        f->sv.ctx.servers = f->lists;
+        f->pol.ctx.servers = f->lists;
 }
 
 /* A source for server string in the NTS list, in the set. */
@@ -48,12 +48,12 @@ static Source *fixture_source(Fixture *f, const char *string) {
 
         ASSERT_OK(server_name_new(&f->lists[SERVER_NTS], SERVER_NTS, string, &n));
         ASSERT_OK(server_name_source(n, &f->settings, source_handler, NULL));
-        ASSERT_OK(source_set_add(&f->sv.set, n->source, string));
+        ASSERT_OK(source_set_add(&f->pol.set, n->source, string));
         return n->source;
 }
 
 static void fixture_done(Fixture *f) {
-        source_set_done(&f->sv.set);
+        source_set_done(&f->pol.set);
         server_list_flush(&f->lists[SERVER_NTS]);
         sd_event_unref(f->event);
 }
@@ -112,8 +112,8 @@ static void test_sources_that_are_one_server_count_once(void) {
                         ASSERT_EQ(pool_n_sources(n->pool), 2u);
                         a = pool_source(n->pool, 0);
                         b = pool_source(n->pool, 1);
-                        ASSERT_OK(source_set_add(&f.sv.set, a, "pool.example"));
-                        ASSERT_OK(source_set_add(&f.sv.set, b, "pool.example"));
+                        ASSERT_OK(source_set_add(&f.pol.set, a, "pool.example"));
+                        ASSERT_OK(source_set_add(&f.pol.set, b, "pool.example"));
                 } else {
                         a = fixture_source(&f, "a.example");
                         b = fixture_source(&f, "b.example");
@@ -122,19 +122,19 @@ static void test_sources_that_are_one_server_count_once(void) {
                 ke_done(a, &table[i].a);
                 ke_done(b, &table[i].b);
                 log_capture_start(&cap);
-                ASSERT_FALSE(several_identify(&f.sv, a));
+                ASSERT_FALSE(policy_identify(&f.pol, a));
                 if (table[i].forget_a)
                         ke_done(a, &(const KE) {});
-                ASSERT_EQ(several_identify(&f.sv, b), table[i].merged);
+                ASSERT_EQ(policy_identify(&f.pol, b), table[i].merged);
                 /* Nothing changed: no new judgement, no second line. */
-                ASSERT_FALSE(several_identify(&f.sv, b));
-                ASSERT_FALSE(several_identify(&f.sv, a));
+                ASSERT_FALSE(policy_identify(&f.pol, b));
+                ASSERT_FALSE(policy_identify(&f.pol, a));
                 log = log_capture_stop(&cap);
 
-                eb = source_set_find(&f.sv.set, b);
+                eb = source_set_find(&f.pol.set, b);
                 ASSERT_TRUE(eb);
                 ASSERT_TRUE(eb->duplicate_of == (table[i].merged ? a : NULL));
-                ASSERT_TRUE(!source_set_find(&f.sv.set, a)->duplicate_of);
+                ASSERT_TRUE(!source_set_find(&f.pol.set, a)->duplicate_of);
                 if (table[i].log) {
                         const char *line = strstr(log, "it counts once");
 
@@ -160,10 +160,10 @@ static void test_a_source_outside_the_set_is_not_judged(void) {
         ke_done(a, &(const KE) { "192.0.2.1", 1 });
         ke_done(stray, &(const KE) { "192.0.2.1", 1 });
 
-        ASSERT_FALSE(several_identify(&f.sv, a));
-        ASSERT_FALSE(several_identify(&f.sv, stray));
-        ASSERT_TRUE(!source_set_find(&f.sv.set, stray));
-        ASSERT_TRUE(!source_set_find(&f.sv.set, a)->duplicate_of);
+        ASSERT_FALSE(policy_identify(&f.pol, a));
+        ASSERT_FALSE(policy_identify(&f.pol, stray));
+        ASSERT_TRUE(!source_set_find(&f.pol.set, stray));
+        ASSERT_TRUE(!source_set_find(&f.pol.set, a)->duplicate_of);
         fixture_done(&f);
 }
 
@@ -182,18 +182,18 @@ static void test_each_merge_is_logged_once(void) {
         /* b is a's server; later c turns out to be a's too: the second merge names c only. */
         log_capture_start(&cap);
         ke_done(a, &(const KE) { "192.0.2.1", 7 });
-        ASSERT_FALSE(several_identify(&f.sv, a));
+        ASSERT_FALSE(policy_identify(&f.pol, a));
         ke_done(b, &(const KE) { "192.0.2.1", 8 });
-        ASSERT_TRUE(several_identify(&f.sv, b));
+        ASSERT_TRUE(policy_identify(&f.pol, b));
         ke_done(c, &(const KE) { "192.0.2.3", 7 });
-        ASSERT_TRUE(several_identify(&f.sv, c));
+        ASSERT_TRUE(policy_identify(&f.pol, c));
         log = log_capture_stop(&cap);
 
         line = strstr(log, "NTS source b.example is the same server as a.example");
         ASSERT_TRUE(line);
         ASSERT_NOT_CONTAINS(line + 1, "NTS source b.example");
         ASSERT_CONTAINS(log, "NTS source c.example is the same server as a.example (same certificate key");
-        ASSERT_TRUE(source_set_find(&f.sv.set, c)->duplicate_of == a);
+        ASSERT_TRUE(source_set_find(&f.pol.set, c)->duplicate_of == a);
         fixture_done(&f);
 }
 
@@ -201,7 +201,7 @@ static void ntp_address(Fixture *f, Source *s, const char *ip, uint16_t port) {
         SocketAddress a;
 
         ASSERT_OK(socket_address_from_string(ip, port, &a));
-        source_identity_set_ntp_address(&source_set_find(&f->sv.set, s)->identity, &a);
+        source_identity_set_ntp_address(&source_set_find(&f->pol.set, s)->identity, &a);
 }
 
 /* Issue 33: s's key exchange names t1's NTP address. A claim, not a proof: no merge, t1 keeps
@@ -226,15 +226,15 @@ static void test_a_claimed_ntp_address_is_a_conflict_not_a_twin(void) {
         ke_done(t1, &(const KE) { "192.0.2.11", 2 });
 
         log_capture_start(&cap);
-        identified[0] = several_identify(&f.sv, s);
-        identified[0] |= several_identify(&f.sv, t1);
+        identified[0] = policy_identify(&f.pol, s);
+        identified[0] |= policy_identify(&f.pol, t1);
         /* Nothing new: no new judgement, no second line. */
-        identified[1] = several_identify(&f.sv, t1) || several_identify(&f.sv, s);
+        identified[1] = policy_identify(&f.pol, t1) || policy_identify(&f.pol, s);
         log = log_capture_stop(&cap);
         ASSERT_TRUE(identified[0]);
         ASSERT_FALSE(identified[1]);
 
-        e = source_set_find(&f.sv.set, t1);
+        e = source_set_find(&f.pol.set, t1);
         ASSERT_FALSE(e->duplicate_of);
         ASSERT_TRUE(e->conflict_with == s);
         ASSERT_NOT_CONTAINS(log, "it counts once");
@@ -242,14 +242,14 @@ static void test_a_claimed_ntp_address_is_a_conflict_not_a_twin(void) {
                            "key-exchange servers and certificate keys differ");
         ASSERT_TRUE(line);
         ASSERT_NOT_CONTAINS(line + 1, "NTS sources t1.example");
-        ASSERT_STREQ(several_conflict(&f.sv, buf, sizeof buf),
+        ASSERT_STREQ(policy_conflict(&f.pol, buf, sizeof buf),
                      "NTS sources t1.example and s.example name one NTP address 192.0.2.11");
 
         /* s names another address: the conflict is over. */
         ntp_address(&f, s, "192.0.2.10", 123);
-        ASSERT_TRUE(several_identify(&f.sv, s));
+        ASSERT_TRUE(policy_identify(&f.pol, s));
         ASSERT_FALSE(e->conflict_with);
-        ASSERT_STREQ(several_conflict(&f.sv, buf, sizeof buf), "");
+        ASSERT_STREQ(policy_conflict(&f.pol, buf, sizeof buf), "");
         fixture_done(&f);
 }
 

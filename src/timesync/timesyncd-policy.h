@@ -10,10 +10,11 @@
  * so the clock follows each of its samples; there is no majority for a silence to shift (the
  * server in use always has all the say, as with stock), so a failing server hands over to the
  * next usable one of the lists at once, in stock's order, with a wait of ConnectionRetrySec=
- * after every server was tried once.
+ * after every server was tried once (timesyncd-policy-walk.c). Which of the two a set is, is
+ * decided once at its start.
  *
- * This module owns the set (struct Several) and nothing else: it never touches the Manager,
- * the bus, STATUS= or the clock. Each entry point fills a SeveralDecision, which the manager
+ * This module owns the set (struct Policy) and nothing else: it never touches the Manager,
+ * the bus, STATUS= or the clock. Each entry point fills a PolicyDecision, which the manager
  * applies: it selects, steers, announces and enters its states. */
 
 #include <stdbool.h>
@@ -27,11 +28,11 @@
 #include "timesyncd-source.h"
 
 /* What the manager does after an entry point of this module, in this order. */
-typedef struct SeveralDecision {
+typedef struct PolicyDecision {
         /* The set stopped: nothing is selected, and nothing the manager showed of the selected
          * source is authenticated any more. */
         bool stopped;
-        /* The selected source (Several.selected) changed: the manager's ServerName follows it.
+        /* The selected source (Policy.selected) changed: the manager's ServerName follows it.
          * record: NTPMessage and PollIntervalUSec take the selected source's last sample. */
         bool select, record;
         /* NTSStatus becomes nts_status. */
@@ -58,7 +59,7 @@ typedef struct SeveralDecision {
          * next verified reply, and PollIntervalUSec is its interval. */
         bool new_address;
         /* The clock follows adjustment (poll_log2 from poll_interval_usec), to server, with the
-         * clause agreement; then several_steered() gets the result. */
+         * clause agreement; then policy_steered() gets the result. */
         bool steer;
         ClockAdjustment adjustment;
         usec_t poll_interval_usec;
@@ -73,11 +74,11 @@ typedef struct SeveralDecision {
         /* PropertiesChanged for these (BusProperty bits), and one of Sources. */
         unsigned changed;
         bool sources_changed;
-} SeveralDecision;
+} PolicyDecision;
 
 /* What the set reads of the manager, all of it stable for the manager's life: set up once
- * with several_init(). */
-typedef struct SeveralContext {
+ * with policy_init(). */
+typedef struct PolicyContext {
         const TimesyncConfig *config;
         ClockBackend *clock;
         ServerName **servers;                   /* the manager's lists, _SERVER_TYPE_MAX of them */
@@ -87,14 +88,23 @@ typedef struct SeveralContext {
         source_handler_t source_handler;
         pool_handler_t pool_handler;
         void *userdata;
-} SeveralContext;
+} PolicyContext;
 
-typedef struct Several {
-        SeveralContext ctx;
+/* How the set runs: one server at a time (timesyncd-policy-walk.c), or several that vote. */
+typedef enum PolicyRun {
+        POLICY_STOPPED,
+        POLICY_ONE,
+        POLICY_SEVERAL,
+} PolicyRun;
+
+typedef struct PolicyMode PolicyMode;
+
+typedef struct Policy {
+        PolicyContext ctx;
         bool running;
         bool nts;                       /* time from NTS lists only (there is no plain NTP then) */
-        bool one;                       /* a set of one: one server at a time */
-        ServerName *one_name;           /* ... the server tried last; NULL: none */
+        const PolicyMode *mode;         /* a set of one or of several, decided at its start */
+        ServerName *walk_name;          /* a set of one: the server tried last; NULL: none */
         bool walked_round;              /* ... every server was tried once since the last wait */
         bool fallback;                  /* the list holds FallbackNTS=, not NTS= */
         int64_t backward_floor_nsec;    /* a backward bootstrap never sets the clock before it */
@@ -121,64 +131,65 @@ typedef struct Several {
                 const Source *source;
                 usec_t usec;
         } verdict_logged[NTP_SELECT_MAX];
-} Several;
+} Policy;
 
-void several_init(Several *sv, const SeveralContext *ctx);
+void policy_init(Policy *pol, const PolicyContext *ctx);
 
 /* The NTS list in use (runtime NTS servers while set, else NTS=) names two or more servers
  * (or a pool), and NTSMaxSources= allows more than one; nts_usable: time comes from NTS only
  * and libssl is there. Otherwise the set is a set of one. */
-bool several_wanted(const Several *sv, bool nts_usable);
+bool policy_wanted(const Policy *pol, bool nts_usable);
 /* Starts the set (stops one that runs): with nts the first NTSMaxSources= usable servers of
  * the NTS list in use together, or a set of one; without, a set of one over the plain NTP
- * lists. fallback: the list holds FallbackNTS=; backward_floor_nsec: see Several. */
-void several_start(Several *sv, bool nts, bool fallback, int64_t backward_floor_nsec, SeveralDecision *d);
+ * lists. fallback: the list holds FallbackNTS=; backward_floor_nsec: see Policy. */
+void policy_start(Policy *pol, bool nts, bool fallback, int64_t backward_floor_nsec, PolicyDecision *d);
 /* Whether the set uses a server of the list of type t (which is about to be replaced). */
-bool several_uses_list(const Several *sv, ServerType t);
-/* Two or more servers in use: only their agreement may allow a backward bootstrap. */
-bool several_in_use(const Several *sv);
+bool policy_uses_list(const Policy *pol, ServerType t);
+/* Whether the set runs, and how: only the agreement of a set of several may allow a backward
+ * bootstrap. */
+PolicyRun policy_running(const Policy *pol);
 /* Stops every source of the set; nothing is selected. No-op when no set runs. */
-void several_stop(Several *sv, SeveralDecision *d);
+void policy_stop(Policy *pol, PolicyDecision *d);
 /* What a pool of the list in use reports (timesyncd-pool.h). */
-void several_on_pool_event(Several *sv, ServerName *n, PoolEvent e, SeveralDecision *d);
+void policy_on_pool_event(Policy *pol, ServerName *n, PoolEvent e, PolicyDecision *d);
 /* What a source of the set (or one that ran before) reports. */
-void several_on_event(Several *sv, Source *s, SourceEvent e, SeveralDecision *d);
+void policy_on_event(Policy *pol, Source *s, SourceEvent e, PolicyDecision *d);
 /* The clock followed d (r: what clock_backend_adjust() returned, > 0 when the clock moved):
  * the set's bookkeeping after a step or slew, and the spare d promotes. Fills next. */
-void several_steered(Several *sv, const SeveralDecision *d, int r, SeveralDecision *next);
+void policy_steered(Policy *pol, const PolicyDecision *d, int r, PolicyDecision *next);
 /* Someone else set the clock: every sample is void, every source polls at once. */
-void several_clock_changed(Several *sv, SeveralDecision *d);
+void policy_clock_changed(Policy *pol, PolicyDecision *d);
 /* The poll interval limits changed (a reload). */
-void several_poll_limits_changed(Several *sv);
+void policy_poll_limits_changed(Policy *pol);
 /* No source in use answers with keys whose certificate our clock found valid, and none waits
  * for its first answer or failure: every certificate may look expired because the clock is
  * ahead, the one case a backward bootstrap is for. */
-bool several_clock_may_be_ahead(const Several *sv);
+bool policy_clock_may_be_ahead(const Policy *pol);
 /* A source of the set without a way forward (the safety net's question). */
-bool several_stalled(const Several *sv);
+bool policy_stalled(const Policy *pol);
 /* The verdict of the source for D-Bus: "selected", "truechimer", "falseticker", "undecided",
  * "unusable"; NULL when it is not in the set. */
-const char *several_verdict(Several *sv, const Source *s);
+const char *policy_verdict(Policy *pol, const Source *s);
 
 /* The decision functions below are pure: no log, no clock, no I/O. */
 
 /* What the clock does with the offset the set agreed on: a step from NTP_STEP_THRESHOLD_NSEC
  * (0.4 s) on, either way, a slew below it; the leap indicator and the error bound go along
  * (the manager fills in the poll exponent). */
-ClockAdjustment several_adjustment(int64_t offset_nsec, int leap, int64_t max_error_nsec);
+ClockAdjustment policy_adjustment(int64_t offset_nsec, int leap, int64_t max_error_nsec);
 
 /* The leap second that more than half of the agreeing sources that answer now announce, else
  * none: one server alone cannot insert one. */
-int several_leap(const SourceSet *set, size_t n_current_agree);
+int policy_leap(const SourceSet *set, size_t n_current_agree);
 
 /* The reason in the set's line for a source that starts failing: its error, or when that is
  * the error of a key exchange that was logged with its reason as it came (ke_error, ke_logged;
  * for a certificate hundreds of characters), only "key exchange failed". NTSStatus keeps the
  * whole reason. */
-const char *several_failure_reason(const char *error, const char *ke_error, bool ke_logged);
+const char *policy_failure_reason(const char *error, const char *ke_error, bool ke_logged);
 
-/* What NTSStatus says of the set: its inputs and the choice (several_report()). */
-typedef struct SeveralStatusInput {
+/* What NTSStatus says of the set: its inputs and the choice (policy_report()). */
+typedef struct PolicyStatusInput {
         bool disagree;                  /* source_set_disagree() */
         NTPSelectOutcome outcome;
         size_t n_pending;
@@ -189,7 +200,7 @@ typedef struct SeveralStatusInput {
         const char *failing;            /* "N of M NTS servers failing: ...", or "" */
         const char *falsetickers;       /* "Falseticker: NAME (OFFSET s)", or ""/NULL */
         const char *conflict;           /* "NTS sources B and A name one NTP address ...", or "" */
-} SeveralStatusInput;
+} PolicyStatusInput;
 /* Returns one of the texts of in, or buf (size bytes) with two or three of them (a conflict
  * is always said, after the rest). */
-const char *several_nts_status(const SeveralStatusInput *in, char *buf, size_t size);
+const char *policy_nts_status(const PolicyStatusInput *in, char *buf, size_t size);

@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
-/* The decisions of the several-sources policy that need no bus or time: what NTSStatus says of
- * the set, the leap second the set announces, which properties a decision names, when a set of
- * several is wanted, and how a set of one walks the server lists. */
+/* The decisions of the policy over the sources in use that need no bus or time: what NTSStatus
+ * says of the set, the leap second the set announces, which properties a decision names, when a
+ * set of several is wanted, and how a set of one walks the server lists. */
 
 #include "source-test-util.h"
 #include "tests.h"
 #include "timesyncd-bus-property.h"
-#include "timesyncd-several.h"
+#include "timesyncd-policy.h"
 
 #define MSEC INT64_C(1000000)
 #define SEC INT64_C(1000000000)
@@ -15,7 +15,7 @@
 static void test_nts_status_says_why_nts_gives_no_time(void) {
         static const struct {
                 const char *name;
-                SeveralStatusInput in;
+                PolicyStatusInput in;
                 const char *expected;
         } table[] = {
                 { "disagreement wins over everything",
@@ -89,7 +89,7 @@ static void test_nts_status_says_why_nts_gives_no_time(void) {
                 char buf[64];
 
                 log_info("case: %s", table[i].name);
-                ASSERT_STREQ(several_nts_status(&table[i].in, buf, sizeof buf), table[i].expected);
+                ASSERT_STREQ(policy_nts_status(&table[i].in, buf, sizeof buf), table[i].expected);
         }
 }
 
@@ -112,7 +112,7 @@ static void test_failure_reason_leaves_a_logged_key_exchange_error_to_its_line(v
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 log_info("case: %s", table[i].name);
-                ASSERT_STREQ(several_failure_reason(table[i].error, table[i].ke_error, table[i].ke_logged),
+                ASSERT_STREQ(policy_failure_reason(table[i].error, table[i].ke_error, table[i].ke_logged),
                              table[i].expected);
         }
 }
@@ -156,7 +156,7 @@ static void test_leap_needs_more_than_half_of_the_current_agreeing_sources(void)
                 log_info("case: %s", table[i].name);
                 for (size_t k = 0; k < table[i].n; k++)
                         set_entry(&set, k, table[i].e[k].v, table[i].e[k].current, table[i].e[k].leap);
-                ASSERT_EQ(several_leap(&set, table[i].n_agree), table[i].expected);
+                ASSERT_EQ(policy_leap(&set, table[i].n_agree), table[i].expected);
         }
 }
 
@@ -199,17 +199,17 @@ static void test_set_is_wanted_for_two_servers_or_a_pool(void) {
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
                 ServerName *servers[_SERVER_TYPE_MAX] = {};
                 TimesyncConfig c = { .nts_max_sources = table[i].max_sources };
-                Several sv;
+                Policy pol;
 
                 log_info("case: %s", table[i].name);
                 for (size_t k = 0; table[i].servers[k]; k++)
                         ASSERT_OK(server_name_new(&servers[SERVER_NTS], SERVER_NTS, table[i].servers[k], NULL));
-                several_init(&sv, &(SeveralContext) { .config = &c, .servers = servers });
-                ASSERT_EQ(several_wanted(&sv, table[i].nts_usable), table[i].expected);
-                ASSERT_FALSE(sv.running);
-                ASSERT_TRUE(sv.selected == NULL);
-                ASSERT_TRUE(several_verdict(&sv, NULL) == NULL);
-                ASSERT_FALSE(several_clock_may_be_ahead(&sv));
+                policy_init(&pol, &(PolicyContext) { .config = &c, .servers = servers });
+                ASSERT_EQ(policy_wanted(&pol, table[i].nts_usable), table[i].expected);
+                ASSERT_FALSE(pol.running);
+                ASSERT_TRUE(pol.selected == NULL);
+                ASSERT_TRUE(policy_verdict(&pol, NULL) == NULL);
+                ASSERT_FALSE(policy_clock_may_be_ahead(&pol));
                 server_list_flush(&servers[SERVER_NTS]);
         }
 }
@@ -217,27 +217,27 @@ static void test_set_is_wanted_for_two_servers_or_a_pool(void) {
 static void test_runtime_list_comes_first(void) {
         ServerName *servers[_SERVER_TYPE_MAX] = {};
         TimesyncConfig c = { .nts_max_sources = 4 };
-        Several sv;
+        Policy pol;
 
         ASSERT_OK(server_name_new(&servers[SERVER_NTS], SERVER_NTS, "a.example", NULL));
         ASSERT_OK(server_name_new(&servers[SERVER_NTS], SERVER_NTS, "b.example", NULL));
         ASSERT_OK(server_name_new(&servers[SERVER_NTS_RUNTIME], SERVER_NTS_RUNTIME, "c.example", NULL));
-        several_init(&sv, &(SeveralContext) { .config = &c, .servers = servers });
+        policy_init(&pol, &(PolicyContext) { .config = &c, .servers = servers });
         /* One runtime server: one at a time, whatever NTS= says. */
-        ASSERT_FALSE(several_wanted(&sv, true));
+        ASSERT_FALSE(policy_wanted(&pol, true));
         server_list_flush(&servers[SERVER_NTS_RUNTIME]);
-        ASSERT_TRUE(several_wanted(&sv, true));
+        ASSERT_TRUE(policy_wanted(&pol, true));
         server_list_flush(&servers[SERVER_NTS]);
 }
 
 static void test_stop_of_a_set_that_does_not_run_decides_nothing(void) {
         ServerName *servers[_SERVER_TYPE_MAX] = {};
         TimesyncConfig c = { .nts_max_sources = 4 };
-        SeveralDecision d = {}, none = {};
-        Several sv;
+        PolicyDecision d = {}, none = {};
+        Policy pol;
 
-        several_init(&sv, &(SeveralContext) { .config = &c, .servers = servers, .nts_status = "" });
-        several_stop(&sv, &d);
+        policy_init(&pol, &(PolicyContext) { .config = &c, .servers = servers, .nts_status = "" });
+        policy_stop(&pol, &d);
         ASSERT_MEMEQ(&d, &none, sizeof d);
 }
 
@@ -262,7 +262,7 @@ static void test_offset_steps_or_slews(void) {
         };
 
         for (size_t i = 0; i < ELEMENTSOF(table); i++) {
-                ClockAdjustment a = several_adjustment(table[i].offset_nsec, NTP_LEAP_MINUSSEC, 25 * MSEC);
+                ClockAdjustment a = policy_adjustment(table[i].offset_nsec, NTP_LEAP_MINUSSEC, 25 * MSEC);
 
                 log_info("row %zu: %+" PRIi64 " ns", i, table[i].offset_nsec);
                 ASSERT_EQ(a.step, table[i].step);
@@ -281,7 +281,7 @@ typedef struct Walk {
         SourceSettings settings;
         TimesyncConfig config;
         ServerName *servers[_SERVER_TYPE_MAX];
-        Several sv;
+        Policy pol;
 } Walk;
 
 static void walk_init(Walk *w) {
@@ -290,15 +290,15 @@ static void walk_init(Walk *w) {
         ASSERT_OK(clock_backend_new(CLOCK_BACKEND_FAKE, &w->clock));
         w->settings = test_source_settings(w->event, NULL);
         w->settings.clock = w->clock;
-        several_init(&w->sv, &(SeveralContext) { .config = &w->config, .clock = w->clock, .servers = w->servers,
+        policy_init(&w->pol, &(PolicyContext) { .config = &w->config, .clock = w->clock, .servers = w->servers,
                                                  .nts_status = "", .source_settings = &w->settings,
                                                  .source_handler = on_source });
 }
 
 static void walk_done(Walk *w) {
-        SeveralDecision d = {};
+        PolicyDecision d = {};
 
-        several_stop(&w->sv, &d);
+        policy_stop(&w->pol, &d);
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
                 server_list_flush(&w->servers[t]);
         clock_backend_free(w->clock);
@@ -311,7 +311,7 @@ static void walk_done(Walk *w) {
  * ConnectionRetrySec=; the next start begins with the first again. */
 static void test_set_of_one_walks_the_lists(void) {
         ServerName *a, *b;
-        SeveralDecision d = {};
+        PolicyDecision d = {};
         Walk w;
 
         walk_init(&w);
@@ -319,47 +319,45 @@ static void test_set_of_one_walks_the_lists(void) {
         ASSERT_OK(server_name_new(&w.servers[SERVER_SYSTEM], SERVER_SYSTEM, "127.0.0.2:9", &b));
         ASSERT_OK(server_name_new(&w.servers[SERVER_FALLBACK], SERVER_FALLBACK, "127.0.0.3:9", NULL));
 
-        several_start(&w.sv, /* nts= */ false, false, 0, &d);
-        ASSERT_TRUE(w.sv.running);
-        ASSERT_TRUE(w.sv.one);
+        policy_start(&w.pol, /* nts= */ false, false, 0, &d);
+        ASSERT_EQ(policy_running(&w.pol), POLICY_ONE);
         ASSERT_TRUE(d.select && d.polling && !d.wait && !d.idle);
-        ASSERT_TRUE(w.sv.selected == a->source);
-        ASSERT_TRUE(several_uses_list(&w.sv, SERVER_SYSTEM));
-        ASSERT_FALSE(several_uses_list(&w.sv, SERVER_FALLBACK));
-        ASSERT_FALSE(several_in_use(&w.sv));
+        ASSERT_TRUE(w.pol.selected == a->source);
+        ASSERT_TRUE(policy_uses_list(&w.pol, SERVER_SYSTEM));
+        ASSERT_FALSE(policy_uses_list(&w.pol, SERVER_FALLBACK));
 
-        d = (SeveralDecision) {};
-        several_on_event(&w.sv, a->source, SOURCE_EVENT_FAILED, &d);
+        d = (PolicyDecision) {};
+        policy_on_event(&w.pol, a->source, SOURCE_EVENT_FAILED, &d);
         ASSERT_TRUE(d.select && d.polling && d.sources_changed && !d.wait);
-        ASSERT_TRUE(w.sv.selected == b->source);
+        ASSERT_TRUE(w.pol.selected == b->source);
         ASSERT_EQ(source_state(a->source), SOURCE_IDLE);
-        ASSERT_TRUE(several_verdict(&w.sv, a->source) == NULL);
+        ASSERT_TRUE(policy_verdict(&w.pol, a->source) == NULL);
 
-        d = (SeveralDecision) {};
-        several_on_event(&w.sv, b->source, SOURCE_EVENT_FAILED, &d);
+        d = (PolicyDecision) {};
+        policy_on_event(&w.pol, b->source, SOURCE_EVENT_FAILED, &d);
         ASSERT_TRUE(d.wait);
         ASSERT_EQ(d.wait_until, 0U);
         ASSERT_FALSE(d.polling);
         ASSERT_TRUE(d.notify);
         ASSERT_STREQ(d.status, "No server answered, retrying.");
-        ASSERT_TRUE(w.sv.selected == NULL);
+        ASSERT_TRUE(w.pol.selected == NULL);
         ASSERT_EQ(source_state(b->source), SOURCE_IDLE);
 
-        d = (SeveralDecision) {};
-        several_start(&w.sv, false, false, 0, &d);
-        ASSERT_TRUE(w.sv.selected == a->source);
+        d = (PolicyDecision) {};
+        policy_start(&w.pol, false, false, 0, &d);
+        ASSERT_TRUE(w.pol.selected == a->source);
         ASSERT_TRUE(d.polling);
         walk_done(&w);
 }
 
 /* Nothing configured at all: the set of one says so and asks the manager to idle. */
 static void test_set_of_one_without_servers_idles(void) {
-        SeveralDecision d = {};
+        PolicyDecision d = {};
         Walk w;
 
         walk_init(&w);
-        several_start(&w.sv, false, false, 0, &d);
-        ASSERT_TRUE(w.sv.selected == NULL);
+        policy_start(&w.pol, false, false, 0, &d);
+        ASSERT_TRUE(w.pol.selected == NULL);
         ASSERT_STREQ(d.idle, "no usable server configured");
         ASSERT_STREQ(d.status, "Idle.");
         ASSERT_FALSE(d.polling || d.wait);

@@ -4,13 +4,13 @@
 
 #include "in-addr-util.h"
 #include "log.h"
-#include "timesyncd-several.h"
-#include "timesyncd-several-vote.h"
+#include "timesyncd-policy.h"
+#include "timesyncd-policy-vote.h"
 
-bool several_identify(Several *sv, Source *s) {
-        SourceSetEntry *e = source_set_find(&sv->set, s);
+bool policy_identify(Policy *pol, Source *s) {
+        SourceSetEntry *e = source_set_find(&pol->set, s);
         const void *before[NTP_SELECT_MAX], *conflict_before[NTP_SELECT_MAX];
-        ServerName *n = server_lists_find_source(sv->ctx.servers, s);
+        ServerName *n = server_lists_find_source(pol->ctx.servers, s);
         NTSClient *c = source_nts(s);
         SourceIdentity id;
 
@@ -28,17 +28,17 @@ bool several_identify(Several *sv, Source *s) {
         if (c && nts_client_ke_key_sha256(c))
                 source_identity_set_key(&id, nts_client_ke_key_sha256(c));
 
-        for (size_t i = 0; i < sv->set.n_entries; i++) {
-                before[i] = sv->set.entries[i].duplicate_of;
-                conflict_before[i] = sv->set.entries[i].conflict_with;
+        for (size_t i = 0; i < pol->set.n_entries; i++) {
+                before[i] = pol->set.entries[i].duplicate_of;
+                conflict_before[i] = pol->set.entries[i].conflict_with;
         }
-        if (!source_set_identify(&sv->set, s, &id))
+        if (!source_set_identify(&pol->set, s, &id))
                 return false;
 
         /* Once per merge: a duplicate stays one until it or its twin changes address. */
-        for (size_t i = 0; i < sv->set.n_entries; i++) {
-                const SourceSetEntry *d = &sv->set.entries[i];
-                const SourceSetEntry *of = d->duplicate_of ? source_set_find(&sv->set, d->duplicate_of) : NULL;
+        for (size_t i = 0; i < pol->set.n_entries; i++) {
+                const SourceSetEntry *d = &pol->set.entries[i];
+                const SourceSetEntry *of = d->duplicate_of ? source_set_find(&pol->set, d->duplicate_of) : NULL;
                 char why[SOURCE_IDENTITY_REASON_MAX];
 
                 if (!of || d->duplicate_of == before[i])
@@ -48,21 +48,21 @@ bool several_identify(Several *sv, Source *s) {
         }
         /* Once per conflict: one of the two key-exchange servers names an NTP server that is not
          * its own, by mistake or to take the other's vote away. */
-        for (size_t i = 0; i < sv->set.n_entries; i++) {
-                const SourceSetEntry *d = &sv->set.entries[i];
+        for (size_t i = 0; i < pol->set.n_entries; i++) {
+                const SourceSetEntry *d = &pol->set.entries[i];
                 char text[256];
 
                 if (!d->conflict_with || d->conflict_with == conflict_before[i])
                         continue;
                 log_warning("%s, though their key-exchange servers and certificate keys differ: one of them "
                             "claims a server that is not its own; not merged, each keeps its vote.",
-                            several_conflict_describe(sv, d, text, sizeof text));
+                            policy_conflict_describe(pol, d, text, sizeof text));
         }
         return true;
 }
 
-const char *several_conflict_describe(Several *sv, const SourceSetEntry *e, char *buf, size_t size) {
-        const SourceSetEntry *with = source_set_find(&sv->set, e->conflict_with);
+const char *policy_conflict_describe(Policy *pol, const SourceSetEntry *e, char *buf, size_t size) {
+        const SourceSetEntry *with = source_set_find(&pol->set, e->conflict_with);
         char ip[IN_ADDR_TO_STRING_MAX];
 
         assert(with);
@@ -72,10 +72,10 @@ const char *several_conflict_describe(Several *sv, const SourceSetEntry *e, char
         return buf;
 }
 
-const char *several_conflict(Several *sv, char *buf, size_t size) {
+const char *policy_conflict(Policy *pol, char *buf, size_t size) {
         buf[0] = '\0';
-        for (size_t i = 0; i < sv->set.n_entries; i++)
-                if (sv->set.entries[i].conflict_with)
-                        return several_conflict_describe(sv, &sv->set.entries[i], buf, size);
+        for (size_t i = 0; i < pol->set.n_entries; i++)
+                if (pol->set.entries[i].conflict_with)
+                        return policy_conflict_describe(pol, &pol->set.entries[i], buf, size);
         return buf;
 }

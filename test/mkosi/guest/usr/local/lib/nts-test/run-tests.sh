@@ -765,7 +765,10 @@ several_sources_suite() {
         check timesync_sources_as_nobody_marks_the_liar wait_for 10 sources_table_marks x localhost:14470
         check timesync_sources_json_one_selected_two_agree_one_falseticker wait_for 10 verdicts_are \
                 'falseticker selected truechimer truechimer'
-        check nts_status_empty_while_three_agree output_is 's ""' prop NTSStatus
+        # Three agree: NTSStatus names only the falseticker, with its offset (-30 min, or -60 min
+        # measured before the step).
+        check nts_status_names_only_the_falseticker_while_three_agree bash -c \
+                "busctl get-property ${BUS[*]} NTSStatus | grep -Eq '^s \"Falseticker: localhost:14470 \\(-(1[78]|3[56])[0-9]{2}\\.[0-9]{6} s\\)\"\$'"
         # What an attacker who drops everything the three honest servers send achieves (here
         # they stop): the liar still answers, and never moves the real clock.
         systemctl stop nts-true1 nts-true2 nts-true3

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Runs the mock NTS server (test/tools/nts-mock-server) on loopback with a fresh test PKI, and
+/* Runs the mock NTS server (test/tools/mock-server/nts-mock-server) on loopback with a fresh test PKI, and
  * drives our client modules against it: shared by the integration test and tools/nts-demo. */
 
 #include <sys/types.h>
@@ -39,7 +39,7 @@ typedef struct MockOptions {
 int mock_server_start(const char *certs, const MockOptions *o, MockProcess *ret);
 void mock_server_stop(MockProcess *s);
 
-/* Starts test/tools/ntp-test-server on 127.0.0.1 with a free port in mode (normal, rate, deny,
+/* Starts test/tools/mock-server/ntp-test-server on 127.0.0.1 with a free port in mode (normal, rate, deny,
  * rstr, unsync, silent, far) and waits for its READY line. Stop it with mock_server_stop(). */
 int ntp_test_server_start(const char *mode, MockProcess *ret);
 

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# The mock NTS server (test/tools/nts-mock-server) for shell tests: a correct server, one with a
+# The mock NTS server (test/tools/mock-server/nts-mock-server) for shell tests: a correct server, one with a
 # sabotage mode, or a key-exchange pool naming other mock servers as members (mock-pool.h).
 #
 #   start_mock_server NAME [ARG...]  on 127.0.0.1 with $CERTDIR's server chain (make_test_certs),
@@ -25,7 +25,7 @@ _TSNTS_MOCK_SH=1
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-export TSNTS_MOCK_SERVER=${TSNTS_MOCK_SERVER:-$TSNTS_BUILD_DIR/test/tools/nts-mock-server}
+export TSNTS_MOCK_SERVER=${TSNTS_MOCK_SERVER:-$TSNTS_BUILD_DIR/test/tools/mock-server/nts-mock-server}
 
 start_mock_server() {
         local name=$1 log="$TEST_TMPDIR/mock-$1.log" ready

@@ -161,7 +161,7 @@ if [ "$build" = 1 ]; then
                 "$src/test/tools/fetch-dns.sh" "$peers" >/dev/null
         fi
         [ -d "$work/meson" ] || meson setup "$work/meson" "$src" -Dtests=true >/dev/null
-        ninja -C "$work/meson" test/tools/ntp-test-server test/tools/adjtimex-read >/dev/null
+        ninja -C "$work/meson" test/tools/mock-server/ntp-test-server test/tools/adjtimex-read >/dev/null
         # Idempotent; before any certificate of this run is signed with its server.key (a
         # directory left incomplete by an older make-certs.sh is made again, key included).
         "$src/test/tools/make-certs.sh" "$work/certs" >/dev/null
@@ -208,7 +208,7 @@ if [ "$build" = 1 ]; then
         mkdir -p "$extra/opt/nts-test/debs" "$extra/opt/nts-test/bin" "$extra/etc/nts-test"
         cp "$work"/debs/timesyncd-nts_*.deb "$extra/opt/nts-test/debs/"
         cp -a "$peers/root" "$extra/opt/nts-test/peers"
-        cp "$work/meson/test/tools/ntp-test-server" "$extra/opt/nts-test/bin/"
+        cp "$work/meson/test/tools/mock-server/ntp-test-server" "$extra/opt/nts-test/bin/"
         cp "$work/meson/test/tools/adjtimex-read" "$extra/usr/local/lib/nts-test/"
         cp "$src/test/lib/dns-zone.sh" "$extra/usr/local/lib/nts-test/"
         true_time_tools "$extra/usr/local/lib/nts-test"

@@ -76,7 +76,7 @@ STOCK_TIMESYNCD=/lib/systemd/systemd-timesyncd
 # that runs on this host (forky's 1.9, else trixie's 1.4). It exits when it may not set the
 # clock, so it runs with no-clock-write.so, which turns its clock changes into reads; like
 # every client here it has no CAP_SYS_TIME. Without one the rows say "not measured".
-NO_CLOCK_WRITE=$TSNTS_BUILD_DIR/test/tools/no-clock-write.so
+NO_CLOCK_WRITE=$TSNTS_BUILD_DIR/test/tools/preload/no-clock-write.so
 NTPD_RS=
 for suite in forky trixie; do
         b=$TSNTS_PEERS_DIR/$suite/root/usr/bin/ntp-daemon

@@ -86,8 +86,8 @@ results() {
 # guest's count of a daemon's system calls (the images have no strace); adjtimex-script against
 # the guest's kernel and against the simulation's model of it, and their comparison.
 true_time_tools() {
-        cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/tools/true-time.c" -ldl
-        cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/tools/true-time-base.c"
+        cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/tools/preload/true-time.c" -ldl
+        cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/tools/preload/true-time-base.c"
         cc -O2 -Wall -Wextra -o "$1/syscall-count" "$src/test/tools/syscall-count.c"
         cc -O2 -Wall -Wextra -o "$1/adjtimex-script" "$src/test/simulation/adjtimex-script.c"
         cc -O2 -Wall -Wextra -DADJTIMEX_SCRIPT_MODEL -I"$src/test/simulation" -o "$1/adjtimex-script-model" \

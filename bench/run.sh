@@ -26,7 +26,7 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 export TSNTS_SRC_DIR=$SRC
 TSNTS_BUILD_DIR=$(cd "${1:-$SRC/build}" && pwd)
 export TSNTS_BUILD_DIR
-export TSNTS_ADJTIMEX_READ=$TSNTS_BUILD_DIR/test/tools/adjtimex-read
+export TSNTS_ADJTIMEX_READ=$TSNTS_BUILD_DIR/test/tools/probes/adjtimex-read
 BENCH_TOOLS=(valgrind strace gnuplot /usr/bin/python3 setpriv ss readelf)
 
 [ "$(id -u)" = 0 ] || { echo "bench/run.sh needs root (setpriv drops CAP_SYS_TIME; apt-get installs what is missing)" >&2; exit 1; }

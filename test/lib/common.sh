@@ -8,7 +8,7 @@
 # Environment (meson passes the first three; all have defaults for running a test by hand):
 #   TSNTS_SRC_DIR         source tree (default: two levels above this file)
 #   TSNTS_BUILD_DIR       meson build dir (default: $TSNTS_SRC_DIR/build)
-#   TSNTS_ADJTIMEX_READ   test/tools/adjtimex-read binary (default: in $TSNTS_BUILD_DIR/test/tools)
+#   TSNTS_ADJTIMEX_READ   test/tools/probes/adjtimex-read (default: the one in $TSNTS_BUILD_DIR)
 #   TSNTS_PEERS_DIR       tree made by test/tools/fetch-peers.sh
 #                         (default: ${XDG_CACHE_HOME:-$HOME/.cache}/timesyncd-nts/peers)
 #   TSNTS_KEEP_TMP=1      keep the temp dir after the test
@@ -20,7 +20,7 @@ set -euo pipefail
 TSNTS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export TSNTS_SRC_DIR=${TSNTS_SRC_DIR:-$(cd "$TSNTS_LIB_DIR/../.." && pwd)}
 export TSNTS_BUILD_DIR=${TSNTS_BUILD_DIR:-$TSNTS_SRC_DIR/build}
-export TSNTS_ADJTIMEX_READ=${TSNTS_ADJTIMEX_READ:-$TSNTS_BUILD_DIR/test/tools/adjtimex-read}
+export TSNTS_ADJTIMEX_READ=${TSNTS_ADJTIMEX_READ:-$TSNTS_BUILD_DIR/test/tools/probes/adjtimex-read}
 export TSNTS_PEERS_DIR=${TSNTS_PEERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/timesyncd-nts/peers}
 
 # Meson's exit code for a skipped test.

@@ -88,7 +88,7 @@ results() {
 true_time_tools() {
         cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/tools/preload/true-time.c" -ldl
         cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/tools/preload/true-time-base.c"
-        cc -O2 -Wall -Wextra -o "$1/syscall-count" "$src/test/tools/syscall-count.c"
+        cc -O2 -Wall -Wextra -o "$1/syscall-count" "$src/test/tools/probes/syscall-count.c"
         cc -O2 -Wall -Wextra -o "$1/adjtimex-script" "$src/test/simulation/adjtimex-script.c"
         cc -O2 -Wall -Wextra -DADJTIMEX_SCRIPT_MODEL -I"$src/test/simulation" -o "$1/adjtimex-script-model" \
                 "$src/test/simulation/adjtimex-script.c" "$src/test/simulation/sim-kclock.c" -lm
@@ -161,7 +161,7 @@ if [ "$build" = 1 ]; then
                 "$src/test/tools/fetch-dns.sh" "$peers" >/dev/null
         fi
         [ -d "$work/meson" ] || meson setup "$work/meson" "$src" -Dtests=true >/dev/null
-        ninja -C "$work/meson" test/tools/mock-server/ntp-test-server test/tools/adjtimex-read >/dev/null
+        ninja -C "$work/meson" test/tools/mock-server/ntp-test-server test/tools/probes/adjtimex-read >/dev/null
         # Idempotent; before any certificate of this run is signed with its server.key (a
         # directory left incomplete by an older make-certs.sh is made again, key included).
         "$src/test/tools/make-certs.sh" "$work/certs" >/dev/null
@@ -209,7 +209,7 @@ if [ "$build" = 1 ]; then
         cp "$work"/debs/timesyncd-nts_*.deb "$extra/opt/nts-test/debs/"
         cp -a "$peers/root" "$extra/opt/nts-test/peers"
         cp "$work/meson/test/tools/mock-server/ntp-test-server" "$extra/opt/nts-test/bin/"
-        cp "$work/meson/test/tools/adjtimex-read" "$extra/usr/local/lib/nts-test/"
+        cp "$work/meson/test/tools/probes/adjtimex-read" "$extra/usr/local/lib/nts-test/"
         cp "$src/test/lib/dns-zone.sh" "$extra/usr/local/lib/nts-test/"
         true_time_tools "$extra/usr/local/lib/nts-test"
         # NSD unpacked, with the three libraries the image lacks (the host's, Debian 12 as the

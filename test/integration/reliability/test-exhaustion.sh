@@ -11,7 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/../../lib/reliability.sh"
 daemon_test_init --certs
 
-export SPOOF_FLOOD=$TSNTS_SRC_DIR/test/tools/spoof-flood.py
+export SPOOF_FLOOD=$TSNTS_SRC_DIR/test/tools/faults/spoof-flood.py
 export FLOOD_SECONDS=45 FLOOD_RATE=3000 CPU_BOUND=3
 
 replies_at_least() { [ "$(log_count "NTP reply from")" -ge "$1" ]; }

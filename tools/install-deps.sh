@@ -13,7 +13,7 @@ packages=(
         gcc clang llvm meson ninja-build pkg-config libsystemd-dev libssl-dev libssl3 scdoc
         # tests
         openssl dbus systemd iproute2 util-linux procps python3 ca-certificates valgrind man-db strace nftables
-        # test/tools/metrics-check.py: the Prometheus project's own parsers of timesync-sources'
+        # test/tools/readers/metrics-check.py: the Prometheus project's own parsers of timesync-sources'
         # --openmetrics and --prometheus output, beside its strict reading
         python3-prometheus-client
         # test/lint: ShellCheck over every shell script of the tree

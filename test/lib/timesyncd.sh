@@ -356,7 +356,7 @@ start_notify_listener() {
         NOTIFY_OUT=$TEST_TMPDIR/notify.txt
         rm -f "$sock"
         : >"$TEST_TMPDIR/notify.log"    # no READY of an earlier listener (start_mock_server)
-        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/notify-listen.py" "$sock" "$NOTIFY_OUT" \
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/notify-listen.py" "$sock" "$NOTIFY_OUT" \
                 >"$TEST_TMPDIR/notify.log" 2>&1 &
         track_pid $!
         wait_for 5 grep -q READY "$TEST_TMPDIR/notify.log" || fail "notify listener did not start"

@@ -8,7 +8,7 @@
 # document's. `ninja -C build bench` does the same. Needs root (setpriv, like
 # the integration tests). What a fresh machine lacks it fetches first, as tools/run-tests.sh
 # does: valgrind, strace, gnuplot-nox and the rest of tools/install-deps.sh, and chronyd with
-# test/tools/fetch-peers.sh into the peers directory: TSNTS_PEERS_DIR, else build-peers/ of
+# test/tools/fixtures/fetch-peers.sh into the peers directory: TSNTS_PEERS_DIR, else build-peers/ of
 # the tree when tools/demo.sh or tools/run-tests.sh filled it, else the harness's default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/timesyncd-nts/peers. Every daemon runs without CAP_SYS_TIME (the test harness drops it),
 # ours with --observe, chronyd with -x or -Q, ntpd-rs (when fetched) with no-clock-write.so;
@@ -45,8 +45,8 @@ fi
 # shellcheck source-path=SCRIPTDIR
 . "$SRC/test/lib/common.sh"
 if [ ! -x "$TSNTS_PEERS_DIR/root/usr/sbin/chronyd" ]; then
-        log "chronyd not in $TSNTS_PEERS_DIR: running test/tools/fetch-peers.sh"
-        "$SRC/test/tools/fetch-peers.sh" "$TSNTS_PEERS_DIR" >&2
+        log "chronyd not in $TSNTS_PEERS_DIR: running test/tools/fixtures/fetch-peers.sh"
+        "$SRC/test/tools/fixtures/fetch-peers.sh" "$TSNTS_PEERS_DIR" >&2
 fi
 # shellcheck source-path=SCRIPTDIR
 . "$SRC/test/lib/chrony.sh"
@@ -72,7 +72,7 @@ BENCH_KE=$TSNTS_BUILD_DIR/bench/bench-ke
 BENCH_MEMORY=$TSNTS_BUILD_DIR/bench/bench-memory-stages
 BUNDLE=/etc/ssl/certs/ca-certificates.crt
 STOCK_TIMESYNCD=/lib/systemd/systemd-timesyncd
-# The second anchor: ntpd-rs's ntp-daemon of the newest suite test/tools/fetch-peers.sh fetched
+# The second anchor: ntpd-rs's ntp-daemon of the newest suite test/tools/fixtures/fetch-peers.sh fetched
 # that runs on this host (forky's 1.9, else trixie's 1.4). It exits when it may not set the
 # clock, so it runs with no-clock-write.so, which turns its clock changes into reads; like
 # every client here it has no CAP_SYS_TIME. Without one the rows say "not measured".
@@ -1107,7 +1107,7 @@ if [ -n "$NTPD_RS" ]; then
         figure ntpd-rs-section "$(bash "$SRC/bench/render.sh" "$W/figures.tsv" "$SRC/bench/ntpd-rs.md.in")"
 else
         figure ntpd-rs-section "Not measured in this run: no ntp-daemon of trixie or forky in $TSNTS_PEERS_DIR
-(test/tools/fetch-peers.sh fetches them) or no no-clock-write.so in the build."
+(test/tools/fixtures/fetch-peers.sh fetches them) or no no-clock-write.so in the build."
 fi
 
 log "writing $DOC from bench/BENCHMARKS.md.in and $FIGURES"

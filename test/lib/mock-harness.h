@@ -17,7 +17,7 @@ typedef struct MockProcess {
         SocketAddress ke_address;
 } MockProcess;
 
-/* Makes a temporary directory with the test PKI (test/tools/make-certs.sh); *ret is its path.
+/* Makes a temporary directory with the test PKI (test/tools/fixtures/make-certs.sh); *ret is its path.
  * mock_certs_remove() deletes it again. */
 int mock_certs_make(char **ret);
 void mock_certs_remove(char *dir);

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash disable=SC2154 # $server and $make_certs come from the script that sources this
 # Sourced by the shell tests of the mock server. Expects $server (nts-mock-server) and
-# $make_certs (test/tools/make-certs.sh). Gives: $dir (private temporary directory with the
+# $make_certs (test/tools/fixtures/make-certs.sh). Gives: $dir (private temporary directory with the
 # test PKI in $dir/certs, removed on exit), fail MESSAGE, mock_start [ARGS...] (sets $pid,
 # $ke_port, $ntp_port once READY; stdout/stderr in $dir/out and $dir/err, counts in
 # $dir/counts), mock_stop (SIGTERM, requires a clean exit).

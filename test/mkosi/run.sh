@@ -19,7 +19,7 @@
 # sequence against the guest's kernel and the simulation's model of it (test/simulation/
 # adjtimex-script.c; a boot and about three minutes).
 # Work files and caches: $NTS_MKOSI_DIR (default build-mkosi/ in the source tree).
-# Peers: $NTS_MKOSI_PEERS, a directory test/tools/fetch-peers.sh and fetch-dns.sh have filled
+# Peers: $NTS_MKOSI_PEERS, a directory test/tools/fixtures/fetch-peers.sh and fetch-dns.sh have filled
 # (CI's build-peers, shared by the guests of all suites), else fetched into $NTS_MKOSI_DIR/peers.
 # Needs (Debian 12), installed beforehand (this script installs nothing): mkosi
 # systemd-container debootstrap qemu-system-x86 e2fsprogs, and what tools/build-deb.sh needs.
@@ -156,15 +156,15 @@ if [ "$build" = 1 ]; then
         step "peers and test tools"
         if [ -z "$peers" ]; then
                 peers="$work/peers"
-                "$src/test/tools/fetch-peers.sh" "$peers" >/dev/null
+                "$src/test/tools/fixtures/fetch-peers.sh" "$peers" >/dev/null
                 # NSD for the SRV pool check (srv_pool_suite; the image has systemd-resolved).
-                "$src/test/tools/fetch-dns.sh" "$peers" >/dev/null
+                "$src/test/tools/fixtures/fetch-dns.sh" "$peers" >/dev/null
         fi
         [ -d "$work/meson" ] || meson setup "$work/meson" "$src" -Dtests=true >/dev/null
         ninja -C "$work/meson" test/tools/mock-server/ntp-test-server test/tools/probes/adjtimex-read >/dev/null
         # Idempotent; before any certificate of this run is signed with its server.key (a
         # directory left incomplete by an older make-certs.sh is made again, key included).
-        "$src/test/tools/make-certs.sh" "$work/certs" >/dev/null
+        "$src/test/tools/fixtures/make-certs.sh" "$work/certs" >/dev/null
         # A server certificate valid from now on: issued after the package's clock floor (its
         # build epoch), so a guest clock at that floor finds it not yet valid (the bootstrap).
         openssl req -new -key "$work/certs/server.key" -subj /CN=localhost -out "$work/fresh.csr" 2>/dev/null
@@ -174,7 +174,7 @@ if [ "$build" = 1 ]; then
         cat "$work/fresh.pem" "$work/certs/ca.pem" >"$work/fresh-chain.pem"
         # A chain valid from two years ahead (issued ahead of a rotation), for a server two years
         # ahead that must not move the guest's correct clock.
-        "$src/test/tools/make-certs.sh" "$work/certs" ahead \
+        "$src/test/tools/fixtures/make-certs.sh" "$work/certs" ahead \
                 "$(date -u -d '+730 days -1 day' +%Y%m%d%H%M%SZ)" "$(date -u -d '+1095 days' +%Y%m%d%H%M%SZ)" >/dev/null
 
         # The guest's DNSSEC-signed zone: _ntske._tcp.pool.nts.test names two NTS servers

@@ -3,7 +3,7 @@
 # chronyd as NTS client of the mock server, in query mode (-Q: measures, never sets the clock;
 # also without CAP_SYS_TIME): honest, it gets authenticated samples; with bad-auth, none.
 # chronyd comes from $CHRONYD, the peers tree ($TSNTS_PEERS_DIR, default as in test/lib/common.sh;
-# made by test/tools/fetch-peers.sh) or PATH; without it the test is skipped.
+# made by test/tools/fixtures/fetch-peers.sh) or PATH; without it the test is skipped.
 set -euo pipefail
 
 server=${1:?usage: $0 NTS-MOCK-SERVER MAKE-CERTS}

@@ -8,6 +8,8 @@
 #                                    option wins); log $TEST_TMPDIR/mock-NAME.log, counts
 #                                    $TEST_TMPDIR/mock-NAME.count. Sets MOCK_PID, MOCK_KE_PORT,
 #                                    MOCK_NTP_PORT.
+#   stop_mock_server                 SIGTERM to the last one started (MOCK_PID); fails unless it
+#                                    exits 0
 #   mock_count NAME KEY              a figure of that count file (ke_sessions, ntp_requests,
 #                                    ntp_naks, pool_denied_given); 0 before the first
 #   start_pool_members NAME N        N mock servers on 127.0.0.2, .3, ... that share a cookie key
@@ -43,6 +45,11 @@ start_mock_server() {
         MOCK_KE_PORT=$(sed -n 's/.*ke-port=\([0-9]*\).*/\1/p' <<<"$ready")
         MOCK_NTP_PORT=$(sed -n 's/.*ntp-port=\([0-9]*\).*/\1/p' <<<"$ready")
         assert_no_sys_time "$MOCK_PID" nts-mock-server
+}
+
+stop_mock_server() {
+        kill -TERM "$MOCK_PID"
+        wait "$MOCK_PID" || fail "nts-mock-server did not exit cleanly on SIGTERM (status $?)"
 }
 
 mock_count() {

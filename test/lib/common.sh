@@ -313,7 +313,8 @@ test_init() {
         clock_guard_start "$TEST_TMPDIR"
 }
 
-# make_test_certs: the test PKI of test/tools/fixtures/make-certs.sh in TEST_TMPDIR/certs. Sets CERTDIR.
+# make_test_certs: the test PKI of test/tools/fixtures/make-certs.sh in TEST_TMPDIR/certs.
+# Sets CERTDIR.
 make_test_certs() {
         CERTDIR="$TEST_TMPDIR/certs"
         export CERTDIR

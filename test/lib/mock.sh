@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# The mock NTS server (test/tools/mock-server/nts-mock-server) for shell tests: a correct server, one with a
-# sabotage mode, or a key-exchange pool naming other mock servers as members (mock-pool.h).
+# The mock NTS server (test/tools/mock-server/nts-mock-server) for shell tests: a correct
+# server, one with a sabotage mode, or a key-exchange pool naming other mock servers as members
+# (mock-pool.h).
 #
 #   start_mock_server NAME [ARG...]  on 127.0.0.1 with $CERTDIR's server chain (make_test_certs),
 #                                    ports from the kernel, unless ARGs say otherwise (a later

@@ -1022,7 +1022,7 @@ fi)"
 figure 'guest-cpu-tables' "$(for cpu_suite in bookworm trixie forky; do
         f=$SRC/docs/bench-guest-cpu-$cpu_suite.tsv
         [ -s "$f" ] || continue
-        printf '\nCPU, system calls and D-Bus signals per poll in the qemu guest of %s (%s): ours with NTS\nand stock with plain NTP, one after the other, against the same chronyd, both polling every\n16 s (run-tests.sh, cpu_per_poll). The guest runs under software emulation (TCG), so the\nCPU times are far above a real machine'"'"'s, and the host'"'"'s load, which changes between the two\nwindows, moves them; the system calls and signals do not depend on it. Where clock_gettime is\nlisted, the guest'"'"'s vDSO did not answer it (a traced call is one that entered the kernel).\n\n| client | metric | value | unit |\n|---|---|---|---|\n' \
+        printf '\nCPU, system calls and D-Bus signals per poll in the qemu guest of %s (%s): ours with NTS\nand stock with plain NTP, one after the other, against the same chronyd, both polling every\n16 s (guest-checks.sh, cpu_per_poll). The guest runs under software emulation (TCG), so the\nCPU times are far above a real machine'"'"'s, and the host'"'"'s load, which changes between the two\nwindows, moves them; the system calls and signals do not depend on it. Where clock_gettime is\nlisted, the guest'"'"'s vDSO did not answer it (a traced call is one that entered the kernel).\n\n| client | metric | value | unit |\n|---|---|---|---|\n' \
                 "$cpu_suite" "$(sed -n '1s/^# [a-z]*, //p' "$f")"
         awk -F'\t' '!/^#/ && NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$f"
 done)"

@@ -13,7 +13,7 @@
 # built in a debootstrap tree of that suite ($NTS_MKOSI_DIR/chroot; docs/DEBIAN.md, "Other
 # Debian suites").
 # --reuse-image skips the package and image builds and only refreshes the guest's test scripts
-# in the last image (for work on the tests themselves).
+# and their unit in the last image (for work on the tests themselves).
 # --only cpu runs, in qemu, only the CPU and system calls per poll against stock (a few minutes
 # instead of the whole guest suite; no second boot); --only kclock, only the scripted adjtimex()
 # sequence against the guest's kernel and the simulation's model of it (test/simulation/
@@ -63,9 +63,9 @@ step() {
 }
 
 # guest_lines LOG: the runner's output in a boot's log. The console copy carries a
-# "run-tests.sh[PID]: " prefix, after the kernel's time stamp on a serial console.
+# "guest-checks.sh[PID]: " prefix, after the kernel's time stamp on a serial console.
 guest_lines() {
-        tr -d '\r' <"$1" | sed -E 's/^(.*\[ *[0-9.]+\] )?run-tests\.sh\[[0-9]+\]: //'
+        tr -d '\r' <"$1" | sed -E 's/^(.*\[ *[0-9.]+\] )?guest-checks\.sh\[[0-9]+\]: //'
 }
 
 # results NAME LOG EXIT: prints the guest's check lines; true when the guest ran to its marker
@@ -82,7 +82,7 @@ results() {
 }
 
 # true-time.so: an LD_PRELOAD that gives a chronyd in the guest a clock of its own
-# (run-tests.sh), and true-time-base, which takes its starting point; syscall-count, the
+# (guest-checks.sh), and true-time-base, which takes its starting point; syscall-count, the
 # guest's count of a daemon's system calls (the images have no strace); adjtimex-script against
 # the guest's kernel and against the simulation's model of it, and their comparison.
 true_time_tools() {
@@ -235,6 +235,7 @@ if [ "$build" = 1 ]; then
 else
         [ -d "$image" ] || { echo "--reuse-image: no image in $image" >&2; exit 2; }
         cp -a "$src/test/mkosi/guest/usr/local/lib/nts-test/." "$image/usr/local/lib/nts-test/"
+        cp "$src/test/mkosi/guest/etc/systemd/system/nts-test.service" "$image/etc/systemd/system/"
         cp "$src/test/lib/dns-zone.sh" "$image/usr/local/lib/nts-test/"
         true_time_tools "$image/usr/local/lib/nts-test"
 fi

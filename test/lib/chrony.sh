@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# chronyd 4.3 (from test/tools/fetch-peers.sh) as NTS server on loopback, and as the reference
+# chronyd 4.3 (from test/tools/fixtures/fetch-peers.sh) as NTS server on loopback, and as the reference
 # NTS client. Facts behind the configuration: /work/shared/PEERS.md.
 [ -n "${_TSNTS_CHRONY_SH:-}" ] && return 0
 _TSNTS_CHRONY_SH=1

@@ -5,7 +5,7 @@
 # src/timesync/timesyncd-messages.h but stock's; and with SYSTEMD_LOG_TARGET=journal the daemon
 # sends "Initial clock synchronization" with stock's MESSAGE_ID and the server as a field, and a
 # failed NTS key exchange with our ID and NTS_SERVER, NTS_ADDRESS, NTS_ERROR. journald is a
-# listener of the test (test/tools/journal-listen.py) on a private /run/systemd/journal, and
+# listener of the test (test/tools/readers/journal-listen.py) on a private /run/systemd/journal, and
 # each entry carries the caller's CODE_FILE=, CODE_LINE= and CODE_FUNC= once.
 # Last, what an operator sees: a real systemd-journald in a mount namespace of the test (its own
 # /run, /var/log/journal and catalog database) records a failed key exchange, and journalctl -x
@@ -45,7 +45,7 @@ _journal_case() {
         local jdir=$TEST_TMPDIR/journal dead ke
         mkdir -p "$jdir"
         chmod 0755 "$jdir"
-        start_daemon "$TEST_TMPDIR/journal-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/journal-listen.py" \
+        start_daemon "$TEST_TMPDIR/journal-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/journal-listen.py" \
                 "$jdir/socket" "$TEST_TMPDIR/journal.txt"
         wait_for 5 grep -q READY "$TEST_TMPDIR/journal-listen.log" || fail "journal listener did not start"
         # Two servers that agree and a dead one: a majority of the three in use synchronizes, and

@@ -35,7 +35,7 @@ reload() {
 
 test_reload_with_the_same_servers_keeps_the_server_and_its_keys() {
         local sock=$TEST_TMPDIR/notify.sock selected
-        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/notify-listen.py" "$sock" "$notify" >"$TEST_TMPDIR/notify.log" 2>&1 &
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/notify-listen.py" "$sock" "$notify" >"$TEST_TMPDIR/notify.log" 2>&1 &
         track_pid $!
         wait_for 5 grep -q READY "$TEST_TMPDIR/notify.log" || fail "notify listener did not start"
         chmod 0777 "$sock"

@@ -23,7 +23,7 @@ export JDIR=$TEST_TMPDIR/journal
 export JOURNAL=$JDIR/journal.txt
 mkdir -p "$JDIR"
 chmod 0755 "$JDIR"
-start_daemon "$TEST_TMPDIR/journal-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/journal-listen.py" \
+start_daemon "$TEST_TMPDIR/journal-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/journal-listen.py" \
         "$JDIR/socket" "$JOURNAL"
 wait_for 5 grep -q READY "$TEST_TMPDIR/journal-listen.log" || fail "journal listener did not start"
 chmod 0777 "$JDIR/socket"

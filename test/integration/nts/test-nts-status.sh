@@ -152,7 +152,7 @@ test_announced_states_agree_through_a_rekey() {
         stop_timesyncd
         stop_daemon "$monitor_pid"
         stop_chrony "$srv"
-        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/bus-state-check.py" "$mon" ||
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/bus-state-check.py" "$mon" ||
                 fail "an announced state contradicts itself"
 }
 

@@ -36,7 +36,7 @@ chrony-bookworm | ntpsec-bookworm) ;;
 chrony-trixie | chrony-forky | ntpsec-trixie | ntpsec-forky)
         tree=$TSNTS_PEERS_DIR/${peer#*-}/tree
         if [ ! -e "$TSNTS_PEERS_DIR/${peer#*-}/.tree-stamp" ]; then
-                skip "no ${peer#*-} tree ($tree); run: test/tools/fetch-peers.sh $TSNTS_PEERS_DIR"
+                skip "no ${peer#*-} tree ($tree); run: test/tools/fixtures/fetch-peers.sh $TSNTS_PEERS_DIR"
         fi
         case $peer in
         chrony-*) CHRONY_TREE=$tree ;;

@@ -35,7 +35,7 @@ typedef struct FakeSource {
         char last_error[64];
         unsigned failures;
         bool unused;                    /* what the policy said last (set_unused) */
-        bool told_address;              /* the test reported SOURCE_EVENT_ADDRESS once */
+        bool told_address;              /* the test reported SOURCE_EVENT_ADDRESS since its start */
         unsigned starts, stops, samples_used;
 } FakeSource;
 
@@ -154,6 +154,8 @@ static int fake_start(Source *s) {
 
         f->starts++;
         f->state = SOURCE_POLL_WAIT;
+        /* Its first request after a start tells its address again. */
+        f->told_address = false;
         return 0;
 }
 

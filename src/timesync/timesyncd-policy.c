@@ -32,6 +32,10 @@
 #define POLICY_SILENT_FAILURES 3U
 #define POLICY_SILENT_POLLS 3U
 
+static usec_t policy_now(const Policy *pol) {
+        return pol->ctx.now_boottime ? pol->ctx.now_boottime() : now(CLOCK_BOOTTIME);
+}
+
 /* The NTS list in use: the runtime one while it names servers (runtime servers come first, as
  * in stock), else NTS=. */
 static ServerName *policy_list(const Policy *pol) {
@@ -284,7 +288,7 @@ void policy_verdict_logged_forget(Policy *pol, const Source *s) {
  * flips at the edge of an interval says so at most once per POLICY_LOG_INTERVAL_USEC (the
  * rest at debug level). */
 static void policy_log_verdicts(Policy *pol, const NTPSelectVerdict *before, const SourceSetDecision *d) {
-        usec_t t = now(CLOCK_BOOTTIME);
+        usec_t t = policy_now(pol);
 
         for (size_t i = 0; i < pol->set.n_entries; i++) {
                 SourceSetEntry *e = &pol->set.entries[i];
@@ -339,7 +343,7 @@ static bool policy_state_seen(Policy *pol, const char *key, usec_t t) {
  * within an interval of its last change. */
 static void policy_log_status(Policy *pol, const SourceSetDecision *d, const char *text, const char *key,
                                bool disagree) {
-        usec_t t = now(CLOCK_BOOTTIME);
+        usec_t t = policy_now(pol);
         int level = disagree ? LOG_WARNING :
                     d->select.outcome == NTP_SELECT_AGREED ? LOG_INFO :
                     d->n_pending > 0 ? LOG_DEBUG : LOG_NOTICE;
@@ -658,7 +662,7 @@ static void policy_judge(Policy *pol, PolicyDecision *out) {
         (void) clock_backend_now(pol->ctx.clock, &ts);
         SourceSetPolicy p = {
                 .root_distance_max_nsec = (int64_t) MIN(pol->ctx.config->root_distance_max_usec, (usec_t) INT64_MAX / 1000) * 1000,
-                .now_boottime = now(CLOCK_BOOTTIME),
+                .now_boottime = policy_now(pol),
                 .now_realtime_nsec = (int64_t) ts.tv_sec * NTP_NSEC_PER_SEC + ts.tv_nsec,
                 .backward_floor_nsec = pol->backward_floor_nsec,
         };
@@ -930,7 +934,7 @@ static ServerName *policy_spare(Policy *pol) {
  * and takes its place only once it agrees with what a majority reached without it
  * (policy_judge()). */
 static bool policy_silent(const Policy *pol, const SourceSetEntry *e) {
-        usec_t t = now(CLOCK_BOOTTIME);
+        usec_t t = policy_now(pol);
 
         if (e->replaces || e->standing != SOURCE_SET_FAILING)
                 return false;
@@ -964,7 +968,7 @@ static void policy_try_spare(Policy *pol, Source *s) {
                 return;
         }
         policy_verdict_logged_forget(pol, n->source);
-        t = now(CLOCK_BOOTTIME);
+        t = policy_now(pol);
         (void) snprintf(since, sizeof since, e->answered > 0 ? "last answer %s ago" : "no answer since its start",
                         FORMAT_TIMESPAN(t - MIN(t, e->answered), USEC_PER_SEC));
         log_notice("NTS source %s does not answer (%u %s in a row, %s): trying %s in its place; it takes the "

@@ -138,6 +138,9 @@ typedef struct PolicyContext {
         source_handler_t source_handler;
         pool_handler_t pool_handler;
         void *userdata;
+        /* CLOCK_BOOTTIME for the ages of samples and silences and the log's rate limits; NULL:
+         * now(CLOCK_BOOTTIME). A unit test's fake time, so that one seed gives one run. */
+        usec_t (*now_boottime)(void);
 } PolicyContext;
 
 /* How the set runs: one server at a time (timesyncd-policy-walk.c), or several that vote. */

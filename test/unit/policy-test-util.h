@@ -7,8 +7,10 @@
  * its key-exchange address and certificate key, all derived from `server`, or the NTP address
  * of the server it claims), its state and its last sample, which the test sets before it
  * reports an event; what the policy asks of it (start, stop, unused, ...) is counted. The
- * policy runs on a fake clock and the NTS lists of the fixture; PolicyContext.userdata is the
- * fixture, which makes a name's fake the first time the policy uses the name. */
+ * policy runs on a fake clock and a fake CLOCK_BOOTTIME (fake_boottime_usec, which the test
+ * moves on), so that one seed gives one run, and on the NTS lists of the fixture;
+ * PolicyContext.userdata is the fixture, which makes a name's fake the first time the policy
+ * uses the name. */
 
 #include <stdio.h>
 #include <string.h>
@@ -38,6 +40,13 @@ typedef struct FakeSource {
         bool told_address;              /* the test reported SOURCE_EVENT_ADDRESS since its start */
         unsigned starts, stops, samples_used;
 } FakeSource;
+
+/* CLOCK_BOOTTIME as the policy and the fakes' samples see it. */
+static usec_t fake_boottime_usec;
+
+static usec_t fake_now_boottime(void) {
+        return fake_boottime_usec;
+}
 
 static inline FakeSource *fake_of(const Source *s) {
         return (FakeSource *) s;
@@ -220,6 +229,7 @@ static inline void policy_fixture_init(PolicyFixture *fx, unsigned max_sources, 
                 },
         };
         ASSERT_OK(clock_backend_new(CLOCK_BACKEND_FAKE, &fx->clock));
+        fake_boottime_usec = 1000 * USEC_PER_SEC;
         policy_init(&fx->pol, &(PolicyContext) {
                 .sources = &fake_source_ops,
                 .config = &fx->config,
@@ -227,6 +237,7 @@ static inline void policy_fixture_init(PolicyFixture *fx, unsigned max_sources, 
                 .servers = fx->servers,
                 .nts_status = fx->nts_status,
                 .userdata = fx,
+                .now_boottime = fake_now_boottime,
         });
 }
 
@@ -277,7 +288,7 @@ static inline void fake_answer(FakeSource *f, int64_t offset_nsec, bool delayed)
                 .delay = delayed ? NTP_FILTER_DELAY_JUMPED : NTP_FILTER_DELAY_USUAL,
                 .delay_min_nsec = delayed ? 20 * FAKE_MSEC : -1,
                 .authenticated = true,
-                .boottime = now(CLOCK_BOOTTIME),
+                .boottime = fake_boottime_usec,
         };
         f->has_sample = true;
         f->state = SOURCE_POLL_WAIT;

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "policy-test-util.h"
+#include "random-servers-util.h"
 #include "string-util.h"
 
 #define MSEC FAKE_MSEC
@@ -27,14 +28,8 @@
 #define N_ROUNDS 40
 #define N_SERVERS_MAX 7
 
-typedef struct Server {
-        bool liar;
-        int64_t offset_nsec;
-        unsigned silent_rounds;         /* left of its current silence */
-} Server;
-
 typedef struct World {
-        Server servers[N_SERVERS_MAX + 2];      /* and up to two spares' servers */
+        RandomServer servers[N_SERVERS_MAX + 2];        /* and up to two spares' servers */
         size_t n_servers;
         PolicyFixture fx;
         unsigned set_no, round;
@@ -48,11 +43,11 @@ static struct Coverage {
 static uint64_t rng_state;
 
 static unsigned rnd(unsigned n) {
-        return (unsigned) (test_random_u64(&rng_state) % n);
+        return random_below(&rng_state, n);
 }
 
 static bool chance(unsigned percent) {
-        return rnd(100) < percent;
+        return random_chance(&rng_state, percent);
 }
 
 static void dump(const World *w) {
@@ -89,22 +84,7 @@ static void world_make(World *w) {
         size_t n_names = 0;
 
         w->n_servers = n + n_spares;
-        for (size_t i = 0; i < w->n_servers; i++) {
-                bool liar = i < n ? i < n_liars : chance(30);
-
-                w->servers[i] = (Server) {
-                        .liar = liar,
-                        .offset_nsec = !liar ? (int64_t) rnd(1000) * 1000 - 500000 :
-                                       chance(50) ? collude : (chance(50) ? 1 : -1) * (SEC + (int64_t) rnd(3600) * SEC),
-                };
-        }
-        for (size_t i = n; i > 1; i--) {
-                size_t j = rnd((unsigned) i);
-                Server t = w->servers[i - 1];
-
-                w->servers[i - 1] = w->servers[j];
-                w->servers[j] = t;
-        }
+        random_servers_make(w->servers, n, n_liars, n_spares, collude, &rng_state);
 
         /* NTS= lists the servers in use (twins among them), then the spares; NTSMaxSources= is the
          * number of the former, at least two, so that the set is one of several. */
@@ -270,21 +250,16 @@ static void world_round(World *w) {
         Source *sources[NTP_SELECT_MAX];
         size_t n = fx->pol.set.n_entries;
 
-        for (size_t i = 0; i < w->n_servers; i++) {
-                Server *s = &w->servers[i];
-
-                if (s->silent_rounds > 0)
-                        s->silent_rounds--;
-                else if (chance(6))
-                        s->silent_rounds = 1 + rnd(8);
-        }
+        /* A poll interval later: candidates age, a silent source's grows stale. */
+        fake_boottime_usec += FAKE_POLL_USEC;
+        random_servers_round(w->servers, w->n_servers, &rng_state);
         /* Those in the set when the round starts; the events may change it. */
         for (size_t i = 0; i < n; i++)
                 sources[i] = fx->pol.set.entries[i].source;
         for (size_t i = 0; i < n; i++) {
                 FakeSource *f = fake_of(sources[i]);
                 size_t k = (size_t) (f - fx->fakes);
-                const Server *s = &w->servers[f->server];
+                const RandomServer *s = &w->servers[f->server];
 
                 if (!source_set_find(&fx->pol.set, sources[i]))
                         continue;

@@ -83,7 +83,10 @@ struct PolicyContext;
  * daemon passes policy_source_ops (timesyncd-policy-source.c), the real sources of
  * timesyncd-source, whose functions of the same names each entry calls; a unit test passes
  * fakes, and drives policy_on_event() for a set of several without sockets, key exchanges or
- * time. Nothing in the policy calls a source_*() function but through this table. */
+ * time. No other file of the policy calls a function of timesyncd-source or of the NTS client;
+ * the walk of a set of one asks the server lists which server is usable next (server_next(),
+ * server_name_usable(), nts_all_refuse(), nts_earliest_retry()), which read the names' sources
+ * themselves. */
 typedef struct PolicySourceOps {
         /* n's source (ServerName.source), made the first time n is used, with the context's
          * source settings and handler: server_name_source(). */

@@ -5,12 +5,14 @@
  * through the SourceSet; test-timesyncd-policy-random, through the policy): honest ones within
  * half a millisecond of the truth, liars a second to an hour off (colluding on one offset, or
  * each its own), and silences of random length. The random bits come from the caller's state
- * (test_random_u64()), so that one seed gives one run. */
+ * (test_random_u64()), so that one seed gives one run; and how often each rule was put to the
+ * test (RandomCoverage). */
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
+#include "log.h"
 #include "tests.h"
 
 typedef struct RandomServer {
@@ -64,4 +66,23 @@ static inline void random_servers_round(RandomServer *servers, size_t n, uint64_
                 else if (random_chance(state, 6))
                         s->silent_rounds = 1 + random_below(state, 8);
         }
+}
+
+/* How often each rule was put to the test, so that a test cannot pass by testing nothing. */
+typedef struct RandomCoverage {
+        unsigned steers, falsetickers, duplicates, claims, delayed, silent_counted, promotions;
+} RandomCoverage;
+
+/* Logs the counts, and fails when a rule was put to the test too rarely. */
+static inline void random_coverage_check(const RandomCoverage *c) {
+        log_info("%u steers, %u falseticker verdicts, %u duplicates, %u claims, %u delayed samples, "
+                 "%u judgements counting a silent source, %u spares promoted", c->steers, c->falsetickers,
+                 c->duplicates, c->claims, c->delayed, c->silent_counted, c->promotions);
+        ASSERT_TRUE(c->steers > 1000);
+        ASSERT_TRUE(c->falsetickers > 1000);
+        ASSERT_TRUE(c->duplicates > 1000);
+        ASSERT_TRUE(c->claims > 100);
+        ASSERT_TRUE(c->delayed > 1000);
+        ASSERT_TRUE(c->silent_counted > 1000);
+        ASSERT_TRUE(c->promotions > 10);
 }

@@ -19,7 +19,7 @@
 #include <string.h>
 
 #include "policy-test-util.h"
-#include "random-servers-util.h"
+#include "random-servers-test-util.h"
 #include "string-util.h"
 
 #define MSEC FAKE_MSEC

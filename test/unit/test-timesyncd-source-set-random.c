@@ -19,7 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "random-servers-util.h"
+#include "random-servers-test-util.h"
 #include "tests.h"
 #include "timesyncd-source-set.h"
 

@@ -18,10 +18,10 @@ _chrony_listening() {
         local rundir=$1 ntpport=$2 keport=$3 bind4=${4//./\\.}
         pid_alive "$(cat "$rundir/daemon.pid")" || fail "chronyd exited during startup: $(tail -n 5 "$rundir/chronyd.log")"
         [ -S "$rundir/chronyd.sock" ] &&
-                ss -Hltn "sport = :$keport" | grep -q "$bind4" &&
-                ss -Hltn "sport = :$keport" | grep -q '\[::1\]' &&
-                ss -Hlun "sport = :$ntpport" | grep -q "$bind4" &&
-                ss -Hlun "sport = :$ntpport" | grep -q '\[::1\]'
+                ss -Hltn "sport = :$keport" | grep_q "$bind4" &&
+                ss -Hltn "sport = :$keport" | grep_q '\[::1\]' &&
+                ss -Hlun "sport = :$ntpport" | grep_q "$bind4" &&
+                ss -Hlun "sport = :$ntpport" | grep_q '\[::1\]'
 }
 
 # start_chrony_nts_server RUNDIR CERTDIR NTPPORT KEPORT [CONFIG-LINE...]

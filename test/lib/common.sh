@@ -120,6 +120,12 @@ kill_pids() {
         }
 }
 
+# grep_q ARG...: `grep -q` that reads its whole input. In `producer | grep -q` under pipefail,
+# grep leaving at the first match ends the pipe under a producer still writing (a log longer
+# than the pipe's buffer), and its broken pipe fails the pipeline: a line that is there would
+# read as missing.
+grep_q() { grep "$@" >/dev/null; }
+
 # Polls CMD... until it succeeds; returns 1 after TIMEOUT seconds (a guard against hangs, not a
 # measurement). Starts with 5 ms between tries and backs off to 100 ms.
 wait_for() {

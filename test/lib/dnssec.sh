@@ -110,7 +110,7 @@ _dns_write_zones() {
 
 _nsd_answers() {
         pid_alive "$NSD_PID" || fail "nsd exited during startup: $(tail -n 5 "$1/nsd.log")"
-        ip netns exec "$DNS_NETNS" ss -Hlun "sport = :53" | grep -q "$DNS_SERVER"
+        ip netns exec "$DNS_NETNS" ss -Hlun "sport = :53" | grep_q "$DNS_SERVER"
 }
 
 # _start_nsd DIR: serves the zones of DIR on DNS_SERVER port 53 inside DNS_NETNS. Sets NSD_PID.
@@ -139,7 +139,7 @@ _resolved_prepare_root() {
 
 resolved_on_bus() {
         busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
-                NameHasOwner s org.freedesktop.resolve1 2>/dev/null | grep -qx 'b true'
+                NameHasOwner s org.freedesktop.resolve1 2>/dev/null | grep_q -x 'b true'
 }
 
 _resolved_up() {

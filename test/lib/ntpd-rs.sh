@@ -29,10 +29,10 @@ _ntpd_rs_listening() {
         local rundir=$1 ntpport=$2 keport=$3
         pid_alive "$(cat "$rundir/daemon.pid")" || fail "ntp-daemon exited during startup: $(tail -n 5 "$rundir/ntpd-rs.log")"
         [ -S "$rundir/observe" ] &&
-                ss -Hltn "sport = :$keport" | grep -q '127\.0\.0\.1' &&
-                ss -Hltn "sport = :$keport" | grep -q '\[::1\]' &&
-                ss -Hlun "sport = :$ntpport" | grep -q '127\.0\.0\.1' &&
-                ss -Hlun "sport = :$ntpport" | grep -q '\[::1\]'
+                ss -Hltn "sport = :$keport" | grep_q '127\.0\.0\.1' &&
+                ss -Hltn "sport = :$keport" | grep_q '\[::1\]' &&
+                ss -Hlun "sport = :$ntpport" | grep_q '127\.0\.0\.1' &&
+                ss -Hlun "sport = :$ntpport" | grep_q '\[::1\]'
 }
 
 # start_ntpd_rs_nts_server BIN RUNDIR CERTDIR NTPPORT KEPORT [KE-SERVER-LINE...]

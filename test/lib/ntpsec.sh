@@ -32,7 +32,7 @@ _ntpsec_in() {
 _ntpsec_ke_listening() {
         local rundir=$1 ns=$2
         pid_alive "$(cat "$rundir/daemon.pid")" || fail "ntpd exited during startup: $(tail -n 5 "$rundir/ntpd.log")"
-        _ntpsec_in "$ns" ss -Hltn "sport = :$NTPSEC_KE_PORT" | grep -q LISTEN
+        _ntpsec_in "$ns" ss -Hltn "sport = :$NTPSEC_KE_PORT" | grep_q LISTEN
 }
 
 # Orphan mode needs a second or two before ntpd stops answering "unsynchronised".

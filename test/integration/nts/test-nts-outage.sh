@@ -100,7 +100,7 @@ udp_blocked_one_server_inner() {
         grep -qF "(1 source, 1 failing)" <<<"$check" || fail "timesync-sources --check miscounts: $check"
         echo "check: $check"
         # The table marks it not usable ("-"), not blank as a server out of use.
-        in_systemd_run "$SOURCES" | grep -Eq "^- localhost:$CHRONY_KE " ||
+        in_systemd_run "$SOURCES" | grep_q -E "^- localhost:$CHRONY_KE " ||
                 fail "the table does not mark the server '-': $(in_systemd_run "$SOURCES")"
         # Retries (every second here) repeat nothing at warning level.
         wait_for 15 _retried || fail "no second round of requests"
@@ -108,7 +108,7 @@ udp_blocked_one_server_inner() {
 
         unblock_udp
         wait_journal "MESSAGE_ID=$BACK" 30
-        grep "MESSAGE_ID=$BACK" "$JOURNAL" | grep -q "NTP_SERVER=localhost:$CHRONY_KE" ||
+        grep "MESSAGE_ID=$BACK" "$JOURNAL" | grep_q "NTP_SERVER=localhost:$CHRONY_KE" ||
                 fail "the end of the outage does not name the server: $(grep "MESSAGE_ID=$BACK" "$JOURNAL")"
         wait_for 10 nts_status_is "" || fail "NTSStatus is '$(timesync_property NTSStatus)' after UDP is open again"
         stop_timesyncd

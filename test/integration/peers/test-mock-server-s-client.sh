@@ -33,7 +33,7 @@ test_tls13_with_ntske_alpn_answers_a_ke_request() {
                 -tls1_3 -CAfile "$CERTDIR/ca.pem" -verify_return_error -quiet -ign_eof \
                 > "$TEST_TMPDIR/response" 2> "$TEST_TMPDIR/s_client.err" ||
                 fail "KE exchange failed: $(cat "$TEST_TMPDIR/s_client.err")"
-        head -c 6 "$TEST_TMPDIR/response" | od -An -tx1 | tr -d ' \n' | grep -qx '800100020000' ||
+        head -c 6 "$TEST_TMPDIR/response" | od -An -tx1 | tr -d ' \n' | grep_q -x '800100020000' ||
                 fail "response does not start with Next Protocol NTPv4: $(od -An -tx1 "$TEST_TMPDIR/response" | head -3)"
         [ "$(mock_count honest ke_sessions)" = 1 ] || fail "KE session not counted: $(cat "$TEST_TMPDIR/mock-honest.count")"
         stop_mock_server

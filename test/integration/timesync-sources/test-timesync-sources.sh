@@ -89,7 +89,7 @@ test_reading_needs_no_privileges_but_the_policy_holds() {
 }
 
 test_version() {
-        "$TIMESYNC_SOURCES" --version | grep -Eq "^timesync-sources \(timesyncd-nts\) [0-9]" || fail "no --version"
+        "$TIMESYNC_SOURCES" --version | grep_q -E "^timesync-sources \(timesyncd-nts\) [0-9]" || fail "no --version"
 }
 
 test_check_says_synchronized_over_nts() {
@@ -279,7 +279,7 @@ test_plain_ntp_is_not_nts() {
         out=$(as_nobody "$TIMESYNC_SOURCES")
         echo "$out"
         grep -Eq "^\* 127\.0\.0\.1:$port +127\.0\.0\.1:$port +none " <<<"$out" || fail "the table does not say 'none'"
-        as_nobody "$TIMESYNC_SOURCES" --openmetrics | grep -q '^timesyncd_synchronized_nts 0$' || fail "metrics say NTS"
+        as_nobody "$TIMESYNC_SOURCES" --openmetrics | grep_q '^timesyncd_synchronized_nts 0$' || fail "metrics say NTS"
         stop_timesyncd
 }
 

@@ -15,6 +15,11 @@
 #define DISCIPLINE_WANDER 3e-9
 /* The runs test needs a few samples to say anything. */
 #define DISCIPLINE_SAMPLES_MIN 4
+/* Locked for an interval T when the frequency's standard error times T is at most this
+ * multiple of one sample's noise. Measured (bench/accuracy.sh, docs/ACCURACY.md): 1 costs a
+ * cold start over the internet 2 packets a day more than the plain doubling did, 1.5 none,
+ * and both keep the first hours' maximum lower than the plain doubling. */
+#define DISCIPLINE_LOCK_SHARE 1.5
 
 void discipline_init(Discipline *d, double freq_ppb) {
         assert(d);
@@ -32,6 +37,11 @@ void discipline_reset(Discipline *d) {
 unsigned discipline_samples(const Discipline *d) {
         assert(d);
         return d->n;
+}
+
+double discipline_poll_interval_max(const Discipline *d) {
+        assert(d);
+        return d->interval_max;
 }
 
 static const DisciplineSample *sample_at(const Discipline *d, unsigned i) {
@@ -61,8 +71,8 @@ static double sample_weight(const DisciplineSample *s, double t, double floor, d
  * A sample's error is its error bound's excess over the best one's (a longer round trip
  * leaves more room for an asymmetry), on a floor of the mean excess; without a usable span
  * the slope stays the frequency already set. */
-static void fit(const Discipline *d, unsigned first, double t, double *ret_x, double *ret_slope) {
-        double e_min = INFINITY, e_sum = 0, floor, sw = 0, st = 0, sx = 0, stt = 0, stx = 0, tw, xw;
+static void fit(const Discipline *d, unsigned first, double t, double *ret_x, double *ret_slope, double *ret_lock) {
+        double e_min = INFINITY, e_sum = 0, floor, sw = 0, sww = 0, st = 0, sx = 0, stt = 0, stx = 0, tw, xw;
         double span = sample_at(d, d->n - 1)->t - sample_at(d, first)->t;
         unsigned n = d->n - first;
 
@@ -79,13 +89,18 @@ static void fit(const Discipline *d, unsigned first, double t, double *ret_x, do
                 double w = sample_weight(s, t, floor, e_min);
 
                 sw += w;
+                sww += w * w;
                 st += w * s->t;
                 sx += w * s->x;
         }
         tw = st / sw;
         xw = sx / sw;
 
-        if (n < 2 || span < DISCIPLINE_SPAN_MIN_SEC) {
+        /* Two or three samples say little of the frequency: two 32 s apart with 1 ms of noise
+         * each leave 40 ppm of doubt, more than an oscillator is off. Until there are enough
+         * the frequency stays the one set (a learned one survives a step or a suspend). */
+        *ret_lock = 0;
+        if (n < DISCIPLINE_SAMPLES_MIN || span < DISCIPLINE_SPAN_MIN_SEC) {
                 *ret_slope = d->freq;
                 *ret_x = xw + d->freq * (t - tw);
                 return;
@@ -99,6 +114,13 @@ static void fit(const Discipline *d, unsigned first, double t, double *ret_x, do
         }
         *ret_slope = stx / stt;
         *ret_x = xw + *ret_slope * (t - tw);
+
+        /* With weights 1 / (c * variance), the slope's variance is c / stt and a sample's
+         * about c * n_eff / sw (n_eff = sw^2 / sww, the samples the weights leave): the ratio
+         * of their deviations, the interval over which the frequency's error grows to one
+         * sample's noise, is sqrt(stt * n_eff / sw) whatever c is. */
+        if (n >= DISCIPLINE_SAMPLES_MIN)
+                *ret_lock = DISCIPLINE_LOCK_SHARE * sqrt(stt * sw / sww);
 }
 
 /* Runs of residuals of one sign: a line that fits leaves them scattered (about n/2 runs), one
@@ -127,12 +149,12 @@ static void fit_window(Discipline *d, double t, double *ret_x, double *ret_slope
         for (first = 0; d->n - first > DISCIPLINE_SAMPLES_MIN; first++) {
                 unsigned n = d->n - first;
 
-                fit(d, first, t, ret_x, ret_slope);
+                fit(d, first, t, ret_x, ret_slope, &d->interval_max);
                 /* at least the expected (n + 1) / 2 less 1.5 standard deviations */
                 if (residual_runs(d, first, t, *ret_x, *ret_slope) >= (n + 1) / 2.0 - 1.5 * sqrt((n - 1) / 4.0))
                         break;
         }
-        fit(d, first, t, ret_x, ret_slope);
+        fit(d, first, t, ret_x, ret_slope, &d->interval_max);
         /* what no longer fits is not kept for the next time either */
         d->n -= first;
 }

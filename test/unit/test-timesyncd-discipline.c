@@ -52,7 +52,10 @@ static void test_the_frequency_is_acquired_from_the_first_samples(void) {
 
         discipline_init(&d, 0);
         run(&d, &c, &now, 32 * SEC, 3, &out);
-        /* 20 ppm fast: the kernel is to run 20 ppm slow, learned within three samples */
+        /* three samples are too few to tell the frequency from noise: it stays */
+        ASSERT_TRUE(out.freq_ppb == 0);
+        run(&d, &c, &now, 32 * SEC, 1, &out);
+        /* 20 ppm fast: the kernel is to run 20 ppm slow, learned from four samples */
         ASSERT_TRUE(fabs(out.freq_ppb + 20000) < 10);
         run(&d, &c, &now, 32 * SEC, 5, &out);
         ASSERT_TRUE(fabs(c.offset) < 1e-6);
@@ -112,9 +115,38 @@ static void test_the_kernel_s_unslewed_phase_is_not_counted(void) {
         ASSERT_EQ(out.offset_nsec, 4 * MSEC);
 }
 
+static void test_locked_for_longer_intervals_as_samples_spread(void) {
+        Clock c = { .osc = 20e-6, .noise = 1e-3 };
+        int64_t now = 1000 * SEC;
+        Discipline d;
+        DisciplineOutput out;
+        double four;
+
+        discipline_init(&d, 0);
+        run(&d, &c, &now, 32 * SEC, 3, &out);
+        /* three samples are too few to call the loop locked for any interval */
+        ASSERT_TRUE(discipline_poll_interval_max(&d) == 0);
+        run(&d, &c, &now, 32 * SEC, 1, &out);
+        /* four alike 32 s apart: 1.5 * sqrt(4 * the variance of their times, 1280 s^2) */
+        four = discipline_poll_interval_max(&d);
+        ASSERT_TRUE(four > 100 && four < 115);
+        /* the frequency's error shrinks with more samples spread wider: locked for longer,
+         * whatever the noise (the same with ten times as much) */
+        run(&d, &c, &now, 32 * SEC, 4, &out);
+        ASSERT_TRUE(discipline_poll_interval_max(&d) > 2.5 * four);
+        discipline_reset(&d);
+        ASSERT_TRUE(discipline_poll_interval_max(&d) == 0);
+
+        c = (Clock) { .osc = 20e-6, .noise = 10e-3 };
+        discipline_init(&d, 0);
+        run(&d, &c, &now, 32 * SEC, 4, &out);
+        ASSERT_TRUE(fabs(discipline_poll_interval_max(&d) - four) < 1);
+}
+
 TEST_MAIN(TEST_CASE(test_a_large_first_offset_is_slewed_and_leaves_the_frequency_alone),
           TEST_CASE(test_the_frequency_is_acquired_from_the_first_samples),
           TEST_CASE(test_noise_is_averaged_out),
           TEST_CASE(test_reset_forgets_the_samples_and_keeps_the_frequency),
           TEST_CASE(test_the_frequency_stays_within_the_kernel_s_range),
-          TEST_CASE(test_the_kernel_s_unslewed_phase_is_not_counted));
+          TEST_CASE(test_the_kernel_s_unslewed_phase_is_not_counted),
+          TEST_CASE(test_locked_for_longer_intervals_as_samples_spread));

@@ -198,6 +198,10 @@ static int kernel_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *
                 r = kernel_discipline(b, a, &out);
                 if (r < 0)
                         return r;
+                log_debug("Clock discipline: sample %+.6f s (error %.6f s), slewing %+.6f s, frequency %+.3f ppm, %u samples, locked for %.0f s.",
+                          (double) a->offset_nsec / NTP_NSEC_PER_SEC, (double) a->max_error_nsec / NTP_NSEC_PER_SEC,
+                          (double) out.offset_nsec / NTP_NSEC_PER_SEC, out.freq_ppb / 1000.0,
+                          discipline_samples(&b->discipline), discipline_poll_interval_max(&b->discipline));
                 /* The kernel clamps the PLL offset to +-0.5 s. */
                 tmx.offset = (long) CLAMP(out.offset_nsec, -NTP_NSEC_PER_SEC / 2, NTP_NSEC_PER_SEC / 2);
         }
@@ -299,6 +303,16 @@ int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *
         default:
                 assert_not_reached();
         }
+}
+
+usec_t clock_backend_poll_interval_max(const ClockBackend *b) {
+        assert(b);
+
+        if (b->type != CLOCK_BACKEND_KERNEL)
+                return USEC_INFINITY;
+        if (!b->discipline_started)
+                return 0;
+        return (usec_t) (discipline_poll_interval_max(&b->discipline) * USEC_PER_SEC);
 }
 
 int clock_backend_get_state(ClockBackend *b, ClockState *ret) {

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "time-util.h"
+
 typedef enum ClockBackendType {
         CLOCK_BACKEND_KERNEL,
         CLOCK_BACKEND_OBSERVE,
@@ -49,6 +51,10 @@ long clock_backend_pll_time_constant(int poll_log2);
  * observe mode, where nothing changed and ret_state is left alone; or a negative errno
  * (-EPERM without CAP_SYS_TIME). */
 int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *ret_state);
+/* The longest poll interval the clock's discipline is locked for (timesyncd-discipline.h):
+ * the sources' poll intervals grow no further. USEC_INFINITY where nothing is disciplined
+ * (observe mode, the fake clock). */
+usec_t clock_backend_poll_interval_max(const ClockBackend *b);
 /* Reads the kernel discipline state; never changes it. */
 int clock_backend_get_state(ClockBackend *b, ClockState *ret);
 /* CLOCK_REALTIME of this backend (the fake one has its own). */

@@ -250,6 +250,7 @@ static void manager_show(Manager *m, ServerName *n) {
 
 static int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
                                 const char *agreement);
+static void manager_sources_poll_locked(Manager *m);
 static void manager_record_message(Manager *m, const SourceSample *p);
 
 /* What the set decided (timesyncd-policy.h), in its order: the selection and what the bus
@@ -300,6 +301,7 @@ void manager_policy_apply(Manager *m, const PolicyDecision *d) {
 
                 a.poll_log2 = manager_poll_log2(d->poll_interval_usec);
                 r = manager_clock_follow(m, &a, d->server, d->steer_authenticated, d->agreement);
+                manager_sources_poll_locked(m);
                 policy_steered(pol, d, r, &next);
                 manager_policy_apply(m, &next);
         }
@@ -307,6 +309,14 @@ void manager_policy_apply(Manager *m, const PolicyDecision *d) {
         manager_bus_emit_properties(m, d->changed);
         if (d->sources_changed)
                 manager_bus_sources_changed(m);
+}
+
+/* The poll intervals grow only as far as the clock's discipline is locked for. */
+static void manager_sources_poll_locked(Manager *m) {
+        usec_t locked = clock_backend_poll_interval_max(m->clock);
+
+        for (size_t i = 0; i < m->policy.set.n_entries; i++)
+                source_set_poll_interval_locked(m->policy.set.entries[i].source, locked);
 }
 
 static void manager_policy_start(Manager *m) {

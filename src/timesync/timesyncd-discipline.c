@@ -67,6 +67,29 @@ static double sample_weight(const DisciplineSample *s, double t, double floor, d
         return 1.0 / (e * e + drift * drift);
 }
 
+/* How long an interval the line is locked for: over it the slope's standard error moves the
+ * clock by at most DISCIPLINE_LOCK_SHARE times one sample's noise, `noise` (the error bounds'
+ * mean excess, fit()'s floor: what the round trips' spread says a sample is worth). With
+ * weights 1 / (c * variance) the slope's variance is c / stt; a sample's is about c * sw / sww
+ * (sw / sww = n_eff / sw, the samples the weights leave). c is estimated from the residuals,
+ * but never below what makes a sample's deviation `noise`: a handful of residuals that happen
+ * to be small must not lock the loop for hours, and residuals far above the noise (a fit
+ * bent by a bad early sample, a frequency that wandered) keep the interval short. */
+static double lock_interval(const Discipline *d, unsigned first, double t, double noise, double e_min,
+                            double sw, double sww, double stt, double x, double slope) {
+        double c = noise * noise * sww / sw, r2 = 0;
+        unsigned n = d->n - first;
+
+        for (unsigned i = first; i < d->n; i++) {
+                const DisciplineSample *s = sample_at(d, i);
+                double r = s->x - (x + slope * (s->t - t));
+
+                r2 += sample_weight(s, t, noise, e_min) * r * r;
+        }
+        c = MAX(c, r2 / (n - 2));
+        return DISCIPLINE_LOCK_SHARE * noise * sqrt(stt / c);
+}
+
 /* The weighted least-squares line through the samples, evaluated at t: its value and slope.
  * A sample's error is its error bound's excess over the best one's (a longer round trip
  * leaves more room for an asymmetry), on a floor of the mean excess; without a usable span
@@ -115,12 +138,7 @@ static void fit(const Discipline *d, unsigned first, double t, double *ret_x, do
         *ret_slope = stx / stt;
         *ret_x = xw + *ret_slope * (t - tw);
 
-        /* With weights 1 / (c * variance), the slope's variance is c / stt and a sample's
-         * about c * n_eff / sw (n_eff = sw^2 / sww, the samples the weights leave): the ratio
-         * of their deviations, the interval over which the frequency's error grows to one
-         * sample's noise, is sqrt(stt * n_eff / sw) whatever c is. */
-        if (n >= DISCIPLINE_SAMPLES_MIN)
-                *ret_lock = DISCIPLINE_LOCK_SHARE * sqrt(stt * sw / sww);
+        *ret_lock = lock_interval(d, first, t, floor, e_min, sw, sww, stt, *ret_x, *ret_slope);
 }
 
 /* Runs of residuals of one sign: a line that fits leaves them scattered (about n/2 runs), one

@@ -24,9 +24,15 @@ struct ClockBackend {
         /* kernel backend: the loop's estimates (timesyncd-discipline.h) */
         Discipline discipline;
         bool discipline_started;
+        bool seeded;                    /* seed_ppm is a frequency learned before this boot */
+        double seed_ppm;
         usec_t sleep_usec;              /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last sample */
         int64_t steps_nsec;             /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last sample */
 };
+
+/* A learned frequency this far from the first one fitted is another machine's, or the
+ * oscillator's at another temperature: not a start worth keeping. */
+#define CLOCK_SEED_DISAGREE_PPM 5.0
 
 static const char *const backend_table[_CLOCK_BACKEND_MAX] = {
         [CLOCK_BACKEND_KERNEL] = "kernel",
@@ -123,6 +129,17 @@ static void kernel_line_mark(ClockBackend *b) {
         b->steps_nsec = steps_so_far();
 }
 
+/* The frequency the discipline starts from: the kernel's, unless it is untouched since the
+ * boot and an earlier boot left one (the frequency file). */
+static double kernel_start_frequency(ClockBackend *b, long kernel_freq) {
+        if (kernel_freq == 0 && b->seeded) {
+                log_info("Starting the clock's discipline from the frequency learned before, %+.3f ppm.", b->seed_ppm);
+                return b->seed_ppm * 1000.0;
+        }
+        b->seeded = false;
+        return (double) kernel_freq * 1000.0 / 65536.0;
+}
+
 /* Hands a sample to the discipline: what the kernel has left of the last phase it was given,
  * and whether the samples before still lie on one line with this one (not after a suspend, a
  * step of another program or a leap second, or when another program took the kernel's
@@ -137,7 +154,7 @@ static int kernel_discipline(ClockBackend *b, const ClockAdjustment *a, Discipli
         left = (tx.status & STA_NANO) ? tx.offset : (int64_t) tx.offset * INT64_C(1000);
 
         if (!b->discipline_started) {
-                discipline_init(&b->discipline, (double) tx.freq * 1000.0 / 65536.0);
+                discipline_init(&b->discipline, kernel_start_frequency(b, tx.freq));
                 b->discipline_started = true;
         } else if ((tx.status & (STA_PLL | STA_FREQHOLD)) != (STA_PLL | STA_FREQHOLD) ||
                    sleep_usec > b->sleep_usec + USEC_PER_SEC ||
@@ -152,6 +169,13 @@ static int kernel_discipline(ClockBackend *b, const ClockAdjustment *a, Discipli
         discipline_sample(&b->discipline, (int64_t) mono * 1000, a->offset_nsec, left,
                           tx.constant >= 0 && tx.constant <= 10 ? 1.0 / (double) (1L << (tx.constant + 2)) : 0,
                           a->max_error_nsec, ret);
+        /* The first frequency fitted to this boot's samples decides about the seed. */
+        if (b->seeded && discipline_poll_interval_max(&b->discipline) > 0) {
+                if (fabs(ret->freq_ppb / 1000.0 - b->seed_ppm) > CLOCK_SEED_DISAGREE_PPM)
+                        log_notice("The frequency learned before (%+.3f ppm) is %+.3f ppm off what the samples say, dropping it.",
+                                   b->seed_ppm, ret->freq_ppb / 1000.0 - b->seed_ppm);
+                b->seeded = false;
+        }
         return 0;
 }
 
@@ -190,7 +214,7 @@ static int kernel_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *
                 if (b->discipline_started)
                         discipline_reset(&b->discipline);
                 else
-                        discipline_init(&b->discipline, (double) stepx.freq * 1000.0 / 65536.0);
+                        discipline_init(&b->discipline, kernel_start_frequency(b, stepx.freq));
                 b->discipline_started = true;
         } else {
                 DisciplineOutput out;
@@ -303,6 +327,24 @@ int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *
         default:
                 assert_not_reached();
         }
+}
+
+void clock_backend_seed_frequency(ClockBackend *b, double ppm) {
+        assert(b);
+
+        b->seeded = true;
+        b->seed_ppm = ppm;
+}
+
+bool clock_backend_frequency_learned(const ClockBackend *b, double *ret_ppm) {
+        assert(b);
+        assert(ret_ppm);
+
+        if (b->type != CLOCK_BACKEND_KERNEL || !b->discipline_started || b->seeded ||
+            discipline_poll_interval_max(&b->discipline) <= 0)
+                return false;
+        *ret_ppm = b->discipline.freq * 1e6;
+        return true;
 }
 
 usec_t clock_backend_poll_interval_max(const ClockBackend *b) {

@@ -11,6 +11,7 @@
 #include "strv.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-clockfile.h"
+#include "timesyncd-freqfile.h"
 #include "timesyncd-manager.h"
 #include "timesyncd-manager-internal.h"
 #include "timesyncd-network.h"
@@ -584,6 +585,47 @@ void manager_save_clock(Manager *m) {
                 log_debug_errno(r, "Failed to save clock file %s: %m", p);
 }
 
+/* The frequency file in the state directory; NULL without one (or out of memory). */
+static char *manager_frequency_path(Manager *m) {
+        char *p;
+
+        if (!m->state_dir || asprintf(&p, "%s/frequency", m->state_dir) < 0)
+                return NULL;
+        return p;
+}
+
+void manager_save_frequency(Manager *m) {
+        _cleanup_free_ char *p = NULL;
+        double ppm;
+        int r;
+
+        if (!clock_backend_frequency_learned(m->clock, &ppm))
+                return;
+        p = manager_frequency_path(m);
+        if (!p)
+                return;
+        r = freq_file_save(p, ppm);
+        if (r < 0)
+                log_debug_errno(r, "Failed to save frequency file %s: %m", p);
+        m->frequency_saved_usec = now(CLOCK_MONOTONIC);
+}
+
+/* A write to the state directory at most once an hour, never per poll. */
+static void manager_save_frequency_hourly(Manager *m) {
+        if (m->frequency_saved_usec > 0 && now(CLOCK_MONOTONIC) < m->frequency_saved_usec + USEC_PER_HOUR)
+                return;
+        manager_save_frequency(m);
+}
+
+/* The frequency an earlier boot learned, for the discipline to start from. */
+static void manager_load_frequency(Manager *m) {
+        _cleanup_free_ char *p = manager_frequency_path(m);
+        double ppm;
+
+        if (p && freq_file_load(p, &ppm) > 0)
+                clock_backend_seed_frequency(m->clock, ppm);
+}
+
 /* After a step of the clock, ours or another program's. */
 static void manager_pools_clock_changed(Manager *m) {
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
@@ -603,6 +645,7 @@ static int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char
         if (r > 0) {
                 m->frequency = st.frequency;
                 m->frequency_known = true;
+                manager_save_frequency_hourly(m);
         }
 
         /* Our own step fires the clock-change watch; set it up anew so it does not read as a
@@ -1134,6 +1177,7 @@ int manager_start(Manager *m) {
          * that the clock is behind is about where the clock stood when the machine booted. */
         clock_floor_read(&m->clock_floor, clock_file, TIME_EPOCH, CLOCK_EPOCH_FILE);
         m->clock_floor.advanced = r > 0;
+        manager_load_frequency(m);
         /* A backward bootstrap (several sources) may not go before what is known to have passed
          * whatever the clock said: this build, the epoch file. Not the clock file: a clock that
          * ran ahead wrote it. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <math.h>
+#include <stdlib.h>
 
 #include "macro.h"
 #include "timesyncd-discipline.h"
@@ -20,6 +21,10 @@
  * cold start over the internet 2 packets a day more than the plain doubling did, 1.5 none,
  * and both keep the first hours' maximum lower than the plain doubling. */
 #define DISCIPLINE_LOCK_SHARE 1.5
+/* A sample whose residual is this many times the noise is an outlier: measured
+ * (bench/accuracy.sh, internet-4), 4 drops real samples, 8 keeps what bends the line. */
+#define DISCIPLINE_OUTLIER 5.0
+#define DISCIPLINE_OUTLIERS_MAX 2
 
 void discipline_init(Discipline *d, double freq_ppb) {
         assert(d);
@@ -47,6 +52,13 @@ double discipline_poll_interval_max(const Discipline *d) {
 static const DisciplineSample *sample_at(const Discipline *d, unsigned i) {
         /* i = 0 is the oldest */
         return &d->samples[(d->next + DISCIPLINE_SAMPLES_MAX - d->n + i) % DISCIPLINE_SAMPLES_MAX];
+}
+
+static void remove_sample(Discipline *d, unsigned i) {
+        for (; i + 1 < d->n; i++)
+                d->samples[(d->next + DISCIPLINE_SAMPLES_MAX - d->n + i) % DISCIPLINE_SAMPLES_MAX] = *sample_at(d, i + 1);
+        d->next = (d->next + DISCIPLINE_SAMPLES_MAX - 1) % DISCIPLINE_SAMPLES_MAX;
+        d->n--;
 }
 
 static void add_sample(Discipline *d, double t, double x, double error) {
@@ -94,18 +106,27 @@ static double lock_interval(const Discipline *d, unsigned first, double t, doubl
  * A sample's error is its error bound's excess over the best one's (a longer round trip
  * leaves more room for an asymmetry), on a floor of the mean excess; without a usable span
  * the slope stays the frequency already set. */
-static void fit(const Discipline *d, unsigned first, double t, double *ret_x, double *ret_slope, double *ret_lock) {
-        double e_min = INFINITY, e_sum = 0, floor, sw = 0, sww = 0, st = 0, sx = 0, stt = 0, stx = 0, tw, xw;
-        double span = sample_at(d, d->n - 1)->t - sample_at(d, first)->t;
-        unsigned n = d->n - first;
+/* What the samples' error bounds say of their noise: the mean excess of a bound over the best
+ * one (a longer round trip leaves more room for an asymmetry). Samples alike in their bounds
+ * say nothing of their noise: then a small share of the bound, so that the wander does not
+ * make the newest sample the only one. */
+static double noise_floor(const Discipline *d, unsigned first, double *ret_e_min) {
+        double e_min = INFINITY, e_sum = 0;
 
         for (unsigned i = first; i < d->n; i++)
                 e_min = MIN(e_min, sample_at(d, i)->w);
         for (unsigned i = first; i < d->n; i++)
                 e_sum += sample_at(d, i)->w - e_min;
-        /* Samples alike in their bounds say nothing of their noise: then a small share of the
-         * bound, so that the wander does not make the newest sample the only one. */
-        floor = MAX(MAX(e_sum / n, e_min / 64), 1e-6);
+        *ret_e_min = e_min;
+        return MAX(MAX(e_sum / (d->n - first), e_min / 64), 1e-6);
+}
+
+static void fit(const Discipline *d, unsigned first, double t, double *ret_x, double *ret_slope, double *ret_lock) {
+        double e_min, floor, sw = 0, sww = 0, st = 0, sx = 0, stt = 0, stx = 0, tw, xw;
+        double span = sample_at(d, d->n - 1)->t - sample_at(d, first)->t;
+        unsigned n = d->n - first;
+
+        floor = noise_floor(d, first, &e_min);
 
         for (unsigned i = first; i < d->n; i++) {
                 const DisciplineSample *s = sample_at(d, i);
@@ -158,6 +179,12 @@ static unsigned residual_runs(const Discipline *d, unsigned first, double t, dou
         return runs;
 }
 
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+
+        return x < y ? -1 : x > y;
+}
+
 /* The longest history whose line fits it: older samples are dropped until the residuals pass
  * a runs test, as chrony's regression does, so a long window averages the noise out while the
  * frequency holds and a short one follows it when it wanders. */
@@ -175,6 +202,32 @@ static void fit_window(Discipline *d, double t, double *ret_x, double *ret_slope
         fit(d, first, t, ret_x, ret_slope, &d->interval_max);
         /* what no longer fits is not kept for the next time either */
         d->n -= first;
+
+        /* A sample far off the line through the others (a combination of candidates measured
+         * before the clock was slewed, a delay that the filter let through) bends the slope
+         * for as long as it is kept: it goes. The newest stays: it may be the first of a real
+         * change, which the next ones confirm. */
+        for (unsigned k = 0; k < DISCIPLINE_OUTLIERS_MAX && d->n > DISCIPLINE_SAMPLES_MIN + 1; k++) {
+                double e_min, floor = noise_floor(d, 0, &e_min), worst = 0, r[DISCIPLINE_SAMPLES_MAX];
+                unsigned w = 0;
+
+                for (unsigned i = 0; i < d->n; i++) {
+                        const DisciplineSample *s = sample_at(d, i);
+
+                        r[i] = fabs(s->x - (*ret_x + *ret_slope * (s->t - t)));
+                        if (i + 1 < d->n && r[i] > worst) {
+                                worst = r[i];
+                                w = i;
+                        }
+                }
+                /* Against the larger of what the bounds promise and what the residuals show
+                 * (their median, as a standard deviation): bounds alike say little. */
+                qsort(r, d->n, sizeof r[0], cmp_double);
+                if (worst <= DISCIPLINE_OUTLIER * MAX(floor, 1.4826 * r[d->n / 2]))
+                        break;
+                remove_sample(d, w);
+                fit(d, 0, t, ret_x, ret_slope, &d->interval_max);
+        }
 }
 
 /* How far the kernel moved the clock slewing the phase from `from` down to `left`, taking

@@ -105,19 +105,10 @@ static void teardown(void) {
         (void) rmdir(dir);
 }
 
-int main(void) {
-        static const TestCase cases[] = {
-                TEST_CASE(test_parse_takes_one_number_within_the_kernel_s_range),
-                TEST_CASE(test_save_then_load_gives_the_frequency_back),
-                TEST_CASE(test_a_bad_or_absurd_file_is_refused),
-                TEST_CASE(test_only_the_kernel_backend_learns_a_frequency),
-        };
-
-        setup();
-        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
-                printf("/* %s */\n", cases[i].name);
-                cases[i].func();
-        }
-        teardown();
-        return EXIT_SUCCESS;
-}
+/* The state directory: made first, removed last. */
+TEST_MAIN(TEST_CASE(setup),
+          TEST_CASE(test_parse_takes_one_number_within_the_kernel_s_range),
+          TEST_CASE(test_save_then_load_gives_the_frequency_back),
+          TEST_CASE(test_a_bad_or_absurd_file_is_refused),
+          TEST_CASE(test_only_the_kernel_backend_learns_a_frequency),
+          TEST_CASE(teardown));

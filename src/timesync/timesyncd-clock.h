@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "time-util.h"
+
 typedef enum ClockBackendType {
         CLOCK_BACKEND_KERNEL,
         CLOCK_BACKEND_OBSERVE,
@@ -49,6 +51,17 @@ long clock_backend_pll_time_constant(int poll_log2);
  * observe mode, where nothing changed and ret_state is left alone; or a negative errno
  * (-EPERM without CAP_SYS_TIME). */
 int clock_backend_adjust(ClockBackend *b, const ClockAdjustment *a, ClockState *ret_state);
+/* The longest poll interval the clock's discipline is locked for (timesyncd-discipline.h):
+ * the sources' poll intervals grow no further. USEC_INFINITY where nothing is disciplined
+ * (observe mode, the fake clock). */
+usec_t clock_backend_poll_interval_max(const ClockBackend *b);
+/* A frequency (ppm) learned before this boot (timesyncd-freqfile.h): the discipline starts
+ * from it when it finds the kernel's frequency untouched (0, as after a boot), and the first
+ * frequency it fits itself replaces it either way. */
+void clock_backend_seed_frequency(ClockBackend *b, double ppm);
+/* The frequency (ppm) the discipline fitted to its samples, worth keeping for the next boot;
+ * false before it has one (or where nothing is disciplined). */
+bool clock_backend_frequency_learned(const ClockBackend *b, double *ret_ppm);
 /* Reads the kernel discipline state; never changes it. */
 int clock_backend_get_state(ClockBackend *b, ClockState *ret);
 /* CLOCK_REALTIME of this backend (the fake one has its own). */

@@ -30,6 +30,7 @@ typedef struct Discipline {
         double phase_last;      /* s: the phase handed to the kernel then */
         double freq;            /* s/s: the frequency set then (and now) */
         double correction;      /* s: what we moved the clock by since the history began */
+        double interval_max;    /* s: the longest poll interval the estimate is locked for */
 } Discipline;
 
 typedef struct DisciplineOutput {
@@ -49,3 +50,7 @@ void discipline_sample(Discipline *d, int64_t now_nsec, int64_t offset_nsec, int
                        double phase_share, int64_t error_nsec, DisciplineOutput *ret);
 /* How many samples the estimate rests on. */
 unsigned discipline_samples(const Discipline *d);
+/* The longest poll interval (s) the loop is locked for after the last sample: over it, the
+ * error of the fitted frequency moves the clock by less than a share of one sample's noise.
+ * 0 until the estimate rests on enough samples. */
+double discipline_poll_interval_max(const Discipline *d);

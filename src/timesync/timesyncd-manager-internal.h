@@ -84,6 +84,7 @@ struct Manager {
          * the Frequency property reads the kernel when somebody asks: no adjtimex() per poll. */
         int64_t frequency;
         bool frequency_known;
+        usec_t frequency_saved_usec;    /* CLOCK_MONOTONIC of the last frequency file write, 0: none */
         ClockFloor clock_floor;         /* read at start: where the clock stood at boot, at the latest */
 
         /* NTS, see timesyncd-nts.h */

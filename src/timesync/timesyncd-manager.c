@@ -11,6 +11,7 @@
 #include "strv.h"
 #include "timesyncd-bus.h"
 #include "timesyncd-clockfile.h"
+#include "timesyncd-freqfile.h"
 #include "timesyncd-manager.h"
 #include "timesyncd-manager-internal.h"
 #include "timesyncd-network.h"
@@ -250,6 +251,7 @@ static void manager_show(Manager *m, ServerName *n) {
 
 static int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char *server, bool authenticated,
                                 const char *agreement);
+static void manager_sources_poll_locked(Manager *m);
 static void manager_record_message(Manager *m, const SourceSample *p);
 
 /* What the set decided (timesyncd-policy.h), in its order: the selection and what the bus
@@ -300,6 +302,7 @@ void manager_policy_apply(Manager *m, const PolicyDecision *d) {
 
                 a.poll_log2 = manager_poll_log2(d->poll_interval_usec);
                 r = manager_clock_follow(m, &a, d->server, d->steer_authenticated, d->agreement);
+                manager_sources_poll_locked(m);
                 policy_steered(pol, d, r, &next);
                 manager_policy_apply(m, &next);
         }
@@ -307,6 +310,14 @@ void manager_policy_apply(Manager *m, const PolicyDecision *d) {
         manager_bus_emit_properties(m, d->changed);
         if (d->sources_changed)
                 manager_bus_sources_changed(m);
+}
+
+/* The poll intervals grow only as far as the clock's discipline is locked for. */
+static void manager_sources_poll_locked(Manager *m) {
+        usec_t locked = clock_backend_poll_interval_max(m->clock);
+
+        for (size_t i = 0; i < m->policy.set.n_entries; i++)
+                source_set_poll_interval_locked(m->policy.set.entries[i].source, locked);
 }
 
 static void manager_policy_start(Manager *m) {
@@ -574,6 +585,47 @@ void manager_save_clock(Manager *m) {
                 log_debug_errno(r, "Failed to save clock file %s: %m", p);
 }
 
+/* The frequency file in the state directory; NULL without one (or out of memory). */
+static char *manager_frequency_path(Manager *m) {
+        char *p;
+
+        if (!m->state_dir || asprintf(&p, "%s/frequency", m->state_dir) < 0)
+                return NULL;
+        return p;
+}
+
+void manager_save_frequency(Manager *m) {
+        _cleanup_free_ char *p = NULL;
+        double ppm;
+        int r;
+
+        if (!clock_backend_frequency_learned(m->clock, &ppm))
+                return;
+        p = manager_frequency_path(m);
+        if (!p)
+                return;
+        r = freq_file_save(p, ppm);
+        if (r < 0)
+                log_debug_errno(r, "Failed to save frequency file %s: %m", p);
+        m->frequency_saved_usec = now(CLOCK_MONOTONIC);
+}
+
+/* A write to the state directory at most once an hour, never per poll. */
+static void manager_save_frequency_hourly(Manager *m) {
+        if (m->frequency_saved_usec > 0 && now(CLOCK_MONOTONIC) < m->frequency_saved_usec + USEC_PER_HOUR)
+                return;
+        manager_save_frequency(m);
+}
+
+/* The frequency an earlier boot learned, for the discipline to start from. */
+static void manager_load_frequency(Manager *m) {
+        _cleanup_free_ char *p = manager_frequency_path(m);
+        double ppm;
+
+        if (p && freq_file_load(p, &ppm) > 0)
+                clock_backend_seed_frequency(m->clock, ppm);
+}
+
 /* After a step of the clock, ours or another program's. */
 static void manager_pools_clock_changed(Manager *m) {
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
@@ -593,6 +645,7 @@ static int manager_clock_follow(Manager *m, const ClockAdjustment *a, const char
         if (r > 0) {
                 m->frequency = st.frequency;
                 m->frequency_known = true;
+                manager_save_frequency_hourly(m);
         }
 
         /* Our own step fires the clock-change watch; set it up anew so it does not read as a
@@ -1125,6 +1178,7 @@ int manager_start(Manager *m) {
          * that the clock is behind is about where the clock stood when the machine booted. */
         clock_floor_read(&m->clock_floor, clock_file, TIME_EPOCH, CLOCK_EPOCH_FILE);
         m->clock_floor.advanced = r > 0;
+        manager_load_frequency(m);
         /* A backward bootstrap (several sources) may not go before what is known to have passed
          * whatever the clock said: this build, the epoch file. Not the clock file: a clock that
          * ran ahead wrote it. */

@@ -68,6 +68,9 @@ ServerName *manager_server_of(Manager *m, const Source *s);
 
 /* Saves the clock file now. */
 void manager_save_clock(Manager *m);
+/* Saves the frequency the clock's discipline learned (timesyncd-freqfile.h) now, if it has
+ * one: at stop; while running it is saved at most once an hour. */
+void manager_save_frequency(Manager *m);
 
 /* The event loop the daemon runs on, and whether the clock was disciplined (or would have
  * been): for main(), which runs the loop and saves the clock at a clean stop. */

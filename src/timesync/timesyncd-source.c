@@ -57,6 +57,8 @@ struct Source {
         unsigned poll_level;            /* poll interval: the minimum doubled this many times */
         unsigned poll_level_min;        /* raised by RATE kiss codes, for the source's life */
         unsigned poll_level_max;
+        unsigned poll_level_before;     /* before the last sample moved it */
+        usec_t poll_interval_locked;    /* the owner's clock discipline lets it grow no further */
         bool poll_resync;               /* the next sample starts the poll interval over */
         bool unused;                    /* the owner does not follow its samples */
         usec_t poll_interval_usec;
@@ -766,10 +768,25 @@ static bool source_make_sample(Source *s, const NTPHeader *h, const struct times
  * clock is not moved towards it: polled at the shortest interval for as long as it lies, a
  * pool member wrong by seconds would be polled every 32 s by a whole fleet. Its level follows
  * its own consistency instead, as the others' follows the clock's. */
+/* When the level grows, it grows as far as the clock's discipline is locked for (one step at a
+ * time without a discipline), and no further; it never drops for that (an unlocked loop still
+ * has its samples at the interval it had). */
+static void source_cap_poll_level(Source *s) {
+        if (s->poll_level > s->poll_level_before && s->poll_interval_locked != USEC_INFINITY)
+                while (s->poll_level < s->poll_level_max &&
+                       (s->settings->poll_interval_min_usec << (s->poll_level + 1)) <= s->poll_interval_locked)
+                        s->poll_level++;
+        while (s->poll_level > s->poll_level_before &&
+               (s->settings->poll_interval_min_usec << s->poll_level) > s->poll_interval_locked)
+                s->poll_level--;
+        source_update_poll_interval(s);
+}
+
 static void source_next_poll_level(Source *s) {
         const SourceSample *p = &s->sample;
         int64_t offset = s->unused ? ntp_filter_deviation(&s->filter, p->ntp.offset_nsec) : p->ntp.offset_nsec;
 
+        s->poll_level_before = s->poll_level;
         if (s->poll_resync) {
                 s->poll_level = s->poll_level_min;
                 s->poll_resync = false;
@@ -778,7 +795,16 @@ static void source_next_poll_level(Source *s) {
                                                      s->poll_level_min, s->poll_level_max);
         /* A sample whose delay is not trusted says nothing of the clock: the level stays, and a
          * delay that lasts is learnt no faster than the interval the source had. */
-        source_update_poll_interval(s);
+        source_cap_poll_level(s);
+}
+
+void source_set_poll_interval_locked(Source *s, usec_t interval) {
+        assert(s);
+
+        s->poll_interval_locked = interval;
+        /* Told while its own sample is handled: that sample's growth is judged again. */
+        if (s->state == SOURCE_REPLY_WAIT)
+                source_cap_poll_level(s);
 }
 
 static void source_use_reply(Source *s, const NTPHeader *h, const struct timespec *kernel_ts) {
@@ -895,6 +921,7 @@ int source_new(const SourceSettings *settings, const char *name, const char *hos
                 return -ENOMEM;
 
         s->settings = settings;
+        s->poll_interval_locked = USEC_INFINITY;
         s->handler = handler;
         s->userdata = userdata;
         s->fd = -EBADF;

@@ -160,6 +160,9 @@ void source_poll_limits_changed(Source *s);
  * follows how far each sample strays from its recent ones, not its offset from the local
  * clock, which nothing corrects towards it. */
 void source_set_unused(Source *s, bool unused);
+/* The longest poll interval the owner's clock discipline is locked for: the poll interval
+ * grows no further (it is not shortened for it). USEC_INFINITY: no limit. */
+void source_set_poll_interval_locked(Source *s, usec_t interval);
 
 SourceState source_state(const Source *s);
 /* Its state waits for a timer or a query that is not there: a bug, or sd-event failing. The

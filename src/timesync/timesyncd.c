@@ -397,6 +397,7 @@ int main(int argc, char *argv[]) {
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Shutting down...");
         if (manager_synchronized(m))
                 manager_save_clock(m);
+        manager_save_frequency(m);
 
         return EXIT_SUCCESS;
 }

@@ -900,7 +900,7 @@ static int run_check(void) {
 }
 
 /* --retry: RetrySources(), which root may call and others with polkit's permission (the action
- * of SetRuntimeNTPServers). */
+ * org.freedesktop.timesync1.retry-sources). */
 static int run_retry(sd_bus *bus) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;

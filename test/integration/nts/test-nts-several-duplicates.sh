@@ -231,6 +231,12 @@ claim_inner() {
         [ "$(sources_json | /usr/bin/python3 -c 'import json, sys
 print(sorted(s["Verdict"] for s in json.load(sys.stdin)))')" = "['undecided', 'undecided', 'undecided', 'undecided']" ] ||
                 fail "the verdicts are not four undecided: $(sources_json)"
+        # Per source: S and t1 each name the other in ConflictWith, L and t2 no one.
+        sources_json | /usr/bin/python3 -c 'import json, sys
+conflict_with = {s["Name"]: s["ConflictWith"] for s in json.load(sys.stdin)}
+s, l, t1, t2 = sys.argv[1:]
+assert conflict_with == {s: t1, l: "", t1: s, t2: ""}, conflict_with' "$s" "$l" "$t1" "$t2" ||
+                fail "ConflictWith of Sources is wrong: $(sources_json)"
         stop_timesyncd
         for n in "${MOCK_PIDS[@]}"; do
                 stop_daemon "$n"

@@ -7,11 +7,9 @@
 
 #include "tests.h"
 #include "timesyncd-source-state.h"
+#include "transition-test-util.h"
 
-static const struct {
-        SourceState from, to;
-        const char *path;
-} allowed[] = {
+static const TestTransition allowed[] = {
         { SOURCE_IDLE, SOURCE_IDLE, "made (source_new()), or stopped again" },
         { SOURCE_IDLE, SOURCE_RESOLVING, "start: a plain server, or NTS keys at hand" },
         { SOURCE_IDLE, SOURCE_KEY_EXCHANGE, "start: the NTS client runs a key exchange first" },
@@ -40,28 +38,16 @@ static const struct {
         { SOURCE_BACKING_OFF, SOURCE_BACKING_OFF, "cannot start yet, or a retry asked now" },
 };
 
-static bool listed(SourceState from, SourceState to) {
-        for (size_t i = 0; i < ELEMENTSOF(allowed); i++)
-                if (allowed[i].from == from && allowed[i].to == to)
-                        return true;
-        return false;
+static bool transition_allowed(int from, int to) {
+        return source_state_transition_allowed(from, to);
+}
+
+static const char *state_name(int state) {
+        return source_state_to_string(state);
 }
 
 static void test_every_listed_transition_is_allowed_and_no_other(void) {
-        for (size_t i = 0; i < ELEMENTSOF(allowed); i++)
-                if (!source_state_transition_allowed(allowed[i].from, allowed[i].to)) {
-                        fprintf(stderr, "refused: %s -> %s (%s)\n", source_state_to_string(allowed[i].from),
-                                source_state_to_string(allowed[i].to), allowed[i].path);
-                        ASSERT_TRUE(false);
-                }
-
-        for (SourceState from = 0; from < _SOURCE_STATE_MAX; from++)
-                for (SourceState to = 0; to < _SOURCE_STATE_MAX; to++)
-                        if (!listed(from, to) && source_state_transition_allowed(from, to)) {
-                                fprintf(stderr, "allowed: %s -> %s\n", source_state_to_string(from),
-                                        source_state_to_string(to));
-                                ASSERT_TRUE(false);
-                        }
+        test_transitions_are_exactly(allowed, ELEMENTSOF(allowed), _SOURCE_STATE_MAX, transition_allowed, state_name);
 }
 
 static void test_only_a_reply_leads_to_failed_and_nothing_leaves_it(void) {

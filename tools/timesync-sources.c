@@ -300,6 +300,28 @@ static const char *format_last_error(const SourceInfo *s, usec_t now_usec, char 
         return buf;
 }
 
+/* The sources in a conflict of claims (ConflictWith): their key-exchange servers name one NTP
+ * address, though they are not one server. One of each two claims a server that is not its
+ * own; which one, nothing here can tell. */
+static void print_conflicts(const SourceInfo *sources, size_t n) {
+        bool any = false;
+
+        for (size_t i = 0; i < n; i++) {
+                const SourceInfo *s = &sources[i];
+                const char *with = source_string(s, "ConflictWith"), *address = source_string(s, "Address");
+
+                if (isempty(with))
+                        continue;
+                if (!any)
+                        printf("\nConflicting claims: NTS sources whose key-exchange servers (other addresses, other "
+                               "certificate keys) name one NTP address; one of the two claims a server that is not "
+                               "its own, and each keeps its vote:\n");
+                any = true;
+                printf("  %-28s polls %s; %s names that NTP address too\n", source_string(s, "Name"),
+                       isempty(address) ? "-" : address, with);
+        }
+}
+
 static void print_table(const SourceInfo *sources, size_t n, char * const *not_started) {
         usec_t t = now(CLOCK_REALTIME);
         bool nts = false;
@@ -361,6 +383,7 @@ static void print_table(const SourceInfo *sources, size_t n, char * const *not_s
                        format_ago(source_unsigned(s, "LastKeyExchangeTimestamp"), t, ago),
                        format_last_error(s, t, error, sizeof error));
         }
+        print_conflicts(sources, n);
 }
 
 /* ---- OpenMetrics ---- */
@@ -900,7 +923,7 @@ static int run_check(void) {
 }
 
 /* --retry: RetrySources(), which root may call and others with polkit's permission (the action
- * of SetRuntimeNTPServers). */
+ * org.freedesktop.timesync1.retry-sources). */
 static int run_retry(sd_bus *bus) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;

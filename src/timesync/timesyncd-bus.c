@@ -16,7 +16,11 @@
 #define TIMESYNC_NAME "org.freedesktop.timesync1"
 #define LOG_CONTROL_PATH "/org/freedesktop/LogControl1"
 #define LOG_CONTROL_INTERFACE "org.freedesktop.LogControl1"
+/* Stock's action, declared by units/org.freedesktop.timesync1.policy (or stock's copy of it). */
 #define POLKIT_ACTION_SET_RUNTIME_SERVERS "org.freedesktop.timesync1.set-runtime-servers"
+/* Ours, declared by units/org.freedesktop.timesync1.nts.policy: a retry sets nothing, and the
+ * question polkit puts to the caller says what is asked. */
+#define POLKIT_ACTION_RETRY_SOURCES "org.freedesktop.timesync1.retry-sources"
 
 /* How long to wait before connecting again when the bus is absent or went away. */
 #define BUS_RECONNECT_USEC (2 * USEC_PER_SEC)
@@ -176,6 +180,7 @@ struct PendingAuthorization {
         Manager *manager;
         sd_bus_message *message;
         int (*run)(PendingAuthorization *p);
+        const char *action;             /* the polkit action asked about */
         const char *what;               /* for the refusal: "set runtime NTP servers" */
         ServerType type;
         char **names;
@@ -246,7 +251,7 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                                                "Interactive authentication required.");
         else
                 r = sd_bus_reply_method_errorf(p->message, SD_BUS_ERROR_ACCESS_DENIED,
-                                               "Access denied to %s.", POLKIT_ACTION_SET_RUNTIME_SERVERS);
+                                               "Access denied to %s.", p->action);
 
 finish:
         pending_authorization_free(p);
@@ -270,7 +275,7 @@ static int ask_polkit(Manager *m, sd_bus_message *message, PendingAuthorization 
         flags = sd_bus_message_get_allow_interactive_authorization(message) ? 1 : 0;
         r = sd_bus_message_append(call, "(sa{sv})sa{ss}us",
                                   "system-bus-name", 1, "name", "s", sd_bus_message_get_sender(message),
-                                  POLKIT_ACTION_SET_RUNTIME_SERVERS, 0, flags, "");
+                                  p->action, 0, flags, "");
         if (r < 0)
                 return r;
 
@@ -282,7 +287,7 @@ static int ask_polkit(Manager *m, sd_bus_message *message, PendingAuthorization 
 }
 
 /* Runs p (taken, on failure too) at once for root. Unprivileged callers need polkit's blessing
- * for the action of SetRuntimeNTPServers, as in stock; without polkit, only root may. */
+ * for p's action (SetRuntimeNTPServers': stock's); without polkit, only root may. */
 static int authorize_and_run(sd_bus_message *message, PendingAuthorization *p_owned, sd_bus_error *error) {
         _cleanup_(pending_authorization_freep) PendingAuthorization *p = p_owned;
         _cleanup_(sd_bus_creds_unrefp) sd_bus_creds *creds = NULL;
@@ -313,7 +318,8 @@ static int authorize_and_run(sd_bus_message *message, PendingAuthorization *p_ow
 }
 
 static PendingAuthorization *pending_authorization_new(Manager *m, sd_bus_message *message,
-                                                       int (*run)(PendingAuthorization *p), const char *what) {
+                                                       int (*run)(PendingAuthorization *p), const char *action,
+                                                       const char *what) {
         PendingAuthorization *p = new0(PendingAuthorization, 1);
 
         if (!p)
@@ -321,6 +327,7 @@ static PendingAuthorization *pending_authorization_new(Manager *m, sd_bus_messag
         p->manager = m;
         p->message = sd_bus_message_ref(message);
         p->run = run;
+        p->action = action;
         p->what = what;
         return p;
 }
@@ -340,7 +347,8 @@ static int set_runtime_servers(sd_bus_message *message, Manager *m, ServerType t
                                                  "Invalid %s server name or address, refusing: %s",
                                                  type == SERVER_NTS_RUNTIME ? "NTS" : "NTP", *s);
 
-        p = pending_authorization_new(m, message, run_set_runtime_servers, "set runtime NTP servers");
+        p = pending_authorization_new(m, message, run_set_runtime_servers, POLKIT_ACTION_SET_RUNTIME_SERVERS,
+                                      type == SERVER_NTS_RUNTIME ? "set runtime NTS servers" : "set runtime NTP servers");
         if (!p)
                 return -ENOMEM;
         p->type = type;
@@ -357,7 +365,8 @@ static int method_set_runtime_nts_servers(sd_bus_message *message, void *userdat
 }
 
 static int method_retry_sources(sd_bus_message *message, void *userdata, sd_bus_error *error) {
-        PendingAuthorization *p = pending_authorization_new(userdata, message, run_retry_sources, "retry sources");
+        PendingAuthorization *p = pending_authorization_new(userdata, message, run_retry_sources,
+                                                            POLKIT_ACTION_RETRY_SOURCES, "retry sources");
 
         if (!p)
                 return -ENOMEM;
@@ -529,6 +538,28 @@ static int append_sample(sd_bus_message *reply, const Source *s) {
         return r;
 }
 
+/* The other source of a conflict of claims s is in: the two name one NTP address, though their
+ * key-exchange servers and certificate keys differ, so one of them claims a server that is not
+ * its own (each keeps its vote; the policy logs it, NTSStatus says the first one). Its name, or
+ * "" when there is none. */
+static const char *source_conflict_with(Manager *m, const Source *s) {
+        const SourceSet *set = &m->policy.set;
+
+        if (!m->policy.running)
+                return "";
+        for (size_t i = 0; i < set->n_entries; i++) {
+                const SourceSetEntry *e = &set->entries[i];
+
+                if (!e->conflict_with)
+                        continue;
+                if (e->source == s)
+                        return source_name(e->conflict_with);
+                if (e->conflict_with == s)
+                        return source_name(e->source);
+        }
+        return "";
+}
+
 static int append_nts(sd_bus_message *reply, const NTSClientReport *n) {
         int r;
 
@@ -595,6 +626,8 @@ static int append_source(sd_bus_message *reply, Manager *m, const ServerName *n,
                 r = append_sample(reply, s);
         if (r >= 0 && source_nts(s))
                 r = append_nts(reply, &nts);
+        if (r >= 0 && source_nts(s))
+                r = append_entry(reply, "ConflictWith", "s", source_conflict_with(m, s));
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);
@@ -729,7 +762,7 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_METHOD_WITH_ARGS("SetRuntimeNTSServers", SD_BUS_ARGS("as", runtime_servers), SD_BUS_NO_RESULT,
                                 method_set_runtime_nts_servers, SD_BUS_VTABLE_UNPRIVILEGED),
         /* Every source that backs off tries again now (after a fix), as a reload does;
-         * returns how many did. The polkit action of SetRuntimeNTPServers. */
+         * returns how many did. Its own polkit action (POLKIT_ACTION_RETRY_SOURCES). */
         SD_BUS_METHOD_WITH_ARGS("RetrySources", SD_BUS_NO_ARGS, SD_BUS_RESULT("u", retried), method_retry_sources,
                                 SD_BUS_VTABLE_UNPRIVILEGED),
 

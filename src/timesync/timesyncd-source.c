@@ -71,20 +71,6 @@ struct Source {
         Refusals refusals;
 };
 
-static const char *const source_state_table[_SOURCE_STATE_MAX] = {
-        [SOURCE_IDLE] = "idle",
-        [SOURCE_KEY_EXCHANGE] = "key-exchange",
-        [SOURCE_RESOLVING] = "resolving",
-        [SOURCE_POLL_WAIT] = "poll-wait",
-        [SOURCE_REPLY_WAIT] = "reply-wait",
-        [SOURCE_BACKING_OFF] = "backing-off",
-        [SOURCE_FAILED] = "failed",
-};
-
-const char *source_state_to_string(SourceState s) {
-        return s >= 0 && s < _SOURCE_STATE_MAX ? source_state_table[s] : NULL;
-}
-
 static int64_t timespec_to_nsec(const struct timespec *ts) {
         return (int64_t) ts->tv_sec * NTP_NSEC_PER_SEC + ts->tv_nsec;
 }
@@ -111,14 +97,17 @@ static void source_disconnect(Source *s) {
         s->pending = false;
 }
 
-/* Enters state and arms what it waits for: the timer after delay (POLL_WAIT, REPLY_WAIT,
- * BACKING_OFF), or nothing of the source's own: the resolver query (RESOLVING, started by the
- * caller), the NTS client (KEY_EXCHANGE), or nothing at all (IDLE, FAILED). Arming the
- * timer allocates nothing; should sd-event fail anyway, the owner's safety net finds the
- * source stalled (source_stalled()). */
+/* Enters state, along the transitions of source_state_transition_allowed(), and arms what it
+ * waits for: the timer after delay (POLL_WAIT, REPLY_WAIT, BACKING_OFF), or nothing of the
+ * source's own: the resolver query (RESOLVING, started by the caller), the NTS client
+ * (KEY_EXCHANGE), or nothing at all (IDLE, FAILED). Arming the timer allocates nothing;
+ * should sd-event fail anyway, the owner's safety net finds the source stalled
+ * (source_stalled()). */
 static void source_enter(Source *s, SourceState state, usec_t delay) {
         bool timer = IN_SET(state, SOURCE_POLL_WAIT, SOURCE_REPLY_WAIT, SOURCE_BACKING_OFF);
         int r = 0;
+
+        assert(source_state_transition_allowed(s->state, state));
 
         s->state = state;
         if (state != SOURCE_RESOLVING)

@@ -6,11 +6,12 @@
  * filter and the poll interval) and, for an NTS server, its NTS client (timesyncd-nts-client),
  * which it pulls from: prepare before polling, seal each request, open each reply.
  *
- * What a source is doing is one field, SourceState, and one function enters a state and arms
- * what that state waits for: a source is never without a way forward unless its state says
- * it waits on purpose (IDLE, FAILED) or for its NTS client (KEY_EXCHANGE, which always calls
- * back). Its timer is allocated with it and only re-armed afterwards, so that moving on never
- * fails for want of memory.
+ * What a source is doing is one field, SourceState (timesyncd-source-state.h), and one
+ * function enters a state, along the transitions that lists, and arms what it waits for: a
+ * source is never without a way forward unless its state says it waits on purpose (IDLE,
+ * FAILED) or for its NTS client (KEY_EXCHANGE, which always calls back). Its timer is
+ * allocated with it and only re-armed afterwards, so that moving on never fails for want of
+ * memory.
  *
  * The source never touches the clock and never calls its owner's functions: it reports
  * samples, failures and NTS changes through one callback, only from the event loop, never from
@@ -27,6 +28,7 @@
 #include "timesyncd-filter.h"
 #include "timesyncd-nts-client.h"
 #include "timesyncd-refusals.h"
+#include "timesyncd-source-state.h"
 
 typedef struct ClockBackend ClockBackend;
 typedef struct NTSClient NTSClient;
@@ -36,21 +38,6 @@ typedef struct Source Source;
 
 /* Seconds to wait for one reply before trying the next address (stock: 10 s). */
 #define SOURCE_REPLY_TIMEOUT_USEC (10 * USEC_PER_SEC)
-
-typedef enum SourceState {
-        SOURCE_IDLE,            /* not started, or stopped by its owner: nothing armed */
-        SOURCE_KEY_EXCHANGE,    /* NTS: the client runs a key exchange and reports its end */
-        SOURCE_RESOLVING,       /* the NTP server's name: a resolver query */
-        SOURCE_POLL_WAIT,       /* the timer, until the next request */
-        SOURCE_REPLY_WAIT,      /* a request is out: the socket, and the timer for the timeout */
-        SOURCE_BACKING_OFF,     /* gave up for now: the timer, until starting over */
-        SOURCE_FAILED,          /* the server refuses service (kiss code DENY or RSTR): nothing,
-                                 * until the configuration names it again */
-        _SOURCE_STATE_MAX,
-        _SOURCE_STATE_INVALID = -EINVAL,
-} SourceState;
-
-const char *source_state_to_string(SourceState s);
 
 /* What the sources of one owner share. The owner keeps it alive and current (a reload or the
  * first synchronization changes it): it is read at each use. */

@@ -6,11 +6,9 @@
 
 #include "tests.h"
 #include "timesyncd-nts-client-state.h"
+#include "transition-test-util.h"
 
-static const struct {
-        NTSClientState from, to;
-        const char *path;
-} allowed[] = {
+static const TestTransition allowed[] = {
         { NTS_CLIENT_IDLE, NTS_CLIENT_READY, "keys from the state file" },
         { NTS_CLIENT_IDLE, NTS_CLIENT_RESOLVING, "first key exchange" },
         { NTS_CLIENT_IDLE, NTS_CLIENT_POOL_WAIT, "first key exchange, another client's with the pool runs" },
@@ -31,28 +29,16 @@ static const struct {
         { NTS_CLIENT_BACKING_OFF, NTS_CLIENT_BACKING_OFF, "postponed again" },
 };
 
-static bool listed(NTSClientState from, NTSClientState to) {
-        for (size_t i = 0; i < ELEMENTSOF(allowed); i++)
-                if (allowed[i].from == from && allowed[i].to == to)
-                        return true;
-        return false;
+static bool transition_allowed(int from, int to) {
+        return nts_client_state_transition_allowed(from, to);
+}
+
+static const char *state_name(int state) {
+        return nts_client_state_to_string(state);
 }
 
 static void test_every_listed_transition_is_allowed_and_no_other(void) {
-        for (size_t i = 0; i < ELEMENTSOF(allowed); i++)
-                if (!nts_client_state_transition_allowed(allowed[i].from, allowed[i].to)) {
-                        fprintf(stderr, "refused: %s -> %s (%s)\n", nts_client_state_to_string(allowed[i].from),
-                                nts_client_state_to_string(allowed[i].to), allowed[i].path);
-                        ASSERT_TRUE(false);
-                }
-
-        for (NTSClientState from = 0; from < _NTS_CLIENT_STATE_MAX; from++)
-                for (NTSClientState to = 0; to < _NTS_CLIENT_STATE_MAX; to++)
-                        if (!listed(from, to) && nts_client_state_transition_allowed(from, to)) {
-                                fprintf(stderr, "allowed: %s -> %s\n", nts_client_state_to_string(from),
-                                        nts_client_state_to_string(to));
-                                ASSERT_TRUE(false);
-                        }
+        test_transitions_are_exactly(allowed, ELEMENTSOF(allowed), _NTS_CLIENT_STATE_MAX, transition_allowed, state_name);
 }
 
 static void test_keys_come_only_from_an_exchange_or_the_state_file(void) {

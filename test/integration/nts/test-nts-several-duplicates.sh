@@ -191,7 +191,7 @@ start_own_mock() {
 # daemon's fake one, stays where it is. Merged on the NTP address (the rule before), t1 was S's
 # duplicate, the majority two of three, and the liars stepped the clock by an hour.
 claim_inner() {
-        local s l t1 t2 ntp text n
+        local s l t1 t2 ntp text n table
         MOCK_PIDS=()
         ip link add tsnts0 type veth peer name tsnts1
         ip addr add 192.0.2.11/24 dev tsnts0
@@ -231,6 +231,21 @@ claim_inner() {
         [ "$(sources_json | /usr/bin/python3 -c 'import json, sys
 print(sorted(s["Verdict"] for s in json.load(sys.stdin)))')" = "['undecided', 'undecided', 'undecided', 'undecided']" ] ||
                 fail "the verdicts are not four undecided: $(sources_json)"
+        # Per source: S and t1 each name the other in ConflictWith, L and t2 no one; the table
+        # of timesync-sources lists the two.
+        sources_json | /usr/bin/python3 -c 'import json, sys
+conflict_with = {s["Name"]: s["ConflictWith"] for s in json.load(sys.stdin)}
+s, l, t1, t2 = sys.argv[1:]
+assert conflict_with == {s: t1, l: "", t1: s, t2: ""}, conflict_with' "$s" "$l" "$t1" "$t2" ||
+                fail "ConflictWith of Sources is wrong: $(sources_json)"
+        table=$("$TSNTS_BUILD_DIR/tools/timesync-sources") || fail "timesync-sources failed: $table"
+        echo "$table"
+        grep -q "^Conflicting claims: NTS sources whose key-exchange servers" <<<"$table" || fail "no conflict in the table"
+        grep -Eq "^  $s +polls 192\.0\.2\.11:$ntp; $t1 names that NTP address too$" <<<"$table" ||
+                fail "the table does not show S's conflict"
+        grep -Eq "^  $t1 +polls 192\.0\.2\.11:[0-9]+; $s names that NTP address too$" <<<"$table" ||
+                fail "the table does not show t1's conflict"
+        [ "$(grep -c "names that NTP address too$" <<<"$table")" = 2 ] || fail "the table shows other conflicts"
         stop_timesyncd
         for n in "${MOCK_PIDS[@]}"; do
                 stop_daemon "$n"

@@ -538,28 +538,6 @@ static int append_sample(sd_bus_message *reply, const Source *s) {
         return r;
 }
 
-/* The other source of a conflict of claims s is in: the two name one NTP address, though their
- * key-exchange servers and certificate keys differ, so one of them claims a server that is not
- * its own (each keeps its vote; the policy logs it, NTSStatus says the first one). Its name, or
- * "" when there is none. */
-static const char *source_conflict_with(Manager *m, const Source *s) {
-        const SourceSet *set = &m->policy.set;
-
-        if (!m->policy.running)
-                return "";
-        for (size_t i = 0; i < set->n_entries; i++) {
-                const SourceSetEntry *e = &set->entries[i];
-
-                if (!e->conflict_with)
-                        continue;
-                if (e->source == s)
-                        return source_name(e->conflict_with);
-                if (e->conflict_with == s)
-                        return source_name(e->source);
-        }
-        return "";
-}
-
 static int append_nts(sd_bus_message *reply, const NTSClientReport *n) {
         int r;
 
@@ -626,8 +604,12 @@ static int append_source(sd_bus_message *reply, Manager *m, const ServerName *n,
                 r = append_sample(reply, s);
         if (r >= 0 && source_nts(s))
                 r = append_nts(reply, &nts);
-        if (r >= 0 && source_nts(s))
-                r = append_entry(reply, "ConflictWith", "s", source_conflict_with(m, s));
+        if (r >= 0 && source_nts(s)) {
+                /* A conflict of claims: the source that names the same NTP address. */
+                const Source *other = policy_conflict_with(&m->policy, s);
+
+                r = append_entry(reply, "ConflictWith", "s", other ? source_name(other) : "");
+        }
         if (r < 0)
                 return r;
         return sd_bus_message_close_container(reply);

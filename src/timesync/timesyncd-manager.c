@@ -314,10 +314,7 @@ void manager_policy_apply(Manager *m, const PolicyDecision *d) {
 
 /* The poll intervals grow only as far as the clock's discipline is locked for. */
 static void manager_sources_poll_locked(Manager *m) {
-        usec_t locked = clock_backend_poll_interval_max(m->clock);
-
-        for (size_t i = 0; i < m->policy.set.n_entries; i++)
-                source_set_poll_interval_locked(m->policy.set.entries[i].source, locked);
+        policy_poll_interval_locked(&m->policy, clock_backend_poll_interval_max(m->clock));
 }
 
 static void manager_policy_start(Manager *m) {

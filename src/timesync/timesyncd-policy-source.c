@@ -60,5 +60,6 @@ const PolicySourceOps policy_source_ops = {
         .clock_stepped = source_clock_stepped,
         .sample_stepped = source_sample_stepped,
         .poll_limits_changed = source_poll_limits_changed,
+        .poll_interval_locked = source_set_poll_interval_locked,
         .set_unused = source_set_unused,
 };

@@ -93,6 +93,22 @@ const char *policy_verdict(Policy *pol, const Source *s) {
         return e ? source_set_verdict_string(&pol->set, (size_t) (e - pol->set.entries)) : NULL;
 }
 
+const Source *policy_conflict_with(const Policy *pol, const Source *s) {
+        if (!pol->running)
+                return NULL;
+        for (size_t i = 0; i < pol->set.n_entries; i++) {
+                const SourceSetEntry *e = &pol->set.entries[i];
+
+                if (!e->conflict_with)
+                        continue;
+                if (e->source == s)
+                        return e->conflict_with;
+                if (e->conflict_with == s)
+                        return e->source;
+        }
+        return NULL;
+}
+
 /* NTSStatus becomes text: compared with what the manager shows, or with what out says already.
  * Returns true when NTSStatus changes. */
 bool policy_set_nts_status(Policy *pol, const char *text, PolicyDecision *out) {
@@ -1176,6 +1192,11 @@ void policy_clock_changed(Policy *pol, PolicyDecision *out) {
 void policy_poll_limits_changed(Policy *pol) {
         for (size_t i = 0; i < pol->set.n_entries; i++)
                 pol->ctx.sources->poll_limits_changed(pol->set.entries[i].source);
+}
+
+void policy_poll_interval_locked(Policy *pol, usec_t interval) {
+        for (size_t i = 0; i < pol->set.n_entries; i++)
+                pol->ctx.sources->poll_interval_locked(pol->set.entries[i].source, interval);
 }
 
 bool policy_uses_list(const Policy *pol, ServerType t) {

@@ -122,6 +122,7 @@ typedef struct PolicySourceOps {
         void (*clock_stepped)(Source *s, bool poll_now);
         void (*sample_stepped)(Source *s, int64_t step_nsec);
         void (*poll_limits_changed)(Source *s);
+        void (*poll_interval_locked)(Source *s, usec_t interval);
         void (*set_unused)(Source *s, bool unused);
 } PolicySourceOps;
 
@@ -217,6 +218,9 @@ void policy_steered(Policy *pol, const PolicyDecision *d, int r, PolicyDecision 
 void policy_clock_changed(Policy *pol, PolicyDecision *d);
 /* The poll interval limits changed (a reload). */
 void policy_poll_limits_changed(Policy *pol);
+/* The clock's discipline is locked for poll intervals up to interval: the sources' intervals
+ * grow no further (source_set_poll_interval_locked()). */
+void policy_poll_interval_locked(Policy *pol, usec_t interval);
 /* No source in use answers with keys whose certificate our clock found valid, and none waits
  * for its first answer or failure: every certificate may look expired because the clock is
  * ahead, the one case a backward bootstrap is for. */
@@ -226,6 +230,10 @@ bool policy_stalled(const Policy *pol);
 /* The verdict of the source for D-Bus: "selected", "truechimer", "falseticker", "undecided",
  * "unusable"; NULL when it is not in the set. */
 const char *policy_verdict(Policy *pol, const Source *s);
+/* The other source of a conflict of claims s is in: the two name one NTP address, though their
+ * key-exchange servers and certificate keys differ, so one of them claims a server that is not
+ * its own (each keeps its vote). NULL when there is none. */
+const Source *policy_conflict_with(const Policy *pol, const Source *s);
 
 /* The decision functions below are pure: no log, no clock, no I/O. */
 

@@ -190,6 +190,9 @@ static void fake_sample_stepped(Source *s, int64_t step_nsec) {
 static void fake_poll_limits_changed(Source *s) {
 }
 
+static void fake_poll_interval_locked(Source *s, usec_t interval) {
+}
+
 static void fake_set_unused(Source *s, bool unused) {
         fake_of(s)->unused = unused;
 }
@@ -216,6 +219,7 @@ static const PolicySourceOps fake_source_ops = {
         .clock_stepped = fake_clock_stepped,
         .sample_stepped = fake_sample_stepped,
         .poll_limits_changed = fake_poll_limits_changed,
+        .poll_interval_locked = fake_poll_interval_locked,
         .set_unused = fake_set_unused,
 };
 

@@ -771,7 +771,9 @@ fifty_ms_start_suite() {
                 daemon_log | tail -n 10 | sed 's/^/INFO   timesyncd: /'
         else
                 t0=$(uptime_s)
-                check fifty_ms_start_is_slewed_not_stepped wait_for 10 offset_within -0.06 -0.04
+                # The first exchange under emulation is the slowest (round trips of 10 to 70 ms
+                # measured), and its offset is off by up to half of that.
+                check fifty_ms_start_is_slewed_not_stepped wait_for 10 offset_within -0.1 -0.01
                 mapfile -t rows < <(awk '!/^#/ && NF' "$SETTLE_EXPECT")
                 for row in "${rows[@]}"; do
                         read -r after offset_max phase_max freq_max <<<"$row"

@@ -3,7 +3,7 @@
 # bench/accuracy.sh [--quick] [--seeds N] [--hours H] [--conditions "NAME..."] [--clients "ours stock"]
 #                   [--out DIR] [--build DIR]
 # How close to true time the real binaries keep the clock (docs/ACCURACY.md, issue 34): ours
-# and Debian 12's stock systemd-timesyncd (test/tools/fetch-stock.sh), each on the simulation
+# and Debian 12's stock systemd-timesyncd (test/tools/fixtures/fetch-stock.sh), each on the simulation
 # preload's kernel clock model (test/simulation/sim.sh, SIM_CLOCK=kernel), against the same
 # simulated servers, network and oscillator, seed for seed. Ours speaks NTS, stock plain NTP;
 # neither ever has CAP_SYS_TIME, no clock write reaches the kernel.
@@ -55,7 +55,7 @@ out=$(cd "$out" && pwd)
 . "$SRC/test/simulation/sim-stock.sh"
 sim_init
 if [[ " $clients " == *" stock "* ]] && [ ! -x "$STOCK_TIMESYNCD" ]; then
-        log "stock systemd-timesyncd not found (test/tools/fetch-stock.sh $TSNTS_PEERS_DIR): ours only"
+        log "stock systemd-timesyncd not found (test/tools/fixtures/fetch-stock.sh $TSNTS_PEERS_DIR): ours only"
         clients=ours
 fi
 

@@ -8,7 +8,7 @@
 # document's. `ninja -C build bench` does the same. Needs root (setpriv, like
 # the integration tests). What a fresh machine lacks it fetches first, as tools/run-tests.sh
 # does: valgrind, strace, gnuplot-nox and the rest of tools/install-deps.sh, and chronyd with
-# test/tools/fetch-peers.sh into the peers directory: TSNTS_PEERS_DIR, else build-peers/ of
+# test/tools/fixtures/fetch-peers.sh into the peers directory: TSNTS_PEERS_DIR, else build-peers/ of
 # the tree when tools/demo.sh or tools/run-tests.sh filled it, else the harness's default
 # ${XDG_CACHE_HOME:-$HOME/.cache}/timesyncd-nts/peers. Every daemon runs without CAP_SYS_TIME (the test harness drops it),
 # ours with --observe, chronyd with -x or -Q, ntpd-rs (when fetched) with no-clock-write.so;
@@ -26,7 +26,7 @@ SRC=$(cd "$(dirname "$0")/.." && pwd)
 export TSNTS_SRC_DIR=$SRC
 TSNTS_BUILD_DIR=$(cd "${1:-$SRC/build}" && pwd)
 export TSNTS_BUILD_DIR
-export TSNTS_ADJTIMEX_READ=$TSNTS_BUILD_DIR/test/tools/adjtimex-read
+export TSNTS_ADJTIMEX_READ=$TSNTS_BUILD_DIR/test/tools/probes/adjtimex-read
 BENCH_TOOLS=(valgrind strace gnuplot /usr/bin/python3 setpriv ss readelf)
 
 [ "$(id -u)" = 0 ] || { echo "bench/run.sh needs root (setpriv drops CAP_SYS_TIME; apt-get installs what is missing)" >&2; exit 1; }
@@ -45,8 +45,8 @@ fi
 # shellcheck source-path=SCRIPTDIR
 . "$SRC/test/lib/common.sh"
 if [ ! -x "$TSNTS_PEERS_DIR/root/usr/sbin/chronyd" ]; then
-        log "chronyd not in $TSNTS_PEERS_DIR: running test/tools/fetch-peers.sh"
-        "$SRC/test/tools/fetch-peers.sh" "$TSNTS_PEERS_DIR" >&2
+        log "chronyd not in $TSNTS_PEERS_DIR: running test/tools/fixtures/fetch-peers.sh"
+        "$SRC/test/tools/fixtures/fetch-peers.sh" "$TSNTS_PEERS_DIR" >&2
 fi
 # shellcheck source-path=SCRIPTDIR
 . "$SRC/test/lib/chrony.sh"
@@ -72,11 +72,11 @@ BENCH_KE=$TSNTS_BUILD_DIR/bench/bench-ke
 BENCH_MEMORY=$TSNTS_BUILD_DIR/bench/bench-memory-stages
 BUNDLE=/etc/ssl/certs/ca-certificates.crt
 STOCK_TIMESYNCD=/lib/systemd/systemd-timesyncd
-# The second anchor: ntpd-rs's ntp-daemon of the newest suite test/tools/fetch-peers.sh fetched
+# The second anchor: ntpd-rs's ntp-daemon of the newest suite test/tools/fixtures/fetch-peers.sh fetched
 # that runs on this host (forky's 1.9, else trixie's 1.4). It exits when it may not set the
 # clock, so it runs with no-clock-write.so, which turns its clock changes into reads; like
 # every client here it has no CAP_SYS_TIME. Without one the rows say "not measured".
-NO_CLOCK_WRITE=$TSNTS_BUILD_DIR/test/tools/no-clock-write.so
+NO_CLOCK_WRITE=$TSNTS_BUILD_DIR/test/tools/preload/no-clock-write.so
 NTPD_RS=
 for suite in forky trixie; do
         b=$TSNTS_PEERS_DIR/$suite/root/usr/bin/ntp-daemon
@@ -1022,7 +1022,7 @@ fi)"
 figure 'guest-cpu-tables' "$(for cpu_suite in bookworm trixie forky; do
         f=$SRC/docs/bench-guest-cpu-$cpu_suite.tsv
         [ -s "$f" ] || continue
-        printf '\nCPU, system calls and D-Bus signals per poll in the qemu guest of %s (%s): ours with NTS\nand stock with plain NTP, one after the other, against the same chronyd, both polling every\n16 s (run-tests.sh, cpu_per_poll). The guest runs under software emulation (TCG), so the\nCPU times are far above a real machine'"'"'s, and the host'"'"'s load, which changes between the two\nwindows, moves them; the system calls and signals do not depend on it. Where clock_gettime is\nlisted, the guest'"'"'s vDSO did not answer it (a traced call is one that entered the kernel).\n\n| client | metric | value | unit |\n|---|---|---|---|\n' \
+        printf '\nCPU, system calls and D-Bus signals per poll in the qemu guest of %s (%s): ours with NTS\nand stock with plain NTP, one after the other, against the same chronyd, both polling every\n16 s (guest-checks.sh, cpu_per_poll). The guest runs under software emulation (TCG), so the\nCPU times are far above a real machine'"'"'s, and the host'"'"'s load, which changes between the two\nwindows, moves them; the system calls and signals do not depend on it. Where clock_gettime is\nlisted, the guest'"'"'s vDSO did not answer it (a traced call is one that entered the kernel).\n\n| client | metric | value | unit |\n|---|---|---|---|\n' \
                 "$cpu_suite" "$(sed -n '1s/^# [a-z]*, //p' "$f")"
         awk -F'\t' '!/^#/ && NF >= 3 { printf "| %s | %s | %s | %s |\n", $1, $2, $3, $4 }' "$f"
 done)"
@@ -1107,7 +1107,7 @@ if [ -n "$NTPD_RS" ]; then
         figure ntpd-rs-section "$(bash "$SRC/bench/render.sh" "$W/figures.tsv" "$SRC/bench/ntpd-rs.md.in")"
 else
         figure ntpd-rs-section "Not measured in this run: no ntp-daemon of trixie or forky in $TSNTS_PEERS_DIR
-(test/tools/fetch-peers.sh fetches them) or no no-clock-write.so in the build."
+(test/tools/fixtures/fetch-peers.sh fetches them) or no no-clock-write.so in the build."
 fi
 
 log "writing $DOC from bench/BENCHMARKS.md.in and $FIGURES"

@@ -26,8 +26,8 @@ tools/install-deps.sh --demo
 [ -e build/build.ninja ] || { rm -rf build && quietly meson setup build -Dman=disabled; }
 quietly ninja -C build
 # chronyd of Debian 12 is all the demo runs: no trees of the newer suites (debootstrap, ~460 MB).
-quietly test/tools/fetch-peers.sh --bookworm-only "$top/build-peers"
+quietly test/tools/fixtures/fetch-peers.sh --bookworm-only "$top/build-peers"
 export TSNTS_PEERS_DIR="$top/build-peers" TSNTS_BUILD_DIR="$top/build"
-export TSNTS_ADJTIMEX_READ="$top/build/test/tools/adjtimex-read"
+export TSNTS_ADJTIMEX_READ="$top/build/test/tools/probes/adjtimex-read"
 
 exec bash tools/demo-scenario.sh

@@ -3,8 +3,8 @@
 # Installs everything needed to build timesyncd-nts and run its whole test suite on Debian 12;
 # with --demo only what tools/demo.sh needs (a build without man pages, a local chronyd from
 # fetch-peers.sh, a private D-Bus, timedatectl). Idempotent and quick when everything is present. Peer servers (chrony, NTPsec) are not
-# installed as packages (their maintainer scripts would start services): test/tools/fetch-peers.sh
-# extracts them into the build tree instead, and test/tools/fetch-dns.sh does the same for NSD and
+# installed as packages (their maintainer scripts would start services): test/tools/fixtures/fetch-peers.sh
+# extracts them into the build tree instead, and test/tools/fixtures/fetch-dns.sh does the same for NSD and
 # systemd-resolved.
 set -euo pipefail
 
@@ -13,7 +13,7 @@ packages=(
         gcc clang llvm meson ninja-build pkg-config libsystemd-dev libssl-dev libssl3 scdoc
         # tests
         openssl dbus systemd iproute2 util-linux procps python3 ca-certificates valgrind man-db strace nftables
-        # test/tools/metrics-check.py: the Prometheus project's own parsers of timesync-sources'
+        # test/tools/readers/metrics-check.py: the Prometheus project's own parsers of timesync-sources'
         # --openmetrics and --prometheus output, beside its strict reading
         python3-prometheus-client
         # test/lint: ShellCheck over every shell script of the tree

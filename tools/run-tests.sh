@@ -43,14 +43,14 @@ phase "dependencies"
 tools/install-deps.sh || exit 1
 phase "peers and DNS fixture fetch"
 peers="$top/build-peers"
-if [ -x test/tools/fetch-peers.sh ]; then
-        test/tools/fetch-peers.sh "$peers" || exit 1
+if [ -x test/tools/fixtures/fetch-peers.sh ]; then
+        test/tools/fixtures/fetch-peers.sh "$peers" || exit 1
 fi
-if [ -x test/tools/fetch-dns.sh ]; then
-        test/tools/fetch-dns.sh "$peers" || exit 1
+if [ -x test/tools/fixtures/fetch-dns.sh ]; then
+        test/tools/fixtures/fetch-dns.sh "$peers" || exit 1
 fi
 # Debian 12's stock daemon, which the simulation runs beside ours (test-sim-stock-*, bench/accuracy.sh).
-test/tools/fetch-stock.sh "$peers" || exit 1
+test/tools/fixtures/fetch-stock.sh "$peers" || exit 1
 export TSNTS_PEERS_DIR="$peers"
 
 # The guests (docs/DEBIAN.md, "Other Debian suites"; docs/TESTING.md, "Where CI's time goes").

@@ -1048,6 +1048,7 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
                 return r;
 
         policy_init(&m->policy, &(PolicyContext) {
+                .sources = &policy_source_ops,
                 .config = &m->config,
                 .clock = m->clock,
                 .servers = m->servers,

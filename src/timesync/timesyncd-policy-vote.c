@@ -11,7 +11,6 @@ bool policy_identify(Policy *pol, Source *s) {
         SourceSetEntry *e = source_set_find(&pol->set, s);
         const void *before[NTP_SELECT_MAX], *conflict_before[NTP_SELECT_MAX];
         ServerName *n = server_lists_find_source(pol->ctx.servers, s);
-        NTSClient *c = source_nts(s);
         SourceIdentity id;
 
         if (!e)
@@ -21,12 +20,7 @@ bool policy_identify(Policy *pol, Source *s) {
          * still the server it was (and may still have a candidate). */
         id = e->identity;
         id.ke_pool = n && n->kind == SERVER_NAME_KE_POOL ? n : NULL;
-        if (source_address(s))
-                source_identity_set_ntp_address(&id, source_address(s));
-        if (c && nts_client_ke_peer(c))
-                source_identity_set_ke_address(&id, nts_client_ke_peer(c));
-        if (c && nts_client_ke_key_sha256(c))
-                source_identity_set_key(&id, nts_client_ke_key_sha256(c));
+        pol->ctx.sources->identify(s, &id);
 
         for (size_t i = 0; i < pol->set.n_entries; i++) {
                 before[i] = pol->set.entries[i].duplicate_of;
@@ -43,8 +37,9 @@ bool policy_identify(Policy *pol, Source *s) {
 
                 if (!of || d->duplicate_of == before[i])
                         continue;
-                log_notice("NTS source %s is the same server as %s (%s); it counts once.", source_name(d->source),
-                           source_name(of->source), source_identity_reason(&of->identity, d->duplicate_why, why));
+                log_notice("NTS source %s is the same server as %s (%s); it counts once.",
+                           pol->ctx.sources->name(d->source), pol->ctx.sources->name(of->source),
+                           source_identity_reason(&of->identity, d->duplicate_why, why));
         }
         /* Once per conflict: one of the two key-exchange servers names an NTP server that is not
          * its own, by mistake or to take the other's vote away. */
@@ -66,8 +61,8 @@ const char *policy_conflict_describe(Policy *pol, const SourceSetEntry *e, char 
         char ip[IN_ADDR_TO_STRING_MAX];
 
         assert(with);
-        (void) snprintf(buf, size, "NTS sources %s and %s name one NTP address %s", source_name(e->source),
-                        source_name(with->source),
+        (void) snprintf(buf, size, "NTS sources %s and %s name one NTP address %s", pol->ctx.sources->name(e->source),
+                        pol->ctx.sources->name(with->source),
                         in_addr_to_string(e->identity.ntp_family, &e->identity.ntp_address, ip, sizeof ip) ?: "?");
         return buf;
 }

@@ -22,7 +22,7 @@ static void policy_walk_use(Policy *pol, ServerName *n, PolicyDecision *out) {
         Source *old = pol->selected;
 
         if (old && (!n || old != n->source)) {
-                source_stop(old);
+                pol->ctx.sources->stop(old);
                 source_set_remove(&pol->set, old);
         }
         pol->walk_name = n;
@@ -35,7 +35,7 @@ static void policy_walk_use(Policy *pol, ServerName *n, PolicyDecision *out) {
 static int policy_walk_try(Policy *pol, ServerName *n, PolicyDecision *out) {
         int r;
 
-        r = server_name_source(n, pol->ctx.source_settings, pol->ctx.source_handler, pol->ctx.userdata);
+        r = pol->ctx.sources->make(n, &pol->ctx);
         if (r < 0)
                 return r;
         policy_walk_use(pol, n, out);
@@ -45,7 +45,7 @@ static int policy_walk_try(Policy *pol, ServerName *n, PolicyDecision *out) {
                         return r;
                 policy_verdict_logged_forget(pol, n->source);
         }
-        r = source_start(n->source);
+        r = pol->ctx.sources->start(n->source);
         if (r < 0)
                 return r;
         out->polling = true;
@@ -117,23 +117,24 @@ static bool policy_walk_event(Policy *pol, Source *s, SourceEvent e, PolicyDecis
 
         switch (e) {
         case SOURCE_EVENT_ADDRESS:
-                if (!source_address(s))
+                if (!pol->ctx.sources->address(s))
                         return false;
-                (void) socket_address_to_string(source_address(s), addr);
-                log_debug("Connecting to time server %s (%s).", addr, source_name(s));
-                policy_notify(out, "Connecting to time server %s (%s).", addr, source_name(s));
+                (void) socket_address_to_string(pol->ctx.sources->address(s), addr);
+                log_debug("Connecting to time server %s (%s).", addr, pol->ctx.sources->name(s));
+                policy_notify(out, "Connecting to time server %s (%s).", addr, pol->ctx.sources->name(s));
                 return false;
         case SOURCE_EVENT_FAILED:
                 /* A failed key exchange said why in NTSStatus already; a server that never
                  * answered after one did not. */
-                if (source_silent(s)) {
+                if (pol->ctx.sources->silent(s)) {
                         char text[sizeof pol->last_failure];
 
-                        (void) snprintf(text, sizeof text, "%s: %s", source_name(s), source_last_error(s));
+                        (void) snprintf(text, sizeof text, "%s: %s", pol->ctx.sources->name(s),
+                                        pol->ctx.sources->last_error(s));
                         (void) policy_set_nts_status(pol, text, out);
                 }
                 /* The next one takes over while this one backs off. */
-                source_stop(s);
+                pol->ctx.sources->stop(s);
                 policy_walk_next(pol, out);
                 out->sources_changed = true;
                 return true;
@@ -150,7 +151,7 @@ static void policy_walk_start(Policy *pol, PolicyDecision *out) {
  * choose between, and ServerName shows whom the daemon talks to (as stock). */
 static void policy_walk_selected(Policy *pol, Source *s, const SourceSetDecision *d, PolicyDecision *out) {
         if (s)
-                log_debug("Selected server %s.", source_name(s));
+                log_debug("Selected server %s.", pol->ctx.sources->name(s));
 }
 
 /* NTSMinAgreeingSources= is about several servers: one alone is its majority. */

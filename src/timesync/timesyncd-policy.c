@@ -32,6 +32,10 @@
 #define POLICY_SILENT_FAILURES 3U
 #define POLICY_SILENT_POLLS 3U
 
+static usec_t policy_now(const Policy *pol) {
+        return pol->ctx.now_boottime ? pol->ctx.now_boottime() : now(CLOCK_BOOTTIME);
+}
+
 /* The NTS list in use: the runtime one while it names servers (runtime servers come first, as
  * in stock), else NTS=. */
 static ServerName *policy_list(const Policy *pol) {
@@ -40,13 +44,14 @@ static ServerName *policy_list(const Policy *pol) {
 
 /* A server that refused service (kiss code DENY or RSTR) is out for good; one that backs off
  * stays and tries again by itself. */
-static bool policy_name_usable(const ServerName *n) {
-        return !n->source || source_state(n->source) != SOURCE_FAILED;
+static bool policy_name_usable(const Policy *pol, const ServerName *n) {
+        return !n->source || pol->ctx.sources->state(n->source) != SOURCE_FAILED;
 }
 
 void policy_init(Policy *pol, const PolicyContext *ctx) {
         assert(pol);
         assert(ctx);
+        assert(ctx->sources);
 
         *pol = (Policy) {
                 .ctx = *ctx,
@@ -101,7 +106,7 @@ bool policy_set_nts_status(Policy *pol, const char *text, PolicyDecision *out) {
 
 /* Appends "NAME (REASON)" of the failing source s to the list in buf (size bytes); a list too
  * long for buf ends in ", ..." instead of a name cut in half. */
-static void policy_failing_append(char *buf, size_t size, size_t *n, const Source *s) {
+static void policy_failing_append(const Policy *pol, char *buf, size_t size, size_t *n, const Source *s) {
         static const char more[] = ", ...";
         size_t l = strlen(buf);
         int k;
@@ -109,7 +114,8 @@ static void policy_failing_append(char *buf, size_t size, size_t *n, const Sourc
         (*n)++;
         if (endswith(buf, more))
                 return;
-        k = snprintf(buf + l, size - l, "%s%s (%s)", l > 0 ? ", " : "", source_name(s), source_last_error(s));
+        k = snprintf(buf + l, size - l, "%s%s (%s)", l > 0 ? ", " : "", pol->ctx.sources->name(s),
+                     pol->ctx.sources->last_error(s));
         if (k < 0 || l + (size_t) k + strlen(more) >= size)
                 (void) snprintf(buf + l, size - l, "%s", more);
 }
@@ -124,9 +130,9 @@ static const char *policy_failing(Policy *pol, const SourceSetDecision *d, char 
         size_t n = 0, n_refusing = 0;
 
         LIST_FOREACH(names, i, policy_list(pol)) {
-                if (i->kind == SERVER_NAME_ONE && i->source && source_state(i->source) == SOURCE_FAILED &&
+                if (i->kind == SERVER_NAME_ONE && i->source && pol->ctx.sources->state(i->source) == SOURCE_FAILED &&
                     !source_set_find(&pol->set, i->source)) {
-                        policy_failing_append(list, sizeof list, &n, i->source);
+                        policy_failing_append(pol, list, sizeof list, &n, i->source);
                         n_refusing++;
                         continue;
                 }
@@ -136,7 +142,7 @@ static const char *policy_failing(Policy *pol, const SourceSetDecision *d, char 
                         if (e->vacant || e->replaces || e->duplicate_of || e->standing != SOURCE_SET_FAILING)
                                 continue;
                         if (e->source == i->source || (i->pool && pool_has_source(i->pool, e->source)))
-                                policy_failing_append(list, sizeof list, &n, e->source);
+                                policy_failing_append(pol, list, sizeof list, &n, e->source);
                 }
         }
 
@@ -163,7 +169,7 @@ static const char *policy_falsetickers(const Policy *pol, char *buf, size_t size
                 if (e->verdict != NTP_SELECT_FALSETICKER)
                         continue;
                 l += (size_t) MAX(snprintf(buf + l, size - l, "%s%s (%+.6f s)", k++ > 0 ? ", " : "",
-                                           source_name(e->source),
+                                           pol->ctx.sources->name(e->source),
                                            (double) e->candidate.ntp.offset_nsec / NTP_NSEC_PER_SEC), 0);
         }
         return buf;
@@ -178,7 +184,7 @@ static const char *policy_delayed(Policy *pol, char *buf, size_t size) {
         buf[0] = '\0';
         for (size_t i = 0; i < pol->set.n_entries && l < size; i++) {
                 const SourceSetEntry *e = &pol->set.entries[i];
-                const SourceSample *p = source_sample(e->source);
+                const SourceSample *p = pol->ctx.sources->sample(e->source);
                 char why[48];
                 int k;
 
@@ -189,7 +195,8 @@ static const char *policy_delayed(Policy *pol, char *buf, size_t size) {
                 else
                         (void) snprintf(why, sizeof why, "above %.0f s",
                                         (double) NTP_FILTER_DELAY_MAX_NSEC / NTP_NSEC_PER_SEC);
-                k = snprintf(buf + l, size - l, "%s%s (%s)", l > 0 ? ", " : "delay jumped: ", source_name(e->source), why);
+                k = snprintf(buf + l, size - l, "%s%s (%s)", l > 0 ? ", " : "delay jumped: ",
+                             pol->ctx.sources->name(e->source), why);
                 if (k < 0)
                         break;
                 l += (size_t) k;
@@ -224,27 +231,29 @@ void policy_select(Policy *pol, Source *s, const SourceSetDecision *d, PolicyDec
 
 /* A set of several selects by agreement: NTPMessage takes the selected source's sample. */
 static void policy_vote_selected(Policy *pol, Source *s, const SourceSetDecision *d, PolicyDecision *out) {
-        out->record = s && source_sample(s);
+        out->record = s && pol->ctx.sources->sample(s);
         /* The same source selected again after the set lost its agreement for a while (a liar
          * at the edge of the honest intervals) is no news: the set's own line says that it
          * agrees again. */
         if (out->record) {
-                log_full(s == pol->selected_logged ? LOG_DEBUG : LOG_INFO, "Selected server %s (%zu of %zu NTS sources agree).",
-                         source_name(s), d->n_current_agree, d->n_in_use);
+                log_full(s == pol->selected_logged ? LOG_DEBUG : LOG_INFO,
+                         "Selected server %s (%zu of %zu NTS sources agree).", pol->ctx.sources->name(s),
+                         d->n_current_agree, d->n_in_use);
                 pol->selected_logged = s;
         }
 }
 
 /* ---- what the sources say together ---- */
 
-static void policy_log_falseticker(const SourceSetEntry *e, const SourceSetDecision *d, int level) {
+static void policy_log_falseticker(const Policy *pol, const SourceSetEntry *e, const SourceSetDecision *d, int level) {
+        const char *name = pol->ctx.sources->name(e->source);
         char offset[32];
 
         (void) snprintf(offset, sizeof offset, "%+.6f", (double) e->candidate.ntp.offset_nsec / NTP_NSEC_PER_SEC);
         log_struct(level, TIMESYNC_MESSAGE_NTS_FALSETICKER,
-                   ((const char *const[]) { "NTS_SERVER", source_name(e->source), "OFFSET_SEC", offset, NULL }),
+                   ((const char *const[]) { "NTS_SERVER", name, "OFFSET_SEC", offset, NULL }),
                    "NTS source %s is a falseticker: its offset %s s (+/- %.6f s) lies outside what %zu other "
-                   "sources agree on (%+.6f s to %+.6f s); it is not used, and polled on.", source_name(e->source),
+                   "sources agree on (%+.6f s to %+.6f s); it is not used, and polled on.", name,
                    offset, (double) e->root_distance_nsec / NTP_NSEC_PER_SEC, d->select.n_agree,
                    (double) d->select.low_nsec / NTP_NSEC_PER_SEC, (double) d->select.high_nsec / NTP_NSEC_PER_SEC);
 }
@@ -279,7 +288,7 @@ void policy_verdict_logged_forget(Policy *pol, const Source *s) {
  * flips at the edge of an interval says so at most once per POLICY_LOG_INTERVAL_USEC (the
  * rest at debug level). */
 static void policy_log_verdicts(Policy *pol, const NTPSelectVerdict *before, const SourceSetDecision *d) {
-        usec_t t = now(CLOCK_BOOTTIME);
+        usec_t t = policy_now(pol);
 
         for (size_t i = 0; i < pol->set.n_entries; i++) {
                 SourceSetEntry *e = &pol->set.entries[i];
@@ -294,10 +303,10 @@ static void policy_log_verdicts(Policy *pol, const NTPSelectVerdict *before, con
                 if (loud)
                         *logged = t;
                 if (e->verdict == NTP_SELECT_FALSETICKER)
-                        policy_log_falseticker(e, d, loud ? LOG_WARNING : LOG_DEBUG);
+                        policy_log_falseticker(pol, e, d, loud ? LOG_WARNING : LOG_DEBUG);
                 else if (e->verdict == NTP_SELECT_TRUECHIMER)
                         log_full(loud ? LOG_NOTICE : LOG_DEBUG, "NTS source %s agrees with the others again.",
-                                 source_name(e->source));
+                                 pol->ctx.sources->name(e->source));
         }
 }
 
@@ -334,7 +343,7 @@ static bool policy_state_seen(Policy *pol, const char *key, usec_t t) {
  * within an interval of its last change. */
 static void policy_log_status(Policy *pol, const SourceSetDecision *d, const char *text, const char *key,
                                bool disagree) {
-        usec_t t = now(CLOCK_BOOTTIME);
+        usec_t t = policy_now(pol);
         int level = disagree ? LOG_WARNING :
                     d->select.outcome == NTP_SELECT_AGREED ? LOG_INFO :
                     d->n_pending > 0 ? LOG_DEBUG : LOG_NOTICE;
@@ -372,7 +381,7 @@ static void policy_log_status(Policy *pol, const SourceSetDecision *d, const cha
 #define POLICY_UDP_BLOCKED "No NTS source answers: key exchanges work, no NTP reply (outgoing UDP blocked?)"
 
 /* Every source of the set that fails never heard from its NTP server after its key exchange
- * worked (source_silent()), and one does. */
+ * worked (pol->ctx.sources->silent()), and one does. */
 static bool policy_all_silent(const Policy *pol) {
         bool any = false;
 
@@ -381,7 +390,7 @@ static bool policy_all_silent(const Policy *pol) {
 
                 if (e->vacant || e->replaces || e->duplicate_of || e->standing != SOURCE_SET_FAILING)
                         continue;
-                if (!source_silent(e->source))
+                if (!pol->ctx.sources->silent(e->source))
                         return false;
                 any = true;
         }
@@ -446,7 +455,7 @@ static void policy_report(Policy *pol, const SourceSetDecision *d, PolicyDecisio
         /* While the clock is left alone or none answers, STATUS= begins with NTSStatus, which
          * names the failing servers after the set's sentence. */
         (void) snprintf(status, sizeof status, "%s%s%s%s%s.", disagree || none_answers ? nts_status : since,
-                        pol->selected ? "; selected " : "", pol->selected ? source_name(pol->selected) : "",
+                        pol->selected ? "; selected " : "", pol->selected ? pol->ctx.sources->name(pol->selected) : "",
                         isempty(pool) ? "" : "; ", pool);
 
         /* STATUS= carries NTSStatus where it does not say the same: the manager appends it. */
@@ -554,10 +563,10 @@ static void policy_steer(Policy *pol, const SourceSetDecision *d, PolicyDecision
         out->steer = true;
         out->adjustment = policy_adjustment(d->select.offset_nsec, policy_leap(&pol->set, d->n_current_agree),
                                              sel->root_distance_nsec);
-        out->poll_interval_usec = source_poll_interval(s);
-        snprintf(out->server, sizeof out->server, "%s", source_name(s));
+        out->poll_interval_usec = pol->ctx.sources->poll_interval(s);
+        snprintf(out->server, sizeof out->server, "%s", pol->ctx.sources->name(s));
         pol->mode->steering(pol, d, out);
-        out->steer_authenticated = source_sample(s) && source_sample(s)->authenticated;
+        out->steer_authenticated = pol->ctx.sources->sample(s) && pol->ctx.sources->sample(s)->authenticated;
         out->steer_bootstrap = d->bootstrap;
         out->steer_agree = d->n_current_agree;
 }
@@ -583,7 +592,7 @@ void policy_steered(Policy *pol, const PolicyDecision *d, int r, PolicyDecision 
                 pol->mode->bootstrapped(pol, d);
                 for (size_t i = 0; i < pol->set.n_entries; i++)
                         if (pol->set.entries[i].candidate.bootstrap != NTS_CLIENT_BOOTSTRAP_NONE)
-                                (void) source_sample_used(pol->set.entries[i].source);
+                                (void) pol->ctx.sources->sample_used(pol->set.entries[i].source);
         }
         source_set_steered(&pol->set);
 
@@ -593,8 +602,8 @@ void policy_steered(Policy *pol, const PolicyDecision *d, int r, PolicyDecision 
         if (d->adjustment.step && r > 0) {
                 source_set_stepped(&pol->set, d->adjustment.offset_nsec);
                 for (size_t i = 0; i < pol->set.n_entries; i++) {
-                        source_clock_stepped(pol->set.entries[i].source, /* poll_now= */ false);
-                        source_sample_stepped(pol->set.entries[i].source, d->adjustment.offset_nsec);
+                        pol->ctx.sources->clock_stepped(pol->set.entries[i].source, /* poll_now= */ false);
+                        pol->ctx.sources->sample_stepped(pol->set.entries[i].source, d->adjustment.offset_nsec);
                 }
         } else if (clock_backend_type(pol->ctx.clock) == CLOCK_BACKEND_KERNEL)
                 source_set_slewed(&pol->set, d->adjustment.offset_nsec);
@@ -619,11 +628,11 @@ static void policy_promote(Policy *pol, Source *spare, PolicyDecision *out) {
                 return;
 
         log_notice("NTS server %s takes the place of %s, which does not answer: it agrees with the others.",
-                   source_name(spare), source_name(silent));
+                   pol->ctx.sources->name(spare), pol->ctx.sources->name(silent));
         if (pol->selected == silent)
                 policy_select(pol, NULL, NULL, out);
         source_set_promote(&pol->set, spare);
-        source_stop(silent);
+        pol->ctx.sources->stop(silent);
 }
 
 static void policy_try_spare(Policy *pol, Source *s);
@@ -653,7 +662,7 @@ static void policy_judge(Policy *pol, PolicyDecision *out) {
         (void) clock_backend_now(pol->ctx.clock, &ts);
         SourceSetPolicy p = {
                 .root_distance_max_nsec = (int64_t) MIN(pol->ctx.config->root_distance_max_usec, (usec_t) INT64_MAX / 1000) * 1000,
-                .now_boottime = now(CLOCK_BOOTTIME),
+                .now_boottime = policy_now(pol),
                 .now_realtime_nsec = (int64_t) ts.tv_sec * NTP_NSEC_PER_SEC + ts.tv_nsec,
                 .backward_floor_nsec = pol->backward_floor_nsec,
         };
@@ -671,7 +680,8 @@ static void policy_judge(Policy *pol, PolicyDecision *out) {
 
         policy_log_verdicts(pol, before, &d);
         for (size_t i = 0; i < pol->set.n_entries; i++)
-                source_set_unused(pol->set.entries[i].source, pol->set.entries[i].verdict == NTP_SELECT_FALSETICKER);
+                pol->ctx.sources->set_unused(pol->set.entries[i].source,
+                                             pol->set.entries[i].verdict == NTP_SELECT_FALSETICKER);
         pol->mode->judged(pol, &d, out);
         if (d.steer) {
                 /* The spare takes its place after the step, as the others' samples are. */
@@ -696,9 +706,9 @@ static int policy_add_source(Policy *pol, ServerName *n, Source *s) {
                 return log_error_errno(r, "Failed to add a source of %s to the NTS sources: %m", n->string);
         policy_verdict_logged_forget(pol, s);
 
-        if (source_keep_trying(s) < 0) {
-                snprintf(pol->last_failure, sizeof pol->last_failure, "%s: %s", source_name(s),
-                         source_last_error(s));
+        if (pol->ctx.sources->keep_trying(s) < 0) {
+                snprintf(pol->last_failure, sizeof pol->last_failure, "%s: %s", pol->ctx.sources->name(s),
+                         pol->ctx.sources->last_error(s));
                 source_set_failed(&pol->set, s);
         }
         return 0;
@@ -707,7 +717,7 @@ static int policy_add_source(Policy *pol, ServerName *n, Source *s) {
 static int policy_add(Policy *pol, ServerName *n) {
         int r;
 
-        r = server_name_source(n, pol->ctx.source_settings, pol->ctx.source_handler, pol->ctx.userdata);
+        r = pol->ctx.sources->make(n, &pol->ctx);
         if (r < 0)
                 return r;
         return policy_add_source(pol, n, n->source);
@@ -785,7 +795,7 @@ static void policy_vote_start(Policy *pol, PolicyDecision *out) {
         LIST_FOREACH(names, i, policy_list(pol)) {
                 if (n_used >= pol->ctx.config->nts_max_sources)
                         break;
-                if (policy_name_usable(i)) {
+                if (policy_name_usable(pol, i)) {
                         used[n_used] = i;
                         quota[n_used++] = 1;
                 }
@@ -845,7 +855,7 @@ void policy_stop(Policy *pol, PolicyDecision *out) {
                 return;
 
         for (size_t i = 0; i < pol->set.n_entries; i++)
-                source_stop(pol->set.entries[i].source);
+                pol->ctx.sources->stop(pol->set.entries[i].source);
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
                 LIST_FOREACH(names, n, pol->ctx.servers[t])
                         if (n->pool)
@@ -885,10 +895,10 @@ static bool policy_replace(Policy *pol, Source *s, PolicyDecision *out) {
 
         LIST_FOREACH(names, n, policy_list(pol)) {
                 /* A pool that is not in use has no quota to fill a place with. */
-                if (n->kind != SERVER_NAME_ONE || !policy_name_usable(n) ||
+                if (n->kind != SERVER_NAME_ONE || !policy_name_usable(pol, n) ||
                     (n->source && source_set_find(&pol->set, n->source)))
                         continue;
-                log_info("NTS server %s takes the place of %s.", n->string, source_name(s));
+                log_info("NTS server %s takes the place of %s.", n->string, pol->ctx.sources->name(s));
                 (void) policy_add(pol, n);
                 return false;
         }
@@ -909,10 +919,10 @@ static ServerName *policy_spare(Policy *pol) {
         ServerName *tried = NULL;
 
         LIST_FOREACH(names, n, policy_list(pol)) {
-                if (n->kind != SERVER_NAME_ONE || !policy_name_usable(n) ||
+                if (n->kind != SERVER_NAME_ONE || !policy_name_usable(pol, n) ||
                     (n->source && source_set_find(&pol->set, n->source)))
                         continue;
-                if (!n->source || source_failures(n->source) == 0)
+                if (!n->source || pol->ctx.sources->failures(n->source) == 0)
                         return n;
                 tried = tried ?: n;
         }
@@ -923,14 +933,14 @@ static ServerName *policy_spare(Policy *pol) {
  * simply dropped: that would give the others more say. A spare is started on probation for it,
  * and takes its place only once it agrees with what a majority reached without it
  * (policy_judge()). */
-static bool policy_silent(const SourceSetEntry *e) {
-        usec_t t = now(CLOCK_BOOTTIME);
+static bool policy_silent(const Policy *pol, const SourceSetEntry *e) {
+        usec_t t = policy_now(pol);
 
         if (e->replaces || e->standing != SOURCE_SET_FAILING)
                 return false;
         /* A source that never answered has been silent since its start. */
         return e->silent >= POLICY_SILENT_FAILURES || e->answered == 0 ||
-               t - MIN(t, e->answered) >= POLICY_SILENT_POLLS * source_poll_interval(e->source);
+               t - MIN(t, e->answered) >= POLICY_SILENT_POLLS * pol->ctx.sources->poll_interval(e->source);
 }
 
 static void policy_try_spare(Policy *pol, Source *s) {
@@ -940,7 +950,8 @@ static void policy_try_spare(Policy *pol, Source *s) {
         usec_t t;
         int r;
 
-        if (!e || !policy_silent(e) || source_set_spare_for(&pol->set, s) || source_state(s) == SOURCE_FAILED)
+        if (!e || !policy_silent(pol, e) || source_set_spare_for(&pol->set, s) ||
+            pol->ctx.sources->state(s) == SOURCE_FAILED)
                 return;
         /* A pool's source is replaced by its pool (pool_source_event()). */
         n = server_lists_find_source(pol->ctx.servers, s);
@@ -949,7 +960,7 @@ static void policy_try_spare(Policy *pol, Source *s) {
         n = policy_spare(pol);
         if (!n)
                 return;
-        r = server_name_source(n, pol->ctx.source_settings, pol->ctx.source_handler, pol->ctx.userdata);
+        r = pol->ctx.sources->make(n, &pol->ctx);
         if (r >= 0)
                 r = source_set_add_spare(&pol->set, n->source, n->host, s);
         if (r < 0) {
@@ -957,13 +968,13 @@ static void policy_try_spare(Policy *pol, Source *s) {
                 return;
         }
         policy_verdict_logged_forget(pol, n->source);
-        t = now(CLOCK_BOOTTIME);
+        t = policy_now(pol);
         (void) snprintf(since, sizeof since, e->answered > 0 ? "last answer %s ago" : "no answer since its start",
                         FORMAT_TIMESPAN(t - MIN(t, e->answered), USEC_PER_SEC));
         log_notice("NTS source %s does not answer (%u %s in a row, %s): trying %s in its place; it takes the "
-                   "place once it agrees with the others.", source_name(s), e->silent,
+                   "place once it agrees with the others.", pol->ctx.sources->name(s), e->silent,
                    e->silent == 1 ? "failure" : "failures", since, n->string);
-        if (source_keep_trying(n->source) < 0)
+        if (pol->ctx.sources->keep_trying(n->source) < 0)
                 source_set_failed(&pol->set, n->source);
 }
 
@@ -973,24 +984,26 @@ static void policy_drop_spare(Policy *pol, Source *s) {
 
         if (!spare)
                 return;
-        log_info("NTS source %s answers again; the spare %s is not needed.", source_name(s), source_name(spare));
+        log_info("NTS source %s answers again; the spare %s is not needed.", pol->ctx.sources->name(s),
+                 pol->ctx.sources->name(spare));
         source_set_remove(&pol->set, spare);
-        source_stop(spare);
+        pol->ctx.sources->stop(spare);
 }
 
 /* A spare whose probation failed leaves the set; the next failure of the silent source tries
  * another. */
 static void policy_spare_failed(Policy *pol, Source *s, SourceSetEntry *e) {
-        log_notice("Spare NTS server %s fails (%s) on probation for %s; it is not used.", source_name(s),
-                   source_last_error(s), source_name(e->replaces));
+        log_notice("Spare NTS server %s fails (%s) on probation for %s; it is not used.", pol->ctx.sources->name(s),
+                   pol->ctx.sources->last_error(s), pol->ctx.sources->name(e->replaces));
         source_set_remove(&pol->set, s);
-        source_stop(s);
+        pol->ctx.sources->stop(s);
 }
 
 /* Returns true when the set started over (nothing of the old one is left to judge). */
 static bool policy_failed(Policy *pol, Source *s, PolicyDecision *out) {
         SourceSetEntry *e = source_set_find(&pol->set, s);
-        NTSClient *c = source_nts(s);
+        const char *ke_error;
+        bool ke_logged;
         ServerName *n;
 
         if (e->replaces) {
@@ -998,20 +1011,21 @@ static bool policy_failed(Policy *pol, Source *s, PolicyDecision *out) {
                 return false;
         }
 
-        snprintf(pol->last_failure, sizeof pol->last_failure, "%s: %s", source_name(s), source_last_error(s));
+        snprintf(pol->last_failure, sizeof pol->last_failure, "%s: %s", pol->ctx.sources->name(s),
+                 pol->ctx.sources->last_error(s));
         /* Once per change: a source that keeps failing says so in its own lines. */
+        ke_error = pol->ctx.sources->ke_error(s, &ke_logged);
         if (e->standing != SOURCE_SET_FAILING)
-                log_notice("NTS source %s fails (%s); %s.", source_name(s),
-                           policy_failure_reason(source_last_error(s), c ? nts_client_last_error(c) : NULL,
-                                                  c && nts_client_last_error_logged(c)),
-                           source_state(s) == SOURCE_FAILED ? "it is not used any more" :
+                log_notice("NTS source %s fails (%s); %s.", pol->ctx.sources->name(s),
+                           policy_failure_reason(pol->ctx.sources->last_error(s), ke_error, ke_logged),
+                           pol->ctx.sources->state(s) == SOURCE_FAILED ? "it is not used any more" :
                            "it is tried again, and still counts as in use: its last sample stays in the vote");
         source_set_failed(&pol->set, s);
         /* A pool's source is replaced by its pool (pool_source_event()). */
         n = server_lists_find_source(pol->ctx.servers, s);
         if (n && n->pool)
                 return false;
-        if (source_state(s) == SOURCE_FAILED)
+        if (pol->ctx.sources->state(s) == SOURCE_FAILED)
                 return policy_replace(pol, s, out);
         policy_try_spare(pol, s);
         return false;
@@ -1019,32 +1033,32 @@ static bool policy_failed(Policy *pol, Source *s, PolicyDecision *out) {
 
 /* Once per change: a source whose delay is not trusted is not used as time (an attacker may
  * hold its replies back to widen its interval around a liar's), and says why. */
-static void policy_log_delay(Source *s) {
-        const SourceSample *p = source_sample(s);
-        const char *what = source_nts(s) ? "NTS source" : "Time server";
+static void policy_log_delay(const Policy *pol, Source *s) {
+        const SourceSample *p = pol->ctx.sources->sample(s);
+        const char *what = pol->ctx.sources->nts(s) ? "NTS source" : "Time server";
 
         if (p->delay == NTP_FILTER_DELAY_USUAL)
-                log_notice("%s %s: its delay (%.3f s) is trusted again; its samples are used.", what, source_name(s),
-                           (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC);
+                log_notice("%s %s: its delay (%.3f s) is trusted again; its samples are used.", what,
+                           pol->ctx.sources->name(s), (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC);
         else if (p->delay == NTP_FILTER_DELAY_JUMPED)
                 log_warning("%s %s: its delay jumped to %.3f s (least of its recent ones %.3f s); its samples are not "
-                            "used until it is back, or has lasted %u replies.", what, source_name(s),
+                            "used until it is back, or has lasted %u replies.", what, pol->ctx.sources->name(s),
                             (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
                             (double) p->delay_min_nsec / NTP_NSEC_PER_SEC, NTP_FILTER_SIZE);
         else
                 log_warning("%s %s: its delay of %.3f s is above %.0f s; its samples are not used while it stays so.",
-                            what, source_name(s), (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
+                            what, pol->ctx.sources->name(s), (double) p->ntp.delay_nsec / NTP_NSEC_PER_SEC,
                             (double) NTP_FILTER_DELAY_MAX_NSEC / NTP_NSEC_PER_SEC);
 }
 
 static void policy_sample(Policy *pol, Source *s, PolicyDecision *out) {
-        const SourceSample *p = source_sample(s);
+        const SourceSample *p = pol->ctx.sources->sample(s);
         char addr[SOCKET_ADDRESS_STRING_MAX];
         SourceSetSample x = {
                 .header = p->header,
                 .ntp = p->ntp,
                 .boottime = p->boottime,
-                .max_age = 2 * source_poll_interval(s) + POLICY_AGE_SLACK_USEC,
+                .max_age = 2 * pol->ctx.sources->poll_interval(s) + POLICY_AGE_SLACK_USEC,
                 .spike = p->spike,
                 .delayed = p->delay != NTP_FILTER_DELAY_USUAL,
                 .bootstrap = p->bootstrap,
@@ -1056,17 +1070,17 @@ static void policy_sample(Policy *pol, Source *s, PolicyDecision *out) {
         if (p->first) {
                 const char *auth = p->authenticated ? ", NTS authenticated" : ", plain NTP, not authenticated";
 
-                (void) socket_address_to_string(source_address(s), addr);
-                log_info("Contacted time server %s (%s)%s.", addr, source_name(s), auth);
+                (void) socket_address_to_string(pol->ctx.sources->address(s), addr);
+                log_info("Contacted time server %s (%s)%s.", addr, pol->ctx.sources->name(s), auth);
                 if (pol->mode->notifies_contact)
-                        policy_notify(out, "Contacted time server %s (%s)%s.", addr, source_name(s), auth);
+                        policy_notify(out, "Contacted time server %s (%s)%s.", addr, pol->ctx.sources->name(s), auth);
         }
 
         if (p->authenticated)
                 out->nts_answered = s;
         source_set_sample(&pol->set, s, &x);
         if (x.delayed != delayed)
-                policy_log_delay(s);
+                policy_log_delay(pol, s);
         policy_drop_spare(pol, s);
         if (s == pol->selected)
                 out->record = true;
@@ -1139,7 +1153,7 @@ void policy_on_event(Policy *pol, Source *s, SourceEvent e, PolicyDecision *out)
                 /* A pool's slot that the pool has no member for (an authenticated answer of the
                  * pool, which no one on the path can forge) is no server, and is not counted. */
                 if (e == SOURCE_EVENT_NTS_KEYS || e == SOURCE_EVENT_NTS_KE_FAILED)
-                        source_set_vacant(&pol->set, s, nts_client_pool_exhausted(source_nts(s)));
+                        source_set_vacant(&pol->set, s, pol->ctx.sources->ke_pool_exhausted(s));
                 out->nts_event = true;
                 /* What Sources shows of one server changes with its state, not with each
                  * verified reply or cookie. */
@@ -1155,13 +1169,13 @@ void policy_clock_changed(Policy *pol, PolicyDecision *out) {
 
         source_set_restart(&pol->set);
         for (size_t i = 0; i < pol->set.n_entries; i++)
-                source_clock_stepped(pol->set.entries[i].source, /* poll_now= */ true);
+                pol->ctx.sources->clock_stepped(pol->set.entries[i].source, /* poll_now= */ true);
         policy_judge(pol, out);
 }
 
 void policy_poll_limits_changed(Policy *pol) {
         for (size_t i = 0; i < pol->set.n_entries; i++)
-                source_poll_limits_changed(pol->set.entries[i].source);
+                pol->ctx.sources->poll_limits_changed(pol->set.entries[i].source);
 }
 
 bool policy_uses_list(const Policy *pol, ServerType t) {
@@ -1199,7 +1213,7 @@ bool policy_stalled(const Policy *pol) {
         for (size_t i = 0; i < pol->set.n_entries; i++) {
                 Source *s = pol->set.entries[i].source;
 
-                if (source_state(s) == SOURCE_IDLE || source_stalled(s))
+                if (pol->ctx.sources->state(s) == SOURCE_IDLE || pol->ctx.sources->stalled(s))
                         return true;
         }
         /* An SRV pool without sources waits for its lookup or its timer. */

@@ -76,9 +76,62 @@ typedef struct PolicyDecision {
         bool sources_changed;
 } PolicyDecision;
 
+struct PolicyContext;
+
+/* The one way the policy reaches its sources (as chrony's sources module sees its sources
+ * through a narrow interface): what a source is and says, and what the policy asks of it. The
+ * daemon passes policy_source_ops (timesyncd-policy-source.c), the real sources of
+ * timesyncd-source, whose functions of the same names each entry calls; a unit test passes
+ * fakes, and drives policy_on_event() for a set of several without sockets, key exchanges or
+ * time. No other file of the policy calls a function of timesyncd-source or of the NTS client;
+ * the walk of a set of one asks the server lists which server is usable next (server_next(),
+ * server_name_usable(), nts_all_refuse(), nts_earliest_retry()), which read the names' sources
+ * themselves. */
+typedef struct PolicySourceOps {
+        /* n's source (ServerName.source), made the first time n is used, with the context's
+         * source settings and handler: server_name_source(). */
+        int (*make)(ServerName *n, const struct PolicyContext *ctx);
+
+        /* What it is and says. */
+        const char *(*name)(const Source *s);
+        SourceState (*state)(const Source *s);
+        const SocketAddress *(*address)(const Source *s);
+        const SourceSample *(*sample)(const Source *s);
+        usec_t (*poll_interval)(const Source *s);
+        const char *(*last_error)(const Source *s);
+        bool (*silent)(const Source *s);
+        unsigned (*failures)(const Source *s);
+        bool (*stalled)(const Source *s);
+        /* Whether it is an NTS source. */
+        bool (*nts)(const Source *s);
+        /* Its NTS client's last error ("": none; NULL: no NTS client), and whether that was
+         * logged with its reason as it came (nts_client_last_error_logged()). */
+        const char *(*ke_error)(const Source *s, bool *ret_logged);
+        /* Its key-exchange pool has no member left for it (nts_client_pool_exhausted()). */
+        bool (*ke_pool_exhausted)(const Source *s);
+        /* Writes into id what it knows now of which server it is: its NTP address, the
+         * key-exchange server and certificate key of its last key exchange; what it does not
+         * know now is left as it was. */
+        void (*identify)(const Source *s, SourceIdentity *id);
+
+        /* What the policy asks of it. */
+        int (*start)(Source *s);
+        int (*keep_trying)(Source *s);
+        void (*stop)(Source *s);
+        bool (*sample_used)(Source *s);
+        void (*clock_stepped)(Source *s, bool poll_now);
+        void (*sample_stepped)(Source *s, int64_t step_nsec);
+        void (*poll_limits_changed)(Source *s);
+        void (*set_unused)(Source *s, bool unused);
+} PolicySourceOps;
+
+/* The real sources (timesyncd-source), for the daemon. */
+extern const PolicySourceOps policy_source_ops;
+
 /* What the set reads of the manager, all of it stable for the manager's life: set up once
  * with policy_init(). */
 typedef struct PolicyContext {
+        const PolicySourceOps *sources;         /* every call into a source goes through it */
         const TimesyncConfig *config;
         ClockBackend *clock;
         ServerName **servers;                   /* the manager's lists, _SERVER_TYPE_MAX of them */
@@ -88,6 +141,9 @@ typedef struct PolicyContext {
         source_handler_t source_handler;
         pool_handler_t pool_handler;
         void *userdata;
+        /* CLOCK_BOOTTIME for the ages of samples and silences and the log's rate limits; NULL:
+         * now(CLOCK_BOOTTIME). A unit test's fake time, so that one seed gives one run. */
+        usec_t (*now_boottime)(void);
 } PolicyContext;
 
 /* How the set runs: one server at a time (timesyncd-policy-walk.c), or several that vote. */

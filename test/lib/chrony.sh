@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# chronyd 4.3 (from test/tools/fetch-peers.sh) as NTS server on loopback, and as the reference
+# chronyd 4.3 (from test/tools/fixtures/fetch-peers.sh) as NTS server on loopback, and as the reference
 # NTS client. Facts behind the configuration: /work/shared/PEERS.md.
 [ -n "${_TSNTS_CHRONY_SH:-}" ] && return 0
 _TSNTS_CHRONY_SH=1
@@ -18,10 +18,10 @@ _chrony_listening() {
         local rundir=$1 ntpport=$2 keport=$3 bind4=${4//./\\.}
         pid_alive "$(cat "$rundir/daemon.pid")" || fail "chronyd exited during startup: $(tail -n 5 "$rundir/chronyd.log")"
         [ -S "$rundir/chronyd.sock" ] &&
-                ss -Hltn "sport = :$keport" | grep -q "$bind4" &&
-                ss -Hltn "sport = :$keport" | grep -q '\[::1\]' &&
-                ss -Hlun "sport = :$ntpport" | grep -q "$bind4" &&
-                ss -Hlun "sport = :$ntpport" | grep -q '\[::1\]'
+                ss -Hltn "sport = :$keport" | grep_q "$bind4" &&
+                ss -Hltn "sport = :$keport" | grep_q '\[::1\]' &&
+                ss -Hlun "sport = :$ntpport" | grep_q "$bind4" &&
+                ss -Hlun "sport = :$ntpport" | grep_q '\[::1\]'
 }
 
 # start_chrony_nts_server RUNDIR CERTDIR NTPPORT KEPORT [CONFIG-LINE...]

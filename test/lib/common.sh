@@ -8,8 +8,8 @@
 # Environment (meson passes the first three; all have defaults for running a test by hand):
 #   TSNTS_SRC_DIR         source tree (default: two levels above this file)
 #   TSNTS_BUILD_DIR       meson build dir (default: $TSNTS_SRC_DIR/build)
-#   TSNTS_ADJTIMEX_READ   test/tools/adjtimex-read binary (default: in $TSNTS_BUILD_DIR/test/tools)
-#   TSNTS_PEERS_DIR       tree made by test/tools/fetch-peers.sh
+#   TSNTS_ADJTIMEX_READ   test/tools/probes/adjtimex-read (default: the one in $TSNTS_BUILD_DIR)
+#   TSNTS_PEERS_DIR       tree made by test/tools/fixtures/fetch-peers.sh
 #                         (default: ${XDG_CACHE_HOME:-$HOME/.cache}/timesyncd-nts/peers)
 #   TSNTS_KEEP_TMP=1      keep the temp dir after the test
 [ -n "${_TSNTS_COMMON_SH:-}" ] && return 0
@@ -20,7 +20,7 @@ set -euo pipefail
 TSNTS_LIB_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 export TSNTS_SRC_DIR=${TSNTS_SRC_DIR:-$(cd "$TSNTS_LIB_DIR/../.." && pwd)}
 export TSNTS_BUILD_DIR=${TSNTS_BUILD_DIR:-$TSNTS_SRC_DIR/build}
-export TSNTS_ADJTIMEX_READ=${TSNTS_ADJTIMEX_READ:-$TSNTS_BUILD_DIR/test/tools/adjtimex-read}
+export TSNTS_ADJTIMEX_READ=${TSNTS_ADJTIMEX_READ:-$TSNTS_BUILD_DIR/test/tools/probes/adjtimex-read}
 export TSNTS_PEERS_DIR=${TSNTS_PEERS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/timesyncd-nts/peers}
 
 # Meson's exit code for a skipped test.
@@ -119,6 +119,12 @@ kill_pids() {
                 kill -KILL "${left[@]}" 2>/dev/null || true
         }
 }
+
+# grep_q ARG...: `grep -q` that reads its whole input. In `producer | grep -q` under pipefail,
+# grep leaving at the first match ends the pipe under a producer still writing (a log longer
+# than the pipe's buffer), and its broken pipe fails the pipeline: a line that is there would
+# read as missing.
+grep_q() { grep "$@" >/dev/null; }
 
 # Polls CMD... until it succeeds; returns 1 after TIMEOUT seconds (a guard against hangs, not a
 # measurement). Starts with 5 ms between tries and backs off to 100 ms.
@@ -313,11 +319,12 @@ test_init() {
         clock_guard_start "$TEST_TMPDIR"
 }
 
-# make_test_certs: the test PKI of test/tools/make-certs.sh in TEST_TMPDIR/certs. Sets CERTDIR.
+# make_test_certs: the test PKI of test/tools/fixtures/make-certs.sh in TEST_TMPDIR/certs.
+# Sets CERTDIR.
 make_test_certs() {
         CERTDIR="$TEST_TMPDIR/certs"
         export CERTDIR
-        bash "$TSNTS_SRC_DIR/test/tools/make-certs.sh" "$CERTDIR"
+        bash "$TSNTS_SRC_DIR/test/tools/fixtures/make-certs.sh" "$CERTDIR"
 }
 
 # make_test_cert NAME FROM UNTIL [CA_FROM CA_UNTIL]: after make_test_certs, CERTDIR/NAME-chain.pem
@@ -329,7 +336,7 @@ make_test_cert() {
         for t; do
                 dates+=("$(date -u -d "@$(($(date +%s) + t))" +%Y%m%d%H%M%SZ)")
         done
-        bash "$TSNTS_SRC_DIR/test/tools/make-certs.sh" "$CERTDIR" "$name" "${dates[@]}" >/dev/null
+        bash "$TSNTS_SRC_DIR/test/tools/fixtures/make-certs.sh" "$CERTDIR" "$name" "${dates[@]}" >/dev/null
         chmod 0644 "$CERTDIR"/*.pem
 }
 
@@ -339,7 +346,7 @@ peers_bin() {
         local bin="$TSNTS_PEERS_DIR/root/$1"
         [ -x "$bin" ] && { echo "$bin"; return 0; }
         [ -e "$TSNTS_PEERS_DIR/.stamp" ] && fail "fetch-peers.sh completed in $TSNTS_PEERS_DIR but $1 is missing"
-        missing_prerequisite "$1 not found; run: test/tools/fetch-peers.sh $TSNTS_PEERS_DIR"
+        missing_prerequisite "$1 not found; run: test/tools/fixtures/fetch-peers.sh $TSNTS_PEERS_DIR"
 }
 
 # run_with_prefix ARRAY CMD...: runs CMD through the command prefix in the array named ARRAY

@@ -2,7 +2,7 @@
 # shellcheck shell=bash
 # A DNSSEC-signed zone and NSD's configuration to serve it, for test/lib/dnssec.sh (the DNS
 # fixture of the tests on this machine) and for the qemu guest of test/mkosi (run.sh signs the
-# guest's zone with dns_sign; the guest's run-tests.sh writes NSD's configuration with
+# guest's zone with dns_sign; the guest's guest-checks.sh writes NSD's configuration with
 # dns_nsd_conf, from its own copy of this file). Needs ldnsutils for dns_sign, nothing else.
 
 # dns_sign DIR ORIGIN: makes a KSK and a ZSK in DIR (ECDSA P-256, ldns-keygen), writes

@@ -3,7 +3,7 @@
 # A DNSSEC-signed test zone served by NSD, and Debian's systemd-resolved 252 validating it, both
 # offline and without touching the host: NSD and resolved run in a network namespace of the test,
 # resolved also in a mount namespace with a private /run and /etc/passwd, and resolved answers on
-# the test's private system bus (dbus.sh). NSD and resolved come from test/tools/fetch-dns.sh;
+# the test's private system bus (dbus.sh). NSD and resolved come from test/tools/fixtures/fetch-dns.sh;
 # ldns-keygen/ldns-signzone/ldns-key2ds from the ldnsutils package. Facts behind the setup:
 # /work/shared/DNSSEC.md.
 #
@@ -32,7 +32,7 @@ _TSNTS_DNSSEC_SH=1
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/dns-zone.sh"
 
-# The tree of test/tools/fetch-dns.sh (default: beside the peers tree).
+# The tree of test/tools/fixtures/fetch-dns.sh (default: beside the peers tree).
 export TSNTS_DNS_DIR=${TSNTS_DNS_DIR:-$TSNTS_PEERS_DIR/dns}
 # Where NSD listens inside the namespace; resolved's only DNS server.
 export DNS_SERVER=127.0.0.2
@@ -43,7 +43,7 @@ dns_bin() {
         local bin="$TSNTS_DNS_DIR/root/$1"
         [ -x "$bin" ] && { echo "$bin"; return 0; }
         [ -e "$TSNTS_DNS_DIR/.stamp" ] && fail "fetch-dns.sh completed in $TSNTS_DNS_DIR but $1 is missing"
-        missing_prerequisite "$1 not found; run: test/tools/fetch-dns.sh $(dirname "$TSNTS_DNS_DIR")"
+        missing_prerequisite "$1 not found; run: test/tools/fixtures/fetch-dns.sh $(dirname "$TSNTS_DNS_DIR")"
 }
 
 NSD=$(dns_bin usr/sbin/nsd)
@@ -110,7 +110,7 @@ _dns_write_zones() {
 
 _nsd_answers() {
         pid_alive "$NSD_PID" || fail "nsd exited during startup: $(tail -n 5 "$1/nsd.log")"
-        ip netns exec "$DNS_NETNS" ss -Hlun "sport = :53" | grep -q "$DNS_SERVER"
+        ip netns exec "$DNS_NETNS" ss -Hlun "sport = :53" | grep_q "$DNS_SERVER"
 }
 
 # _start_nsd DIR: serves the zones of DIR on DNS_SERVER port 53 inside DNS_NETNS. Sets NSD_PID.
@@ -139,7 +139,7 @@ _resolved_prepare_root() {
 
 resolved_on_bus() {
         busctl --system call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
-                NameHasOwner s org.freedesktop.resolve1 2>/dev/null | grep -qx 'b true'
+                NameHasOwner s org.freedesktop.resolve1 2>/dev/null | grep_q -x 'b true'
 }
 
 _resolved_up() {

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Runs the mock NTS server (test/tools/nts-mock-server) on loopback with a fresh test PKI, and
- * drives our client modules against it: shared by the integration test and tools/nts-demo. */
+/* Runs the mock NTS server (test/tools/mock-server/nts-mock-server) on loopback with a fresh
+ * test PKI, and drives our client modules against it: shared by the integration test and
+ * tools/nts-demo. */
 
 #include <sys/types.h>
 
@@ -17,8 +18,8 @@ typedef struct MockProcess {
         SocketAddress ke_address;
 } MockProcess;
 
-/* Makes a temporary directory with the test PKI (test/tools/make-certs.sh); *ret is its path.
- * mock_certs_remove() deletes it again. */
+/* Makes a temporary directory with the test PKI (test/tools/fixtures/make-certs.sh); *ret is
+ * its path. mock_certs_remove() deletes it again. */
 int mock_certs_make(char **ret);
 void mock_certs_remove(char *dir);
 
@@ -39,8 +40,9 @@ typedef struct MockOptions {
 int mock_server_start(const char *certs, const MockOptions *o, MockProcess *ret);
 void mock_server_stop(MockProcess *s);
 
-/* Starts test/tools/ntp-test-server on 127.0.0.1 with a free port in mode (normal, rate, deny,
- * rstr, unsync, silent, far) and waits for its READY line. Stop it with mock_server_stop(). */
+/* Starts test/tools/mock-server/ntp-test-server on 127.0.0.1 with a free port in mode (normal,
+ * rate, deny, rstr, unsync, silent, far) and waits for its READY line. Stop it with
+ * mock_server_stop(). */
 int ntp_test_server_start(const char *mode, MockProcess *ret);
 
 /* Runs one KE session against the given addresses on a private sd-event loop. Returns 0 with

@@ -1,13 +1,16 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# The mock NTS server (test/tools/nts-mock-server) for shell tests: a correct server, one with a
-# sabotage mode, or a key-exchange pool naming other mock servers as members (mock-pool.h).
+# The mock NTS server (test/tools/mock-server/nts-mock-server) for shell tests: a correct
+# server, one with a sabotage mode, or a key-exchange pool naming other mock servers as members
+# (mock-pool.h).
 #
 #   start_mock_server NAME [ARG...]  on 127.0.0.1 with $CERTDIR's server chain (make_test_certs),
 #                                    ports from the kernel, unless ARGs say otherwise (a later
 #                                    option wins); log $TEST_TMPDIR/mock-NAME.log, counts
 #                                    $TEST_TMPDIR/mock-NAME.count. Sets MOCK_PID, MOCK_KE_PORT,
 #                                    MOCK_NTP_PORT.
+#   stop_mock_server                 SIGTERM to the last one started (MOCK_PID); fails unless it
+#                                    exits 0
 #   mock_count NAME KEY              a figure of that count file (ke_sessions, ntp_requests,
 #                                    ntp_naks, pool_denied_given); 0 before the first
 #   start_pool_members NAME N        N mock servers on 127.0.0.2, .3, ... that share a cookie key
@@ -25,7 +28,7 @@ _TSNTS_MOCK_SH=1
 # shellcheck source-path=SCRIPTDIR
 . "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
-export TSNTS_MOCK_SERVER=${TSNTS_MOCK_SERVER:-$TSNTS_BUILD_DIR/test/tools/nts-mock-server}
+export TSNTS_MOCK_SERVER=${TSNTS_MOCK_SERVER:-$TSNTS_BUILD_DIR/test/tools/mock-server/nts-mock-server}
 
 start_mock_server() {
         local name=$1 log="$TEST_TMPDIR/mock-$1.log" ready
@@ -43,6 +46,11 @@ start_mock_server() {
         MOCK_KE_PORT=$(sed -n 's/.*ke-port=\([0-9]*\).*/\1/p' <<<"$ready")
         MOCK_NTP_PORT=$(sed -n 's/.*ntp-port=\([0-9]*\).*/\1/p' <<<"$ready")
         assert_no_sys_time "$MOCK_PID" nts-mock-server
+}
+
+stop_mock_server() {
+        kill -TERM "$MOCK_PID"
+        wait "$MOCK_PID" || fail "nts-mock-server did not exit cleanly on SIGTERM (status $?)"
 }
 
 mock_count() {

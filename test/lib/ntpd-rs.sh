@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# ntpd-rs (ntp-daemon of Debian 13 "trixie" and testing "forky", from test/tools/fetch-peers.sh)
+# ntpd-rs (ntp-daemon of Debian 13 "trixie" and testing "forky", from test/tools/fixtures/fetch-peers.sh)
 # as NTS server on loopback. It never touches the clock: its configuration has no [[source]]
 # (it then logs "No sources configured. Daemon will not change system time.", checked here),
 # and it runs without CAP_SYS_TIME like every peer. Facts: /work/shared/PEERS.md.
@@ -15,7 +15,7 @@ ntpd_rs_bin() {
         local bin="$TSNTS_PEERS_DIR/$1/root/usr/bin/ntp-daemon"
         if [ ! -x "$bin" ]; then
                 [ ! -e "$TSNTS_PEERS_DIR/$1/.stamp" ] || fail "fetch-peers.sh completed $TSNTS_PEERS_DIR/$1 but ntp-daemon is missing"
-                skip "ntpd-rs of $1 not fetched ($bin missing); run: test/tools/fetch-peers.sh $TSNTS_PEERS_DIR"
+                skip "ntpd-rs of $1 not fetched ($bin missing); run: test/tools/fixtures/fetch-peers.sh $TSNTS_PEERS_DIR"
         fi
         echo "$bin"
 }
@@ -29,10 +29,10 @@ _ntpd_rs_listening() {
         local rundir=$1 ntpport=$2 keport=$3
         pid_alive "$(cat "$rundir/daemon.pid")" || fail "ntp-daemon exited during startup: $(tail -n 5 "$rundir/ntpd-rs.log")"
         [ -S "$rundir/observe" ] &&
-                ss -Hltn "sport = :$keport" | grep -q '127\.0\.0\.1' &&
-                ss -Hltn "sport = :$keport" | grep -q '\[::1\]' &&
-                ss -Hlun "sport = :$ntpport" | grep -q '127\.0\.0\.1' &&
-                ss -Hlun "sport = :$ntpport" | grep -q '\[::1\]'
+                ss -Hltn "sport = :$keport" | grep_q '127\.0\.0\.1' &&
+                ss -Hltn "sport = :$keport" | grep_q '\[::1\]' &&
+                ss -Hlun "sport = :$ntpport" | grep_q '127\.0\.0\.1' &&
+                ss -Hlun "sport = :$ntpport" | grep_q '\[::1\]'
 }
 
 # start_ntpd_rs_nts_server BIN RUNDIR CERTDIR NTPPORT KEPORT [KE-SERVER-LINE...]

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# NTPsec ntpd (1.2.2 from test/tools/fetch-peers.sh; 1.2.3 and 1.2.5 from its trees of trixie
+# NTPsec ntpd (1.2.2 from test/tools/fixtures/fetch-peers.sh; 1.2.3 and 1.2.5 from its trees of trixie
 # and forky) as NTS server. Its ports are fixed (NTS-KE
 # 4460, NTP 123) and it binds the wildcard addresses, so it only ever runs inside a network
 # namespace of the test. Facts behind the configuration: /work/shared/PEERS.md.
@@ -32,7 +32,7 @@ _ntpsec_in() {
 _ntpsec_ke_listening() {
         local rundir=$1 ns=$2
         pid_alive "$(cat "$rundir/daemon.pid")" || fail "ntpd exited during startup: $(tail -n 5 "$rundir/ntpd.log")"
-        _ntpsec_in "$ns" ss -Hltn "sport = :$NTPSEC_KE_PORT" | grep -q LISTEN
+        _ntpsec_in "$ns" ss -Hltn "sport = :$NTPSEC_KE_PORT" | grep_q LISTEN
 }
 
 # Orphan mode needs a second or two before ntpd stops answering "unsynchronised".

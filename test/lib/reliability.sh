@@ -6,7 +6,7 @@
 [ -n "${_TSNTS_RELIABILITY_SH:-}" ] && return 0
 _TSNTS_RELIABILITY_SH=1
 
-export FAULT_PROXY=$TSNTS_SRC_DIR/test/tools/fault-proxy.py
+export FAULT_PROXY=$TSNTS_SRC_DIR/test/tools/faults/fault-proxy.py
 CLK_TCK=$(getconf CLK_TCK)
 export CLK_TCK
 

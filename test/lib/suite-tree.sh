@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
 # Peers of a newer Debian suite that need its glibc run chrooted in a tree of that suite
-# (test/tools/fetch-peers.sh: DEST/SUITE/tree). Sourced by chrony.sh and ntpsec.sh.
+# (test/tools/fixtures/fetch-peers.sh: DEST/SUITE/tree). Sourced by chrony.sh and ntpsec.sh.
 [ -n "${_TSNTS_SUITE_TREE_SH:-}" ] && return 0
 _TSNTS_SUITE_TREE_SH=1
 

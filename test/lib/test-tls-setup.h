@@ -2,7 +2,7 @@
 #pragma once
 
 /* Setup shared by the tests that run TLS against the test PKI (test-nts-tls, test-mock-server):
- * a fresh temporary directory with the certificates of test/tools/make-certs.sh (path in
+ * a fresh temporary directory with the certificates of test/tools/fixtures/make-certs.sh (path in
  * TEST_MAKE_CERTS, set by meson) in certs_dir below it, SIGPIPE ignored so that a dead peer is
  * an error return rather than a signal, libssl loaded. */
 

@@ -10,7 +10,7 @@ _TSNTS_TIMESYNCD_SH=1
 . "$(dirname "${BASH_SOURCE[0]}")/mock.sh"
 
 export TIMESYNCD=${TSNTS_TIMESYNCD:-$TSNTS_BUILD_DIR/src/timesync/systemd-timesyncd}
-export NTP_TEST_SERVER=${TSNTS_NTP_TEST_SERVER:-$TSNTS_BUILD_DIR/test/tools/ntp-test-server}
+export NTP_TEST_SERVER=${TSNTS_NTP_TEST_SERVER:-$TSNTS_BUILD_DIR/test/tools/mock-server/ntp-test-server}
 
 # The daemon drops to the systemd-timesync user when it exists: let it reach its directories.
 timesyncd_prepare() {
@@ -242,7 +242,7 @@ nts_jar_file() {
         echo "$TEST_TMPDIR/state/nts-$out.jar"
 }
 
-# ---- the mock NTS server (test/tools/nts-mock-server, started by mock.sh) ----
+# ---- the mock NTS server (test/tools/mock-server/nts-mock-server, started by mock.sh) ----
 
 # start_nts_mock NAME [ARG...]: start_mock_server on free ports that it announces as its NTP
 # server (start_mock_server's mock announces none of its own): with the test certificates,
@@ -356,7 +356,7 @@ start_notify_listener() {
         NOTIFY_OUT=$TEST_TMPDIR/notify.txt
         rm -f "$sock"
         : >"$TEST_TMPDIR/notify.log"    # no READY of an earlier listener (start_mock_server)
-        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/notify-listen.py" "$sock" "$NOTIFY_OUT" \
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/notify-listen.py" "$sock" "$NOTIFY_OUT" \
                 >"$TEST_TMPDIR/notify.log" 2>&1 &
         track_pid $!
         wait_for 5 grep -q READY "$TEST_TMPDIR/notify.log" || fail "notify listener did not start"

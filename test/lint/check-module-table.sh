@@ -52,8 +52,12 @@ for cell in "${cells[@]}"; do
         esac
 done
 
+# A lookup table rather than `printf | grep -q`: under pipefail, grep's early exit could fail
+# the pipeline with printf's broken pipe and report a named file as missing.
+declare -A is_named=()
 bad=0
 for f in "${named[@]}"; do
+        is_named[$f]=1
         if [ ! -e "$srcdir/$f" ]; then
                 echo "$f: named in the module table of $doc, not in $srcdir"
                 bad=1
@@ -61,7 +65,7 @@ for f in "${named[@]}"; do
 done
 for path in "$srcdir"/*.c; do
         f=${path##*/}
-        if ! printf '%s\n' "${named[@]}" | grep -qxF -- "$f"; then
+        if [ -z "${is_named[$f]+set}" ]; then
                 echo "$f: in $srcdir, not named in the module table of $doc"
                 bad=1
         fi

@@ -13,7 +13,7 @@
 # built in a debootstrap tree of that suite ($NTS_MKOSI_DIR/chroot; docs/DEBIAN.md, "Other
 # Debian suites").
 # --reuse-image skips the package and image builds and only refreshes the guest's test scripts
-# in the last image (for work on the tests themselves).
+# and their unit in the last image (for work on the tests themselves).
 # --only cpu runs, in qemu, only the CPU and system calls per poll against stock (a few minutes
 # instead of the whole guest suite; no second boot); --only kclock, only the scripted adjtimex()
 # sequence against the guest's kernel and the simulation's model of it (test/simulation/
@@ -21,7 +21,7 @@
 # 50 ms start against what the simulation says (test/simulation/expect-50ms-start.txt; a boot
 # and about five minutes).
 # Work files and caches: $NTS_MKOSI_DIR (default build-mkosi/ in the source tree).
-# Peers: $NTS_MKOSI_PEERS, a directory test/tools/fetch-peers.sh and fetch-dns.sh have filled
+# Peers: $NTS_MKOSI_PEERS, a directory test/tools/fixtures/fetch-peers.sh and fetch-dns.sh have filled
 # (CI's build-peers, shared by the guests of all suites), else fetched into $NTS_MKOSI_DIR/peers.
 # Needs (Debian 12), installed beforehand (this script installs nothing): mkosi
 # systemd-container debootstrap qemu-system-x86 e2fsprogs, and what tools/build-deb.sh needs.
@@ -65,9 +65,9 @@ step() {
 }
 
 # guest_lines LOG: the runner's output in a boot's log. The console copy carries a
-# "run-tests.sh[PID]: " prefix, after the kernel's time stamp on a serial console.
+# "guest-checks.sh[PID]: " prefix, after the kernel's time stamp on a serial console.
 guest_lines() {
-        tr -d '\r' <"$1" | sed -E 's/^(.*\[ *[0-9.]+\] )?run-tests\.sh\[[0-9]+\]: //'
+        tr -d '\r' <"$1" | sed -E 's/^(.*\[ *[0-9.]+\] )?guest-checks\.sh\[[0-9]+\]: //'
 }
 
 # results NAME LOG EXIT: prints the guest's check lines; true when the guest ran to its marker
@@ -84,15 +84,15 @@ results() {
 }
 
 # true-time.so: an LD_PRELOAD that gives a chronyd in the guest a clock of its own
-# (run-tests.sh), and true-time-base, which takes its starting point; syscall-count, the
+# (guest-checks.sh), and true-time-base, which takes its starting point; syscall-count, the
 # guest's count of a daemon's system calls (the images have no strace); adjtimex-script against
 # the guest's kernel and against the simulation's model of it, and their comparison;
 # adjtimex-start and the bounds the simulation holds a 50 ms start to, for the same start on the
 # guest's kernel.
 true_time_tools() {
-        cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/tools/true-time.c" -ldl
-        cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/tools/true-time-base.c"
-        cc -O2 -Wall -Wextra -o "$1/syscall-count" "$src/test/tools/syscall-count.c"
+        cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/tools/preload/true-time.c" -ldl
+        cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/tools/preload/true-time-base.c"
+        cc -O2 -Wall -Wextra -o "$1/syscall-count" "$src/test/tools/probes/syscall-count.c"
         cc -O2 -Wall -Wextra -o "$1/adjtimex-script" "$src/test/simulation/adjtimex-script.c"
         cc -O2 -Wall -Wextra -DADJTIMEX_SCRIPT_MODEL -I"$src/test/simulation" -o "$1/adjtimex-script-model" \
                 "$src/test/simulation/adjtimex-script.c" "$src/test/simulation/sim-kclock.c" -lm
@@ -162,15 +162,15 @@ if [ "$build" = 1 ]; then
         step "peers and test tools"
         if [ -z "$peers" ]; then
                 peers="$work/peers"
-                "$src/test/tools/fetch-peers.sh" "$peers" >/dev/null
+                "$src/test/tools/fixtures/fetch-peers.sh" "$peers" >/dev/null
                 # NSD for the SRV pool check (srv_pool_suite; the image has systemd-resolved).
-                "$src/test/tools/fetch-dns.sh" "$peers" >/dev/null
+                "$src/test/tools/fixtures/fetch-dns.sh" "$peers" >/dev/null
         fi
         [ -d "$work/meson" ] || meson setup "$work/meson" "$src" -Dtests=true >/dev/null
-        ninja -C "$work/meson" test/tools/ntp-test-server test/tools/adjtimex-read >/dev/null
+        ninja -C "$work/meson" test/tools/mock-server/ntp-test-server test/tools/probes/adjtimex-read >/dev/null
         # Idempotent; before any certificate of this run is signed with its server.key (a
         # directory left incomplete by an older make-certs.sh is made again, key included).
-        "$src/test/tools/make-certs.sh" "$work/certs" >/dev/null
+        "$src/test/tools/fixtures/make-certs.sh" "$work/certs" >/dev/null
         # A server certificate valid from now on: issued after the package's clock floor (its
         # build epoch), so a guest clock at that floor finds it not yet valid (the bootstrap).
         openssl req -new -key "$work/certs/server.key" -subj /CN=localhost -out "$work/fresh.csr" 2>/dev/null
@@ -180,7 +180,7 @@ if [ "$build" = 1 ]; then
         cat "$work/fresh.pem" "$work/certs/ca.pem" >"$work/fresh-chain.pem"
         # A chain valid from two years ahead (issued ahead of a rotation), for a server two years
         # ahead that must not move the guest's correct clock.
-        "$src/test/tools/make-certs.sh" "$work/certs" ahead \
+        "$src/test/tools/fixtures/make-certs.sh" "$work/certs" ahead \
                 "$(date -u -d '+730 days -1 day' +%Y%m%d%H%M%SZ)" "$(date -u -d '+1095 days' +%Y%m%d%H%M%SZ)" >/dev/null
 
         # The guest's DNSSEC-signed zone: _ntske._tcp.pool.nts.test names two NTS servers
@@ -214,8 +214,8 @@ if [ "$build" = 1 ]; then
         mkdir -p "$extra/opt/nts-test/debs" "$extra/opt/nts-test/bin" "$extra/etc/nts-test"
         cp "$work"/debs/timesyncd-nts_*.deb "$extra/opt/nts-test/debs/"
         cp -a "$peers/root" "$extra/opt/nts-test/peers"
-        cp "$work/meson/test/tools/ntp-test-server" "$extra/opt/nts-test/bin/"
-        cp "$work/meson/test/tools/adjtimex-read" "$extra/usr/local/lib/nts-test/"
+        cp "$work/meson/test/tools/mock-server/ntp-test-server" "$extra/opt/nts-test/bin/"
+        cp "$work/meson/test/tools/probes/adjtimex-read" "$extra/usr/local/lib/nts-test/"
         cp "$src/test/lib/dns-zone.sh" "$extra/usr/local/lib/nts-test/"
         true_time_tools "$extra/usr/local/lib/nts-test"
         # NSD unpacked, with the three libraries the image lacks (the host's, Debian 12 as the
@@ -241,6 +241,7 @@ if [ "$build" = 1 ]; then
 else
         [ -d "$image" ] || { echo "--reuse-image: no image in $image" >&2; exit 2; }
         cp -a "$src/test/mkosi/guest/usr/local/lib/nts-test/." "$image/usr/local/lib/nts-test/"
+        cp "$src/test/mkosi/guest/etc/systemd/system/nts-test.service" "$image/etc/systemd/system/"
         cp "$src/test/lib/dns-zone.sh" "$image/usr/local/lib/nts-test/"
         true_time_tools "$image/usr/local/lib/nts-test"
 fi

@@ -19,7 +19,7 @@
  * time has moved, a line "sim: at SECONDS s" goes to stderr before the daemon runs on, so that
  * its log lines can be placed in simulated time (sim.sh).
  *
- * Network: NTS servers (the mock server's KE and NTP sides, test/tools/mock-*.c) run inside
+ * Network: NTS servers (the mock server's KE and NTP sides, test/tools/mock-server/mock-*.c) run inside
  * this process on loopback sockets, serviced from the daemon's own epoll_wait(). A connect()
  * to 127.0.0.1:PORT, PORT a server's port in the scenario, goes to that server's listening
  * socket; its NTP packets both ways are held for the simulated delay, or dropped. The servers

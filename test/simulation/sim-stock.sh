@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # shellcheck shell=bash
-# Debian 12's stock systemd-timesyncd (test/tools/fetch-stock.sh) in simulated time, beside ours
+# Debian 12's stock systemd-timesyncd (test/tools/fixtures/fetch-stock.sh) in simulated time, beside ours
 # (sim.sh): the same preload, servers, seeds and clock, so that bench/accuracy.sh compares the
 # two disciplines on one footing (docs/ACCURACY.md). A script does:
 #   . "$TSNTS_SRC_DIR/test/simulation/sim-stock.sh"; sim_init; stock_init
@@ -25,7 +25,7 @@ STOCK_TIMESYNCD=$STOCK_ROOT/lib/systemd/systemd-timesyncd
 # Skips (a local run) when the stock tree is missing, like the peer tests.
 stock_init() {
         [ -x "$STOCK_TIMESYNCD" ] ||
-                missing_prerequisite "stock systemd-timesyncd not found; run: test/tools/fetch-stock.sh $TSNTS_PEERS_DIR"
+                missing_prerequisite "stock systemd-timesyncd not found; run: test/tools/fixtures/fetch-stock.sh $TSNTS_PEERS_DIR"
         getent passwd systemd-timesync >/dev/null || missing_prerequisite "no systemd-timesync user"
         local d
         for d in /etc/systemd /run/systemd /var/lib/systemd; do

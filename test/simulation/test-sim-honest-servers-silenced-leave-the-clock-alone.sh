@@ -22,7 +22,7 @@ from_log() { sim_log_times "$2" | awk -v t="$1" '$1 >= t'; }
 assert_silent_fail() {
         local p
         for p in 10001 10002 10003; do
-                from_log "$1" "^NTS source 127.0.0.1:$p fails \\(.*\\); it is tried again, and still counts as in use" | grep -q . ||
+                from_log "$1" "^NTS source 127.0.0.1:$p fails \\(.*\\); it is tried again, and still counts as in use" | grep_q . ||
                         fail "$2: 127.0.0.1:$p did not fail"
         done
 }
@@ -33,7 +33,7 @@ assert_liar_never_steers() {
         n=$(awk -v t="$1" '$1 >= t && $2 == "reply" && $4 == 3' "$SIM_REC" | wc -l)
         [ "$n" -ge 5 ] || fail "$2: the liar answered only $n times"
         [ "$(sim_count step)" = 0 ] || fail "$2: the clock was stepped: $(grep ' step ' "$SIM_REC")"
-        from_log "$1" "^Selected server $liar " | grep -q . && fail "$2: the liar was selected"
+        from_log "$1" "^Selected server $liar " | grep_q . && fail "$2: the liar was selected"
         big=$(awk -v t="$1" '$1 >= t && $2 == "slew" { v = $3 < 0 ? -$3 : $3; if (v > 0.001) print }' "$SIM_REC")
         [ -z "$big" ] || fail "$2: the clock was slewed towards the liar: $big"
 }
@@ -54,8 +54,8 @@ SIM_SERVERS="port=10001,$honest,down=$silent-90000;port=10002,$honest,down=$sile
 sim_log_has "^Initial clock synchronization to 127.0.0.1:1000[1234] (offset .*, NTS authenticated, [34] of 4 NTS sources agree" ||
         fail "turncoat: no first synchronization while all four told the truth"
 assert_silent_fail "$silent" turncoat
-from_log "$jump" "^Only 0 of 4 NTS sources answer and agree, 3 needed \\(3 do not answer\\); clock left alone\\.$" | grep -q . ||
+from_log "$jump" "^Only 0 of 4 NTS sources answer and agree, 3 needed \\(3 do not answer\\); clock left alone\\.$" | grep_q . ||
         fail "turncoat: the daemon did not say that it leaves the clock alone"
-from_log "$jump" "^NTS source $liar is a falseticker" | grep -q . || fail "turncoat: the turncoat is not a falseticker"
+from_log "$jump" "^NTS source $liar is a falseticker" | grep_q . || fail "turncoat: the turncoat is not a falseticker"
 assert_liar_never_steers "$jump" turncoat
 log "turncoat: $(awk -v t=$jump '$1 >= t && $2 == "reply" && $4 == 3' "$SIM_REC" | wc -l) answers after the jump, no step"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # The qemu guest's 50 ms start (fifty_ms_start_suite of test/mkosi/guest/usr/local/lib/
-# nts-test/run-tests.sh) in simulated time, on the kernel clock model (SIM_CLOCK=kernel): the
+# nts-test/guest-checks.sh) in simulated time, on the kernel clock model (SIM_CLOCK=kernel): the
 # clock 50 ms ahead, slewed (under the 0.4 s step), a perfect oscillator, the kernel's
 # frequency 0 at the start, one NTS server on the guest's loopback as emulation makes it (a few
 # milliseconds each way, expect-50ms-start.txt says why). From each time after the first

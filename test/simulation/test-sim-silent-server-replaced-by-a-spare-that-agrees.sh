@@ -47,7 +47,7 @@ late=$(awk -v p="$took" '$1 > p && $2 == "request" && $4 == 0' "$SIM_REC" | head
 log "an honest spare: tried at $tried s, took the place at $took s, 3 of 3 again at $back s"
 
 SIM_SERVERS=$(servers 3600) SIM_SEED=5 sim_run 0.5 "${conf[@]}"
-after_silence "^NTS source $a does not answer \\([0-9]+ failures? in a row, last answer .* ago\\): trying $spare in its place" | grep -q . ||
+after_silence "^NTS source $a does not answer \\([0-9]+ failures? in a row, last answer .* ago\\): trying $spare in its place" | grep_q . ||
         fail "the lying spare was not tried in the silent source's place"
 replies=$(awk '$2 == "reply" && $4 == 3' "$SIM_REC" | wc -l)
 [ "$replies" -ge 5 ] || fail "the lying spare answered only $replies times"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Debian 12's stock systemd-timesyncd (test/tools/fetch-stock.sh; skipped without it) runs under
+# Debian 12's stock systemd-timesyncd (test/tools/fixtures/fetch-stock.sh; skipped without it) runs under
 # the simulation preload on the kernel clock model (sim-stock.sh), as bench/accuracy.sh runs it
 # beside ours: it gets plain NTP answers from the simulated server, without CAP_SYS_TIME and
 # without a clock write reaching the kernel, and disciplines the model's clock as its source

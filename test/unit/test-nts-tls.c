@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* Our TLS client against an in-process libssl server over a socketpair, both non-blocking and
- * stepped in turn, with the test PKI from test/tools/make-certs.sh. */
+ * stepped in turn, with the test PKI from test/tools/fixtures/make-certs.sh. */
 
 #include <malloc.h>
 #include <signal.h>

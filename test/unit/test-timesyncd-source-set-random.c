@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "random-servers-test-util.h"
 #include "tests.h"
 #include "timesyncd-source-set.h"
 
@@ -29,23 +30,16 @@
 #define N_ROUNDS 40
 #define N_SERVERS_MAX 7
 
-/* A server: honest (its offset within a millisecond of the truth) or a liar. */
-typedef struct Server {
-        bool liar;
-        int64_t offset_nsec;
-        unsigned silent_rounds;         /* left of its current silence */
-} Server;
-
 /* What the set holds per entry: the caller's source. */
 typedef struct Fake {
-        int server;                     /* which Server answers (a twin shares its server) */
+        int server;                     /* which server answers (a twin shares its server) */
         int claims;                     /* the server whose NTP address its key exchange names, or -1 */
         bool spare;                     /* started on probation for a silent source */
         bool in_set;
 } Fake;
 
 typedef struct World {
-        Server servers[N_SERVERS_MAX + 2];      /* and up to two spares' servers */
+        RandomServer servers[N_SERVERS_MAX + 2];        /* and up to two spares' servers */
         size_t n_servers;
         Fake fakes[NTP_SELECT_MAX];
         size_t n_fakes;
@@ -54,23 +48,16 @@ typedef struct World {
         unsigned set_no, round;
 } World;
 
-/* How often each rule was put to the test, so that the test cannot pass by testing nothing. */
-static struct Coverage {
-        unsigned steers, falsetickers, duplicates, claims, delayed, silent_counted, promotions;
-} coverage;
+static RandomCoverage coverage;
 
 static uint64_t rng_state;
 
-static uint64_t rng(void) {
-        return test_random_u64(&rng_state);
-}
-
 static unsigned rnd(unsigned n) {
-        return (unsigned) (rng() % n);
+        return random_below(&rng_state, n);
 }
 
 static bool chance(unsigned percent) {
-        return rnd(100) < percent;
+        return random_chance(&rng_state, percent);
 }
 
 #define CHECK(w, cond, ...)                                                                     \
@@ -92,7 +79,7 @@ static void dump(const World *w, const SourceSet *set) {
         for (size_t i = 0; i < set->n_entries; i++) {
                 const SourceSetEntry *e = &set->entries[i];
                 const Fake *f = e->source;
-                const Server *s = &w->servers[f->server];
+                const RandomServer *s = &w->servers[f->server];
 
                 fprintf(stderr, "  entry %zu: server %d%s%s, claims %d, %s, silent %u, %s%s%s\n", i, f->server,
                         s->liar ? " (liar)" : "", f->spare ? " (spare)" : "", f->claims,
@@ -128,23 +115,7 @@ static void world_make(World *w, SourceSet *set) {
         w->n_fakes = 0;
         w->min_agreeing = chance(20) ? 1 + rnd(3) : 0;
         w->now = 1000 * USEC_PER_SEC;
-        for (size_t i = 0; i < w->n_servers; i++) {
-                bool liar = i < n ? i < n_liars : chance(30);
-
-                w->servers[i] = (Server) {
-                        .liar = liar,
-                        .offset_nsec = !liar ? (int64_t) rnd(1000) * 1000 - 500000 :
-                                       chance(50) ? collude : (chance(50) ? 1 : -1) * (SEC + (int64_t) rnd(3600) * SEC),
-                };
-        }
-        /* Shuffle the servers of the set, so that liars are not always listed first. */
-        for (size_t i = n; i > 1; i--) {
-                size_t j = rnd((unsigned) i);
-                Server t = w->servers[i - 1];
-
-                w->servers[i - 1] = w->servers[j];
-                w->servers[j] = t;
-        }
+        random_servers_make(w->servers, n, n_liars, n_spares, collude, &rng_state);
         for (size_t i = 0; i < n; i++) {
                 int claims = -1;
 
@@ -167,7 +138,7 @@ static void world_make(World *w, SourceSet *set) {
                 w->fakes[w->n_fakes++] = (Fake) { .server = (int) i, .claims = -1, .spare = true };
 }
 
-static SourceSetSample sample_of(const World *w, const Server *s, bool delayed) {
+static SourceSetSample sample_of(const World *w, const RandomServer *s, bool delayed) {
         int64_t delay = 20 * MSEC + (int64_t) rnd(5) * MSEC;
         SourceSetSample x = {
                 .header = {
@@ -194,17 +165,10 @@ static SourceSetSample sample_of(const World *w, const Server *s, bool delayed) 
  * jumped; silent sources get a spare, as timesyncd-policy.c does. */
 static void world_round(World *w, SourceSet *set) {
         w->now += POLL_USEC;
-        for (size_t i = 0; i < w->n_servers; i++) {
-                Server *s = &w->servers[i];
-
-                if (s->silent_rounds > 0)
-                        s->silent_rounds--;
-                else if (chance(6))
-                        s->silent_rounds = 1 + rnd(8);
-        }
+        random_servers_round(w->servers, w->n_servers, &rng_state);
         for (size_t k = 0; k < w->n_fakes; k++) {
                 Fake *f = &w->fakes[k];
-                Server *s = &w->servers[f->server];
+                RandomServer *s = &w->servers[f->server];
 
                 if (!f->in_set)
                         continue;
@@ -347,16 +311,7 @@ static void test_random_sets_keep_the_agreement_rules(void) {
 
                 world_run(&w);
         }
-        log_info("%u steers, %u falseticker verdicts, %u duplicates, %u claims, %u delayed samples, "
-                 "%u judgements counting a silent source, %u spares promoted", coverage.steers, coverage.falsetickers,
-                 coverage.duplicates, coverage.claims, coverage.delayed, coverage.silent_counted, coverage.promotions);
-        ASSERT_TRUE(coverage.steers > 1000);
-        ASSERT_TRUE(coverage.falsetickers > 1000);
-        ASSERT_TRUE(coverage.duplicates > 1000);
-        ASSERT_TRUE(coverage.claims > 100);
-        ASSERT_TRUE(coverage.delayed > 1000);
-        ASSERT_TRUE(coverage.silent_counted > 1000);
-        ASSERT_TRUE(coverage.promotions > 10);
+        random_coverage_check(&coverage);
 }
 
 TEST_MAIN(TEST_CASE(test_random_sets_keep_the_agreement_rules));

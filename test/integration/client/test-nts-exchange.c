@@ -2,8 +2,8 @@
 
 /* Full NTS exchanges on loopback between our client modules (nts-ke-client, nts-ntp-client)
  * and the mock server: one correct exchange, then one mock instance per sabotage mode, each of
- * which the client must refuse for the stated cause. Output is TAP, so that modes the mock
- * does not implement yet show up as skipped instead of passing silently. */
+ * which the client must refuse for the stated cause. A mode the mock does not know is a
+ * failure, not a skip: every mode listed here is implemented, and one lost must not pass. */
 
 #include <stdio.h>
 #include <sys/wait.h>
@@ -494,12 +494,9 @@ static const TestCase tests[] = {
 };
 
 int main(void) {
-        unsigned n = 0, skipped = 0;
+        unsigned skipped = 0;
 
         log_parse_environment();
-
-        printf("1..%zu\n", ELEMENTSOF(tests) + ELEMENTSOF(sabotages));
-        fflush(stdout);
 
         ASSERT_OK(mock_certs_make(&certs));
         ASSERT_OK(asprintf(&ca_file, "%s/ca.pem", certs));
@@ -507,34 +504,29 @@ int main(void) {
         ASSERT_OK(mock_server_start(certs, &(MockOptions) {}, &good));
 
         for (size_t i = 0; i < ELEMENTSOF(tests); i++) {
+                printf("/* %s */\n", tests[i].name);
+                fflush(stdout);
                 skip_reason = NULL;
                 tests[i].func();
                 if (skip_reason) {
-                        printf("ok %u - %s # SKIP %s\n", ++n, tests[i].name, skip_reason);
+                        printf("/* %s: skipped, %s */\n", tests[i].name, skip_reason);
                         skipped++;
-                } else
-                        printf("ok %u - %s\n", ++n, tests[i].name);
-                fflush(stdout);
+                }
         }
 
         for (size_t i = 0; i < ELEMENTSOF(sabotages); i++) {
                 const Sabotage *s = &sabotages[i];
 
-                if (!mock_server_has_mode(s->mode)) {
-                        printf("ok %u - %s # SKIP nts-mock-server has no mode '%s' yet\n", ++n,
-                               s->test, s->mode);
-                        skipped++;
-                } else {
-                        run_sabotage(s);
-                        printf("ok %u - %s\n", ++n, s->test);
-                }
+                printf("/* %s */\n", s->test);
                 fflush(stdout);
+                ASSERT_TRUE(mock_server_has_mode(s->mode));
+                run_sabotage(s);
         }
 
         mock_server_stop(&good);
         mock_certs_remove(certs);
         free(ca_file);
         free(other_ca_file);
-        printf("# %u tests, %u skipped\n", n, skipped);
+        printf("%zu tests passed, %u of them skipped\n", ELEMENTSOF(tests) + ELEMENTSOF(sabotages), skipped);
         return EXIT_SUCCESS;
 }

@@ -52,9 +52,9 @@ in_bus() {
                 fail "NTSKeyExchangeServers (as) missing"
         grep -qxF ".SecureTime property b" "$TEST_TMPDIR/introspect.txt" || fail "SecureTime (b) missing"
         busctl --system get-property org.freedesktop.timesync1 /org/freedesktop/timesync1 \
-                org.freedesktop.timesync1.Manager SecureTime | grep -qx "b false" || fail "SecureTime is not false"
+                org.freedesktop.timesync1.Manager SecureTime | grep_q -x "b false" || fail "SecureTime is not false"
         busctl --system get-property org.freedesktop.timesync1 /org/freedesktop/timesync1 \
-                org.freedesktop.timesync1.Manager NTSKeyExchangeServers | grep -qx "as 0" ||
+                org.freedesktop.timesync1.Manager NTSKeyExchangeServers | grep_q -x "as 0" ||
                 fail "NTSKeyExchangeServers is not empty"
         echo "PASS test_upstream_patch_set_properties_are_served"
 
@@ -114,7 +114,7 @@ in_bus() {
                 org.freedesktop.timesync1.Manager SetRuntimeNTPServers as 1 "127.0.0.1:$srv2"
         wait_for 10 bash -c "timedatectl show-timesync -p ServerName --value | grep -qx 127.0.0.1:$srv2" ||
                 fail "runtime server not used"
-        timedatectl show-timesync -p RuntimeNTPServers --value | grep -qx "127.0.0.1:$srv2" ||
+        timedatectl show-timesync -p RuntimeNTPServers --value | grep_q -x "127.0.0.1:$srv2" ||
                 fail "RuntimeNTPServers not updated"
         echo "PASS test_runtime_servers_take_precedence"
 
@@ -131,7 +131,7 @@ in_bus() {
         busctl --system set-property org.freedesktop.timesync1 /org/freedesktop/LogControl1 \
                 org.freedesktop.LogControl1 LogLevel s info
         busctl --system get-property org.freedesktop.timesync1 /org/freedesktop/LogControl1 \
-                org.freedesktop.LogControl1 LogLevel | grep -q '"info"' || fail "LogLevel not set"
+                org.freedesktop.LogControl1 LogLevel | grep_q '"info"' || fail "LogLevel not set"
         echo "PASS test_log_control_sets_level"
 }
 

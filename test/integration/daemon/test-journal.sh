@@ -5,7 +5,7 @@
 # src/timesync/timesyncd-messages.h but stock's; and with SYSTEMD_LOG_TARGET=journal the daemon
 # sends "Initial clock synchronization" with stock's MESSAGE_ID and the server as a field, and a
 # failed NTS key exchange with our ID and NTS_SERVER, NTS_ADDRESS, NTS_ERROR. journald is a
-# listener of the test (test/tools/journal-listen.py) on a private /run/systemd/journal, and
+# listener of the test (test/tools/readers/journal-listen.py) on a private /run/systemd/journal, and
 # each entry carries the caller's CODE_FILE=, CODE_LINE= and CODE_FUNC= once.
 # Last, what an operator sees: a real systemd-journald in a mount namespace of the test (its own
 # /run, /var/log/journal and catalog database) records a failed key exchange, and journalctl -x
@@ -36,7 +36,7 @@ test_catalog_builds_and_explains_every_id() {
         # systemd's convention: Support: is an http(s) URL, man pages go in Documentation:.
         ! grep -n '^Support:' "$catalog" | grep -v '^[0-9]*:Support: https\?://' ||
                 fail "a Support: field that is not an http(s) URL"
-        journalctl --root="$root" --dump-catalog a5beb081efe2414895e3f50fc4a39fb3 | grep -q "Subject: NTS key exchange with @NTS_SERVER@ failed" ||
+        journalctl --root="$root" --dump-catalog a5beb081efe2414895e3f50fc4a39fb3 | grep_q "Subject: NTS key exchange with @NTS_SERVER@ failed" ||
                 fail "the key exchange entry does not read back"
         echo "PASS test_catalog_builds_and_explains_every_id"
 }
@@ -45,7 +45,7 @@ _journal_case() {
         local jdir=$TEST_TMPDIR/journal dead ke
         mkdir -p "$jdir"
         chmod 0755 "$jdir"
-        start_daemon "$TEST_TMPDIR/journal-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/journal-listen.py" \
+        start_daemon "$TEST_TMPDIR/journal-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/journal-listen.py" \
                 "$jdir/socket" "$TEST_TMPDIR/journal.txt"
         wait_for 5 grep -q READY "$TEST_TMPDIR/journal-listen.log" || fail "journal listener did not start"
         # Two servers that agree and a dead one: a majority of the three in use synchronizes, and
@@ -64,9 +64,9 @@ _journal_case() {
         TIMESYNCD_LOG_TARGET=journal start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
         wait_for 20 grep -q "MESSAGE=Initial clock synchronization" "$TEST_TMPDIR/journal.txt" ||
                 fail "no initial synchronization in the journal: $(tail -3 "$TEST_TMPDIR/journal.txt")"
-        grep "MESSAGE=Initial clock synchronization" "$TEST_TMPDIR/journal.txt" | grep -q "MESSAGE_ID=$stock_id" ||
+        grep "MESSAGE=Initial clock synchronization" "$TEST_TMPDIR/journal.txt" | grep_q "MESSAGE_ID=$stock_id" ||
                 fail "the initial synchronization has no MESSAGE_ID=$stock_id"
-        grep "MESSAGE=Initial clock synchronization" "$TEST_TMPDIR/journal.txt" | grep -q "NTS_AUTHENTICATED=yes" ||
+        grep "MESSAGE=Initial clock synchronization" "$TEST_TMPDIR/journal.txt" | grep_q "NTS_AUTHENTICATED=yes" ||
                 fail "the initial synchronization has no NTS_AUTHENTICATED=yes"
         wait_for 20 grep -q "MESSAGE=NTS key exchange with 127.0.0.1:$dead failed" "$TEST_TMPDIR/journal.txt" ||
                 fail "no failed key exchange in the journal"
@@ -143,7 +143,7 @@ test_journalctl_x_explains_a_failed_key_exchange() {
 }
 
 _journal_has_ke_failure() {
-        journalctl --no-pager --directory="$1" MESSAGE_ID=a5beb081efe2414895e3f50fc4a39fb3 2>/dev/null | grep -q "failed"
+        journalctl --no-pager --directory="$1" MESSAGE_ID=a5beb081efe2414895e3f50fc4a39fb3 2>/dev/null | grep_q "failed"
 }
 
 run_case test_catalog_builds_and_explains_every_id

@@ -87,7 +87,7 @@ in_run() {
         : >"$TIMESYNCD_LOG"
         start_timesyncd "$TEST_TMPDIR/ts.conf"
         wait_log "Initial clock synchronization to 127.0.0.1:$link"
-        timedatectl show-timesync -p LinkNTPServers --value | grep -qx "127.0.0.1:$link" ||
+        timedatectl show-timesync -p LinkNTPServers --value | grep_q -x "127.0.0.1:$link" ||
                 fail "LinkNTPServers not shown"
         echo "PASS test_link_servers_from_networkd_are_used"
 
@@ -111,7 +111,7 @@ in_run() {
                 org.freedesktop.timesync1.Manager SetRuntimeNTPServers as 1 "127.0.0.1:$link"
         sleep 3
         [ "$(ntp_served link)" = "$served" ] || fail "a runtime server was contacted while offline"
-        timedatectl show-timesync -p ServerName --value | grep -q . && fail "a server is selected while offline"
+        timedatectl show-timesync -p ServerName --value | grep_q . && fail "a server is selected while offline"
         printf 'OPER_STATE=routable\nCARRIER_STATE=carrier\nADDRESS_STATE=routable\n' >/run/systemd/netif/state.tmp
         mv /run/systemd/netif/state.tmp /run/systemd/netif/state
         # shellcheck disable=SC2016 # expanded by the inner bash, at each try of wait_for

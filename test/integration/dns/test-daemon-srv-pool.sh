@@ -285,7 +285,7 @@ test_failed_lookup_keeps_the_working_sources_and_says_so_once() {
         wait_for 20 _many_ntp_at_least $(( $(many_ntp) + 6 )) || fail "the sources stopped polling"
         [ "$(pool_sources "$pool")" = "$first" ] || fail "the sources are '$(pool_sources "$pool")', not '$first'"
         [ "$(log_count "looking its records up again fails")" = 1 ] || fail "the failure was logged more than once"
-        ! tail -n "+$((mark + 1))" "$TIMESYNCD_LOG" | grep -q "No NTS source answers" ||
+        ! tail -n "+$((mark + 1))" "$TIMESYNCD_LOG" | grep_q "No NTS source answers" ||
                 fail "the sources were dropped: 'No NTS source answers' after resolved stopped"
         log_has "no longer using" && fail "a source was retired: $(grep -m1 "no longer using" "$TIMESYNCD_LOG")"
         log_has "SRV pool $pool is not used" && fail "the pool was declared unused"

@@ -83,7 +83,7 @@ test_host_resolver_and_port_53_untouched() {
         [ -e /run/systemd/resolve ] && now=yes
         [ "$now" = "$host_had_resolve_dir" ] || fail "/run/systemd/resolve on the host changed ($host_had_resolve_dir -> $now)"
         [ -d "$TEST_TMPDIR/resolved/run/systemd/resolve" ] || fail "resolved did not use its private /run"
-        ! ss -Hlun "sport = :53" | grep -q "$DNS_SERVER" || fail "NSD listens on the host's network"
+        ! ss -Hlun "sport = :53" | grep_q "$DNS_SERVER" || fail "NSD listens on the host's network"
 }
 
 run_case test_signed_srv_set_is_authenticated

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The SRV pool lookup (src/timesync/timesyncd-srv.c, through test/tools/srv-lookup) against
+# The SRV pool lookup (src/timesync/timesyncd-srv.c, through test/tools/probes/srv-lookup) against
 # systemd-resolved validating a signed zone: the targets and ports of an authenticated SRV set
 # come back in RFC 2782 order; everything that is not an authenticated set of targets is one
 # clear error and no targets: unsigned zone, broken signature, no records, target ".",
@@ -9,7 +9,7 @@ set -euo pipefail
 # shellcheck source-path=SCRIPTDIR/../../lib source=dnssec.sh
 . "$(dirname "$0")/../../lib/dnssec.sh"
 
-SRV_LOOKUP=${TSNTS_SRV_LOOKUP:-$TSNTS_BUILD_DIR/test/tools/srv-lookup}
+SRV_LOOKUP=${TSNTS_SRV_LOOKUP:-$TSNTS_BUILD_DIR/test/tools/probes/srv-lookup}
 [ -x "$SRV_LOOKUP" ] || fail "srv-lookup not found at $SRV_LOOKUP (build first)"
 
 test_init

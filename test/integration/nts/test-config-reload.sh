@@ -35,7 +35,7 @@ reload() {
 
 test_reload_with_the_same_servers_keeps_the_server_and_its_keys() {
         local sock=$TEST_TMPDIR/notify.sock selected
-        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/notify-listen.py" "$sock" "$notify" >"$TEST_TMPDIR/notify.log" 2>&1 &
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/notify-listen.py" "$sock" "$notify" >"$TEST_TMPDIR/notify.log" 2>&1 &
         track_pid $!
         wait_for 5 grep -q READY "$TEST_TMPDIR/notify.log" || fail "notify listener did not start"
         chmod 0777 "$sock"
@@ -50,8 +50,8 @@ test_reload_with_the_same_servers_keeps_the_server_and_its_keys() {
         write_nts_conf "$conf" "localhost:$ke" "PollIntervalMinSec=64" "PollIntervalMaxSec=128"
         reload "Configuration reloaded, servers unchanged."
         wait_for 5 grep -q "RELOADING=1" "$notify" || fail "no RELOADING=1: $(cat "$notify")"
-        grep -A20 "RELOADING=1" "$notify" | grep -q "READY=1" || fail "no READY=1 after RELOADING=1: $(cat "$notify")"
-        grep "RELOADING=1" "$notify" | grep -Eq "MONOTONIC_USEC=[0-9]+" || fail "RELOADING=1 without MONOTONIC_USEC="
+        grep -A20 "RELOADING=1" "$notify" | grep_q "READY=1" || fail "no READY=1 after RELOADING=1: $(cat "$notify")"
+        grep "RELOADING=1" "$notify" | grep_q -E "MONOTONIC_USEC=[0-9]+" || fail "RELOADING=1 without MONOTONIC_USEC="
         [ "$(timesync_property PollIntervalMinUSec)" = "1min 4s" ] ||
                 fail "PollIntervalMinUSec is $(timesync_property PollIntervalMinUSec), not 1min 4s"
         [ "$(timesync_property PollIntervalMaxUSec)" = "2min 8s" ] ||

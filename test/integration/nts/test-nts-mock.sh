@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# The daemon against the mock NTS server (test/tools/nts-mock-server), one sabotage mode at a
+# The daemon against the mock NTS server (test/tools/mock-server/nts-mock-server), one sabotage mode at a
 # time: each breaks one rule of RFC 8915 in the key exchange or in the NTP replies. Never
 # synchronized, a clear log line, the daemon survives; after SIGUSR1 (the mock behaves again)
 # it recovers to NTS authenticated time.

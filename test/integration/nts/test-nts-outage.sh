@@ -23,7 +23,7 @@ export JDIR=$TEST_TMPDIR/journal
 export JOURNAL=$JDIR/journal.txt
 mkdir -p "$JDIR"
 chmod 0755 "$JDIR"
-start_daemon "$TEST_TMPDIR/journal-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/journal-listen.py" \
+start_daemon "$TEST_TMPDIR/journal-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/journal-listen.py" \
         "$JDIR/socket" "$JOURNAL"
 wait_for 5 grep -q READY "$TEST_TMPDIR/journal-listen.log" || fail "journal listener did not start"
 chmod 0777 "$JDIR/socket"
@@ -100,7 +100,7 @@ udp_blocked_one_server_inner() {
         grep -qF "(1 source, 1 failing)" <<<"$check" || fail "timesync-sources --check miscounts: $check"
         echo "check: $check"
         # The table marks it not usable ("-"), not blank as a server out of use.
-        in_systemd_run "$SOURCES" | grep -Eq "^- localhost:$CHRONY_KE " ||
+        in_systemd_run "$SOURCES" | grep_q -E "^- localhost:$CHRONY_KE " ||
                 fail "the table does not mark the server '-': $(in_systemd_run "$SOURCES")"
         # Retries (every second here) repeat nothing at warning level.
         wait_for 15 _retried || fail "no second round of requests"
@@ -108,7 +108,7 @@ udp_blocked_one_server_inner() {
 
         unblock_udp
         wait_journal "MESSAGE_ID=$BACK" 30
-        grep "MESSAGE_ID=$BACK" "$JOURNAL" | grep -q "NTP_SERVER=localhost:$CHRONY_KE" ||
+        grep "MESSAGE_ID=$BACK" "$JOURNAL" | grep_q "NTP_SERVER=localhost:$CHRONY_KE" ||
                 fail "the end of the outage does not name the server: $(grep "MESSAGE_ID=$BACK" "$JOURNAL")"
         wait_for 10 nts_status_is "" || fail "NTSStatus is '$(timesync_property NTSStatus)' after UDP is open again"
         stop_timesyncd

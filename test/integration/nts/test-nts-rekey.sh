@@ -13,7 +13,7 @@ ntp=$NTS_PEER_NTP_PORT ke=$NTS_PEER_KE_PORT srv=$NTS_PEER_DIR
 
 # A reply used (it passed verification) after the NAK.
 _reply_after_nak() {
-        sed -n '/refused our cookie (NTSN)/,$p' "$TIMESYNCD_LOG" | grep -q "NTP reply from 127.0.0.1:$ntp"
+        sed -n '/refused our cookie (NTSN)/,$p' "$TIMESYNCD_LOG" | grep_q "NTP reply from 127.0.0.1:$ntp"
 }
 
 test_nak_after_server_key_change_leads_to_new_key_exchange() {

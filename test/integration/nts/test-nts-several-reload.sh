@@ -58,7 +58,7 @@ stop_all() {
 # The daemon log from line MARK on (mark_log sets MARK): what it said since.
 mark_log() { MARK=$(($(wc -l <"$TIMESYNCD_LOG") + 1)); }
 new_log() { tail -n "+$MARK" "$TIMESYNCD_LOG"; }
-new_log_has() { new_log | grep -q -- "$1"; }
+new_log_has() { new_log | grep_q -- "$1"; }
 # log_since LINE: the new lines from the first one that matches LINE on (what the daemon logged
 # as it made a change: what came between the mark and the change is no fault).
 log_since() { new_log | sed -n "/$1/,\$p"; }
@@ -71,7 +71,7 @@ answered_since() {
         local line=$1 name
         shift
         for name; do
-                log_since "$line" | grep -q -- "NTS reply from localhost:${KE[$name]} verified" && return 0
+                log_since "$line" | grep_q -- "NTS reply from localhost:${KE[$name]} verified" && return 0
         done
         return 1
 }

@@ -366,7 +366,7 @@ check_refusal() {
 
 # _sources_agree_after_line TEXT N: a line "N of N NTS sources agree." after the last TEXT.
 _sources_agree_after_line() {
-        sed -n "/$1/,\$p" "$TIMESYNCD_LOG" | grep -q "$2 of $2 NTS sources agree\."
+        sed -n "/$1/,\$p" "$TIMESYNCD_LOG" | grep_q "$2 of $2 NTS sources agree\."
 }
 
 test_server_refusing_service_gives_its_place_to_the_next() {

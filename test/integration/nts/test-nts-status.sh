@@ -69,9 +69,9 @@ test_connecting_status_names_the_address_at_info_level() {
         TIMESYNCD_LOG_LEVEL=info restart_timesyncd "$TEST_TMPDIR/ts.conf"
         wait_log "Initial clock synchronization to localhost:$ke (offset .*, NTS authenticated"
         notify_statuses
-        notify_statuses | grep -qxF "Connecting to time server 127.0.0.1:$ntp (localhost:$ke)." ||
+        notify_statuses | grep_q -xF "Connecting to time server 127.0.0.1:$ntp (localhost:$ke)." ||
                 fail "no 'Connecting to time server 127.0.0.1:$ntp (localhost:$ke).' in STATUS="
-        notify_statuses | grep -q "Connecting to time server  " && fail "STATUS= without an address"
+        notify_statuses | grep_q "Connecting to time server  " && fail "STATUS= without an address"
         assert_bus_consistent "synchronized"
         [ "$(timesync_property NTSAuthenticated)" = yes ] || fail "NTSAuthenticated is not yes once synchronized"
 }
@@ -107,7 +107,7 @@ test_refused_bootstrap_leaves_a_consistent_state() {
         assert_bus_consistent "bootstrap refused"
         [ "$(timesync_property NTSAuthenticated)" = no ] || fail "NTSAuthenticated is not no after a refused bootstrap"
         log_has "Contacted time server" && fail "the refused reply was logged as 'Contacted time server'"
-        notify_statuses | grep -q "^Contacted" && fail "STATUS= said 'Contacted' for the refused reply"
+        notify_statuses | grep_q "^Contacted" && fail "STATUS= said 'Contacted' for the refused reply"
         stop_chrony "$srv"
 }
 
@@ -147,12 +147,12 @@ test_announced_states_agree_through_a_rekey() {
         rm -f "$srv/ntskeys"
         start_chrony_nts_server "$srv" "$srv-certs" "$ntp" "$ke"
         wait_log "NTS server localhost:$ke refused our cookie (NTSN), running a new key exchange" 20
-        wait_for 20 eval "sed -n '/refused our cookie/,\$p' '$TIMESYNCD_LOG' | grep -q 'NTS reply from localhost:$ke verified'" ||
+        wait_for 20 eval "sed -n '/refused our cookie/,\$p' '$TIMESYNCD_LOG' | grep_q 'NTS reply from localhost:$ke verified'" ||
                 fail "no verified reply after the new key exchange"
         stop_timesyncd
         stop_daemon "$monitor_pid"
         stop_chrony "$srv"
-        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/bus-state-check.py" "$mon" ||
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/bus-state-check.py" "$mon" ||
                 fail "an announced state contradicts itself"
 }
 
@@ -181,7 +181,7 @@ test_replies_failing_authentication_are_counted_and_named() {
         in_systemd_run timedatectl timesync-status || true
         echo "---- end of transcript ----"
         # Two or more: the next request may have been refused since NTSStatus said two.
-        refused_replies | grep -Eq "^a\\(sssutt\\) 1 \"localhost:$MOCK_KE\" \"nts-auth-failed\" \"NTP response failed authentication\" ([2-9]|[1-9][0-9]+) [0-9]+ [0-9]+\$" ||
+        refused_replies | grep_q -E "^a\\(sssutt\\) 1 \"localhost:$MOCK_KE\" \"nts-auth-failed\" \"NTP response failed authentication\" ([2-9]|[1-9][0-9]+) [0-9]+ [0-9]+\$" ||
                 fail "RefusedReplies does not count 2 nts-auth-failed: $(refused_replies)"
         assert_bus_consistent "replies fail authentication"
 
@@ -189,13 +189,13 @@ test_replies_failing_authentication_are_counted_and_named() {
         wait_log "Initial clock synchronization to localhost:$MOCK_KE (offset .*, NTS authenticated" 30
         wait_for 10 nts_status_is "" || fail "NTSStatus '$(timesync_property NTSStatus)' stays after a verified reply"
         # At least the two counted above: a third request may have been refused before SIGUSR1.
-        refused_replies | grep -Eq '"nts-auth-failed" "NTP response failed authentication" ([2-9]|[1-9][0-9]+) ' ||
+        refused_replies | grep_q -E '"nts-auth-failed" "NTP response failed authentication" ([2-9]|[1-9][0-9]+) ' ||
                 fail "RefusedReplies forgot the refusals: $(refused_replies)"
         stop_daemon "$MOCK_PID"
 }
 
 # status_seen REGEX: a STATUS= text so far is REGEX (extended, whole text).
-status_seen() { notify_statuses | grep -Eqx -- "$1"; }
+status_seen() { notify_statuses | grep_q -Ex -- "$1"; }
 
 # expect_status WHAT REGEX [SECS]: waits for such a STATUS= text.
 expect_status() {

@@ -30,7 +30,7 @@ ntp=$NTS_PEER_NTP_PORT ke=$NTS_PEER_KE_PORT srv=$NTS_PEER_DIR
 
 server_name_is() { [ "$(timesync_property ServerName 2>/dev/null)" = "$1" ]; }
 
-nts_status_on_bus() { timesync_property NTSStatus 2>/dev/null | grep -q .; }
+nts_status_on_bus() { timesync_property NTSStatus 2>/dev/null | grep_q .; }
 
 test_nts_without_libssl_is_one_error_and_no_time() {
         local errors status

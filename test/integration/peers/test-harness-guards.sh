@@ -85,7 +85,7 @@ test_cleanup_stops_everything_the_test_started() {
         for pid in "$daemon" "$child" "$orphan"; do
                 ! pid_alive "$pid" || fail "process $pid survived the test's cleanup"
         done
-        ! ip netns list | grep -qw "$ns" || fail "network namespace $ns survived the test's cleanup"
+        ! ip netns list | grep_q -w "$ns" || fail "network namespace $ns survived the test's cleanup"
         [ ! -e "$tmp" ] || fail "temp dir $tmp survived the test's cleanup"
         [ ! -e "$_tsnts_port_dir/$port" ] || fail "reservation of port $port survived the test's cleanup"
 }

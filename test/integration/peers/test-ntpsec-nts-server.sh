@@ -18,12 +18,12 @@ test_server_answers_synchronised_stratum_1() {
         local answer
         answer=$(ntp_probe --netns "$NETNS" 127.0.0.1 "$NTPSEC_NTP_PORT")
         [ "$answer" = "0 1" ] || fail "expected leap 0 stratum 1, got '$answer'"
-        ntpsec_ntpq "$NETNS" -c "rv 0 stratum" 127.0.0.1 | grep -q 'stratum=1' ||
+        ntpsec_ntpq "$NETNS" -c "rv 0 stratum" 127.0.0.1 | grep_q 'stratum=1' ||
                 fail "ntpq does not report stratum 1"
 }
 
 test_server_is_invisible_outside_its_namespace() {
-        if ss -Hltnp "sport = :$NTPSEC_KE_PORT" | grep -q "pid=$NTPSEC_PID,"; then
+        if ss -Hltnp "sport = :$NTPSEC_KE_PORT" | grep_q "pid=$NTPSEC_PID,"; then
                 fail "ntpd listens on the host network"
         fi
 }

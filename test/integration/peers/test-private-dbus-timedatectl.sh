@@ -37,8 +37,8 @@ test_function_runs_inside_mount_namespace() {
 }
 
 check_ntp_test_resolves() {
-        getent ahosts ntp.test | grep -q '^127\.0\.0\.1 ' || fail "ntp.test does not resolve to 127.0.0.1"
-        getent ahosts ntp.test | grep -q '^::1 ' || fail "ntp.test does not resolve to ::1"
+        getent ahosts ntp.test | grep_q '^127\.0\.0\.1 ' || fail "ntp.test does not resolve to 127.0.0.1"
+        getent ahosts ntp.test | grep_q '^::1 ' || fail "ntp.test does not resolve to ::1"
 }
 
 test_ntp_test_resolves_inside() {

@@ -11,7 +11,7 @@ set -euo pipefail
 . "$(dirname "$0")/../../lib/reliability.sh"
 daemon_test_init --certs
 
-export SPOOF_FLOOD=$TSNTS_SRC_DIR/test/tools/spoof-flood.py
+export SPOOF_FLOOD=$TSNTS_SRC_DIR/test/tools/faults/spoof-flood.py
 export FLOOD_SECONDS=45 FLOOD_RATE=3000 CPU_BOUND=3
 
 replies_at_least() { [ "$(log_count "NTP reply from")" -ge "$1" ]; }
@@ -171,7 +171,7 @@ disk_full() {
         in_systemd_run disk_full_inner
 }
 
-# ---- allocations that fail: windows of ENOMEM at rising rates (test/tools/failmalloc.c) ----
+# ---- allocations that fail: windows of ENOMEM at rising rates (test/tools/preload/failmalloc.c) ----
 # After the first sync, four windows of 3 s: 5%, 30% and 100% of allocations fail, the last
 # one (30%) while chronyd restarts with new keys, so that a NAK and a new key exchange (TLS,
 # libcrypto) run out of memory too. After each window the daemon must be alive and get fresh

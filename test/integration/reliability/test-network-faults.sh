@@ -9,7 +9,7 @@
 #
 # Faults come from tc netem on the namespace's loopback where the kernel has sch_netem (then
 # they also hit the TCP key exchange). Without it (CONFIG_NET_SCH_NETEM unset, as on the
-# development machine) test/tools/fault-proxy.py relays NTP with the same faults: chronyd
+# development machine) test/tools/faults/fault-proxy.py relays NTP with the same faults: chronyd
 # names 127.0.0.2 in its NTS-KE Server record, the relay listens there and forwards to
 # chronyd on 127.0.0.1. The relay's seed is fixed, so its decisions are reproducible.
 set -euo pipefail

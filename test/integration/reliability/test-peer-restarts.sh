@@ -59,7 +59,7 @@ ke_path_faults() {
                 local args=(--delay=200 --piece=7)
                 [ "$p" = cut ] && args=(--reset-after=300 --reset-connections=2)
                 out=$TEST_TMPDIR/tcp-$p.log
-                "${NOSYSTIME[@]}" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/tcp-fault-proxy.py" \
+                "${NOSYSTIME[@]}" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/faults/tcp-fault-proxy.py" \
                         --listen="127.0.0.1:${!p}" --upstream="127.0.0.1:$ke" --stats="$TEST_TMPDIR/tcp-$p.stats" \
                         --max-seconds=300 "${args[@]}" >"$out" 2>&1 &
                 track_pid $!

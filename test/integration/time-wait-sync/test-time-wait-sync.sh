@@ -11,7 +11,7 @@ set -euo pipefail
 test_init
 
 TWS=${TSNTS_TIME_WAIT_SYNC:-$TSNTS_BUILD_DIR/src/time-wait-sync/systemd-time-wait-sync}
-FAKE=${TSNTS_FAKE_ADJTIMEX:-$TSNTS_BUILD_DIR/test/tools/fake-adjtimex.so}
+FAKE=${TSNTS_FAKE_ADJTIMEX:-$TSNTS_BUILD_DIR/test/tools/preload/fake-adjtimex.so}
 [ -x "$TWS" ] || fail "systemd-time-wait-sync not found at $TWS (build first)"
 [ -e "$FAKE" ] || fail "fake-adjtimex.so not found at $FAKE (build first)"
 # The shim is not built with the sanitizers; an ASan build must accept it in front of it.

@@ -89,7 +89,7 @@ test_reading_needs_no_privileges_but_the_policy_holds() {
 }
 
 test_version() {
-        "$TIMESYNC_SOURCES" --version | grep -Eq "^timesync-sources \(timesyncd-nts\) [0-9]" || fail "no --version"
+        "$TIMESYNC_SOURCES" --version | grep_q -E "^timesync-sources \(timesyncd-nts\) [0-9]" || fail "no --version"
 }
 
 test_check_says_synchronized_over_nts() {
@@ -127,9 +127,9 @@ openmetrics_matches_json() {
         echo "---- transcript: timesync-sources --openmetrics (first lines) ----"
         head -n 40 "$out"
         echo "---- end of transcript ----"
-        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/metrics-check.py" --prometheus "$prom" >/dev/null ||
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/metrics-check.py" --prometheus "$prom" >/dev/null ||
                 fail "--prometheus is not valid"
-        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/metrics-check.py" --openmetrics "$out" >"$TEST_TMPDIR/metrics.json" ||
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/metrics-check.py" --openmetrics "$out" >"$TEST_TMPDIR/metrics.json" ||
                 fail "--openmetrics is not valid"
         /usr/bin/python3 - "$TEST_TMPDIR/metrics.json" "$json" "${KE[liar]}" <<'PY'
 import json, sys
@@ -250,7 +250,7 @@ metrics_recipe_says_the_daemon_is_down() {
         grep -qx "timesyncd_up 0" "$dir/timesyncd.prom" || fail "the recipe's file does not say the daemon is down"
         grep -qx "timesyncd_synchronized 0" "$dir/timesyncd.prom" || fail "the recipe's file still says synchronized"
         [ "$(ls "$dir")" = timesyncd.prom ] || fail "the recipe leaves files behind: $(ls "$dir")"
-        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/metrics-check.py" --prometheus "$dir/timesyncd.prom" >/dev/null ||
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/metrics-check.py" --prometheus "$dir/timesyncd.prom" >/dev/null ||
                 fail "the recipe's file is not valid"
 }
 
@@ -279,7 +279,7 @@ test_plain_ntp_is_not_nts() {
         out=$(as_nobody "$TIMESYNC_SOURCES")
         echo "$out"
         grep -Eq "^\* 127\.0\.0\.1:$port +127\.0\.0\.1:$port +none " <<<"$out" || fail "the table does not say 'none'"
-        as_nobody "$TIMESYNC_SOURCES" --openmetrics | grep -q '^timesyncd_synchronized_nts 0$' || fail "metrics say NTS"
+        as_nobody "$TIMESYNC_SOURCES" --openmetrics | grep_q '^timesyncd_synchronized_nts 0$' || fail "metrics say NTS"
         stop_timesyncd
 }
 

@@ -5,7 +5,7 @@
 # and in each cell the value and the test case that asserted it.
 #   interop-matrix.sh [--no-run] BUILDDIR [OUTPUT]
 # --no-run: only rebuild the table from the records of an earlier run. OUTPUT defaults to
-# docs/INTEROP.md of the source tree. Peers need test/tools/fetch-peers.sh first (and
+# docs/INTEROP.md of the source tree. Peers need test/tools/fixtures/fetch-peers.sh first (and
 # TSNTS_PEERS_DIR if not in the default cache); a skipped peer has no column.
 set -euo pipefail
 
@@ -69,7 +69,7 @@ lines = [
     "server implementation, named under each column). Every cell is what a case of that test",
     "asserted; the case is named under the row. The servers run on loopback in a network",
     "namespace of the test, without the right to set the clock, with the peers of",
-    "`test/tools/fetch-peers.sh`.",
+    "`test/tools/fixtures/fetch-peers.sh`.",
     "",
     "| | " + " | ".join("%s<br>`test-interop-%s`" % (label, peer) for peer, label in columns) + " |",
     "|---|" + "---|" * len(columns),

@@ -36,7 +36,7 @@ chrony-bookworm | ntpsec-bookworm) ;;
 chrony-trixie | chrony-forky | ntpsec-trixie | ntpsec-forky)
         tree=$TSNTS_PEERS_DIR/${peer#*-}/tree
         if [ ! -e "$TSNTS_PEERS_DIR/${peer#*-}/.tree-stamp" ]; then
-                skip "no ${peer#*-} tree ($tree); run: test/tools/fetch-peers.sh $TSNTS_PEERS_DIR"
+                skip "no ${peer#*-} tree ($tree); run: test/tools/fixtures/fetch-peers.sh $TSNTS_PEERS_DIR"
         fi
         case $peer in
         chrony-*) CHRONY_TREE=$tree ;;
@@ -257,11 +257,11 @@ test_daemon_is_nts_authenticated_on_dbus() {
 
 # A reply used (it passed verification) after the NAK.
 _reply_after_nak() {
-        sed -n '/refused our cookie (NTSN)/,$p' "$TIMESYNCD_LOG" | grep -q "NTP reply from 127.0.0.1:$ntp\|NTP reply from \[::1\]:$ntp"
+        sed -n '/refused our cookie (NTSN)/,$p' "$TIMESYNCD_LOG" | grep_q "NTP reply from 127.0.0.1:$ntp\|NTP reply from \[::1\]:$ntp"
 }
 
 _timeout_after_restart() {
-        tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG" | grep -q "Timed out waiting for reply from 127.0.0.1:$ntp\|Timed out waiting for reply from \[::1\]:$ntp"
+        tail -n "+$((lines_before + 1))" "$TIMESYNCD_LOG" | grep_q "Timed out waiting for reply from 127.0.0.1:$ntp\|Timed out waiting for reply from \[::1\]:$ntp"
 }
 
 # wait_fresh_reply: returns right after a new authenticated reply, when the next request is a
@@ -275,7 +275,7 @@ _since_restart() {
 }
 
 _reply_since_restart() {
-        _since_restart | grep -q "NTP reply from 127.0.0.1:$ntp\|NTP reply from \[::1\]:$ntp"
+        _since_restart | grep_q "NTP reply from 127.0.0.1:$ntp\|NTP reply from \[::1\]:$ntp"
 }
 
 # NTPsec makes a new cookie key every 24 h, checked hourly from an hour after its start (a
@@ -307,7 +307,7 @@ test_ntpsec_rotated_keys_still_open_our_cookies() {
         peer_start
         grep -q "Read cookie file, 2 keys" "$rundir/ntpd.log" || fail "NTPsec did not load both keys: $(grep -i cookie "$rundir/ntpd.log")"
         wait_for 40 _reply_since_restart || fail "no authenticated reply with the cookies of the old key: $(_since_restart)"
-        _since_restart | grep -q "NTS key exchange\|NTSN\|Timed out" &&
+        _since_restart | grep_q "NTS key exchange\|NTSN\|Timed out" &&
                 fail "a key exchange, NAK or timeout after the rotation: $(_since_restart)"
         record "server key rotation, the old key kept" "our cookies of the old key still answered, no new key exchange"
 }
@@ -329,7 +329,7 @@ test_new_server_keys_lead_to_ntsn_and_new_key_exchange() {
                 wait_for 60 _timeout_after_restart || fail "no timeout after the server's new keys"
                 wait_log_count "NTS key exchange with localhost:$ke (.*) done" 2 240
                 wait_for 40 _reply_since_restart || fail "no authenticated reply after the new key exchange"
-                _since_restart | grep -q "NTSN" && fail "an NTSN from NTPsec: $(_since_restart)"
+                _since_restart | grep_q "NTSN" && fail "an NTSN from NTPsec: $(_since_restart)"
                 # Up to the new key exchange: no reply since the restart, and since the last
                 # reply (which left the jar full), one timeout for each cookie of the jar.
                 since_reply=$(awk -v restart="$lines_before" '

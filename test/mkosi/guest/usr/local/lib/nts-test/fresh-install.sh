@@ -1,6 +1,6 @@
 # shellcheck shell=bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Sourced by run-tests.sh in the qemu guest: the package as a new user has it, with no
+# Sourced by guest-checks.sh in the qemu guest: the package as a new user has it, with no
 # configuration at all, and a mistyped NTS key. The compiled-in server names (FallbackNTS= and
 # FallbackNTP=, as --validate prints them) resolve through the guest's own resolver path (NSS or
 # systemd-resolved, both read /etc/hosts) to stand-ins on the guest's loopback: a chronyd NTS

@@ -2,8 +2,8 @@
 #pragma once
 
 /* An NTP responder for unit tests, in a thread of the test (the program
- * test/tools/ntp-test-server is another thing): a UDP socket on 127.0.0.1 that reads one
- * request and answers it with the packets a callback makes, in order. */
+ * test/tools/mock-server/ntp-test-server is another thing): a UDP socket on 127.0.0.1 that
+ * reads one request and answers it with the packets a callback makes, in order. */
 
 #include <netinet/in.h>
 #include <pthread.h>

@@ -1,0 +1,302 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Fake sources for the policy (PolicySourceOps, timesyncd-policy.h), so that a unit test drives
+ * policy_on_event() for a set of several as the manager does, without sockets, key exchanges or
+ * an event loop. A fake is a server of the test's world: which server it is (its NTP address,
+ * its key-exchange address and certificate key, all derived from `server`, or the NTP address
+ * of the server it claims), its state and its last sample, which the test sets before it
+ * reports an event; what the policy asks of it (start, stop, unused, ...) is counted. The
+ * policy runs on a fake clock and a fake CLOCK_BOOTTIME (fake_boottime_usec, which the test
+ * moves on), so that one seed gives one run, and on the NTS lists of the fixture;
+ * PolicyContext.userdata is the fixture, which makes a name's fake the first time the policy
+ * uses the name. */
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tests.h"
+#include "timesyncd-clock.h"
+#include "timesyncd-policy.h"
+
+#define FAKE_MSEC INT64_C(1000000)
+#define FAKE_SEC INT64_C(1000000000)
+#define FAKE_POLL_USEC (64 * USEC_PER_SEC)
+#define FAKE_NAMES_MAX 24
+
+typedef struct FakeSource {
+        char name[64];
+        int server;                     /* which server answers: twins share one */
+        int claims;                     /* the server whose NTP address its key exchange names; -1 */
+        bool liar;                      /* the test's truth, for its checks */
+        SourceState state;
+        SocketAddress address;
+        bool has_address;
+        SourceSample sample;
+        bool has_sample;
+        char last_error[64];
+        unsigned failures;
+        bool unused;                    /* what the policy said last (set_unused) */
+        bool told_address;              /* the test reported SOURCE_EVENT_ADDRESS since its start */
+        unsigned starts, stops, samples_used;
+} FakeSource;
+
+/* CLOCK_BOOTTIME as the policy and the fakes' samples see it. */
+static usec_t fake_boottime_usec;
+
+static usec_t fake_now_boottime(void) {
+        return fake_boottime_usec;
+}
+
+static inline FakeSource *fake_of(const Source *s) {
+        return (FakeSource *) s;
+}
+
+static inline Source *fake_source(FakeSource *f) {
+        return (Source *) f;
+}
+
+/* The NTS list, the fakes of its names (by position), the policy, and what the manager shows. */
+typedef struct PolicyFixture {
+        ServerName *servers[_SERVER_TYPE_MAX];
+        FakeSource fakes[FAKE_NAMES_MAX];
+        size_t n_names;
+        TimesyncConfig config;
+        ClockBackend *clock;
+        char nts_status[512];
+        Policy pol;
+        unsigned makes;
+} PolicyFixture;
+
+/* 192.0.2.N+1 for NTP, 198.51.100.N+1 for the key exchange. */
+static inline void fake_ntp_address(int server, SocketAddress *ret) {
+        char ip[32];
+
+        (void) snprintf(ip, sizeof ip, "192.0.2.%d", server + 1);
+        ASSERT_OK(socket_address_from_string(ip, 123, ret));
+}
+
+static int fake_make(ServerName *n, const PolicyContext *ctx) {
+        PolicyFixture *fx = ctx->userdata;
+        size_t i = 0;
+
+        if (n->source)
+                return 0;
+        LIST_FOREACH(names, k, fx->servers[SERVER_NTS]) {
+                if (k == n)
+                        break;
+                i++;
+        }
+        ASSERT_TRUE(i < fx->n_names);
+        n->source = fake_source(&fx->fakes[i]);
+        fx->makes++;
+        return 0;
+}
+
+static const char *fake_name(const Source *s) {
+        return fake_of(s)->name;
+}
+
+static SourceState fake_state(const Source *s) {
+        return fake_of(s)->state;
+}
+
+static const SocketAddress *fake_address(const Source *s) {
+        return fake_of(s)->has_address ? &fake_of(s)->address : NULL;
+}
+
+static const SourceSample *fake_sample(const Source *s) {
+        return fake_of(s)->has_sample ? &fake_of(s)->sample : NULL;
+}
+
+static usec_t fake_poll_interval(const Source *s) {
+        return FAKE_POLL_USEC;
+}
+
+static const char *fake_last_error(const Source *s) {
+        return fake_of(s)->last_error;
+}
+
+static bool fake_silent(const Source *s) {
+        return false;
+}
+
+static unsigned fake_failures(const Source *s) {
+        return fake_of(s)->failures;
+}
+
+static bool fake_stalled(const Source *s) {
+        return false;
+}
+
+static bool fake_nts(const Source *s) {
+        return true;
+}
+
+static const char *fake_ke_error(const Source *s, bool *ret_logged) {
+        *ret_logged = false;
+        return "";
+}
+
+static bool fake_ke_pool_exhausted(const Source *s) {
+        return false;
+}
+
+/* Its NTP address (or the one it claims), the key-exchange server and key of its server. */
+static void fake_identify(const Source *s, SourceIdentity *id) {
+        const FakeSource *f = fake_of(s);
+        SocketAddress ke;
+        uint8_t key[32];
+        char ip[32];
+
+        if (f->has_address)
+                source_identity_set_ntp_address(id, &f->address);
+        (void) snprintf(ip, sizeof ip, "198.51.100.%d", f->server + 1);
+        ASSERT_OK(socket_address_from_string(ip, 4460, &ke));
+        source_identity_set_ke_address(id, &ke);
+        memset(key, f->server + 1, sizeof key);
+        source_identity_set_key(id, key);
+}
+
+static int fake_start(Source *s) {
+        FakeSource *f = fake_of(s);
+
+        f->starts++;
+        f->state = SOURCE_POLL_WAIT;
+        /* Its first request after a start tells its address again. */
+        f->told_address = false;
+        return 0;
+}
+
+static void fake_stop(Source *s) {
+        FakeSource *f = fake_of(s);
+
+        f->stops++;
+        if (f->state != SOURCE_FAILED)
+                f->state = SOURCE_IDLE;
+}
+
+static bool fake_sample_used(Source *s) {
+        fake_of(s)->samples_used++;
+        return false;
+}
+
+static void fake_clock_stepped(Source *s, bool poll_now) {
+}
+
+static void fake_sample_stepped(Source *s, int64_t step_nsec) {
+}
+
+static void fake_poll_limits_changed(Source *s) {
+}
+
+static void fake_set_unused(Source *s, bool unused) {
+        fake_of(s)->unused = unused;
+}
+
+static const PolicySourceOps fake_source_ops = {
+        .make = fake_make,
+        .name = fake_name,
+        .state = fake_state,
+        .address = fake_address,
+        .sample = fake_sample,
+        .poll_interval = fake_poll_interval,
+        .last_error = fake_last_error,
+        .silent = fake_silent,
+        .failures = fake_failures,
+        .stalled = fake_stalled,
+        .nts = fake_nts,
+        .ke_error = fake_ke_error,
+        .ke_pool_exhausted = fake_ke_pool_exhausted,
+        .identify = fake_identify,
+        .start = fake_start,
+        .keep_trying = fake_start,
+        .stop = fake_stop,
+        .sample_used = fake_sample_used,
+        .clock_stepped = fake_clock_stepped,
+        .sample_stepped = fake_sample_stepped,
+        .poll_limits_changed = fake_poll_limits_changed,
+        .set_unused = fake_set_unused,
+};
+
+static inline void policy_fixture_init(PolicyFixture *fx, unsigned max_sources, unsigned min_agreeing) {
+        *fx = (PolicyFixture) {
+                .config = {
+                        .nts_max_sources = max_sources,
+                        .nts_min_agreeing = min_agreeing,
+                        .root_distance_max_usec = 5 * USEC_PER_SEC,
+                        .connection_retry_usec = 30 * USEC_PER_SEC,
+                },
+        };
+        ASSERT_OK(clock_backend_new(CLOCK_BACKEND_FAKE, &fx->clock));
+        fake_boottime_usec = 1000 * USEC_PER_SEC;
+        policy_init(&fx->pol, &(PolicyContext) {
+                .sources = &fake_source_ops,
+                .config = &fx->config,
+                .clock = fx->clock,
+                .servers = fx->servers,
+                .nts_status = fx->nts_status,
+                .userdata = fx,
+                .now_boottime = fake_now_boottime,
+        });
+}
+
+/* Lists a name in NTS= for server (claims: the server whose NTP address it names, or -1); its
+ * fake, made when the policy first uses it. Returns its index. */
+static inline size_t policy_fixture_name(PolicyFixture *fx, int server, int claims, bool liar) {
+        size_t i = fx->n_names++;
+        FakeSource *f = &fx->fakes[i];
+        char string[32];
+
+        ASSERT_TRUE(i < FAKE_NAMES_MAX);
+        (void) snprintf(string, sizeof string, "s%zu.example", i);
+        ASSERT_OK(server_name_new(&fx->servers[SERVER_NTS], SERVER_NTS, string, NULL));
+        *f = (FakeSource) { .server = server, .claims = claims, .liar = liar };
+        (void) snprintf(f->name, sizeof f->name, "%s", string);
+        fake_ntp_address(claims >= 0 ? claims : server, &f->address);
+        f->has_address = true;
+        return i;
+}
+
+/* The fakes are the fixture's: the names must not free them. */
+static inline void policy_fixture_done(PolicyFixture *fx) {
+        PolicyDecision d = {};
+
+        policy_stop(&fx->pol, &d);
+        LIST_FOREACH(names, n, fx->servers[SERVER_NTS])
+                n->source = NULL;
+        server_list_flush(&fx->servers[SERVER_NTS]);
+        clock_backend_free(fx->clock);
+}
+
+/* What the manager keeps of a decision that the policy reads back: NTSStatus. */
+static inline void policy_fixture_keep(PolicyFixture *fx, const PolicyDecision *d) {
+        if (d->set_nts_status)
+                (void) snprintf(fx->nts_status, sizeof fx->nts_status, "%s", d->nts_status);
+}
+
+/* A sample of f, offset_nsec from our clock, now; delayed: its delay jumped. */
+static inline void fake_answer(FakeSource *f, int64_t offset_nsec, bool delayed) {
+        f->sample = (SourceSample) {
+                .header = {
+                        .leap = NTP_LEAP_NONE,
+                        .stratum = 1,
+                        .precision = -20,
+                        .root_dispersion = ntp_short_from_nsec(FAKE_MSEC),
+                },
+                .ntp = { .offset_nsec = offset_nsec, .delay_nsec = 20 * FAKE_MSEC },
+                .delay = delayed ? NTP_FILTER_DELAY_JUMPED : NTP_FILTER_DELAY_USUAL,
+                .delay_min_nsec = delayed ? 20 * FAKE_MSEC : -1,
+                .authenticated = true,
+                .boottime = fake_boottime_usec,
+        };
+        f->has_sample = true;
+        f->state = SOURCE_POLL_WAIT;
+}
+
+/* f gave up for now (no reply), or for good (refused: kiss code DENY). */
+static inline void fake_fail(FakeSource *f, bool refused) {
+        f->failures++;
+        f->state = refused ? SOURCE_FAILED : SOURCE_BACKING_OFF;
+        (void) snprintf(f->last_error, sizeof f->last_error, "%s", refused ? "refused service" : "no reply");
+}

@@ -8,7 +8,7 @@
 # CPU, system calls and D-Bus signals per poll against stock in $NTS_MKOSI_DIR/cpu-guest.txt),
 # then boots that disk again: stock's purge and a reboot.
 # The guest never has a network; this machine's clock is never touched.
-#   test/mkosi/run.sh [--suite SUITE] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu|kclock | --skip cpu]
+#   test/mkosi/run.sh [--suite SUITE] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu|kclock|settle | --skip cpu]
 # --suite trixie or forky (default bookworm): the image of that Debian suite, with a package
 # built in a debootstrap tree of that suite ($NTS_MKOSI_DIR/chroot; docs/DEBIAN.md, "Other
 # Debian suites").
@@ -17,7 +17,9 @@
 # --only cpu runs, in qemu, only the CPU and system calls per poll against stock (a few minutes
 # instead of the whole guest suite; no second boot); --only kclock, only the scripted adjtimex()
 # sequence against the guest's kernel and the simulation's model of it (test/simulation/
-# adjtimex-script.c; a boot and about three minutes).
+# adjtimex-script.c; a boot and about three minutes); --only settle, only the discipline after a
+# 50 ms start against what the simulation says (test/simulation/expect-50ms-start.txt; a boot
+# and about five minutes).
 # Work files and caches: $NTS_MKOSI_DIR (default build-mkosi/ in the source tree).
 # Peers: $NTS_MKOSI_PEERS, a directory test/tools/fixtures/fetch-peers.sh and fetch-dns.sh have filled
 # (CI's build-peers, shared by the guests of all suites), else fetched into $NTS_MKOSI_DIR/peers.
@@ -35,7 +37,7 @@ suite=bookworm
 only=
 skip=
 usage() {
-        echo "usage: $0 [--suite bookworm|trixie|forky] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu|kclock | --skip cpu]" >&2
+        echo "usage: $0 [--suite bookworm|trixie|forky] [--no-nspawn] [--no-qemu] [--reuse-image] [--only cpu|kclock|settle | --skip cpu]" >&2
         exit 2
 }
 while [ $# -gt 0 ]; do
@@ -44,7 +46,7 @@ while [ $# -gt 0 ]; do
         --no-nspawn) run_nspawn=0 ;;
         --no-qemu) run_qemu=0 ;;
         --reuse-image) build=0 ;;
-        --only) [ "${2:-}" = cpu ] || [ "${2:-}" = kclock ] || usage; only=$2; shift ;;
+        --only) case "${2:-}" in cpu | kclock | settle) only=$2 ;; *) usage ;; esac; shift ;;
         --skip) [ "${2:-}" = cpu ] || usage; skip=$2; shift ;;
         *) usage ;;
         esac
@@ -84,7 +86,9 @@ results() {
 # true-time.so: an LD_PRELOAD that gives a chronyd in the guest a clock of its own
 # (guest-checks.sh), and true-time-base, which takes its starting point; syscall-count, the
 # guest's count of a daemon's system calls (the images have no strace); adjtimex-script against
-# the guest's kernel and against the simulation's model of it, and their comparison.
+# the guest's kernel and against the simulation's model of it, and their comparison;
+# adjtimex-start and the bounds the simulation holds a 50 ms start to, for the same start on the
+# guest's kernel.
 true_time_tools() {
         cc -O2 -Wall -Wextra -shared -fPIC -o "$1/true-time.so" "$src/test/tools/preload/true-time.c" -ldl
         cc -O2 -Wall -Wextra -o "$1/true-time-base" "$src/test/tools/preload/true-time-base.c"
@@ -93,6 +97,8 @@ true_time_tools() {
         cc -O2 -Wall -Wextra -DADJTIMEX_SCRIPT_MODEL -I"$src/test/simulation" -o "$1/adjtimex-script-model" \
                 "$src/test/simulation/adjtimex-script.c" "$src/test/simulation/sim-kclock.c" -lm
         cp "$src/test/simulation/adjtimex-script-compare.sh" "$1/"
+        cc -O2 -Wall -Wextra -o "$1/adjtimex-start" "$src/test/mkosi/adjtimex-start.c"
+        cp "$src/test/simulation/expect-50ms-start.txt" "$1/"
 }
 
 mkdir -p "$work"

@@ -1539,7 +1539,14 @@ qemu_suite() {
 
         kernel_model_suite
         nts_step_suite
-        fifty_ms_start_suite
+        # About five minutes of waiting for the discipline to settle: in Debian 12's guest,
+        # whose kernel the simulation's model was validated on; `run.sh --only settle` runs it
+        # in the others.
+        if [ "$(. /etc/os-release && echo "${VERSION_CODENAME:-}")" = bookworm ]; then
+                fifty_ms_start_suite
+        else
+                info "the 50 ms start's settling is checked in bookworm's guest (run.sh --only settle)"
+        fi
         all_nts_servers_down_suite
         bootstrap_suite
         correct_clock_suite

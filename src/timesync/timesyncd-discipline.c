@@ -17,10 +17,11 @@
 /* The runs test needs a few samples to say anything. */
 #define DISCIPLINE_SAMPLES_MIN 4
 /* Locked for an interval T when the frequency's standard error times T is at most this
- * multiple of one sample's noise. Measured (bench/accuracy.sh, docs/ACCURACY.md): 1 costs a
- * cold start over the internet 2 packets a day more than the plain doubling did, 1.5 none,
- * and both keep the first hours' maximum lower than the plain doubling. */
-#define DISCIPLINE_LOCK_SHARE 1.5
+ * multiple of one sample's noise. Measured (bench/accuracy.sh, docs/ACCURACY.md): 1.5 saves
+ * a warm start 2 packets a day against 1, but leaves the fit a few samples short at long
+ * polls: internet-1's maximum 2.4 ms instead of 2.0, four servers worse than one in RMS, a
+ * server change worse than stock's. */
+#define DISCIPLINE_LOCK_SHARE 1.0
 /* A sample whose residual is this many times the noise is an outlier: measured
  * (bench/accuracy.sh, internet-4), 4 drops real samples, 8 keeps what bends the line. */
 #define DISCIPLINE_OUTLIER 5.0

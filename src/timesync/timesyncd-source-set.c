@@ -270,6 +270,16 @@ static const char *bootstrap_refusal(const SourceSet *set, const SourceSetPolicy
         return NULL;
 }
 
+/* A candidate measured before the clock was slewed by more than its own root distance (the
+ * first rounds, while a large start is slewed out): its offset is stale by what was slewed
+ * since, so it bounds the clock in the selection but is not combined into where the clock
+ * goes. */
+static bool entry_slewed_past(const SourceSet *set, const SourceSetEntry *e) {
+        int64_t since = int64_sub_saturating(set->slewed_nsec, e->slewed_at);
+
+        return since > int64_sub_saturating(e->root_distance_nsec, since);
+}
+
 /* The clock moves only with a majority of the sources in use that agree now: the selection
  * again over the current candidates alone, its offset kept inside the region that every
  * agreeing candidate keeps it in (stale ones bound where the clock may go, too; ntp_select():
@@ -285,7 +295,8 @@ static bool select_current(SourceSet *set, const NTPSelectCandidate *all, const 
         for (size_t i = 0; i < set->n_entries; i++) {
                 c[i] = all[i];
                 c[i].usable = all[i].usable && set->entries[i].current &&
-                              d->select.verdicts[i] == NTP_SELECT_TRUECHIMER;
+                              d->select.verdicts[i] == NTP_SELECT_TRUECHIMER &&
+                              !entry_slewed_past(set, &set->entries[i]);
                 if (c[i].usable)
                         d->n_current_agree++;
                 if (c[i].usable && previous == SIZE_MAX)

@@ -58,6 +58,8 @@ struct Source {
         unsigned poll_level_min;        /* raised by RATE kiss codes, for the source's life */
         unsigned poll_level_max;
         unsigned poll_level_before;     /* before the last sample moved it */
+        unsigned poll_level_filter;     /* where the sample being handled put it, before the lock */
+        bool poll_judging;              /* its sample is being handled: poll_level_filter holds */
         usec_t poll_interval_locked;    /* the owner's clock discipline lets it grow no further */
         bool poll_resync;               /* the next sample starts the poll interval over */
         bool unused;                    /* the owner does not follow its samples */
@@ -761,6 +763,10 @@ static bool source_make_sample(Source *s, const NTPHeader *h, const struct times
  * time without a discipline), and no further; it never drops for that (an unlocked loop still
  * has its samples at the interval it had). */
 static void source_cap_poll_level(Source *s) {
+        /* From the filter's verdict, not from an earlier cap of it: a lock that grew after the
+         * sample (the steer it led to) lets the level grow as the filter said. */
+        if (s->poll_judging)
+                s->poll_level = s->poll_level_filter;
         if (s->poll_level > s->poll_level_before && s->poll_interval_locked != USEC_INFINITY)
                 while (s->poll_level < s->poll_level_max &&
                        (s->settings->poll_interval_min_usec << (s->poll_level + 1)) <= s->poll_interval_locked)
@@ -784,6 +790,8 @@ static void source_next_poll_level(Source *s) {
                                                      s->poll_level_min, s->poll_level_max);
         /* A sample whose delay is not trusted says nothing of the clock: the level stays, and a
          * delay that lasts is learnt no faster than the interval the source had. */
+        s->poll_level_filter = s->poll_level;
+        s->poll_judging = true;
         source_cap_poll_level(s);
 }
 
@@ -812,6 +820,7 @@ static void source_use_reply(Source *s, const NTPHeader *h, const struct timespe
                   s->sample.jitter_nsec / NTP_NSEC_PER_SEC,
                   s->sample.spike ? " (spike)" : "", FORMAT_TIMESPAN(s->poll_interval_usec, USEC_PER_MSEC));
         source_emit(s, SOURCE_EVENT_SAMPLE);
+        s->poll_judging = false;
         /* Unless the handler changed course (a stop, the end of a bootstrap). */
         if (s->state == SOURCE_REPLY_WAIT)
                 source_enter(s, SOURCE_POLL_WAIT, s->poll_interval_usec);

@@ -221,6 +221,33 @@ static void test_own_step_corrects_and_slew_widens_stored_candidates(void) {
         source_set_done(&set);
 }
 
+/* The first rounds of a large start: a candidate measured before the clock was slewed by more
+ * than its own root distance still bounds the selection, but its stale offset is not combined
+ * into where the clock goes (it pulled the combination 10 ms towards the start's offset). */
+static void test_candidate_older_than_a_large_slew_is_not_combined(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample start = sample(-100 * MSEC, 25 * MSEC, 0), a = sample(-2 * MSEC, 25 * MSEC, 0),
+                        b = sample(-1 * MSEC, 25 * MSEC, 0);
+        SourceSetDecision d;
+
+        for (unsigned i = 0; i < 3; i++)
+                source_set_sample(&set, SRC(i), &start);
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        source_set_steered(&set);
+        source_set_slewed(&set, d.select.offset_nsec);
+
+        source_set_sample(&set, SRC(0), &a);
+        source_set_sample(&set, SRC(1), &b);
+        d = judge(&set);
+        ASSERT_TRUE(d.select.outcome == NTP_SELECT_AGREED);
+        ASSERT_TRUE(set.entries[2].verdict == NTP_SELECT_TRUECHIMER);
+        ASSERT_TRUE(d.steer);
+        ASSERT_TRUE(d.n_current_agree == 2);
+        ASSERT_TRUE(d.select.offset_nsec <= -1 * MSEC && d.select.offset_nsec >= -2 * MSEC);
+        source_set_done(&set);
+}
+
 /* A candidate older than its age limit still takes part in the intersection, but only
  * current ones make the quorum that moves the clock; one too distant takes no part. */
 static void test_stale_candidate_agrees_but_cannot_steer(void) {
@@ -796,4 +823,5 @@ TEST_MAIN(TEST_CASE(test_liar_listed_first_is_a_falseticker_and_the_rest_steer),
           TEST_CASE(test_verified_twins_count_once),
           TEST_CASE(test_full_set_is_refused),
           TEST_CASE(test_delayed_sample_is_never_a_candidate),
-          TEST_CASE(test_tight_spare_that_agrees_qualifies));
+          TEST_CASE(test_tight_spare_that_agrees_qualifies),
+          TEST_CASE(test_candidate_older_than_a_large_slew_is_not_combined));

@@ -293,10 +293,13 @@ static bool select_current(SourceSet *set, const NTPSelectCandidate *all, const 
                           set->preferred : SIZE_MAX;
 
         for (size_t i = 0; i < set->n_entries; i++) {
+                bool agrees = all[i].usable && set->entries[i].current &&
+                              d->select.verdicts[i] == NTP_SELECT_TRUECHIMER;
+
                 c[i] = all[i];
-                c[i].usable = all[i].usable && set->entries[i].current &&
-                              d->select.verdicts[i] == NTP_SELECT_TRUECHIMER &&
-                              !entry_slewed_past(set, &set->entries[i]);
+                c[i].usable = agrees && !entry_slewed_past(set, &set->entries[i]);
+                if (agrees && !c[i].usable)
+                        d->n_before_slew++;
                 if (c[i].usable)
                         d->n_current_agree++;
                 if (c[i].usable && previous == SIZE_MAX)
@@ -422,7 +425,7 @@ static const char *format_spread(int64_t nsec, char buf[static 32]) {
 void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char *buf, size_t size) {
         const NTPSelectResult *r = &d->select;
         size_t n_false = 0;
-        char spread[32], waiting[64] = "", silent[64] = "";
+        char spread[32], waiting[64] = "", silent[64] = "", why[160];
 
         for (size_t i = 0; i < set->n_entries; i++)
                 if (r->verdicts[i] == NTP_SELECT_FALSETICKER)
@@ -432,12 +435,17 @@ void source_set_describe(const SourceSet *set, const SourceSetDecision *d, char 
         if (d->n_failing > 0)
                 snprintf(silent, sizeof silent, " (%zu %s not answer)", d->n_failing, d->n_failing == 1 ? "does" : "do");
         (void) format_spread(r->spread_nsec, spread);
+        /* Held by answers from before the last slew: they answered, and say so. */
+        if (d->n_before_slew > 0)
+                snprintf(why, sizeof why, "%s (%zu measured before the clock's last slew)", silent, d->n_before_slew);
+        else
+                snprintf(why, sizeof why, "%s", silent);
 
         switch (r->outcome) {
         case NTP_SELECT_AGREED:
                 if (d->held)
                         snprintf(buf, size, "Only %zu of %zu NTS sources answer and agree, %zu needed%s; clock left alone",
-                                 d->n_current_agree, d->n_in_use, r->n_needed, silent);
+                                 d->n_current_agree, d->n_in_use, r->n_needed, why);
                 else if (d->bootstrap_refusal)
                         snprintf(buf, size, "%zu of %zu NTS sources agree, but not enough for a bootstrap (%s); "
                                  "clock left alone", r->n_agree, d->n_in_use, d->bootstrap_refusal);

@@ -125,6 +125,9 @@ typedef struct SourceSetDecision {
         size_t n_pending;
         size_t n_failing;
         size_t n_current_agree;         /* truechimers whose candidate is current */
+        size_t n_before_slew;           /* current truechimers measured before the clock was
+                                         * slewed by more than their root distance: not counted
+                                         * in n_current_agree */
         /* AGREED, but fewer than select.n_needed of the truechimers answer now: the rest of the
          * agreement is stale candidates. The clock is left alone. */
         bool held;

@@ -248,6 +248,30 @@ static void test_candidate_older_than_a_large_slew_is_not_combined(void) {
         source_set_done(&set);
 }
 
+/* Held while the others' answers are from before a large slew: the status says they answered,
+ * and why they do not count yet, rather than that they do not answer. */
+static void test_held_by_answers_from_before_a_slew_says_so(void) {
+        SourceSet set = set_of(3, NULL);
+        SourceSetSample start = sample(-100 * MSEC, 25 * MSEC, 0), a = sample(-2 * MSEC, 25 * MSEC, 0);
+        SourceSetDecision d;
+
+        for (unsigned i = 0; i < 3; i++)
+                source_set_sample(&set, SRC(i), &start);
+        d = judge(&set);
+        ASSERT_TRUE(d.steer);
+        source_set_steered(&set);
+        source_set_slewed(&set, d.select.offset_nsec);
+
+        source_set_sample(&set, SRC(0), &a);
+        d = judge(&set);
+        ASSERT_TRUE(d.held);
+        ASSERT_TRUE(d.n_current_agree == 1);
+        ASSERT_TRUE(d.n_before_slew == 2);
+        assert_description(&set, &d, "Only 1 of 3 NTS sources answer and agree, 2 needed "
+                           "(2 measured before the clock's last slew); clock left alone");
+        source_set_done(&set);
+}
+
 /* A candidate older than its age limit still takes part in the intersection, but only
  * current ones make the quorum that moves the clock; one too distant takes no part. */
 static void test_stale_candidate_agrees_but_cannot_steer(void) {
@@ -824,4 +848,5 @@ TEST_MAIN(TEST_CASE(test_liar_listed_first_is_a_falseticker_and_the_rest_steer),
           TEST_CASE(test_full_set_is_refused),
           TEST_CASE(test_delayed_sample_is_never_a_candidate),
           TEST_CASE(test_tight_spare_that_agrees_qualifies),
-          TEST_CASE(test_candidate_older_than_a_large_slew_is_not_combined));
+          TEST_CASE(test_candidate_older_than_a_large_slew_is_not_combined),
+          TEST_CASE(test_held_by_answers_from_before_a_slew_says_so));

@@ -221,13 +221,11 @@ static void test_own_step_corrects_and_slew_widens_stored_candidates(void) {
         source_set_done(&set);
 }
 
-/* The first rounds of a large start: a candidate measured before the clock was slewed by more
- * than its own root distance still bounds the selection, but its stale offset is not combined
- * into where the clock goes (it pulled the combination 10 ms towards the start's offset). */
-static void test_candidate_older_than_a_large_slew_is_not_combined(void) {
+/* A large start: three sources agree on -100 ms, the clock steers and slews it out. Their
+ * candidates are then older than a slew far larger than their root distance. */
+static SourceSet set_after_a_large_slew(void) {
         SourceSet set = set_of(3, NULL);
-        SourceSetSample start = sample(-100 * MSEC, 25 * MSEC, 0), a = sample(-2 * MSEC, 25 * MSEC, 0),
-                        b = sample(-1 * MSEC, 25 * MSEC, 0);
+        SourceSetSample start = sample(-100 * MSEC, 25 * MSEC, 0);
         SourceSetDecision d;
 
         for (unsigned i = 0; i < 3; i++)
@@ -236,6 +234,16 @@ static void test_candidate_older_than_a_large_slew_is_not_combined(void) {
         ASSERT_TRUE(d.steer);
         source_set_steered(&set);
         source_set_slewed(&set, d.select.offset_nsec);
+        return set;
+}
+
+/* The first rounds of a large start: a candidate measured before the clock was slewed by more
+ * than its own root distance still bounds the selection, but its stale offset is not combined
+ * into where the clock goes (it pulled the combination 10 ms towards the start's offset). */
+static void test_candidate_older_than_a_large_slew_is_not_combined(void) {
+        SourceSet set = set_after_a_large_slew();
+        SourceSetSample a = sample(-2 * MSEC, 25 * MSEC, 0), b = sample(-1 * MSEC, 25 * MSEC, 0);
+        SourceSetDecision d;
 
         source_set_sample(&set, SRC(0), &a);
         source_set_sample(&set, SRC(1), &b);
@@ -251,16 +259,9 @@ static void test_candidate_older_than_a_large_slew_is_not_combined(void) {
 /* Held while the others' answers are from before a large slew: the status says they answered,
  * and why they do not count yet, rather than that they do not answer. */
 static void test_held_by_answers_from_before_a_slew_says_so(void) {
-        SourceSet set = set_of(3, NULL);
-        SourceSetSample start = sample(-100 * MSEC, 25 * MSEC, 0), a = sample(-2 * MSEC, 25 * MSEC, 0);
+        SourceSet set = set_after_a_large_slew();
+        SourceSetSample a = sample(-2 * MSEC, 25 * MSEC, 0);
         SourceSetDecision d;
-
-        for (unsigned i = 0; i < 3; i++)
-                source_set_sample(&set, SRC(i), &start);
-        d = judge(&set);
-        ASSERT_TRUE(d.steer);
-        source_set_steered(&set);
-        source_set_slewed(&set, d.select.offset_nsec);
 
         source_set_sample(&set, SRC(0), &a);
         d = judge(&set);

@@ -859,8 +859,10 @@ several_sources_suite() {
         # What an attacker who drops everything the three honest servers send achieves (here
         # they stop): the liar still answers, and never moves the real clock.
         systemctl stop nts-true1 nts-true2 nts-true3
+        # After "(3 do not answer)" the status may name answers from before the clock's last
+        # slew too: the guest's clock is slewed for real.
         check liar_alone_leaves_the_clock_alone wait_for 120 log_has \
-                '^Only 0 of 4 NTS sources answer and agree, 3 needed (3 do not answer); clock left alone'
+                '^Only 0 of 4 NTS sources answer and agree, 3 needed (3 do not answer)[^;]*; clock left alone'
         sleep 40
         check clock_stays_right_while_only_the_liar_answers clock_is_right "$T0" "$U0"
         check liar_alone_is_never_selected never_selected localhost:14470

@@ -1,7 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
 #include "fileio.h"
+#include "log.h"
 
 int read_line(FILE *f, size_t max, char **ret) {
         _cleanup_free_ char *buf = NULL;
@@ -124,5 +128,62 @@ int fsync_parent_dir(const char *path) {
                 return -errno;
         if (fsync(fd) < 0)
                 return -errno;
+        return 0;
+}
+
+static int write_file_atomic_fail(const char *tmp, const char *step, int r, const char **ret_step) {
+        (void) unlink(tmp);
+        if (ret_step)
+                *ret_step = step;
+        return r;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t size, mode_t mode, const char **ret_step) {
+        _cleanup_free_ char *tmp = NULL;
+        _cleanup_close_ int fd = -EBADF;
+        size_t done = 0;
+        int r;
+
+        assert(path);
+        assert(data || size == 0);
+
+        if (ret_step)
+                *ret_step = NULL;
+        if (asprintf(&tmp, "%s.tmp", path) < 0)
+                return -ENOMEM;
+
+        /* A temporary file is only there when an earlier write was cut short: removed then, not
+         * before every write. */
+        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+        if (fd < 0 && errno == EEXIST) {
+                if (unlink(tmp) < 0) {
+                        if (ret_step)
+                                *ret_step = "remove the leftover";
+                        return -errno;
+                }
+                fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode);
+        }
+        if (fd < 0) {
+                if (ret_step)
+                        *ret_step = "create";
+                return -errno;
+        }
+
+        while (done < size) {
+                ssize_t l = write(fd, (const char *) data + done, size - done);
+                if (l < 0)
+                        return write_file_atomic_fail(tmp, "write", -errno, ret_step);
+                done += (size_t) l;
+        }
+        /* The rename must not reach the disk before the data. */
+        if (fsync(fd) < 0)
+                return write_file_atomic_fail(tmp, "sync", -errno, ret_step);
+        if (rename(tmp, path) < 0)
+                return write_file_atomic_fail(tmp, "rename", -errno, ret_step);
+
+        /* Without this the rename itself may be lost in a power cut. */
+        r = fsync_parent_dir(path);
+        if (r < 0)
+                log_debug_errno(r, "Failed to sync directory of %s, ignoring: %m", path);
         return 0;
 }

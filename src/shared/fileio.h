@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "macro.h"
 
@@ -24,3 +25,11 @@ int read_full_fd(int fd, size_t max, char **ret, size_t *ret_size);
 
 /* fsync()s the directory that contains path, so that a rename into it is durable. */
 int fsync_parent_dir(const char *path);
+
+/* Writes size bytes of data to path with mode, through path.tmp (a fresh inode, never one a
+ * link points at), fsync() and a rename: a crash leaves the old file or the new one, never a
+ * truncated one. A leftover path.tmp of a write cut short is removed first. Returns 0, or a
+ * negative errno and in *ret_step (optional) what failed on path.tmp: "remove the leftover",
+ * "create", "write", "sync" or "rename" (NULL for -ENOMEM). A failure to sync the directory
+ * after the rename is logged at debug level and ignored: the new file is in place. */
+int write_file_atomic(const char *path, const void *data, size_t size, mode_t mode, const char **ret_step);

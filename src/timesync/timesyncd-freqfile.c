@@ -61,8 +61,6 @@ int freq_file_load(const char *path, double *ret_ppm) {
 }
 
 int freq_file_save(const char *path, double ppm) {
-        _cleanup_free_ char *tmp = NULL;
-        _cleanup_close_ int fd = -EBADF;
         char text[FREQ_FILE_SIZE_MAX];
         int n;
 
@@ -71,19 +69,5 @@ int freq_file_save(const char *path, double ppm) {
         if (!isfinite(ppm) || fabs(ppm) > FREQ_FILE_MAX_PPM)
                 return -EINVAL;
         n = snprintf(text, sizeof text, "%.4f\n", ppm);
-        if (asprintf(&tmp, "%s.tmp", path) < 0)
-                return -ENOMEM;
-
-        /* A fresh inode, never one a link points at; a leftover of a write cut short goes. */
-        (void) unlink(tmp);
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
-        if (fd < 0)
-                return -errno;
-        if (write(fd, text, (size_t) n) != n || rename(tmp, path) < 0) {
-                int r = errno > 0 ? -errno : -EIO;
-
-                (void) unlink(tmp);
-                return r;
-        }
-        return 0;
+        return write_file_atomic(path, text, (size_t) n, 0644, NULL);
 }

@@ -421,9 +421,9 @@ static int jar_fail(char *reason, size_t size, int r, const char *format, ...) {
 }
 
 int nts_jar_save(const NTSJar *j, const char *server, const char *path, char *reason, size_t size) {
-        _cleanup_free_ char *text = NULL, *tmp = NULL;
-        _cleanup_close_ int fd = -EBADF;
-        size_t n, done = 0;
+        _cleanup_free_ char *text = NULL;
+        const char *step;
+        size_t n;
         int r;
 
         assert(j);
@@ -433,54 +433,17 @@ int nts_jar_save(const NTSJar *j, const char *server, const char *path, char *re
         if (r < 0)
                 return jar_fail(reason, size, r, "cannot format the cookies");
 
-        if (asprintf(&tmp, "%s.tmp", path) < 0)
-                return jar_fail(reason, size, -ENOMEM, "cannot format the cookies");
-
-        /* A fresh inode, never one a link points at. A temporary file is only there when an
-         * earlier write was cut short: removed then, not before every write. */
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        if (fd < 0 && errno == EEXIST) {
-                if (unlink(tmp) < 0)
-                        return jar_fail(reason, size, -errno, "cannot remove the leftover %s", tmp);
-                fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-        }
-        if (fd < 0)
-                return jar_fail(reason, size, -errno, "cannot create %s", tmp);
-
+        /* Through a temporary file and a rename: a crash leaves the old file or the new one,
+         * never a truncated one, and a spent cookie never comes back from the old file once
+         * the rename is done. */
         n = strlen(text);
-        while (done < n) {
-                ssize_t l = write(fd, text + done, n - done);
-                if (l < 0) {
-                        r = jar_fail(reason, size, -errno, "cannot write %s", tmp);
-                        goto fail;
-                }
-                done += (size_t) l;
-        }
-
-        /* The rename must not reach the disk before the data: then a crash leaves either the
-         * old file or the new one, never a truncated one. */
-        if (fsync(fd) < 0) {
-                r = jar_fail(reason, size, -errno, "cannot sync %s", tmp);
-                goto fail;
-        }
+        r = write_file_atomic(path, text, n, 0600, &step);
         explicit_bzero_safe(text, n);
-
-        if (rename(tmp, path) < 0) {
-                r = jar_fail(reason, size, -errno, "cannot rename %s", tmp);
-                goto fail;
-        }
-
-        /* Without this the rename itself may be lost in a power cut, and a spent cookie
-         * would come back from the old file. */
-        r = fsync_parent_dir(path);
+        if (r < 0 && !step)
+                return jar_fail(reason, size, r, "cannot format the cookies");
         if (r < 0)
-                log_debug_errno(r, "Failed to sync directory of %s, ignoring: %m", path);
+                return jar_fail(reason, size, r, "cannot %s %s.tmp", step, path);
         return 0;
-
-fail:
-        explicit_bzero_safe(text, n);
-        (void) unlink(tmp);
-        return r;
 }
 
 int nts_jar_remove(const char *path, char *reason, size_t size) {

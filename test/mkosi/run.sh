@@ -78,6 +78,9 @@ results() {
         grep -aE '^(PASS|FAIL|INFO|SKIP) ' <<<"$clean" || true
         grep -a '=== TESTS RESULT' <<<"$clean" || echo "$1: no result marker"
         if [ "$3" != 0 ] || ! grep -aq '^=== TESTS RESULT rc=0$' <<<"$clean"; then
+                # The boot's end says why (a panic, a hung unit, a lost console): CI keeps
+                # only this output, not the log.
+                tail -n 40 <<<"$clean" | sed "s/^/$1 log: /"
                 echo "$1: FAILED (exit $3), log: $2"
                 return 1
         fi

@@ -412,9 +412,9 @@ typedef struct Metric {
         MetricType type;
         const char *unit;       /* "seconds" or NULL; part of the name, as OpenMetrics asks */
         const char *help;
-        const char *key;        /* of the Sources property; NULL: value() */
-        unsigned decimals;      /* the key's value is in 10^-decimals of the unit (NSec: 9) */
-        /* The value of one source when key is NULL. */
+        const char *key;        /* of the Sources property: a source without it has no sample */
+        unsigned decimals;      /* the value is in 10^-decimals of the unit (NSec: 9) */
+        /* The value of one source; NULL: the key's number. */
         int64_t (*value)(const SourceInfo *s);
 } Metric;
 
@@ -433,6 +433,11 @@ static int64_t m_reachable(const SourceInfo *s) {
 
 static int64_t m_nts(const SourceInfo *s) {
         return !!source_integer(s, "NTS");
+}
+
+/* Its key-exchange server names an NTP address that another source's, a different one, names too. */
+static int64_t m_conflict(const SourceInfo *s) {
+        return !isempty(source_string(s, "ConflictWith"));
 }
 
 static const Metric metrics[] = {
@@ -466,6 +471,10 @@ static const Metric metrics[] = {
           "NTS key exchanges that failed in a row (0 after an authenticated answer)", "KeyExchangeFailures", 0 },
         { "timesyncd_source_nts_last_key_exchange_timestamp", METRIC_GAUGE, "seconds",
           "When the last NTS key exchange succeeded, seconds since 1970", "LastKeyExchangeTimestamp", 6 },
+        { "timesyncd_source_nts_conflict", METRIC_GAUGE, NULL,
+          "1 when the key-exchange server of the source names an NTP address that the different key-exchange "
+          "server of another source names too (the other is the conflict_with label of timesyncd_source_info)",
+          "ConflictWith", .value = m_conflict },
 };
 
 /* The values of State and Verdict, each a series of its own that is 1 for the source's value and
@@ -504,7 +513,11 @@ static void print_source_labels(const SourceInfo *s, bool info) {
         print_label_value(source_string(s, "Name"));
         printf("\"");
         if (info) {
-                static const char *const keys[] = { "Address", "Origin", "Pool", "KeyExchangeServer", "AEAD" };
+                /* ConflictWith: the other source of a conflict of claims, which lasts until
+                 * a key-exchange server names another address; the gauge
+                 * timesyncd_source_nts_conflict stays one series through it. */
+                static const char *const keys[] = { "Address", "Origin", "Pool", "KeyExchangeServer", "AEAD",
+                                                    "ConflictWith" };
 
                 printf(",authentication=\"%s\"", source_authentication(s));
                 for (size_t k = 0; k < ELEMENTSOF(keys); k++) {
@@ -655,19 +668,16 @@ static void print_metrics(const SourceInfo *sources, size_t n, const DaemonInfo 
                         const SourceInfo *s = &sources[k];
                         int64_t v;
 
-                        if (m->key) {
-                                /* A key the source does not have (no answer yet, not NTS): no
-                                 * sample; so is a timestamp of 0 ("none in this run"). */
-                                if (!source_has(s, m->key) ||
-                                    (streq(m->key, "LastKeyExchangeTimestamp") && source_integer(s, m->key) == 0))
-                                        continue;
-                                v = source_integer(s, m->key);
-                        } else
-                                v = m->value(s);
+                        /* A key the source does not have (no answer yet, not NTS): no sample;
+                         * so is a timestamp of 0 ("none in this run"). */
+                        if (m->key && (!source_has(s, m->key) || (streq(m->key, "LastKeyExchangeTimestamp") &&
+                                                                  source_integer(s, m->key) == 0)))
+                                continue;
+                        v = m->value ? m->value(s) : source_integer(s, m->key);
                         fputs(sample, stdout);
                         print_source_labels(s, m->type == METRIC_INFO);
                         fputc(' ', stdout);
-                        print_decimal(v, m->key ? m->decimals : 0);
+                        print_decimal(v, m->decimals);
                         fputc('\n', stdout);
                 }
                 if (i == 0) {

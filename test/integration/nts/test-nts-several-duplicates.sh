@@ -246,6 +246,12 @@ assert conflict_with == {s: t1, l: "", t1: s, t2: ""}, conflict_with' "$s" "$l" 
         grep -Eq "^  $t1 +polls 192\.0\.2\.11:[0-9]+; $s names that NTP address too$" <<<"$table" ||
                 fail "the table does not show t1's conflict"
         [ "$(grep -c "names that NTP address too$" <<<"$table")" = 2 ] || fail "the table shows other conflicts"
+        # The metrics a fleet scrapes: S and t1 in conflict, L and t2 not.
+        "$TSNTS_BUILD_DIR/tools/timesync-sources" --prometheus >"$TEST_TMPDIR/claim.prom"
+        for n in "$s:1" "$t1:1" "$l:0" "$t2:0"; do
+                grep_q -x "timesyncd_source_nts_conflict{name=\"${n%:*}\"} ${n##*:}" "$TEST_TMPDIR/claim.prom" ||
+                        fail "timesyncd_source_nts_conflict of ${n%:*} is not ${n##*:}: $(grep conflict "$TEST_TMPDIR/claim.prom")"
+        done
         stop_timesyncd
         for n in "${MOCK_PIDS[@]}"; do
                 stop_daemon "$n"

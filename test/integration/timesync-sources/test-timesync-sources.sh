@@ -151,7 +151,7 @@ for sample in ("timesyncd_source_info", "timesyncd_source_offset_seconds", "time
                "timesyncd_source_reachable", "timesyncd_source_nts", "timesyncd_source_nts_cookies",
                "timesyncd_source_nts_key_exchange_failures", "timesyncd_source_refused_replies_total",
                "timesyncd_source_failures_total", "timesyncd_source_packets_total", "timesyncd_source_selected",
-               "timesyncd_source_state", "timesyncd_source_verdict"):
+               "timesyncd_source_state", "timesyncd_source_verdict", "timesyncd_source_nts_conflict"):
     assert set(values[sample]) == set(by_name), (sample, values[sample].keys())
 # Counters are typed so, with _total; the state and the verdict are series per value, not labels
 # of the info family (whose series would end at each change).
@@ -163,7 +163,10 @@ for name, s in by_name.items():
     assert info["authentication"] == "NTS" and info["origin"] == "nts", info
     assert info["address"] == s["Address"] and info["key_exchange_server"] == s["KeyExchangeServer"], info
     assert info["aead"] == "AEAD_AES_SIV_CMAC_256" and set(info) == {"name", "authentication", "address", "origin",
-        "pool", "key_exchange_server", "aead"}, info
+        "pool", "key_exchange_server", "aead", "conflict_with"}, info
+    # Four servers of their own: no conflict of claims.
+    assert info["conflict_with"] == s["ConflictWith"] == "", info
+    assert one("timesyncd_source_nts_conflict", name)[1] == 0
     states = {l["state"]: v for l, v in values["timesyncd_source_state"][name]}
     verdicts = {l["verdict"]: v for l, v in values["timesyncd_source_verdict"][name]}
     assert len(states) >= 7 and sum(states.values()) == 1, states
@@ -217,6 +220,64 @@ test_check_names_failing_servers_while_synchronized() {
         grep -Eq "^Synchronized over NTS to localhost:[0-9]+ \(127\.0\.0\.1:[0-9]+\), offset [+-]0\.[0-9]{6}s \(source-local\)\. " <<<"$out" ||
                 fail "--check does not say that it is synchronized over NTS"
         [[ $out == *"(source-local). $want"*" s)." ]] || fail "--check does not name the failing server"
+}
+
+# Issue 33: two NTS sources whose key-exchange servers (two ports of the loopback: two servers)
+# name one NTP address and port, that of the first, which answers both (one cookie key): a
+# conflict of claims. Each keeps its vote, the two agree and the clock follows them; every output
+# says the conflict: --json in ConflictWith, --openmetrics and --prometheus in the gauge
+# timesyncd_source_nts_conflict and the conflict_with label of the info series, and --check,
+# still 0 (the clock is steered over NTS by sources that each count), at the end of its line.
+test_a_conflict_of_claims_is_in_every_output() {
+        local own claim ntp out rc=0 json=$TEST_TMPDIR/conflict.json om=$TEST_TMPDIR/conflict.om
+        local prom=$TEST_TMPDIR/conflict.prom pids=() pid text
+        start_nts_mock conflict-own --keys-file="$TEST_TMPDIR/mock-conflict.keys"
+        own=localhost:$MOCK_KE
+        ntp=$MOCK_NTP
+        pids+=("$MOCK_PID")
+        start_mock_server conflict-claim --keys-file="$TEST_TMPDIR/mock-conflict.keys" --ntp-server=127.0.0.1 \
+                --ntp-port="$ntp"
+        claim=localhost:$MOCK_KE_PORT
+        pids+=("$MOCK_PID")
+        stop_timesyncd
+        : >"$TIMESYNCD_LOG"
+        write_nts_conf "$TEST_TMPDIR/conflict.conf" "$own $claim"
+        start_timesyncd "$TEST_TMPDIR/conflict.conf" --test-poll-interval=1s
+        wait_log "Initial clock synchronization to .*2 of 2 NTS sources agree" 30
+        text="NTS sources $claim and $own name one NTP address 127\.0\.0\.1"
+        wait_log "$text, though their key-exchange servers and certificate keys differ" 10
+
+        as_nobody "$TIMESYNC_SOURCES" --json >"$json"
+        as_nobody "$TIMESYNC_SOURCES" --openmetrics >"$om"
+        as_nobody "$TIMESYNC_SOURCES" --prometheus >"$prom"
+        grep -E "^timesyncd_source_(info|nts_conflict)\{" "$om"
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/metrics-check.py" --prometheus "$prom" >/dev/null ||
+                fail "--prometheus is not valid"
+        /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/metrics-check.py" --openmetrics "$om" >"$TEST_TMPDIR/conflict.json2" ||
+                fail "--openmetrics is not valid"
+        /usr/bin/python3 - "$json" "$TEST_TMPDIR/conflict.json2" "$own" "$claim" <<'PY' || fail "the outputs do not say the conflict"
+import json, sys
+sources, families = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+own, claim = sys.argv[3:]
+assert {s["Name"]: s["ConflictWith"] for s in sources} == {own: claim, claim: own}, sources
+conflict = {l["name"]: v for _, l, v in families["timesyncd_source_nts_conflict"]["samples"]}
+assert conflict == {own: 1, claim: 1}, conflict
+# The gauge has the name alone: one series through the conflict's start and end.
+assert all(set(l) == {"name"} for _, l, _ in families["timesyncd_source_nts_conflict"]["samples"])
+info = {l["name"]: l["conflict_with"] for _, l, _ in families["timesyncd_source"]["samples"]}
+assert info == {own: claim, claim: own}, info
+PY
+        grep_q -x "timesyncd_source_nts_conflict{name=\"$own\"} 1" "$prom" || fail "--prometheus does not say the conflict"
+
+        out=$(as_nobody "$TIMESYNC_SOURCES" --check) || rc=$?
+        echo "$out"
+        [ "$rc" = 0 ] || fail "--check exits $rc with a conflict of claims while synchronized over NTS"
+        grep -Eq "^Synchronized over NTS to localhost:[0-9]+ .*\(source-local\)\. (.*; )?$text\.$" <<<"$out" ||
+                fail "--check does not say the conflict"
+        stop_timesyncd
+        for pid in "${pids[@]}"; do
+                stop_daemon "$pid"
+        done
 }
 
 test_no_daemon_is_a_clear_error() {
@@ -368,6 +429,7 @@ run_case test_version
 run_case test_check_says_synchronized_over_nts
 run_case test_openmetrics_parses_and_says_what_the_daemon_says
 run_case test_check_names_failing_servers_while_synchronized
+run_case test_a_conflict_of_claims_is_in_every_output
 run_case test_no_daemon_is_a_clear_error
 run_case test_plain_ntp_is_not_nts
 run_case test_offsets_after_a_step_are_against_the_stepped_clock

@@ -45,3 +45,10 @@
 /* The clock was stepped after the first synchronization. For the log call of the step;
  * fields OFFSET_SEC. */
 #define TIMESYNC_MESSAGE_CLOCK_STEPPED "dfc5460f1b20448380c0ccc024968a54"
+
+/* Two NTS sources name one NTP address while their key-exchange addresses and certificate keys
+ * differ (a conflict of claims, docs/ARCHITECTURE.md "One server, one vote"): neither is merged,
+ * each keeps its vote. For the log call in timesyncd-policy-vote.c, once per conflict; fields
+ * NTS_SERVER (the source listed later), NTS_OTHER_SERVER (the one it conflicts with),
+ * NTP_ADDRESS (the IP address both name). */
+#define TIMESYNC_MESSAGE_NTS_CONFLICT "f73e80273c7742088c94f74e68678363"

@@ -4,8 +4,28 @@
 
 #include "in-addr-util.h"
 #include "log.h"
+#include "timesyncd-messages.h"
 #include "timesyncd-policy.h"
 #include "timesyncd-policy-vote.h"
+
+/* The warning of a conflict of claims, with the fields an alert on its MESSAGE_ID needs: e's
+ * source, the other one, and the NTP address both name. */
+static void policy_log_conflict(Policy *pol, const SourceSetEntry *e) {
+        const SourceSetEntry *with = source_set_find(&pol->set, e->conflict_with);
+        char text[256], ip[IN_ADDR_TO_STRING_MAX];
+
+        assert(with);
+        log_struct(LOG_WARNING, TIMESYNC_MESSAGE_NTS_CONFLICT,
+                   ((const char *const[]) { "NTS_SERVER", pol->ctx.sources->name(e->source),
+                                            "NTS_OTHER_SERVER", pol->ctx.sources->name(with->source),
+                                            "NTP_ADDRESS",
+                                            in_addr_to_string(e->identity.ntp_family, &e->identity.ntp_address,
+                                                              ip, sizeof ip),
+                                            NULL }),
+                   "%s, though their key-exchange servers and certificate keys differ: one of them "
+                   "claims a server that is not its own; not merged, each keeps its vote.",
+                   policy_conflict_describe(pol, e, text, sizeof text));
+}
 
 bool policy_identify(Policy *pol, Source *s) {
         SourceSetEntry *e = source_set_find(&pol->set, s);
@@ -45,13 +65,9 @@ bool policy_identify(Policy *pol, Source *s) {
          * its own, by mistake or to take the other's vote away. */
         for (size_t i = 0; i < pol->set.n_entries; i++) {
                 const SourceSetEntry *d = &pol->set.entries[i];
-                char text[256];
 
-                if (!d->conflict_with || d->conflict_with == conflict_before[i])
-                        continue;
-                log_warning("%s, though their key-exchange servers and certificate keys differ: one of them "
-                            "claims a server that is not its own; not merged, each keeps its vote.",
-                            policy_conflict_describe(pol, d, text, sizeof text));
+                if (d->conflict_with && d->conflict_with != conflict_before[i])
+                        policy_log_conflict(pol, d);
         }
         return true;
 }

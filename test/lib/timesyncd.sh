@@ -257,6 +257,24 @@ start_nts_mock() {
         start_mock_server "$name" --ke-port="$MOCK_KE" --ntp-listen-port="$MOCK_NTP" --ntp-port="$MOCK_NTP" "$@"
 }
 
+# start_nts_conflict NAME: a conflict of claims on the loopback. An honest mock (NAME-own, from
+# start_nts_mock) and a second one (NAME-claim) on a key-exchange port of its own that names the
+# first one's NTP address and port; both share one cookie key ($TEST_TMPDIR/mock-NAME.keys), so
+# the first answers both. On the loopback, key-exchange ports tell servers apart, so the two are
+# not one server. Sets CONFLICT_OWN and CONFLICT_CLAIM (localhost:KEPORT each; listed in that
+# order, the claim is the later source, the one the daemon's message names first) and the array
+# CONFLICT_PIDS.
+# shellcheck disable=SC2034 # CONFLICT_OWN and CONFLICT_CLAIM are the caller's
+start_nts_conflict() {
+        local keys=$TEST_TMPDIR/mock-$1.keys
+        start_nts_mock "$1-own" --keys-file="$keys"
+        CONFLICT_OWN=localhost:$MOCK_KE
+        CONFLICT_PIDS=("$MOCK_PID")
+        start_mock_server "$1-claim" --keys-file="$keys" --ntp-server=127.0.0.1 --ntp-port="$MOCK_NTP"
+        CONFLICT_CLAIM=localhost:$MOCK_KE_PORT
+        CONFLICT_PIDS+=("$MOCK_PID")
+}
+
 # start_fresh_timesyncd OFFSET CLOCK_FILE_MTIME NTS-LIST [CONF-LINE...] [-- OPTION...]: stops
 # the daemon of an earlier call and starts one with NTS=NTS-LIST and CONF-LINEs, a fresh state
 # directory whose clock file has that mtime (epoch seconds; "none": no file), unless OFFSET is

@@ -4,7 +4,9 @@
 # with journalctl --update-catalog under a private root and has an entry for every ID of
 # src/timesync/timesyncd-messages.h but stock's; and with SYSTEMD_LOG_TARGET=journal the daemon
 # sends "Initial clock synchronization" with stock's MESSAGE_ID and the server as a field, and a
-# failed NTS key exchange with our ID and NTS_SERVER, NTS_ADDRESS, NTS_ERROR. journald is a
+# failed NTS key exchange with our ID and NTS_SERVER, NTS_ADDRESS, NTS_ERROR; a real conflict
+# of claims (two NTS sources naming one NTP address) is warned of once with its ID and
+# NTS_SERVER, NTS_OTHER_SERVER, NTP_ADDRESS. journald is a
 # listener of the test (test/tools/readers/journal-listen.py) on a private /run/systemd/journal, and
 # each entry carries the caller's CODE_FILE=, CODE_LINE= and CODE_FUNC= once.
 # Last, what an operator sees: a real systemd-journald in a mount namespace of the test (its own
@@ -41,13 +43,27 @@ test_catalog_builds_and_explains_every_id() {
         echo "PASS test_catalog_builds_and_explains_every_id"
 }
 
-_journal_case() {
-        local jdir=$TEST_TMPDIR/journal dead ke
+# _start_journal_listener NAME: the listener (journal-listen.py) on $TEST_TMPDIR/NAME/socket,
+# recording to $TEST_TMPDIR/NAME.txt, and TIMESYNCD_WRAPPER set so that the daemon's
+# /run/systemd/journal is that directory: a /run of its own (tmpfs), where the journal socket is
+# the listener's, and nothing of the host's /run is seen or changed. Sets JOURNAL_PID.
+_start_journal_listener() {
+        local jdir=$TEST_TMPDIR/$1
         mkdir -p "$jdir"
         chmod 0755 "$jdir"
-        start_daemon "$TEST_TMPDIR/journal-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/journal-listen.py" \
-                "$jdir/socket" "$TEST_TMPDIR/journal.txt"
-        wait_for 5 grep -q READY "$TEST_TMPDIR/journal-listen.log" || fail "journal listener did not start"
+        start_daemon "$TEST_TMPDIR/$1-listen.log" /usr/bin/python3 "$TSNTS_SRC_DIR/test/tools/readers/journal-listen.py" \
+                "$jdir/socket" "$TEST_TMPDIR/$1.txt"
+        JOURNAL_PID=$DAEMON_PID
+        wait_for 5 grep -q READY "$TEST_TMPDIR/$1-listen.log" || fail "journal listener did not start"
+        # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
+        TIMESYNCD_WRAPPER=(unshare --mount --propagation private
+                bash -c 'mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/journal &&
+                        mount --bind "$0" /run/systemd/journal && exec "$@"' "$jdir")
+}
+
+_journal_case() {
+        local dead ke
+        _start_journal_listener journal
         # Two servers that agree and a dead one: a majority of the three in use synchronizes, and
         # the dead one's key exchanges fail.
         start_nts_mock j
@@ -55,12 +71,6 @@ _journal_case() {
         start_nts_mock j2
         dead=$(free_port)
         write_nts_conf "$TEST_TMPDIR/ts.conf" "localhost:$ke localhost:$MOCK_KE 127.0.0.1:$dead" "NTSMaxSources=3"
-        # A /run of its own (tmpfs): the journal socket there is the listener's, and nothing of the
-        # host's /run is seen or changed.
-        # shellcheck disable=SC2016 # $0 and $@ are the inner shell's
-        TIMESYNCD_WRAPPER=(unshare --mount --propagation private
-                bash -c 'mount -t tmpfs tmpfs /run && mkdir -p /run/systemd/journal &&
-                        mount --bind "$0" /run/systemd/journal && exec "$@"' "$jdir")
         TIMESYNCD_LOG_TARGET=journal start_timesyncd "$TEST_TMPDIR/ts.conf" --test-poll-interval=1s
         wait_for 20 grep -q "MESSAGE=Initial clock synchronization" "$TEST_TMPDIR/journal.txt" ||
                 fail "no initial synchronization in the journal: $(tail -3 "$TEST_TMPDIR/journal.txt")"
@@ -95,6 +105,43 @@ _each_entry_has_one_code_location() {
 test_daemon_messages_carry_ids_and_fields() {
         _journal_case
         echo "PASS test_daemon_messages_carry_ids_and_fields"
+}
+
+# A real conflict of claims (start_nts_conflict: two key-exchange servers on the loopback, the
+# second naming the first one's NTP address and port): the warning, logged once, carries the
+# conflict's MESSAGE_ID and the fields NTS_SERVER (the later source, the claimant here),
+# NTS_OTHER_SERVER and NTP_ADDRESS, so that a fleet can alert on it.
+test_a_conflict_of_claims_carries_its_id_and_fields() {
+        local out=$TEST_TMPDIR/conflict-journal.txt id entry field pid
+        id=$(sed -n 's/^#define TIMESYNC_MESSAGE_NTS_CONFLICT "\([0-9a-f]\{32\}\)"$/\1/p' "$messages")
+        [ -n "$id" ] || fail "no TIMESYNC_MESSAGE_NTS_CONFLICT in $messages"
+        _start_journal_listener conflict-journal
+        start_nts_conflict conflict
+        write_nts_conf "$TEST_TMPDIR/conflict.conf" "$CONFLICT_OWN $CONFLICT_CLAIM"
+        TIMESYNCD_LOG_TARGET=journal start_timesyncd "$TEST_TMPDIR/conflict.conf" --test-poll-interval=1s
+        wait_for 20 grep -q "MESSAGE=NTS sources .* name one NTP address" "$out" ||
+                fail "no conflict of claims in the journal: $(tail -3 "$out")"
+        # Each keeps its vote: the two agree and steer, which also gives the warning time to be
+        # logged only once.
+        wait_for 20 grep -q "MESSAGE=Initial clock synchronization" "$out" ||
+                fail "no synchronization by the two sources in conflict"
+        stop_timesyncd
+        [ "$(grep -c "MESSAGE=NTS sources .* name one NTP address" "$out")" = 1 ] ||
+                fail "the conflict is not logged once: $(grep "name one NTP address" "$out")"
+        entry=$(grep "MESSAGE=NTS sources .* name one NTP address" "$out")
+        echo "$entry"
+        grep_q "MESSAGE=NTS sources $CONFLICT_CLAIM and $CONFLICT_OWN name one NTP address 127\.0\.0\.1, though their key-exchange servers and certificate keys differ: one of them claims a server that is not its own; not merged, each keeps its vote\. |" <<<"$entry" ||
+                fail "the conflict's text changed: $entry"
+        for field in "MESSAGE_ID=$id" "PRIORITY=4" "NTS_SERVER=$CONFLICT_CLAIM" "NTS_OTHER_SERVER=$CONFLICT_OWN" \
+                "NTP_ADDRESS=127.0.0.1"; do
+                grep_q -F " | $field |" <<<"$entry | " || fail "the conflict's entry lacks $field: $entry"
+        done
+        _each_entry_has_one_code_location "$out"
+        for pid in "${CONFLICT_PIDS[@]}" "$JOURNAL_PID"; do
+                stop_daemon "$pid"
+        done
+        unset TIMESYNCD_WRAPPER
+        echo "PASS test_a_conflict_of_claims_carries_its_id_and_fields"
 }
 
 # _start_private_journald DIR: the daemon's wrapper for a real systemd-journald of the test: a
@@ -148,4 +195,5 @@ _journal_has_ke_failure() {
 
 run_case test_catalog_builds_and_explains_every_id
 run_case test_daemon_messages_carry_ids_and_fields
+run_case test_a_conflict_of_claims_carries_its_id_and_fields
 run_case test_journalctl_x_explains_a_failed_key_exchange

@@ -229,16 +229,11 @@ test_check_names_failing_servers_while_synchronized() {
 # timesyncd_source_nts_conflict and the conflict_with label of the info series, and --check,
 # still 0 (the clock is steered over NTS by sources that each count), at the end of its line.
 test_a_conflict_of_claims_is_in_every_output() {
-        local own claim ntp out rc=0 json=$TEST_TMPDIR/conflict.json om=$TEST_TMPDIR/conflict.om
-        local prom=$TEST_TMPDIR/conflict.prom pids=() pid text
-        start_nts_mock conflict-own --keys-file="$TEST_TMPDIR/mock-conflict.keys"
-        own=localhost:$MOCK_KE
-        ntp=$MOCK_NTP
-        pids+=("$MOCK_PID")
-        start_mock_server conflict-claim --keys-file="$TEST_TMPDIR/mock-conflict.keys" --ntp-server=127.0.0.1 \
-                --ntp-port="$ntp"
-        claim=localhost:$MOCK_KE_PORT
-        pids+=("$MOCK_PID")
+        local own claim out rc=0 json=$TEST_TMPDIR/conflict.json om=$TEST_TMPDIR/conflict.om
+        local prom=$TEST_TMPDIR/conflict.prom pid text
+        start_nts_conflict conflict
+        own=$CONFLICT_OWN
+        claim=$CONFLICT_CLAIM
         stop_timesyncd
         : >"$TIMESYNCD_LOG"
         write_nts_conf "$TEST_TMPDIR/conflict.conf" "$own $claim"
@@ -275,7 +270,7 @@ PY
         grep -Eq "^Synchronized over NTS to localhost:[0-9]+ .*\(source-local\)\. (.*; )?$text\.$" <<<"$out" ||
                 fail "--check does not say the conflict"
         stop_timesyncd
-        for pid in "${pids[@]}"; do
+        for pid in "${CONFLICT_PIDS[@]}"; do
                 stop_daemon "$pid"
         done
 }

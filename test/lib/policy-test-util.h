@@ -12,6 +12,7 @@
  * PolicyContext.userdata is the fixture, which makes a name's fake the first time the policy
  * uses the name. */
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,7 +39,8 @@ typedef struct FakeSource {
         unsigned failures;
         bool silent;                    /* never answered after a key exchange */
         usec_t retry_after;             /* its NTS client backs off until then (fake CLOCK_BOOTTIME) */
-        bool start_backs_off;           /* its key exchange cannot start: start() returns -EAGAIN */
+        int start_error;                /* what start() returns (-EAGAIN: its key exchange cannot start) */
+        usec_t start_backoff_usec;      /* ... and its client backs off this long from then on */
         bool unused;                    /* what the policy said last (set_unused) */
         bool told_address;              /* the test reported SOURCE_EVENT_ADDRESS since its start */
         unsigned starts, stops, samples_used;
@@ -161,17 +163,14 @@ static void fake_identify(const Source *s, SourceIdentity *id) {
         source_identity_set_key(id, key);
 }
 
-/* How far a client whose key exchange cannot start backs off. */
-#define FAKE_BACKOFF_USEC (60 * USEC_PER_SEC)
-
 static int fake_start(Source *s) {
         FakeSource *f = fake_of(s);
 
         f->starts++;
-        if (f->start_backs_off) {
-                f->retry_after = fake_boottime_usec + FAKE_BACKOFF_USEC;
-                return -EAGAIN;
-        }
+        if (f->start_backoff_usec > 0)
+                f->retry_after = fake_boottime_usec + f->start_backoff_usec;
+        if (f->start_error < 0)
+                return f->start_error;
         f->state = SOURCE_POLL_WAIT;
         /* Its first request after a start tells its address again. */
         f->told_address = false;

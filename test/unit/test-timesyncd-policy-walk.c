@@ -5,8 +5,8 @@
  * lists (policy-test-util.h) as the manager drives it: a failing server hands over to the next
  * usable one at once, every server tried once means a wait of ConnectionRetrySec=, every server
  * refusing service means refused, every server backing off means a wait until the first may try
- * again, a server whose key exchange cannot start is passed over, and with nothing configured
- * the set idles. Each case asserts the PolicyDecision and which fakes were started. */
+ * again, a server whose key exchange cannot start and that backs off is passed over while one
+ * that cannot start and stays usable means a wait, and with nothing configured the set idles. Each case asserts the PolicyDecision and which fakes were started. */
 
 #include "policy-test-util.h"
 #include "test-util.h"
@@ -171,14 +171,15 @@ static void test_failure_of_a_server_that_answered_keeps_nts_status(void) {
         policy_fixture_done(&fx);
 }
 
-/* s0's key exchange cannot start (its client backs off: -EAGAIN): the walk passes over it to
+/* s0's key exchange cannot start (-EAGAIN) and its client backs off: the walk passes over it to
  * s1 in the same start, without a wait. */
 static void test_server_whose_start_backs_off_is_skipped(void) {
         PolicyFixture fx;
         PolicyDecision d;
 
         init(&fx, 3);
-        fx.fakes[0].start_backs_off = true;
+        fx.fakes[0].start_error = -EAGAIN;
+        fx.fakes[0].start_backoff_usec = 60 * USEC_PER_SEC;
         start(&fx, false, &d);
         assert_polls(&fx, &d, 1);
         ASSERT_EQ(fx.fakes[0].starts, 1U);
@@ -186,6 +187,34 @@ static void test_server_whose_start_backs_off_is_skipped(void) {
         ASSERT_EQ(fx.fakes[2].starts, 0U);
         ASSERT_TRUE(policy_verdict(&fx.pol, fake_source(&fx.fakes[0])) == NULL);
         policy_fixture_done(&fx);
+}
+
+/* s0 cannot start and is still usable (out of descriptors, or -EAGAIN from a client that does
+ * not back off): the walk does not move past it, the manager waits ConnectionRetrySec= and
+ * tries it again. */
+static void test_server_that_cannot_start_but_is_usable_means_a_wait(void) {
+        static const int errors[] = { -EMFILE, -EAGAIN };
+
+        for (size_t i = 0; i < ELEMENTSOF(errors); i++) {
+                PolicyFixture fx;
+                PolicyDecision d;
+
+                log_info("start returns %d", errors[i]);
+                init(&fx, 2);
+                fx.fakes[0].start_error = errors[i];
+                start(&fx, false, &d);
+                ASSERT_TRUE(d.wait);
+                ASSERT_EQ(d.wait_until, 0U);
+                ASSERT_FALSE(d.polling || d.refused || d.idle);
+                ASSERT_EQ(fx.fakes[0].starts, 1U);
+                ASSERT_EQ(fx.fakes[1].starts, 0U);
+
+                fx.fakes[0].start_error = 0;
+                start(&fx, false, &d);
+                assert_polls(&fx, &d, 0);
+                ASSERT_EQ(fx.fakes[0].starts, 2U);
+                policy_fixture_done(&fx);
+        }
 }
 
 /* No server at all, plain NTP: the set says so and asks the manager to idle. */
@@ -210,4 +239,5 @@ TEST_MAIN(TEST_CASE(test_failing_server_hands_over_to_the_next_usable_one_at_onc
           TEST_CASE(test_every_nts_server_backing_off_waits_for_the_earliest_retry),
           TEST_CASE(test_failure_of_a_server_that_answered_keeps_nts_status),
           TEST_CASE(test_server_whose_start_backs_off_is_skipped),
+          TEST_CASE(test_server_that_cannot_start_but_is_usable_means_a_wait),
           TEST_CASE(test_nothing_configured_idles));

@@ -1099,6 +1099,7 @@ int manager_new(Manager **ret, const ManagerOptions *o) {
 
         policy_init(&m->policy, &(PolicyContext) {
                 .sources = &policy_source_ops,
+                .lists = &policy_list_ops,
                 .config = &m->config,
                 .clock = m->clock,
                 .servers = m->servers,

@@ -1,11 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* The policy's view of the real sources (PolicySourceOps, timesyncd-policy.h): each entry is the
- * timesyncd-source (or NTS client) function of its name. The only file of the policy that calls
- * into a source; the others go through the table in their PolicyContext, so that a unit test can
- * put fakes in its place. */
+ * timesyncd-source (or NTS client) function of its name; and of the real server lists
+ * (PolicyListOps), each entry the timesyncd-server or timesyncd-nts function that reads the
+ * names' sources. The only file of the policy that calls into a source or asks the lists about
+ * one; the others go through the tables in their PolicyContext, so that a unit test can put
+ * fakes in their place. */
 
 #include "timesyncd-nts-client.h"
+#include "timesyncd-nts.h"
 #include "timesyncd-policy.h"
 
 static int policy_source_make(ServerName *n, const PolicyContext *ctx) {
@@ -62,4 +65,11 @@ const PolicySourceOps policy_source_ops = {
         .poll_limits_changed = source_poll_limits_changed,
         .poll_interval_locked = source_set_poll_interval_locked,
         .set_unused = source_set_unused,
+};
+
+const PolicyListOps policy_list_ops = {
+        .next = server_next,
+        .usable = server_name_usable,
+        .all_refuse = nts_all_refuse,
+        .earliest_retry = nts_earliest_retry,
 };

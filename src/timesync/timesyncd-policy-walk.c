@@ -55,7 +55,7 @@ static int policy_walk_try(Policy *pol, ServerName *n, PolicyDecision *out) {
 /* No server usable: every NTS server refuses service or backs off, or no plain one is. */
 static void policy_walk_none(Policy *pol, PolicyDecision *out) {
         policy_walk_use(pol, NULL, out);
-        if (pol->nts && nts_all_refuse(pol->ctx.servers)) {
+        if (pol->nts && pol->ctx.lists->all_refuse(pol->ctx.servers)) {
                 out->refused = true;
                 return;
         }
@@ -66,7 +66,7 @@ static void policy_walk_none(Policy *pol, PolicyDecision *out) {
                                "No NTS server usable, retrying.");
                 out->nts_none = true;
                 out->wait = true;
-                out->wait_until = nts_earliest_retry(pol->ctx.servers);
+                out->wait_until = pol->ctx.lists->earliest_retry(pol->ctx.servers);
                 return;
         }
         log_debug("No usable server configured.");
@@ -81,7 +81,7 @@ static void policy_walk_next(Policy *pol, PolicyDecision *out) {
         int r;
 
         for (;;) {
-                ServerName *n = server_next(pol->ctx.servers, pol->walk_name, pol->nts, &wrapped);
+                ServerName *n = pol->ctx.lists->next(pol->ctx.servers, pol->walk_name, pol->nts, &wrapped);
 
                 if (!n) {
                         policy_walk_none(pol, out);
@@ -102,7 +102,7 @@ static void policy_walk_next(Policy *pol, PolicyDecision *out) {
                 /* -EAGAIN: backing off now (a key exchange could not even start), so no longer
                  * usable, and the walk moves past it. */
                 r = policy_walk_try(pol, n, out);
-                if (r != -EAGAIN || server_name_usable(n))
+                if (r != -EAGAIN || pol->ctx.lists->usable(n))
                         break;
         }
         if (r < 0)

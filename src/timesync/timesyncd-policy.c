@@ -52,6 +52,7 @@ void policy_init(Policy *pol, const PolicyContext *ctx) {
         assert(pol);
         assert(ctx);
         assert(ctx->sources);
+        assert(ctx->lists);
 
         *pol = (Policy) {
                 .ctx = *ctx,

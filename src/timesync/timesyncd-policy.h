@@ -83,10 +83,8 @@ struct PolicyContext;
  * daemon passes policy_source_ops (timesyncd-policy-source.c), the real sources of
  * timesyncd-source, whose functions of the same names each entry calls; a unit test passes
  * fakes, and drives policy_on_event() for a set of several without sockets, key exchanges or
- * time. No other file of the policy calls a function of timesyncd-source or of the NTS client;
- * the walk of a set of one asks the server lists which server is usable next (server_next(),
- * server_name_usable(), nts_all_refuse(), nts_earliest_retry()), which read the names' sources
- * themselves. */
+ * time. No other file of the policy calls a function of timesyncd-source or of the NTS client,
+ * nor one of the server lists that reads the names' sources (PolicyListOps). */
 typedef struct PolicySourceOps {
         /* n's source (ServerName.source), made the first time n is used, with the context's
          * source settings and handler: server_name_source(). */
@@ -129,10 +127,30 @@ typedef struct PolicySourceOps {
 /* The real sources (timesyncd-source), for the daemon. */
 extern const PolicySourceOps policy_source_ops;
 
+/* What the walk of a set of one asks of the server lists (lists: PolicyContext.servers), each
+ * an answer that reads the names' sources and their NTS clients: the daemon passes
+ * policy_list_ops (timesyncd-policy-source.c), the functions of timesyncd-server and
+ * timesyncd-nts in the comments; a unit test passes fakes over its fake sources, and drives the
+ * walk without sockets, key exchanges or time. */
+typedef struct PolicyListOps {
+        /* The usable name to try after current, in stock's order (server_next()). */
+        ServerName *(*next)(ServerName *const *lists, const ServerName *current, bool nts, bool *ret_wrapped);
+        /* Not refused, and not backing off after failed key exchanges (server_name_usable()). */
+        bool (*usable)(const ServerName *n);
+        /* Every NTS server refused service (nts_all_refuse()). */
+        bool (*all_refuse)(ServerName *const *lists);
+        /* When the first NTS server that backs off may try again, 0: none (nts_earliest_retry()). */
+        usec_t (*earliest_retry)(ServerName *const *lists);
+} PolicyListOps;
+
+/* The real server lists (timesyncd-server), for the daemon. */
+extern const PolicyListOps policy_list_ops;
+
 /* What the set reads of the manager, all of it stable for the manager's life: set up once
  * with policy_init(). */
 typedef struct PolicyContext {
         const PolicySourceOps *sources;         /* every call into a source goes through it */
+        const PolicyListOps *lists;             /* ... and every question to the lists about them */
         const TimesyncConfig *config;
         ClockBackend *clock;
         ServerName **servers;                   /* the manager's lists, _SERVER_TYPE_MAX of them */

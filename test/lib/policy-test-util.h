@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Fake sources for the policy (PolicySourceOps, timesyncd-policy.h), so that a unit test drives
- * policy_on_event() for a set of several as the manager does, without sockets, key exchanges or
- * an event loop. A fake is a server of the test's world: which server it is (its NTP address,
+/* Fake sources for the policy (PolicySourceOps, timesyncd-policy.h), and fake server lists over
+ * them (PolicyListOps), so that a unit test drives policy_on_event() for a set of several, or the
+ * walk of a set of one, as the manager does, without sockets, key exchanges or an event loop. A fake is a server of the test's world: which server it is (its NTP address,
  * its key-exchange address and certificate key, all derived from `server`, or the NTP address
  * of the server it claims), its state and its last sample, which the test sets before it
  * reports an event; what the policy asks of it (start, stop, unused, ...) is counted. The
@@ -12,6 +12,7 @@
  * PolicyContext.userdata is the fixture, which makes a name's fake the first time the policy
  * uses the name. */
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -36,6 +37,10 @@ typedef struct FakeSource {
         bool has_sample;
         char last_error[64];
         unsigned failures;
+        bool silent;                    /* never answered after a key exchange */
+        usec_t retry_after;             /* its NTS client backs off until then (fake CLOCK_BOOTTIME) */
+        int start_error;                /* what start() returns (-EAGAIN: its key exchange cannot start) */
+        usec_t start_backoff_usec;      /* ... and its client backs off this long from then on */
         bool unused;                    /* what the policy said last (set_unused) */
         bool told_address;              /* the test reported SOURCE_EVENT_ADDRESS since its start */
         unsigned starts, stops, samples_used;
@@ -118,7 +123,7 @@ static const char *fake_last_error(const Source *s) {
 }
 
 static bool fake_silent(const Source *s) {
-        return false;
+        return fake_of(s)->silent;
 }
 
 static unsigned fake_failures(const Source *s) {
@@ -162,6 +167,10 @@ static int fake_start(Source *s) {
         FakeSource *f = fake_of(s);
 
         f->starts++;
+        if (f->start_backoff_usec > 0)
+                f->retry_after = fake_boottime_usec + f->start_backoff_usec;
+        if (f->start_error < 0)
+                return f->start_error;
         f->state = SOURCE_POLL_WAIT;
         /* Its first request after a start tells its address again. */
         f->told_address = false;
@@ -223,6 +232,66 @@ static const PolicySourceOps fake_source_ops = {
         .set_unused = fake_set_unused,
 };
 
+static bool fake_backing_off(const FakeSource *f) {
+        return f->retry_after > fake_boottime_usec;
+}
+
+static bool fake_usable(const ServerName *n) {
+        return !n->source || (fake_of(n->source)->state != SOURCE_FAILED && !fake_backing_off(fake_of(n->source)));
+}
+
+/* Stock's order within the NTS lists or the plain ones (the fallback list left out): the usable
+ * names after current, then from the first again. */
+static ServerName *fake_next(ServerName *const *lists, const ServerName *current, bool nts, bool *ret_wrapped) {
+        static const ServerType nts_order[] = { SERVER_NTS_RUNTIME, SERVER_NTS };
+        static const ServerType ntp_order[] = { SERVER_RUNTIME, SERVER_SYSTEM, SERVER_LINK };
+        const ServerType *order = nts ? nts_order : ntp_order;
+        size_t n_order = nts ? ELEMENTSOF(nts_order) : ELEMENTSOF(ntp_order);
+        bool past = !current;
+
+        *ret_wrapped = false;
+        for (unsigned round = 0; round < 2; round++) {
+                for (size_t i = 0; i < n_order; i++)
+                        LIST_FOREACH(names, n, lists[order[i]]) {
+                                if (past && fake_usable(n))
+                                        return n;
+                                past = past || n == current;
+                        }
+                if (!current)
+                        break;
+                *ret_wrapped = past = true;
+        }
+        return NULL;
+}
+
+static bool fake_all_refuse(ServerName *const *lists) {
+        bool any = false;
+
+        LIST_FOREACH(names, n, lists[SERVER_NTS]) {
+                if (!n->source || fake_of(n->source)->state != SOURCE_FAILED)
+                        return false;
+                any = true;
+        }
+        return any;
+}
+
+static usec_t fake_earliest_retry(ServerName *const *lists) {
+        usec_t earliest = 0;
+
+        LIST_FOREACH(names, n, lists[SERVER_NTS])
+                if (n->source && fake_backing_off(fake_of(n->source)) &&
+                    (earliest == 0 || fake_of(n->source)->retry_after < earliest))
+                        earliest = fake_of(n->source)->retry_after;
+        return earliest;
+}
+
+static const PolicyListOps fake_list_ops = {
+        .next = fake_next,
+        .usable = fake_usable,
+        .all_refuse = fake_all_refuse,
+        .earliest_retry = fake_earliest_retry,
+};
+
 static inline void policy_fixture_init(PolicyFixture *fx, unsigned max_sources, unsigned min_agreeing) {
         *fx = (PolicyFixture) {
                 .config = {
@@ -236,6 +305,7 @@ static inline void policy_fixture_init(PolicyFixture *fx, unsigned max_sources, 
         fake_boottime_usec = 1000 * USEC_PER_SEC;
         policy_init(&fx->pol, &(PolicyContext) {
                 .sources = &fake_source_ops,
+                .lists = &fake_list_ops,
                 .config = &fx->config,
                 .clock = fx->clock,
                 .servers = fx->servers,

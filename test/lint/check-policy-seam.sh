@@ -1,20 +1,34 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # check-policy-seam.sh FILE...: the policy's files reach a source only through its table of
-# source operations (PolicySourceOps, filled by timesyncd-policy-source.c), so that the unit
-# tests drive the policy with fake sources: no call of a Source function (source_*(), other than
-# the pure source_set_*(), source_identity_*() and source_state_*()) and none of the NTS
-# client's (nts_client_*()).
+# source operations (PolicySourceOps), and ask the server lists about their sources only through
+# its table of list operations (PolicyListOps), both filled by timesyncd-policy-source.c, so that
+# the unit tests drive the policy with fake sources and lists: no call of a Source function
+# (source_*(), other than the pure source_set_*(), source_identity_*() and source_state_*()), none
+# of the NTS client's (nts_client_*()), and none of the list functions that read the names'
+# sources (server_next(), server_name_usable(), server_name_source(), nts_all_refuse(),
+# nts_earliest_retry()).
 set -euo pipefail
 
 [ $# -gt 0 ] || { echo "usage: $0 FILE..." >&2; exit 2; }
 
-found=$(grep -nE '\b(source_[a-z_]+|nts_client_[a-z_]+)\(' "$@" /dev/null |
-        grep -vE '\bsource_(set|identity|state)_[a-z_]*\(' |
-        grep -vE '^[^:]+:[0-9]+:( \*|/\*|\s*\*)' || true)
+# Comment lines name these functions to say what an entry of a table stands for.
+calls() {
+        grep -nE "$1" "${@:2}" /dev/null | grep -vE '^[^:]+:[0-9]+:( \*|/\*|\s*\*)' || true
+}
+
+failed=0
+found=$(calls '\b(source_[a-z_]+|nts_client_[a-z_]+)\(' "$@" | grep -vE '\bsource_(set|identity|state)_[a-z_]*\(' || true)
 if [ -n "$found" ]; then
         echo "$found"
         echo "FAIL: the policy calls a source past PolicySourceOps (docs/ARCHITECTURE.md)"
-        exit 1
+        failed=1
 fi
-echo "$# policy files reach their sources through PolicySourceOps only"
+found=$(calls '\b(server_next|server_name_usable|server_name_source|nts_all_refuse|nts_earliest_retry)\(' "$@")
+if [ -n "$found" ]; then
+        echo "$found"
+        echo "FAIL: the policy asks the server lists about their sources past PolicyListOps (docs/ARCHITECTURE.md)"
+        failed=1
+fi
+[ "$failed" = 0 ] || exit 1
+echo "$# policy files reach their sources through PolicySourceOps and PolicyListOps only"

@@ -204,7 +204,8 @@ static void test_set_is_wanted_for_two_servers_or_a_pool(void) {
                 log_info("case: %s", table[i].name);
                 for (size_t k = 0; table[i].servers[k]; k++)
                         ASSERT_OK(server_name_new(&servers[SERVER_NTS], SERVER_NTS, table[i].servers[k], NULL));
-                policy_init(&pol, &(PolicyContext) { .sources = &policy_source_ops, .config = &c, .servers = servers });
+                policy_init(&pol, &(PolicyContext) { .sources = &policy_source_ops, .lists = &policy_list_ops,
+                                                     .config = &c, .servers = servers });
                 ASSERT_EQ(policy_wanted(&pol, table[i].nts_usable), table[i].expected);
                 ASSERT_FALSE(pol.running);
                 ASSERT_TRUE(pol.selected == NULL);
@@ -222,7 +223,8 @@ static void test_runtime_list_comes_first(void) {
         ASSERT_OK(server_name_new(&servers[SERVER_NTS], SERVER_NTS, "a.example", NULL));
         ASSERT_OK(server_name_new(&servers[SERVER_NTS], SERVER_NTS, "b.example", NULL));
         ASSERT_OK(server_name_new(&servers[SERVER_NTS_RUNTIME], SERVER_NTS_RUNTIME, "c.example", NULL));
-        policy_init(&pol, &(PolicyContext) { .sources = &policy_source_ops, .config = &c, .servers = servers });
+        policy_init(&pol, &(PolicyContext) { .sources = &policy_source_ops, .lists = &policy_list_ops,
+                                             .config = &c, .servers = servers });
         /* One runtime server: one at a time, whatever NTS= says. */
         ASSERT_FALSE(policy_wanted(&pol, true));
         server_list_flush(&servers[SERVER_NTS_RUNTIME]);
@@ -236,8 +238,8 @@ static void test_stop_of_a_set_that_does_not_run_decides_nothing(void) {
         PolicyDecision d = {}, none = {};
         Policy pol;
 
-        policy_init(&pol, &(PolicyContext) { .sources = &policy_source_ops, .config = &c, .servers = servers,
-                                             .nts_status = "" });
+        policy_init(&pol, &(PolicyContext) { .sources = &policy_source_ops, .lists = &policy_list_ops,
+                                             .config = &c, .servers = servers, .nts_status = "" });
         policy_stop(&pol, &d);
         ASSERT_MEMEQ(&d, &none, sizeof d);
 }
@@ -291,8 +293,8 @@ static void walk_init(Walk *w) {
         ASSERT_OK(clock_backend_new(CLOCK_BACKEND_FAKE, &w->clock));
         w->settings = test_source_settings(w->event, NULL);
         w->settings.clock = w->clock;
-        policy_init(&w->pol, &(PolicyContext) { .sources = &policy_source_ops, .config = &w->config,
-                                                 .clock = w->clock, .servers = w->servers,
+        policy_init(&w->pol, &(PolicyContext) { .sources = &policy_source_ops, .lists = &policy_list_ops,
+                                                 .config = &w->config, .clock = w->clock, .servers = w->servers,
                                                  .nts_status = "", .source_settings = &w->settings,
                                                  .source_handler = on_source });
 }

@@ -20,7 +20,7 @@ frequency_file() {
         echo "$dir"
 }
 
-for seed in 1 2 4; do
+for seed in 1 3 4; do
         SIM_STATE_FROM=$(frequency_file +0.3) SIM_DRIFT=0 SIM_SEED=$seed sim_run 0.02 "NTS=127.0.0.1:10001"
         sim_log_has "Starting the clock's discipline from the frequency learned before, +0.300 ppm" ||
                 fail "seed $seed: the frequency file was not used: $(grep -i frequency "$SIM_LOG" | head -n 3)"

@@ -94,8 +94,12 @@ condition_starts() {
 
 # start_env CONDITION START: the oscillator and the clock at the start. Cold: +100 ms, +20 ppm
 # (step-1s: +1 s; osc-300ppm: +300 ppm); warm: the frequency already learned (0 ppm left) and
-# +1 ms. Always a random walk of 1e-9 per second. suspend-1h: the machine sleeps from 12 h to
-# 13 h (MONOTONIC stops, BOOTTIME and the clock go on: sim.sh's SIM_SUSPEND).
+# +1 ms. Always a random walk of 1e-9 per second. Where a warm start finds the frequency
+# differs by client: stock in the kernel, at 0 ppm, which the oscillator matches (stock keeps
+# nothing across a reboot: this is a restart of it); ours in its state directory's frequency
+# file, as an earlier day's run left it (warm_state), the kernel at 0 ppm as after a reboot.
+# suspend-1h: the machine sleeps from 12 h to 13 h (MONOTONIC stops, BOOTTIME and the clock go
+# on: sim.sh's SIM_SUSPEND).
 start_env() {
         local error=0.1 drift=20 suspend=
         [ "$2" = warm ] && error=0.001 drift=0
@@ -103,6 +107,15 @@ start_env() {
         [ "$1" = osc-300ppm ] && drift=300
         [ "$1" = suspend-1h ] && suspend=43200:3600
         echo "SIM_CLOCK_ERROR=$error SIM_DRIFT=$drift SIM_WANDER=1e-9 SIM_SUSPEND=$suspend"
+}
+
+# warm_state DIR: ours' state directory for a warm start, a frequency file as a run of the day
+# before would have left it. Not exactly right: the oscillator's random walk of 1e-9 per
+# second moves its frequency by about 0.3 ppm in a day, so the file is 0.3 ppm off the
+# oscillator (+0.3 where 0 is right).
+warm_state() {
+        mkdir -p "$1"
+        printf '+0.3000\n' >"$1/frequency"
 }
 
 # ours_conf SERVERS: our daemon's NTS= line for them.
@@ -123,7 +136,12 @@ one_run() {
         export $(start_env "$cond" "$start")
         export SIM_CLOCK=kernel SIM_SEED=$seed SIM_SERVERS=$servers
         if [ "$client" = ours ]; then
-                sim_run "$(awk -v h="$hours" 'BEGIN { print h / 24 }')" "$(ours_conf "$servers")" >&2
+                local state=
+                if [ "$start" = warm ]; then
+                        state=$TEST_TMPDIR/warm-state
+                        warm_state "$state"
+                fi
+                SIM_STATE_FROM=$state sim_run "$(awk -v h="$hours" 'BEGIN { print h / 24 }')" "$(ours_conf "$servers")" >&2
         else
                 stock_run "$(awk -v h="$hours" 'BEGIN { print h / 24 }')" >&2
         fi

@@ -25,14 +25,19 @@ struct ClockBackend {
         Discipline discipline;
         bool discipline_started;
         bool seeded;                    /* seed_ppm is a frequency learned before this boot */
+        bool seed_checking;             /* the fits have not told yet whether it was right */
         double seed_ppm;
         usec_t sleep_usec;              /* CLOCK_BOOTTIME - CLOCK_MONOTONIC at the last sample */
         int64_t steps_nsec;             /* CLOCK_REALTIME - CLOCK_MONOTONIC at the last sample */
 };
 
-/* A learned frequency this far from the first one fitted is another machine's, or the
- * oscillator's at another temperature: not a start worth keeping. */
-#define CLOCK_SEED_DISAGREE_PPM 5.0
+/* How far a frequency learned before this boot may be from the oscillator's now (its wander
+ * and its temperature), and how many of its and the fit's standard errors combined a fitted
+ * frequency must be off it to say that the file is not this oscillator's (another machine's,
+ * a stale one): a fit of four samples over the internet is tens of ppm unsure, and its
+ * distance to a right file says nothing then. */
+#define CLOCK_SEED_DOUBT_PPM 1.0
+#define CLOCK_SEED_DISAGREE 3.0
 
 static const char *const backend_table[_CLOCK_BACKEND_MAX] = {
         [CLOCK_BACKEND_KERNEL] = "kernel",
@@ -147,10 +152,29 @@ static void kernel_line_mark(ClockBackend *b) {
 static double kernel_start_frequency(ClockBackend *b, long kernel_freq) {
         if (kernel_freq == 0 && b->seeded) {
                 log_info("Starting the clock's discipline from the frequency learned before, %+.3f ppm.", b->seed_ppm);
+                b->seed_checking = true;
                 return b->seed_ppm * 1000.0;
         }
         b->seeded = false;
         return (double) kernel_freq * 1000.0 / 65536.0;
+}
+
+/* Whether the seed was this oscillator's frequency: the fits tell once they are sure enough,
+ * and only a fit that disagrees beyond both doubts is worth a notice. */
+static void kernel_check_seed(ClockBackend *b, double freq_ppb) {
+        double error_ppm = discipline_freq_error_ppb(&b->discipline) / 1000.0, off_ppm = freq_ppb / 1000.0 - b->seed_ppm;
+
+        if (!b->seed_checking || error_ppm <= 0)
+                return;
+        if (fabs(off_ppm) > CLOCK_SEED_DISAGREE * hypot(error_ppm, CLOCK_SEED_DOUBT_PPM)) {
+                log_notice("The frequency learned before (%+.3f ppm) is %+.3f ppm off what the samples say, dropping it.",
+                           b->seed_ppm, off_ppm);
+                b->seed_checking = false;
+        } else if (error_ppm < CLOCK_SEED_DOUBT_PPM) {
+                log_debug("The frequency learned before (%+.3f ppm) agrees with what the samples say (%+.3f ppm).",
+                          b->seed_ppm, off_ppm);
+                b->seed_checking = false;
+        }
 }
 
 /* Hands a sample to the discipline: what the kernel has left of the last phase it was given,
@@ -182,13 +206,10 @@ static int kernel_discipline(ClockBackend *b, const ClockAdjustment *a, Discipli
         discipline_sample(&b->discipline, (int64_t) mono * 1000, a->offset_nsec, left,
                           tx.constant >= 0 && tx.constant <= 10 ? 1.0 / (double) (1L << (tx.constant + 2)) : 0,
                           a->max_error_nsec, ret);
-        /* The first frequency fitted to this boot's samples decides about the seed. */
-        if (b->seeded && discipline_poll_interval_max(&b->discipline) > 0) {
-                if (fabs(ret->freq_ppb / 1000.0 - b->seed_ppm) > CLOCK_SEED_DISAGREE_PPM)
-                        log_notice("The frequency learned before (%+.3f ppm) is %+.3f ppm off what the samples say, dropping it.",
-                                   b->seed_ppm, ret->freq_ppb / 1000.0 - b->seed_ppm);
+        /* The first frequency fitted to this boot's samples replaces the seed. */
+        if (b->seeded && discipline_poll_interval_max(&b->discipline) > 0)
                 b->seeded = false;
-        }
+        kernel_check_seed(b, ret->freq_ppb);
         return 0;
 }
 

@@ -40,6 +40,11 @@ void discipline_reset(Discipline *d) {
         discipline_init(d, d->freq * 1e9);
 }
 
+double discipline_freq_error_ppb(const Discipline *d) {
+        assert(d);
+        return d->freq_error * 1e9;
+}
+
 unsigned discipline_samples(const Discipline *d) {
         assert(d);
         return d->n;
@@ -87,9 +92,10 @@ static double sample_weight(const DisciplineSample *s, double t, double floor, d
  * (sw / sww = n_eff / sw, the samples the weights leave). c is estimated from the residuals,
  * but never below what makes a sample's deviation `noise`: a handful of residuals that happen
  * to be small must not lock the loop for hours, and residuals far above the noise (a fit
- * bent by a bad early sample, a frequency that wandered) keep the interval short. */
+ * bent by a bad early sample, a frequency that wandered) keep the interval short. The slope's
+ * standard error itself goes to *ret_slope_error. */
 static double lock_interval(const Discipline *d, unsigned first, double t, double noise, double e_min,
-                            double sw, double sww, double stt, double x, double slope) {
+                            double sw, double sww, double stt, double x, double slope, double *ret_slope_error) {
         double c = noise * noise * sww / sw, r2 = 0;
         unsigned n = d->n - first;
 
@@ -100,6 +106,7 @@ static double lock_interval(const Discipline *d, unsigned first, double t, doubl
                 r2 += sample_weight(s, t, noise, e_min) * r * r;
         }
         c = MAX(c, r2 / (n - 2));
+        *ret_slope_error = sqrt(c / stt);
         return DISCIPLINE_LOCK_SHARE * noise * sqrt(stt / c);
 }
 
@@ -122,7 +129,8 @@ static double noise_floor(const Discipline *d, unsigned first, double *ret_e_min
         return MAX(MAX(e_sum / (d->n - first), e_min / 64), 1e-6);
 }
 
-static void fit(const Discipline *d, unsigned first, double t, double *ret_x, double *ret_slope, double *ret_lock) {
+static void fit(const Discipline *d, unsigned first, double t, double *ret_x, double *ret_slope, double *ret_lock,
+                double *ret_slope_error) {
         double e_min, floor, sw = 0, sww = 0, st = 0, sx = 0, stt = 0, stx = 0, tw, xw;
         double span = sample_at(d, d->n - 1)->t - sample_at(d, first)->t;
         unsigned n = d->n - first;
@@ -145,6 +153,7 @@ static void fit(const Discipline *d, unsigned first, double t, double *ret_x, do
          * each leave 40 ppm of doubt, more than an oscillator is off. Until there are enough
          * the frequency stays the one set (a learned one survives a step or a suspend). */
         *ret_lock = 0;
+        *ret_slope_error = 0;
         if (n < DISCIPLINE_SAMPLES_MIN || span < DISCIPLINE_SPAN_MIN_SEC) {
                 *ret_slope = d->freq;
                 *ret_x = xw + d->freq * (t - tw);
@@ -160,7 +169,7 @@ static void fit(const Discipline *d, unsigned first, double t, double *ret_x, do
         *ret_slope = stx / stt;
         *ret_x = xw + *ret_slope * (t - tw);
 
-        *ret_lock = lock_interval(d, first, t, floor, e_min, sw, sww, stt, *ret_x, *ret_slope);
+        *ret_lock = lock_interval(d, first, t, floor, e_min, sw, sww, stt, *ret_x, *ret_slope, ret_slope_error);
 }
 
 /* Runs of residuals of one sign: a line that fits leaves them scattered (about n/2 runs), one
@@ -195,12 +204,12 @@ static void fit_window(Discipline *d, double t, double *ret_x, double *ret_slope
         for (first = 0; d->n - first > DISCIPLINE_SAMPLES_MIN; first++) {
                 unsigned n = d->n - first;
 
-                fit(d, first, t, ret_x, ret_slope, &d->interval_max);
+                fit(d, first, t, ret_x, ret_slope, &d->interval_max, &d->freq_error);
                 /* at least the expected (n + 1) / 2 less 1.5 standard deviations */
                 if (residual_runs(d, first, t, *ret_x, *ret_slope) >= (n + 1) / 2.0 - 1.5 * sqrt((n - 1) / 4.0))
                         break;
         }
-        fit(d, first, t, ret_x, ret_slope, &d->interval_max);
+        fit(d, first, t, ret_x, ret_slope, &d->interval_max, &d->freq_error);
         /* what no longer fits is not kept for the next time either */
         d->n -= first;
 
@@ -227,7 +236,7 @@ static void fit_window(Discipline *d, double t, double *ret_x, double *ret_slope
                 if (worst <= DISCIPLINE_OUTLIER * MAX(floor, 1.4826 * r[d->n / 2]))
                         break;
                 remove_sample(d, w);
-                fit(d, 0, t, ret_x, ret_slope, &d->interval_max);
+                fit(d, 0, t, ret_x, ret_slope, &d->interval_max, &d->freq_error);
         }
 }
 

@@ -31,6 +31,7 @@ typedef struct Discipline {
         double freq;            /* s/s: the frequency set then (and now) */
         double correction;      /* s: what we moved the clock by since the history began */
         double interval_max;    /* s: the longest poll interval the estimate is locked for */
+        double freq_error;      /* s/s: the standard error of the fitted frequency; 0: not fitted */
 } Discipline;
 
 typedef struct DisciplineOutput {
@@ -48,6 +49,9 @@ void discipline_reset(Discipline *d);
  * sample's error bound (root distance). */
 void discipline_sample(Discipline *d, int64_t now_nsec, int64_t offset_nsec, int64_t phase_left_nsec,
                        double phase_share, int64_t error_nsec, DisciplineOutput *ret);
+/* The standard error (ppb) of the frequency fitted to the samples at the last one; 0 while the
+ * frequency is not fitted but the one set. */
+double discipline_freq_error_ppb(const Discipline *d);
 /* How many samples the estimate rests on. */
 unsigned discipline_samples(const Discipline *d);
 /* The longest poll interval (s) the loop is locked for after the last sample: over it, the

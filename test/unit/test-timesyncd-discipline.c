@@ -147,6 +147,31 @@ static void test_locked_for_longer_intervals_as_samples_spread(void) {
         ASSERT_TRUE(discipline_poll_interval_max(&d) < four / 4);
 }
 
+static void test_the_frequency_s_error_is_told(void) {
+        Clock c = { .osc = 20e-6, .noise = 1e-3 };
+        int64_t now = 1000 * SEC;
+        Discipline d;
+        DisciplineOutput out;
+        double four;
+
+        discipline_init(&d, 0);
+        run(&d, &c, &now, 32 * SEC, 3, &out);
+        /* not fitted yet: no error to tell */
+        ASSERT_TRUE(discipline_freq_error_ppb(&d) == 0);
+        run(&d, &c, &now, 32 * SEC, 1, &out);
+        /* +-1 ms on four samples 32 s apart: tens of ppm unsure (what a frequency learned
+         * before is weighed against, timesyncd-clock.c) */
+        four = discipline_freq_error_ppb(&d);
+        ASSERT_TRUE(four > 10000);
+        /* the error and the lock go together: over the lock it moves the clock by the noise */
+        ASSERT_TRUE(four * 1e-9 * discipline_poll_interval_max(&d) < 2e-3);
+        run(&d, &c, &now, 64 * SEC, 30, &out);
+        ASSERT_TRUE(discipline_freq_error_ppb(&d) < 1000);
+        ASSERT_TRUE(fabs(out.freq_ppb + 20000) < 3 * discipline_freq_error_ppb(&d) + 300);
+        discipline_reset(&d);
+        ASSERT_TRUE(discipline_freq_error_ppb(&d) == 0);
+}
+
 static void test_an_outlier_does_not_bend_the_line(void) {
         Clock c = { .osc = 20e-6, .noise = 0.5e-3 };
         int64_t now = 1000 * SEC;
@@ -171,4 +196,5 @@ TEST_MAIN(TEST_CASE(test_a_large_first_offset_is_slewed_and_leaves_the_frequency
           TEST_CASE(test_the_frequency_stays_within_the_kernel_s_range),
           TEST_CASE(test_the_kernel_s_unslewed_phase_is_not_counted),
           TEST_CASE(test_locked_for_longer_intervals_as_samples_spread),
+          TEST_CASE(test_the_frequency_s_error_is_told),
           TEST_CASE(test_an_outlier_does_not_bend_the_line));

@@ -754,6 +754,10 @@ settle_samples_info() {
 fifty_ms_start_suite() {
         local base t0 row after offset_max phase_max freq_max offset phase freq rows
         systemctl stop systemd-timesyncd
+        # As at a first boot, as the simulation's scenario starts: no frequency file. The checks
+        # before leave one (the daemon saves a fitted frequency at once and at stop), which the
+        # daemon would start from after adjtimex-start set the kernel's to 0.
+        rm -f /var/lib/systemd/timesync/frequency
         # Debug level for the samples' offsets and round trips in the journal.
         mkdir -p "$(dirname $UNIT_DROPIN)"
         printf '[Service]\nEnvironment=SYSTEMD_LOG_LEVEL=debug\n' >$UNIT_DROPIN

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 /* The policy's view of the real sources (PolicySourceOps, timesyncd-policy.h): each entry is the
- * timesyncd-source (or NTS client) function of its name; and of the real server lists
- * (PolicyListOps), each entry the timesyncd-server or timesyncd-nts function that reads the
- * names' sources. The only file of the policy that calls into a source or asks the lists about
- * one; the others go through the tables in their PolicyContext, so that a unit test can put
- * fakes in their place. */
+ * timesyncd-source (or NTS client) function of its name; and of the real server lists and their
+ * pools (PolicyListOps), each entry the timesyncd-server, timesyncd-nts or timesyncd-pool
+ * function that reads the names' sources or pools. The only file of the policy that calls into
+ * a source or a pool or asks the lists about one; the others go through the tables in their
+ * PolicyContext, so that a unit test can put fakes in their place. */
 
 #include "timesyncd-nts-client.h"
 #include "timesyncd-nts.h"
@@ -67,9 +67,25 @@ const PolicySourceOps policy_source_ops = {
         .set_unused = source_set_unused,
 };
 
+static int policy_pool_make(ServerName *n, const PolicyContext *ctx) {
+        return server_name_pool(n, ctx->pool_settings, ctx->source_handler, ctx->pool_handler, ctx->userdata);
+}
+
 const PolicyListOps policy_list_ops = {
         .next = server_next,
         .usable = server_name_usable,
         .all_refuse = nts_all_refuse,
         .earliest_retry = nts_earliest_retry,
+        .find_source = server_lists_find_source,
+        .pool_make = policy_pool_make,
+        .pool_start = pool_start,
+        .pool_stop = pool_stop,
+        .pool_started = pool_started,
+        .pool_stalled = pool_stalled,
+        .pool_last_error = pool_last_error,
+        .pool_n_sources = pool_n_sources,
+        .pool_source = pool_source,
+        .pool_has_source = pool_has_source,
+        .pool_source_retired = pool_source_retired,
+        .pool_source_event = pool_source_event,
 };

@@ -30,7 +30,7 @@ static void policy_log_conflict(Policy *pol, const SourceSetEntry *e) {
 bool policy_identify(Policy *pol, Source *s) {
         SourceSetEntry *e = source_set_find(&pol->set, s);
         const void *before[NTP_SELECT_MAX], *conflict_before[NTP_SELECT_MAX];
-        ServerName *n = server_lists_find_source(pol->ctx.servers, s);
+        ServerName *n = pol->ctx.lists->find_source(pol->ctx.servers, s);
         SourceIdentity id;
 
         if (!e)

@@ -81,8 +81,8 @@ bool policy_wanted(const Policy *pol, bool nts_usable) {
 static const char *policy_pool_failure(const Policy *pol, char *buf, size_t size) {
         buf[0] = '\0';
         LIST_FOREACH(names, n, policy_list(pol))
-                if (n->pool && !isempty(pool_last_error(n->pool))) {
-                        snprintf(buf, size, "%s: %s", n->string, pool_last_error(n->pool));
+                if (n->pool && !isempty(pol->ctx.lists->pool_last_error(n->pool))) {
+                        snprintf(buf, size, "%s: %s", n->string, pol->ctx.lists->pool_last_error(n->pool));
                         break;
                 }
         return buf;
@@ -158,7 +158,7 @@ static const char *policy_failing(Policy *pol, const SourceSetDecision *d, char 
 
                         if (e->vacant || e->replaces || e->duplicate_of || e->standing != SOURCE_SET_FAILING)
                                 continue;
-                        if (e->source == i->source || (i->pool && pool_has_source(i->pool, e->source)))
+                        if (e->source == i->source || (i->pool && pol->ctx.lists->pool_has_source(i->pool, e->source)))
                                 policy_failing_append(pol, list, sizeof list, &n, e->source);
                 }
         }
@@ -745,14 +745,14 @@ static void policy_follow_pool(Policy *pol, ServerName *n, PolicyDecision *out) 
         for (size_t i = pol->set.n_entries; i-- > 0;) {
                 Source *s = pol->set.entries[i].source;
 
-                if (!pool_source_retired(n->pool, s))
+                if (!pol->ctx.lists->pool_source_retired(n->pool, s))
                         continue;
                 source_set_remove(&pol->set, s);
                 if (pol->selected == s)
                         policy_select(pol, NULL, NULL, out);
         }
-        for (size_t i = 0; i < pool_n_sources(n->pool); i++) {
-                Source *s = pool_source(n->pool, i);
+        for (size_t i = 0; i < pol->ctx.lists->pool_n_sources(n->pool); i++) {
+                Source *s = pol->ctx.lists->pool_source(n->pool, i);
 
                 if (!source_set_find(&pol->set, s))
                         (void) policy_add_source(pol, n, s);
@@ -763,11 +763,10 @@ static void policy_follow_pool(Policy *pol, ServerName *n, PolicyDecision *out) 
 static int policy_add_pool(Policy *pol, ServerName *n, size_t quota, PolicyDecision *out) {
         int r;
 
-        r = server_name_pool(n, pol->ctx.pool_settings, pol->ctx.source_handler, pol->ctx.pool_handler,
-                             pol->ctx.userdata);
+        r = pol->ctx.lists->pool_make(n, &pol->ctx);
         if (r < 0)
                 return r;
-        pool_start(n->pool, quota);
+        pol->ctx.lists->pool_start(n->pool, quota);
         policy_follow_pool(pol, n, out);
         return 0;
 }
@@ -876,7 +875,7 @@ void policy_stop(Policy *pol, PolicyDecision *out) {
         for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
                 LIST_FOREACH(names, n, pol->ctx.servers[t])
                         if (n->pool)
-                                pool_stop(n->pool);
+                                pol->ctx.lists->pool_stop(n->pool);
         source_set_done(&pol->set);
         pol->running = false;
         pol->selected = NULL;
@@ -898,7 +897,7 @@ void policy_stop(Policy *pol, PolicyDecision *out) {
 
 static bool policy_pool_started(const Policy *pol) {
         LIST_FOREACH(names, n, policy_list(pol))
-                if (n->pool && pool_started(n->pool))
+                if (n->pool && pol->ctx.lists->pool_started(n->pool))
                         return true;
         return false;
 }
@@ -971,7 +970,7 @@ static void policy_try_spare(Policy *pol, Source *s) {
             pol->ctx.sources->state(s) == SOURCE_FAILED)
                 return;
         /* A pool's source is replaced by its pool (pool_source_event()). */
-        n = server_lists_find_source(pol->ctx.servers, s);
+        n = pol->ctx.lists->find_source(pol->ctx.servers, s);
         if (n && n->pool)
                 return;
         n = policy_spare(pol);
@@ -1039,7 +1038,7 @@ static bool policy_failed(Policy *pol, Source *s, PolicyDecision *out) {
                            "it is tried again, and still counts as in use: its last sample stays in the vote");
         source_set_failed(&pol->set, s);
         /* A pool's source is replaced by its pool (pool_source_event()). */
-        n = server_lists_find_source(pol->ctx.servers, s);
+        n = pol->ctx.lists->find_source(pol->ctx.servers, s);
         if (n && n->pool)
                 return false;
         if (pol->ctx.sources->state(s) == SOURCE_FAILED)
@@ -1105,9 +1104,9 @@ static void policy_sample(Policy *pol, Source *s, PolicyDecision *out) {
 
 /* A source of a pool: the pool may replace it (an SRV target that keeps failing). */
 static void policy_pool_event(Policy *pol, Source *s, SourceEvent e, PolicyDecision *out) {
-        ServerName *n = server_lists_find_source(pol->ctx.servers, s);
+        ServerName *n = pol->ctx.lists->find_source(pol->ctx.servers, s);
 
-        if (n && n->pool && pool_source_event(n->pool, s, e))
+        if (n && n->pool && pol->ctx.lists->pool_source_event(n->pool, s, e))
                 policy_follow_pool(pol, n, out);
 }
 
@@ -1241,7 +1240,7 @@ bool policy_stalled(const Policy *pol) {
         /* An SRV pool without sources waits for its lookup or its timer. */
         LIST_FOREACH(names, n, policy_list(pol))
                 if (n->pool) {
-                        if (pool_stalled(n->pool))
+                        if (pol->ctx.lists->pool_stalled(n->pool))
                                 return true;
                         pools = true;
                 }

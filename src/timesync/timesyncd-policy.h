@@ -84,7 +84,7 @@ struct PolicyContext;
  * timesyncd-source, whose functions of the same names each entry calls; a unit test passes
  * fakes, and drives policy_on_event() for a set of several without sockets, key exchanges or
  * time. No other file of the policy calls a function of timesyncd-source or of the NTS client,
- * nor one of the server lists that reads the names' sources (PolicyListOps). */
+ * nor one of the server lists or pools that reads the names' sources (PolicyListOps). */
 typedef struct PolicySourceOps {
         /* n's source (ServerName.source), made the first time n is used, with the context's
          * source settings and handler: server_name_source(). */
@@ -127,11 +127,14 @@ typedef struct PolicySourceOps {
 /* The real sources (timesyncd-source), for the daemon. */
 extern const PolicySourceOps policy_source_ops;
 
-/* What the walk of a set of one asks of the server lists (lists: PolicyContext.servers), each
- * an answer that reads the names' sources and their NTS clients: the daemon passes
- * policy_list_ops (timesyncd-policy-source.c), the functions of timesyncd-server and
- * timesyncd-nts in the comments; a unit test passes fakes over its fake sources, and drives the
- * walk without sockets, key exchanges or time. */
+/* What the policy asks of the server lists (lists: PolicyContext.servers) and of the pools of
+ * their names, each an answer that reads the names' sources, their NTS clients or their pools'
+ * lookups: the daemon passes policy_list_ops (timesyncd-policy-source.c), the functions of
+ * timesyncd-server, timesyncd-nts and timesyncd-pool in the comments; a unit test passes fakes
+ * over its fake sources and pools, and drives the policy without sockets, lookups, key
+ * exchanges or time. What a name is (ServerName: its list, kind, string, host, and whether it
+ * has a source or a pool yet) is read from the name itself: the lists are plain data, which a
+ * unit test builds with server_name_new(). */
 typedef struct PolicyListOps {
         /* The usable name to try after current, in stock's order (server_next()). */
         ServerName *(*next)(ServerName *const *lists, const ServerName *current, bool nts, bool *ret_wrapped);
@@ -141,6 +144,25 @@ typedef struct PolicyListOps {
         bool (*all_refuse)(ServerName *const *lists);
         /* When the first NTS server that backs off may try again, 0: none (nts_earliest_retry()). */
         usec_t (*earliest_retry)(ServerName *const *lists);
+        /* The name whose source s is, or whose pool's (also one the pool retired); NULL: none
+         * (server_lists_find_source()). */
+        ServerName *(*find_source)(ServerName *const *lists, const Source *s);
+
+        /* The pool of n (ServerName.pool), made the first time n is used, with the context's
+         * pool settings and handlers (server_name_pool()). */
+        int (*pool_make)(ServerName *n, const struct PolicyContext *ctx);
+        /* The functions of timesyncd-pool of the same names. */
+        void (*pool_start)(Pool *p, size_t n);
+        void (*pool_stop)(Pool *p);
+        bool (*pool_started)(const Pool *p);
+        bool (*pool_stalled)(const Pool *p);
+        const char *(*pool_last_error)(const Pool *p);
+        size_t (*pool_n_sources)(const Pool *p);
+        Source *(*pool_source)(const Pool *p, size_t i);
+        bool (*pool_has_source)(const Pool *p, const Source *s);
+        bool (*pool_source_retired)(const Pool *p, const Source *s);
+        /* Whether the pool replaced s after its event e (its members changed). */
+        bool (*pool_source_event)(Pool *p, Source *s, SourceEvent e);
 } PolicyListOps;
 
 /* The real server lists (timesyncd-server), for the daemon. */

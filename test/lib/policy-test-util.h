@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* Fake sources for the policy (PolicySourceOps, timesyncd-policy.h), and fake server lists over
- * them (PolicyListOps), so that a unit test drives policy_on_event() for a set of several, or the
- * walk of a set of one, as the manager does, without sockets, key exchanges or an event loop. A fake is a server of the test's world: which server it is (its NTP address,
+/* Fake sources for the policy (PolicySourceOps, timesyncd-policy.h), and fake server lists and
+ * pools over them (PolicyListOps), so that a unit test drives policy_on_event() for a set of
+ * several, or the walk of a set of one, as the manager does, without sockets, lookups, key
+ * exchanges or an event loop. A fake is a server of the test's world: which server it is (its NTP address,
  * its key-exchange address and certificate key, all derived from `server`, or the NTP address
  * of the server it claims), its state and its last sample, which the test sets before it
  * reports an event; what the policy asks of it (start, stop, unused, ...) is counted. The
@@ -24,6 +25,8 @@
 #define FAKE_SEC INT64_C(1000000000)
 #define FAKE_POLL_USEC (64 * USEC_PER_SEC)
 #define FAKE_NAMES_MAX 24
+#define FAKE_POOLS_MAX 2
+#define FAKE_POOL_MEMBERS_MAX 4
 
 typedef struct FakeSource {
         char name[64];
@@ -61,11 +64,30 @@ static inline Source *fake_source(FakeSource *f) {
         return (Source *) f;
 }
 
-/* The NTS list, the fakes of its names (by position), the policy, and what the manager shows. */
+/* A pool of the NTS list (pool:NAME): the servers it hands out, in order, as the set asks for
+ * them; a member it retired is replaced by the next one. */
+typedef struct FakePool {
+        ServerName *name;
+        FakeSource members[FAKE_POOL_MEMBERS_MAX];
+        size_t n_members;               /* the servers it knows */
+        size_t n_handed;                /* ... of which it handed out the first ones */
+        bool retired[FAKE_POOL_MEMBERS_MAX];
+        bool started;
+        char last_error[64];
+} FakePool;
+
+static inline FakePool *fake_pool_of(const Pool *p) {
+        return (FakePool *) p;
+}
+
+/* The NTS list, the fakes of its names (by position; a pool's in its FakePool), the policy, and
+ * what the manager shows. */
 typedef struct PolicyFixture {
         ServerName *servers[_SERVER_TYPE_MAX];
         FakeSource fakes[FAKE_NAMES_MAX];
         size_t n_names;
+        FakePool pools[FAKE_POOLS_MAX];
+        size_t n_pools;
         TimesyncConfig config;
         ClockBackend *clock;
         char nts_status[512];
@@ -285,11 +307,127 @@ static usec_t fake_earliest_retry(ServerName *const *lists) {
         return earliest;
 }
 
+static bool fake_pool_has_source(const Pool *p, const Source *s) {
+        const FakePool *fp = fake_pool_of(p);
+
+        for (size_t i = 0; i < fp->n_handed; i++)
+                if ((const Source *) &fp->members[i] == s)
+                        return true;
+        return false;
+}
+
+static ServerName *fake_find_source(ServerName *const *lists, const Source *s) {
+        for (ServerType t = 0; t < _SERVER_TYPE_MAX; t++)
+                LIST_FOREACH(names, n, lists[t])
+                        if (n->source == s || (n->pool && fake_pool_has_source(n->pool, s)))
+                                return n;
+        return NULL;
+}
+
+static int fake_pool_make(ServerName *n, const PolicyContext *ctx) {
+        PolicyFixture *fx = ctx->userdata;
+
+        if (n->pool)
+                return 0;
+        for (size_t i = 0; i < fx->n_pools; i++)
+                if (fx->pools[i].name == n) {
+                        n->pool = (Pool *) &fx->pools[i];
+                        return 0;
+                }
+        ASSERT_TRUE(false);
+        return -ENOENT;
+}
+
+/* Hands out quota members (those it has), as a pool whose lookup is done. */
+static void fake_pool_start(Pool *p, size_t quota) {
+        FakePool *fp = fake_pool_of(p);
+
+        fp->started = true;
+        fp->n_handed = MAX(fp->n_handed, MIN(quota, fp->n_members));
+}
+
+static void fake_pool_stop(Pool *p) {
+        fake_pool_of(p)->started = false;
+}
+
+static bool fake_pool_started(const Pool *p) {
+        return fake_pool_of(p)->started;
+}
+
+static bool fake_pool_stalled(const Pool *p) {
+        return false;
+}
+
+static const char *fake_pool_last_error(const Pool *p) {
+        return fake_pool_of(p)->last_error;
+}
+
+/* Its members in use: handed out and not retired. */
+static FakeSource *fake_pool_member(const FakePool *fp, size_t k) {
+        for (size_t i = 0; i < fp->n_handed; i++)
+                if (!fp->retired[i] && k-- == 0)
+                        return (FakeSource *) &fp->members[i];
+        return NULL;
+}
+
+static size_t fake_pool_n_sources(const Pool *p) {
+        size_t n = 0;
+
+        while (fake_pool_member(fake_pool_of(p), n))
+                n++;
+        return n;
+}
+
+static Source *fake_pool_source(const Pool *p, size_t i) {
+        FakeSource *f = fake_pool_member(fake_pool_of(p), i);
+
+        ASSERT_TRUE(f);
+        return fake_source(f);
+}
+
+static bool fake_pool_source_retired(const Pool *p, const Source *s) {
+        const FakePool *fp = fake_pool_of(p);
+
+        for (size_t i = 0; i < fp->n_handed; i++)
+                if (fp->retired[i] && (const Source *) &fp->members[i] == s)
+                        return true;
+        return false;
+}
+
+/* A member that refuses service is retired, and the next server the pool knows takes its
+ * place; returns whether the members changed. */
+static bool fake_pool_source_event(Pool *p, Source *s, SourceEvent e) {
+        FakePool *fp = fake_pool_of(p);
+
+        if (e != SOURCE_EVENT_FAILED || fake_of(s)->state != SOURCE_FAILED)
+                return false;
+        for (size_t i = 0; i < fp->n_handed; i++)
+                if (!fp->retired[i] && fake_source(&fp->members[i]) == s) {
+                        fp->retired[i] = true;
+                        if (fp->n_handed < fp->n_members)
+                                fp->n_handed++;
+                        return true;
+                }
+        return false;
+}
+
 static const PolicyListOps fake_list_ops = {
         .next = fake_next,
         .usable = fake_usable,
         .all_refuse = fake_all_refuse,
         .earliest_retry = fake_earliest_retry,
+        .find_source = fake_find_source,
+        .pool_make = fake_pool_make,
+        .pool_start = fake_pool_start,
+        .pool_stop = fake_pool_stop,
+        .pool_started = fake_pool_started,
+        .pool_stalled = fake_pool_stalled,
+        .pool_last_error = fake_pool_last_error,
+        .pool_n_sources = fake_pool_n_sources,
+        .pool_source = fake_pool_source,
+        .pool_has_source = fake_pool_has_source,
+        .pool_source_retired = fake_pool_source_retired,
+        .pool_source_event = fake_pool_source_event,
 };
 
 static inline void policy_fixture_init(PolicyFixture *fx, unsigned max_sources, unsigned min_agreeing) {
@@ -332,13 +470,40 @@ static inline size_t policy_fixture_name(PolicyFixture *fx, int server, int clai
         return i;
 }
 
+/* Lists a pool in NTS= (pool:pN.example) that knows n_members servers, from first_server on,
+ * each its own (fake_pool_source_event() says when it hands out the next). Returns its index. */
+static inline size_t policy_fixture_pool(PolicyFixture *fx, size_t n_members, int first_server) {
+        size_t i = fx->n_pools++;
+        FakePool *fp = &fx->pools[i];
+        char string[32];
+
+        ASSERT_TRUE(i < FAKE_POOLS_MAX);
+        ASSERT_TRUE(n_members <= FAKE_POOL_MEMBERS_MAX);
+        /* Its place in the list: fake_make() counts the names by position. */
+        fx->n_names++;
+        (void) snprintf(string, sizeof string, "pool:p%zu.example", i);
+        *fp = (FakePool) { .n_members = n_members };
+        ASSERT_OK(server_name_new(&fx->servers[SERVER_NTS], SERVER_NTS, string, &fp->name));
+        for (size_t k = 0; k < n_members; k++) {
+                FakeSource *f = &fp->members[k];
+
+                *f = (FakeSource) { .server = first_server + (int) k, .claims = -1 };
+                (void) snprintf(f->name, sizeof f->name, "p%zu.example#%zu", i, k);
+                fake_ntp_address(f->server, &f->address);
+                f->has_address = true;
+        }
+        return i;
+}
+
 /* The fakes are the fixture's: the names must not free them. */
 static inline void policy_fixture_done(PolicyFixture *fx) {
         PolicyDecision d = {};
 
         policy_stop(&fx->pol, &d);
-        LIST_FOREACH(names, n, fx->servers[SERVER_NTS])
+        LIST_FOREACH(names, n, fx->servers[SERVER_NTS]) {
                 n->source = NULL;
+                n->pool = NULL;
+        }
         server_list_flush(&fx->servers[SERVER_NTS]);
         clock_backend_free(fx->clock);
 }

@@ -4,8 +4,8 @@
  * policy_on_event() with fake sources (policy-test-util.h) as the manager drives it: samples are
  * judged, the clock is steered by a majority of the servers in use and never by a falseticker, a
  * silent source keeps its place in the vote until a spare that agrees takes it, a server that
- * refuses service gives its place to the next one listed, and one server listed twice votes
- * once. Each case asserts the PolicyDecision and what the set says of each source. */
+ * refuses service gives its place to the next one listed (a pool's member to the pool's next),
+ * and one server listed twice votes once. Each case asserts the PolicyDecision and what the set says of each source. */
 
 #include "policy-test-util.h"
 #include "test-util.h"
@@ -312,10 +312,54 @@ static void test_a_claimed_address_takes_no_vote_away(void) {
         policy_fixture_done(&fx);
 }
 
+/* The set finds a pool's member through the lists (PolicyListOps.find_source): a member that
+ * refuses service is the pool's to replace, and a server listed after the pool does not take its
+ * place. */
+static void test_a_pool_member_that_refuses_service_is_replaced_by_its_pool(void) {
+        PolicyFixture fx;
+        PolicyDecision d;
+        FakePool *pool;
+
+        policy_fixture_init(&fx, 3, 0);
+        pool = &fx.pools[policy_fixture_pool(&fx, 2, 10)];
+        for (int s = 0; s < 3; s++)
+                policy_fixture_name(&fx, s, -1, false);
+        start(&fx);
+        ASSERT_TRUE(pool->started);
+        ASSERT_EQ(fx.pol.set.n_entries, 3U);
+        ASSERT_EQ(pool->members[0].starts, 1U);
+        ASSERT_EQ(fx.fakes[3].starts, 0U);
+        for (size_t i = 1; i < 3; i++)
+                address(&fx, i);
+        d = (PolicyDecision) {};
+        policy_on_event(&fx.pol, fake_source(&pool->members[0]), SOURCE_EVENT_ADDRESS, &d);
+
+        fake_fail(&pool->members[0], /* refused= */ true);
+        d = (PolicyDecision) {};
+        policy_on_event(&fx.pol, fake_source(&pool->members[0]), SOURCE_EVENT_FAILED, &d);
+        policy_fixture_keep(&fx, &d);
+        ASSERT_FALSE(d.steer);
+        ASSERT_TRUE(source_set_find(&fx.pol.set, fake_source(&pool->members[0])) == NULL);
+        ASSERT_TRUE(source_set_find(&fx.pol.set, fake_source(&pool->members[1])));
+        ASSERT_EQ(pool->members[1].starts, 1U);
+        ASSERT_EQ(fx.fakes[3].starts, 0U);
+        ASSERT_EQ(fx.pol.set.n_entries, 3U);
+
+        fake_answer(&pool->members[1], 1 * MSEC, /* delayed= */ false);
+        d = (PolicyDecision) {};
+        policy_on_event(&fx.pol, fake_source(&pool->members[1]), SOURCE_EVENT_SAMPLE, &d);
+        ASSERT_FALSE(d.steer);
+        answer(&fx, 1, 1 * MSEC, &d);
+        ASSERT_TRUE(d.steer);
+        ASSERT_STREQ(d.agreement, ", 2 of 3 NTS sources agree");
+        policy_fixture_done(&fx);
+}
+
 TEST_MAIN(TEST_CASE(test_two_of_three_agreeing_steer_the_clock),
           TEST_CASE(test_a_falseticker_is_named_and_never_selected),
           TEST_CASE(test_silent_sources_stay_counted),
           TEST_CASE(test_a_spare_that_agrees_takes_a_silent_source_s_place),
           TEST_CASE(test_a_server_that_refuses_service_gives_its_place_away),
           TEST_CASE(test_a_server_listed_twice_votes_once),
-          TEST_CASE(test_a_claimed_address_takes_no_vote_away));
+          TEST_CASE(test_a_claimed_address_takes_no_vote_away),
+          TEST_CASE(test_a_pool_member_that_refuses_service_is_replaced_by_its_pool));

@@ -41,6 +41,7 @@ static void fixture_init(Fixture *f) {
         f->settings = test_source_settings(f->event, &f->nts);
         f->pol.ctx.servers = f->lists;
         f->pol.ctx.sources = &policy_source_ops;
+        f->pol.ctx.lists = &policy_list_ops;
 }
 
 /* A source for server string in the NTS list, in the set. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 
 #include <stdio.h>
+#include <string.h>
 
 #include "in-addr-util.h"
 #include "log.h"
@@ -8,20 +9,26 @@
 #include "timesyncd-policy.h"
 #include "timesyncd-policy-vote.h"
 
+/* The parts of a conflict of claims of e, which is in conflict with a source listed before
+ * it: that source's name, and in ip the NTP address both name ("?" if it cannot be written). */
+static const char *policy_conflict_parts(Policy *pol, const SourceSetEntry *e, char ip[static IN_ADDR_TO_STRING_MAX]) {
+        const SourceSetEntry *with = source_set_find(&pol->set, e->conflict_with);
+
+        assert(with);
+        if (!in_addr_to_string(e->identity.ntp_family, &e->identity.ntp_address, ip, IN_ADDR_TO_STRING_MAX))
+                strcpy(ip, "?");
+        return pol->ctx.sources->name(with->source);
+}
+
 /* The warning of a conflict of claims, with the fields an alert on its MESSAGE_ID needs: e's
  * source, the other one, and the NTP address both name. */
 static void policy_log_conflict(Policy *pol, const SourceSetEntry *e) {
-        const SourceSetEntry *with = source_set_find(&pol->set, e->conflict_with);
         char text[256], ip[IN_ADDR_TO_STRING_MAX];
+        const char *other = policy_conflict_parts(pol, e, ip);
 
-        assert(with);
         log_struct(LOG_WARNING, TIMESYNC_MESSAGE_NTS_CONFLICT,
                    ((const char *const[]) { "NTS_SERVER", pol->ctx.sources->name(e->source),
-                                            "NTS_OTHER_SERVER", pol->ctx.sources->name(with->source),
-                                            "NTP_ADDRESS",
-                                            in_addr_to_string(e->identity.ntp_family, &e->identity.ntp_address,
-                                                              ip, sizeof ip),
-                                            NULL }),
+                                            "NTS_OTHER_SERVER", other, "NTP_ADDRESS", ip, NULL }),
                    "%s, though their key-exchange servers and certificate keys differ: one of them "
                    "claims a server that is not its own; not merged, each keeps its vote.",
                    policy_conflict_describe(pol, e, text, sizeof text));
@@ -73,13 +80,11 @@ bool policy_identify(Policy *pol, Source *s) {
 }
 
 const char *policy_conflict_describe(Policy *pol, const SourceSetEntry *e, char *buf, size_t size) {
-        const SourceSetEntry *with = source_set_find(&pol->set, e->conflict_with);
         char ip[IN_ADDR_TO_STRING_MAX];
+        const char *other = policy_conflict_parts(pol, e, ip);
 
-        assert(with);
         (void) snprintf(buf, size, "NTS sources %s and %s name one NTP address %s", pol->ctx.sources->name(e->source),
-                        pol->ctx.sources->name(with->source),
-                        in_addr_to_string(e->identity.ntp_family, &e->identity.ntp_address, ip, sizeof ip) ?: "?");
+                        other, ip);
         return buf;
 }
 

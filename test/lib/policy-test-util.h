@@ -307,13 +307,18 @@ static usec_t fake_earliest_retry(ServerName *const *lists) {
         return earliest;
 }
 
-static bool fake_pool_has_source(const Pool *p, const Source *s) {
+/* Where s is among the members p handed out (retired or not); -1: not p's. */
+static ssize_t fake_pool_index(const Pool *p, const Source *s) {
         const FakePool *fp = fake_pool_of(p);
 
         for (size_t i = 0; i < fp->n_handed; i++)
                 if ((const Source *) &fp->members[i] == s)
-                        return true;
-        return false;
+                        return (ssize_t) i;
+        return -1;
+}
+
+static bool fake_pool_has_source(const Pool *p, const Source *s) {
+        return fake_pool_index(p, s) >= 0;
 }
 
 static ServerName *fake_find_source(ServerName *const *lists, const Source *s) {
@@ -386,29 +391,23 @@ static Source *fake_pool_source(const Pool *p, size_t i) {
 }
 
 static bool fake_pool_source_retired(const Pool *p, const Source *s) {
-        const FakePool *fp = fake_pool_of(p);
+        ssize_t i = fake_pool_index(p, s);
 
-        for (size_t i = 0; i < fp->n_handed; i++)
-                if (fp->retired[i] && (const Source *) &fp->members[i] == s)
-                        return true;
-        return false;
+        return i >= 0 && fake_pool_of(p)->retired[i];
 }
 
 /* A member that refuses service is retired, and the next server the pool knows takes its
  * place; returns whether the members changed. */
 static bool fake_pool_source_event(Pool *p, Source *s, SourceEvent e) {
         FakePool *fp = fake_pool_of(p);
+        ssize_t i = fake_pool_index(p, s);
 
-        if (e != SOURCE_EVENT_FAILED || fake_of(s)->state != SOURCE_FAILED)
+        if (e != SOURCE_EVENT_FAILED || fake_of(s)->state != SOURCE_FAILED || i < 0 || fp->retired[i])
                 return false;
-        for (size_t i = 0; i < fp->n_handed; i++)
-                if (!fp->retired[i] && fake_source(&fp->members[i]) == s) {
-                        fp->retired[i] = true;
-                        if (fp->n_handed < fp->n_members)
-                                fp->n_handed++;
-                        return true;
-                }
-        return false;
+        fp->retired[i] = true;
+        if (fp->n_handed < fp->n_members)
+                fp->n_handed++;
+        return true;
 }
 
 static const PolicyListOps fake_list_ops = {
